@@ -1,0 +1,46 @@
+//! Errors for local misuse of a node.
+//!
+//! Only the local application or embedder can cause an [`Error`]: a peer's message never does
+//! (bad peer input is ignored and reported as [`crate::Action::Anomaly`]). A handler that returns
+//! `Err` has changed nothing.
+
+use crate::{NodeId, Status};
+
+/// Local misuse of a node, or an invalid configuration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// `Request` while the node is already waiting for or inside the critical section.
+    #[error("cannot request the critical section while {0:?}: the previous request is still open")]
+    AlreadyRequested(Status),
+    /// `Release` while the node is not in the critical section.
+    #[error("cannot release the critical section while {0:?}: the node is not in it")]
+    NotInCritical(Status),
+    /// A request for a number of resources outside `1..=k`.
+    #[error("requested {requested} resources, but this system has k = {k} (must be 1..=k)")]
+    InvalidResources {
+        /// Resources asked for.
+        requested: u32,
+        /// Resources in the system.
+        k: u32,
+    },
+    /// The event is not meaningful for this algorithm (e.g. `Doze` for a token algorithm).
+    #[error("event {0} is not supported by this algorithm")]
+    Unsupported(&'static str),
+    /// The event is not allowed in the node's current mode (e.g. `Request` while disconnected).
+    #[error("event {event} is not allowed while the node is {mode}")]
+    WrongMode {
+        /// The offending event.
+        event: &'static str,
+        /// The node's mode.
+        mode: &'static str,
+    },
+    /// A configuration that violates the algorithm's preconditions.
+    #[error("invalid configuration for node {node}: {reason}")]
+    InvalidConfig {
+        /// The node whose configuration is invalid.
+        node: NodeId,
+        /// What is wrong, in words.
+        reason: &'static str,
+    },
+}

@@ -1,0 +1,124 @@
+//! What a simulation run measures.
+
+/// Counters and samples gathered during a run.
+#[derive(Debug, Clone, Default)]
+pub struct Metrics {
+    /// Critical-section entries.
+    pub cs_entries: u64,
+    /// Waiting time of every entry (request to entry), in time units.
+    pub waits: Vec<f64>,
+    /// Protocol messages sent.
+    pub messages: u64,
+    /// Hops travelled by protocol messages (routed mode; equals `messages` on neighbour links).
+    pub hops: u64,
+    /// Height raises (partial reversals) performed by token algorithms.
+    pub raises: u64,
+    /// Topology changes (link failures and formations) applied.
+    pub link_changes: u64,
+    /// Simulator events processed.
+    pub events: u64,
+    /// Virtual time simulated.
+    pub sim_time: f64,
+    /// Wall-clock seconds the run took (measured by the caller, not asserted anywhere).
+    pub wall_seconds: f64,
+}
+
+/// A summary of [`Metrics`] for tables and CSV.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Summary {
+    /// Critical-section entries.
+    pub cs_entries: u64,
+    /// Mean wait per entry.
+    pub mean_wait: f64,
+    /// 99th-percentile wait per entry.
+    pub p99_wait: f64,
+    /// Largest wait.
+    pub max_wait: f64,
+    /// Messages per entry.
+    pub messages_per_cs: f64,
+    /// Hops per entry.
+    pub hops_per_cs: f64,
+    /// Height raises per link change.
+    pub raises_per_link_change: f64,
+    /// Simulator events per wall-clock second.
+    pub events_per_second: f64,
+}
+
+impl Metrics {
+    /// Record a critical-section entry after waiting `wait` time units.
+    pub fn entered(&mut self, wait: f64) {
+        self.cs_entries += 1;
+        self.waits.push(wait);
+    }
+
+    /// Summarise the run.
+    pub fn summary(&self) -> Summary {
+        let per_cs = |x: u64| {
+            if self.cs_entries == 0 {
+                0.0
+            } else {
+                x as f64 / self.cs_entries as f64
+            }
+        };
+        Summary {
+            cs_entries: self.cs_entries,
+            mean_wait: mean(&self.waits),
+            p99_wait: percentile(&self.waits, 0.99),
+            max_wait: self.waits.iter().copied().fold(0.0, f64::max),
+            messages_per_cs: per_cs(self.messages),
+            hops_per_cs: per_cs(self.hops),
+            raises_per_link_change: if self.link_changes == 0 {
+                0.0
+            } else {
+                self.raises as f64 / self.link_changes as f64
+            },
+            events_per_second: if self.wall_seconds > 0.0 {
+                self.events as f64 / self.wall_seconds
+            } else {
+                0.0
+            },
+        }
+    }
+}
+
+/// Arithmetic mean (0 for no samples).
+pub fn mean(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        0.0
+    } else {
+        xs.iter().sum::<f64>() / xs.len() as f64
+    }
+}
+
+/// The `q`-quantile by the nearest-rank method (0 for no samples).
+pub fn percentile(xs: &[f64], q: f64) -> f64 {
+    if xs.is_empty() {
+        return 0.0;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let rank = (q * v.len() as f64).ceil() as usize;
+    v[rank.clamp(1, v.len()) - 1]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_divides_by_entries() {
+        let mut m = Metrics::default();
+        for w in [1.0, 2.0, 3.0, 10.0] {
+            m.entered(w);
+        }
+        m.messages = 8;
+        let s = m.summary();
+        assert_eq!(s.cs_entries, 4);
+        assert_eq!(s.mean_wait, 4.0);
+        assert_eq!(s.messages_per_cs, 2.0);
+        assert_eq!(s.p99_wait, 10.0);
+        assert_eq!(s.max_wait, 10.0);
+        assert_eq!(percentile(&[5.0, 1.0, 3.0], 0.5), 3.0);
+        assert_eq!(Metrics::default().summary().mean_wait, 0.0);
+    }
+}

@@ -16,6 +16,7 @@ pub mod height;
 pub mod neighbors;
 mod node;
 pub mod queue;
+pub mod reverse_link;
 #[cfg(feature = "std")]
 pub mod sim;
 

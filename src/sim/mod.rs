@@ -8,3 +8,10 @@ pub mod metrics;
 
 pub use clock::{EventQueue, Time};
 pub use metrics::{Metrics, Summary};
+pub mod token;
+pub mod topology;
+pub mod workload;
+
+pub use token::{Channels, TokenAlgorithm, Violation};
+pub use topology::Graph;
+pub use workload::{Dist, Workload};

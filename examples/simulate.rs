@@ -53,7 +53,7 @@ struct Args {
     #[arg(long, default_value_t = 5)]
     seeds: u64,
     /// Requests per run to aim for: the load phase lasts max(500, requests / (nodes · load)).
-    #[arg(long, default_value_t = 2000.0)]
+    #[arg(long, default_value_t = 1000.0)]
     requests: f64,
     /// Worker threads (default: all cores).
     #[arg(long)]

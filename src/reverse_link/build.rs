@@ -100,6 +100,27 @@ mod tests {
         }
     }
 
+    /// The paper's precondition: every holder starts with a higher neighbour. A holder whose
+    /// neighbours all hold tokens must sit below one of them that has a higher neighbour.
+    #[test]
+    fn every_holder_gets_a_higher_neighbour() {
+        // Line 0-1-2 with tokens at 1 and 2: node 2 sees only node 1.
+        let configs = build(3, &[e(0, 1), e(1, 2)], &[NodeId(1), NodeId(2)], false).unwrap();
+        for c in configs.iter().filter(|c| c.tokens > 0) {
+            assert!(c.neighbors.iter().any(|h| *h > c.height), "{c:?}");
+        }
+    }
+
+    /// Found by `tests/model_reverse_link.rs` (see `docs/ALGORITHMS.md`, V1): when every node
+    /// of a component holds a token, the highest one has no higher neighbour, and holders in
+    /// that state lower themselves below each other forever.
+    #[test]
+    fn a_component_where_every_node_holds_a_token_is_rejected() {
+        assert!(build(2, &[e(0, 1)], &[NodeId(0), NodeId(1)], false).is_err());
+        // A node that is alone with its token has no neighbour to lower below: accepted.
+        assert!(build(3, &[e(1, 2)], &[NodeId(0), NodeId(1)], false).is_ok());
+    }
+
     #[test]
     fn bad_networks_are_rejected() {
         assert!(build(3, &[e(0, 5)], &[NodeId(0)], false).is_err());

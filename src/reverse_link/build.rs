@@ -12,9 +12,13 @@ use crate::{Error, NodeId};
 /// each of `holders` (so `k = holders.len()`).
 ///
 /// Heights are `(d, 0, id)` where `d` is the hop distance to the nearest holder: every node
-/// that can reach a holder has a neighbour one hop closer, hence a downhill path to it, and
-/// every holder with a non-holder neighbour has an incoming link. Nodes that cannot reach any
-/// holder get `d = n` (they raise themselves once a link connects them).
+/// that can reach a holder has a neighbour one hop closer, hence a downhill path to it. Nodes
+/// that cannot reach any holder get `d = n` (they raise themselves once a link connects them).
+/// A holder whose nearest non-holder is `e` hops away (through holders) gets `(0, 1 - e, id)`,
+/// so every holder has a higher neighbour, as the paper requires.
+///
+/// A connected group of two or more nodes that all hold tokens is refused: its highest holder
+/// cannot have a higher neighbour, and such holders lower below each other forever.
 pub fn build(
     n: usize,
     edges: &[(NodeId, NodeId)],
@@ -59,9 +63,37 @@ pub fn build(
             }
         }
     }
+    // The paper requires every holder to start with a higher neighbour, or holders that see
+    // only lower neighbours lower themselves below each other forever. A holder `e` steps
+    // (through holders) from the nearest non-holder sits `e - 1` below in `h2`: it then has a
+    // higher neighbour, either that non-holder (`h1 >= 1`) or a holder one step closer.
+    let mut to_free = vec![usize::MAX; n];
+    for i in (0..n).filter(|&i| dist[i] != 0) {
+        to_free[i] = 0;
+        frontier.push_back(NodeId(i as u32));
+    }
+    while let Some(u) = frontier.pop_front() {
+        for &v in &adjacency[u.index()] {
+            if to_free[v.index()] == usize::MAX {
+                to_free[v.index()] = to_free[u.index()] + 1;
+                frontier.push_back(v);
+            }
+        }
+    }
+    if let Some(i) = (0..n).find(|&i| to_free[i] == usize::MAX && !adjacency[i].is_empty()) {
+        return invalid(
+            NodeId(i as u32),
+            "every node of this component holds a token: its highest holder can have no higher neighbour",
+        );
+    }
     let height = |i: usize| {
         let d = if dist[i] == usize::MAX { n } else { dist[i] };
-        Height::new(d as i64, 0, NodeId(i as u32))
+        let below = if d == 0 {
+            to_free[i].saturating_sub(1)
+        } else {
+            0
+        };
+        Height::new(d as i64, -(below as i64), NodeId(i as u32))
     };
     (0..n)
         .map(|i| {

@@ -1,0 +1,70 @@
+//! Runs a fuzz body without cargo-fuzz: over inputs decoded from seeded random bytes, then over
+//! every committed input in `fuzz/regressions/<target>/` (crash reproducers, replayed forever)
+//! and any local corpus in `fuzz/corpus/<target>/`. Bytes are decoded exactly as the
+//! `fuzz_target!` macro decodes them, so a file found by `cargo fuzz` replays identically here.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::path::Path;
+
+use arbitrary::{Arbitrary, Unstructured};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// Seeded cases per target: `MANET_MUTEX_DEEP=1` multiplies them by 20.
+pub fn cases(default: u64) -> u64 {
+    if std::env::var_os("MANET_MUTEX_DEEP").is_some_and(|v| v == "1") {
+        default * 20
+    } else {
+        default
+    }
+}
+
+fn decode_and_run<T: for<'a> Arbitrary<'a>>(bytes: &[u8], body: &impl Fn(&T)) {
+    if let Ok(input) = T::arbitrary_take_rest(Unstructured::new(bytes)) {
+        body(&input);
+    }
+}
+
+/// Run `body` on `cases` seeded inputs of up to `max_len` bytes, then on the committed and
+/// local inputs for `target`. Returns how many inputs ran.
+pub fn run<T: for<'a> Arbitrary<'a>>(
+    target: &str,
+    cases: u64,
+    max_len: usize,
+    body: impl Fn(&T),
+) -> u64 {
+    let mut bytes = Vec::with_capacity(max_len);
+    for seed in 0..cases {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        bytes.resize(rng.random_range(0..=max_len), 0);
+        rng.fill(&mut bytes[..]);
+        let outcome = panic::catch_unwind(AssertUnwindSafe(|| decode_and_run(&bytes, &body)));
+        if let Err(panic) = outcome {
+            // Keep the input so it can be minimised and committed as a reproducer.
+            let saved =
+                Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{target}-seed-{seed}"));
+            let _ = std::fs::write(&saved, &bytes);
+            eprintln!(
+                "{target}: seed {seed} failed; input saved to {}",
+                saved.display()
+            );
+            panic::resume_unwind(panic);
+        }
+    }
+    let mut ran = cases;
+    let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+    for dir in ["regressions", "corpus"] {
+        let Ok(entries) = std::fs::read_dir(fuzz.join(dir).join(target)) else {
+            continue;
+        };
+        let mut files: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        files.sort();
+        for file in files {
+            let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            eprintln!("replaying {}", file.display());
+            decode_and_run(&bytes, &body);
+            ran += 1;
+        }
+    }
+    ran
+}

@@ -143,7 +143,8 @@ impl Node {
         &self.neighbors
     }
 
-    /// Where the node last sent a request or token (itself while it holds a token).
+    /// Where the node last sent a request or token (itself while it holds a token, or once the
+    /// link to where it sent its request has failed).
     pub fn next(&self) -> NodeId {
         self.next
     }
@@ -163,7 +164,8 @@ impl Node {
         self.tokens - u32::from(self.status == Status::Critical)
     }
 
-    /// `next` no longer leads downhill: it left `N` or is no longer lower than us.
+    /// `next` no longer leads downhill: it left `N` or is no longer lower than us (or it was
+    /// reset to ourselves because the link to it failed, taking our request with it).
     fn next_is_stale(&self) -> bool {
         !self.neighbors.is_lower(self.next, self.height)
     }
@@ -304,6 +306,12 @@ impl Node {
             return self.outbox.anomaly(j, Anomaly::RedundantLinkEvent);
         }
         self.queue.delete(j);
+        if self.next == j {
+            // `j` dropped the request we sent it along with the link. Forget it, so that the
+            // request is forwarded again even if the link forms anew before we can reroute
+            // (e.g. while nobody else is in N); a re-formed `j` would otherwise look fresh.
+            self.next = self.id;
+        }
         if !self.is_holder() {
             if self.neighbors.all_higher(self.height) {
                 self.raise_height();

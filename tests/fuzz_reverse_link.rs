@@ -16,7 +16,7 @@ mod token_net;
 fn reverse_link_network_keeps_every_invariant() {
     let ran = seeded::run(
         "reverse_link_network",
-        seeded::cases(2_000),
+        seeded::cases(10_000),
         4096,
         reverse_link_network::run,
     );
@@ -27,7 +27,7 @@ fn reverse_link_network_keeps_every_invariant() {
 fn reverse_link_node_survives_arbitrary_events() {
     let ran = seeded::run(
         "reverse_link_node",
-        seeded::cases(5_000),
+        seeded::cases(20_000),
         4096,
         reverse_link_node::run,
     );
@@ -61,4 +61,18 @@ fn regression_request_is_resent_when_the_link_to_next_fails_and_reforms() {
     net.form(n0, n1);
     net.check_safety().unwrap();
     net.drain(64).unwrap();
+}
+
+/// Found by the `reverse_link_network` fuzz target (kept in `fuzz/regressions/`; V3 in
+/// `docs/ALGORITHMS.md`): KRL on six nodes with five tokens; after a series of link changes a
+/// group of token holders whose neighbours all hold tokens keeps lowering below one another
+/// (each LinkInfo makes the receiving holder see no higher neighbour), so the network never
+/// goes quiet.
+#[test]
+fn regression_holders_surrounded_by_holders_stop_lowering() {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/regressions/reverse_link_network/holders-lower-below-each-other-forever");
+    let bytes = std::fs::read(&file).unwrap();
+    let input = arbitrary::Unstructured::new(&bytes);
+    reverse_link_network::run(&arbitrary::Arbitrary::arbitrary_take_rest(input).unwrap());
 }

@@ -1,0 +1,11 @@
+//! One KRL/KRLF node fed arbitrary events; see `tests/harness/reverse_link_node.rs`.
+#![no_main]
+
+#[path = "../../tests/harness/input.rs"]
+mod input;
+#[path = "../../tests/harness/reverse_link_node.rs"]
+mod reverse_link_node;
+
+libfuzzer_sys::fuzz_target!(|input: reverse_link_node::Input| {
+    reverse_link_node::run(&input);
+});

@@ -115,6 +115,7 @@ impl Hash for State {
             shifted(node.height()).hash(hasher);
             node.tokens().hash(hasher);
             node.next().hash(hasher);
+            node.may_lower_on_link_info().hash(hasher);
             node.queue().len().hash(hasher);
             node.queue().iter().for_each(|q| q.hash(hasher));
             node.neighbors().entries().count().hash(hasher);

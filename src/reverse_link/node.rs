@@ -67,6 +67,9 @@ pub struct Node {
     tokens: u32,
     next: NodeId,
     queue: FifoQueue<NodeId>,
+    /// A LinkInfo made this holder lower itself, and nothing has happened since that could
+    /// make another lowering useful; see `may_lower_on_link_info`.
+    lowered_on_link_info: bool,
     raises: u64,
     outbox: Outbox<Message>,
 }
@@ -83,6 +86,7 @@ impl PartialEq for Node {
             && self.tokens == other.tokens
             && self.next == other.next
             && self.queue == other.queue
+            && self.lowered_on_link_info == other.lowered_on_link_info
             && self.raises == other.raises
     }
 }
@@ -108,6 +112,7 @@ impl Node {
             tokens: config.tokens,
             next,
             queue: FifoQueue::new(),
+            lowered_on_link_info: false,
             raises: 0,
             outbox: Outbox::default(),
         })
@@ -152,6 +157,15 @@ impl Node {
     /// The request queue, front first.
     pub fn queue(&self) -> &FifoQueue<NodeId> {
         &self.queue
+    }
+
+    /// Whether a LinkInfo may make this node lower itself now (if it holds a token and sees no
+    /// higher neighbour). After one such lowering the node waits for an event that can change
+    /// what lowering achieves (a request or release by the application, a token arriving, a
+    /// link forming or failing): holders whose neighbours all hold tokens would otherwise
+    /// lower below each other forever (`docs/ALGORITHMS.md`, V3).
+    pub fn may_lower_on_link_info(&self) -> bool {
+        !self.lowered_on_link_info
     }
 
     /// Height raises (partial reversals) performed so far.
@@ -284,7 +298,8 @@ impl Node {
         if self.height > entry.height {
             self.queue.delete(j);
         }
-        if self.is_holder() && self.neighbors.all_lower(self.height) {
+        if self.is_holder() && !self.lowered_on_link_info && self.neighbors.all_lower(self.height) {
+            self.lowered_on_link_info = true;
             self.lower_height();
         }
         if !self.is_holder() && self.neighbors.all_higher(self.height) {
@@ -444,22 +459,33 @@ impl Protocol for Node {
                         k: 1,
                     });
                 }
+                self.lowered_on_link_info = false;
                 self.on_request();
             }
             Event::Release => {
                 if self.status != Status::Critical {
                     return Err(Error::NotInCritical(self.status));
                 }
+                self.lowered_on_link_info = false;
                 self.on_release();
             }
             Event::Receive { from, msg } => match msg {
                 Message::Request(h) => self.on_request_msg(from, h),
-                Message::Token(h) => self.on_token(from, h),
+                Message::Token(h) => {
+                    self.lowered_on_link_info = false;
+                    self.on_token(from, h);
+                }
                 Message::LinkInfo(h) => self.on_link_info(from, h, false),
                 Message::TokenAck(h) => self.on_link_info(from, h, true),
             },
-            Event::LinkUp(j) => self.on_link_up(j),
-            Event::LinkDown(j) => self.on_link_down(j),
+            Event::LinkUp(j) => {
+                self.lowered_on_link_info = false;
+                self.on_link_up(j);
+            }
+            Event::LinkDown(j) => {
+                self.lowered_on_link_info = false;
+                self.on_link_down(j);
+            }
             other => return Err(Error::Unsupported(other.name())),
         }
         Ok(self.outbox.drain())

@@ -65,7 +65,7 @@ pub struct Node {
     height: Height,
     neighbors: Neighbors,
     tokens: u32,
-    next: NodeId,
+    next: Option<NodeId>,
     queue: FifoQueue<NodeId>,
     raises: u64,
     outbox: Outbox<Message>,
@@ -94,9 +94,9 @@ impl Node {
         config.validate()?;
         let neighbors = Neighbors::with_known(config.neighbors.iter().copied(), config.height);
         let next = if config.tokens > 0 {
-            config.id
+            Some(config.id)
         } else {
-            neighbors.lowest().unwrap_or(config.id)
+            neighbors.lowest()
         };
         Ok(Node {
             id: config.id,
@@ -143,8 +143,9 @@ impl Node {
         &self.neighbors
     }
 
-    /// Where the node last sent a request or token (itself while it holds a token).
-    pub fn next(&self) -> NodeId {
+    /// Where the node last sent a request or token (itself while it holds a token); `None`
+    /// when the link to it failed or no neighbour could be asked.
+    pub fn next(&self) -> Option<NodeId> {
         self.next
     }
 
@@ -163,9 +164,10 @@ impl Node {
         self.tokens - u32::from(self.status == Status::Critical)
     }
 
-    /// `next` no longer leads downhill: it left `N` or is no longer lower than us.
+    /// `next` no longer leads downhill: it is unset (its link failed) or no longer lower.
     fn next_is_stale(&self) -> bool {
-        !self.neighbors.is_lower(self.next, self.height)
+        self.next
+            .is_none_or(|next| !self.neighbors.is_lower(next, self.height))
     }
 
     fn on_request(&mut self) {
@@ -250,7 +252,7 @@ impl Node {
         } else if self.forwarding {
             self.forward_idle_token();
         } else {
-            self.next = self.id;
+            self.next = Some(self.id);
         }
     }
 
@@ -304,6 +306,10 @@ impl Node {
             return self.outbox.anomaly(j, Anomaly::RedundantLinkEvent);
         }
         self.queue.delete(j);
+        if self.next == Some(j) {
+            // Our request died with the link: even if the link re-forms, `j` has dropped it.
+            self.next = None;
+        }
         if !self.is_holder() {
             if self.neighbors.all_higher(self.height) {
                 self.raise_height();
@@ -318,8 +324,8 @@ impl Node {
     /// ForwardRequest: ask the lowest neighbour. With no neighbour the request waits for a
     /// link to form (the LinkInfo handler then finds `next` stale and forwards).
     fn forward_request(&mut self) {
-        if let Some(next) = self.neighbors.lowest() {
-            self.next = next;
+        self.next = self.neighbors.lowest();
+        if let Some(next) = self.next {
             self.outbox.send(next, Message::Request(self.height));
         }
     }
@@ -342,13 +348,13 @@ impl Node {
             }
         }
         if self.is_holder() {
-            self.next = self.id;
+            self.next = Some(self.id);
         }
     }
 
     fn send_token(&mut self, to: NodeId) {
         self.tokens -= 1;
-        self.next = to;
+        self.next = Some(to);
         let assumed = self.height.just_below(to);
         if let Some(entry) = self.neighbors.get_mut(to) {
             entry.height = assumed;
@@ -369,7 +375,7 @@ impl Node {
             }
         }
         let Some(next) = self.neighbors.lowest_where(|n| !n.visited) else {
-            self.next = self.id;
+            self.next = Some(self.id);
             return;
         };
         if let Some(entry) = self.neighbors.get_mut(next) {
@@ -377,7 +383,7 @@ impl Node {
         }
         self.send_token(next);
         if self.is_holder() {
-            self.next = self.id;
+            self.next = Some(self.id);
         }
     }
 

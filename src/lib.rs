@@ -15,6 +15,7 @@ mod event;
 pub mod height;
 pub mod neighbors;
 mod node;
+pub mod prioritized;
 pub mod queue;
 #[cfg(feature = "std")]
 pub mod sim;

@@ -163,6 +163,7 @@ fn holder_short_of_resources_keeps_the_token_and_waits() {
             2,
             Message::Token {
                 available: 3,
+                priority: p(0),
                 height: h(0, -1, 2),
             },
         ),
@@ -250,6 +251,7 @@ fn token_recipient_adopts_the_height_just_below_the_sender_unconditionally() {
             0,
             Message::Token {
                 available: 5,
+                priority: p(0),
                 height: h(0, 0, 0),
             },
         ),
@@ -274,13 +276,14 @@ fn token_serves_the_queue_and_follows_with_a_request_for_the_rest() {
             0,
             Message::Token {
                 available: 4,
+                priority: p(0),
                 height: h(0, 0, 0),
             },
         ),
     );
     let s = sends(&out);
     // LINKs to 0, 2, 3, then TOKEN to the front (2, priority 5) and a REQUEST carrying the
-    // next priority (3's, aged by 1) behind it.
+    // next priority (3's, before aging) behind it.
     assert_eq!(s.len(), 5);
     assert_eq!(
         s[3],
@@ -288,6 +291,7 @@ fn token_serves_the_queue_and_follows_with_a_request_for_the_rest() {
             2,
             Message::Token {
                 available: 4,
+                priority: p(5),
                 height: h(0, -1, 1)
             }
         )
@@ -297,7 +301,7 @@ fn token_serves_the_queue_and_follows_with_a_request_for_the_rest() {
         (
             2,
             Message::Request {
-                priority: p(4),
+                priority: p(3),
                 height: h(0, -1, 1)
             }
         )
@@ -316,6 +320,7 @@ fn a_second_token_is_refused_and_reported() {
             2,
             Message::Token {
                 available: 5,
+                priority: p(0),
                 height: h(0, 1, 2),
             },
         ),
@@ -333,6 +338,7 @@ fn a_token_with_t_above_k_is_kept_but_clamped_and_reported() {
             0,
             Message::Token {
                 available: K + 10,
+                priority: p(0),
                 height: h(0, 0, 0),
             },
         ),
@@ -353,6 +359,7 @@ fn idle_holder_passes_the_token_to_a_requester() {
             2,
             Message::Token {
                 available: K,
+                priority: p(0),
                 height: h(0, 0, 1)
             }
         )]
@@ -374,6 +381,7 @@ fn holder_in_the_cs_passes_the_remaining_resources_on() {
             3,
             Message::Token {
                 available: 3,
+                priority: p(0),
                 height: h(0, 0, 1)
             }
         )]
@@ -392,6 +400,7 @@ fn waiting_holder_keeps_the_token_against_a_lower_priority_request() {
             2,
             Message::Token {
                 available: 3,
+                priority: p(0),
                 height: h(0, -1, 2),
             },
         ),
@@ -415,6 +424,7 @@ fn waiting_holder_is_preempted_by_a_higher_priority_request() {
             2,
             Message::Token {
                 available: 3,
+                priority: p(0),
                 height: h(0, -1, 2),
             },
         ),
@@ -428,14 +438,15 @@ fn waiting_holder_is_preempted_by_a_higher_priority_request() {
                 3,
                 Message::Token {
                     available: 3,
+                    priority: p(9),
                     height: h(0, -2, 1)
                 }
             ),
-            // Its own request (aged by the dequeue) follows the token.
+            // Its own request follows the token, at its priority before this aging step.
             (
                 3,
                 Message::Request {
-                    priority: p(2),
+                    priority: p(1),
                     height: h(0, -2, 1)
                 }
             ),
@@ -559,6 +570,7 @@ fn update_preempts_a_waiting_holder() {
             2,
             Message::Token {
                 available: 3,
+                priority: p(0),
                 height: h(0, -1, 2),
             },
         ),
@@ -586,6 +598,7 @@ fn release_message_at_a_waiting_holder_completes_its_wait() {
             2,
             Message::Token {
                 available: 2,
+                priority: p(0),
                 height: h(0, -1, 2),
             },
         ),
@@ -747,6 +760,7 @@ fn an_isolated_node_keeps_released_resources_until_a_link_forms() {
             0,
             Message::Token {
                 available: K,
+                priority: p(0),
                 height: h(0, 0, 0),
             },
         ),

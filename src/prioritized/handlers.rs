@@ -14,7 +14,11 @@ use super::{Message, Node};
 impl Node {
     pub(super) fn receive(&mut self, from: NodeId, msg: Message) {
         match msg {
-            Message::Token { available, height } => self.on_token(from, available, height),
+            Message::Token {
+                available,
+                priority,
+                height,
+            } => self.on_token(from, available, priority, height),
             Message::Request { priority, height } => self.on_request(from, priority, height),
             Message::Update { priority } => self.on_update(from, priority),
             Message::Release { resources } => self.on_release(from, resources),
@@ -31,7 +35,7 @@ impl Node {
         known
     }
 
-    fn on_token(&mut self, from: NodeId, available: u32, ht: Height) {
+    fn on_token(&mut self, from: NodeId, available: u32, granted: Priority, ht: Height) {
         let k = self.settings.k;
         if self.token.is_some() {
             // There is one token; a second one is a duplicate or a faulty peer. Adding its
@@ -49,6 +53,9 @@ impl Node {
             self.outbox.anomaly(from, Anomaly::OutOfRange);
         }
         let before = self.queue.front();
+        if let Some((front, _)) = before {
+            self.queue.raise(front, granted);
+        }
         self.token = Some(t.min(k));
         self.next = self.id;
         if let Some(n) = self.neighbors.get_mut(from).filter(|n| n.in_n) {

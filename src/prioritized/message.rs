@@ -15,6 +15,10 @@ pub enum Message {
     Token {
         /// Free resources, `0..=k`.
         available: u32,
+        /// The priority the recipient's request had at the sender when it was granted, aging
+        /// included; the recipient raises the front of its queue to it, so aging earned on the
+        /// way is not lost (not in the paper, see `docs/prioritized.md`).
+        priority: Priority,
         /// The sender's height when it sent the token.
         height: Height,
     },

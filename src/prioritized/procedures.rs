@@ -48,12 +48,18 @@ impl Node {
     /// passes the token on (preemption).
     pub(super) fn serve(&mut self) {
         while let (Some(t), Some((front, _))) = (self.token, self.queue.front()) {
+            if front == self.id && t < self.wanted {
+                return;
+            }
+            let Some((_, granted)) = self.queue.pop() else {
+                return;
+            };
+            // The REQUEST that follows a token carries the rest's priority from before this
+            // aging step: the recipient then ranks it below the request it was granted for, as
+            // we did, so two waiting nodes cannot bounce the token between them forever.
+            let rest = self.queue.front().map(|(_, p)| p);
+            self.queue.age(self.settings.aging_step);
             if front == self.id {
-                if t < self.wanted {
-                    return;
-                }
-                self.queue.pop();
-                self.queue.age(self.settings.aging_step);
                 self.token = Some(t - self.wanted);
                 self.status = Status::Critical;
                 self.outbox.push(Action::EnterCritical {
@@ -61,8 +67,6 @@ impl Node {
                 });
                 continue;
             }
-            self.queue.pop();
-            self.queue.age(self.settings.aging_step);
             let Some(peer) = self.neighbors.get_mut(front) else {
                 // Entries are deleted with their link, so this cannot happen; skipping the
                 // entry keeps the token rather than sending it over a missing link.
@@ -78,10 +82,11 @@ impl Node {
                 front,
                 Message::Token {
                     available: t,
+                    priority: granted,
                     height: self.height,
                 },
             );
-            if let Some((_, priority)) = self.queue.front() {
+            if let Some(priority) = rest {
                 // So that the token comes back for the rest of the queue.
                 self.outbox.send(
                     front,

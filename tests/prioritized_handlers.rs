@@ -72,7 +72,10 @@ fn send(to: u32, msg: Message) -> Action<Message> {
 }
 
 fn anomaly(from: u32, kind: Anomaly) -> Action<Message> {
-    Action::Anomaly { from: n(from), kind }
+    Action::Anomaly {
+        from: n(from),
+        kind,
+    }
 }
 
 fn sends(actions: &[Action<Message>]) -> Vec<(u32, Message)> {
@@ -106,7 +109,10 @@ fn bad_local_input_is_err_and_leaves_the_node_unchanged() {
         a.handle(Event::Release).unwrap_err(),
         Error::NotInCritical(Status::Remainder)
     );
-    assert_eq!(a.handle(Event::Doze).unwrap_err(), Error::Unsupported("Doze"));
+    assert_eq!(
+        a.handle(Event::Doze).unwrap_err(),
+        Error::Unsupported("Doze")
+    );
     assert_eq!(a, before);
     go(&mut a, req(K, 0));
     let before = a.clone();
@@ -130,12 +136,31 @@ fn invalid_configs_are_refused() {
         .is_err()
     };
     let s = Settings::new(K, Policy::Equal);
-    assert!(bad(Settings::new(0, Policy::Equal), h(0, 0, 1), vec![], true));
-    assert!(bad(Settings { aging_step: 0, ..s }, h(0, 0, 1), vec![], true));
+    assert!(bad(
+        Settings::new(0, Policy::Equal),
+        h(0, 0, 1),
+        vec![],
+        true
+    ));
+    assert!(bad(
+        Settings { aging_step: 0, ..s },
+        h(0, 0, 1),
+        vec![],
+        true
+    ));
     assert!(bad(s, h(0, 0, 2), vec![], true), "height of another node");
-    assert!(bad(s, h(0, 0, 1), vec![h(0, 1, 1)], true), "itself as neighbour");
-    assert!(bad(s, h(0, 0, 1), vec![h(0, 1, 2), h(0, 3, 2)], true), "duplicates");
-    assert!(bad(s, h(0, 0, 1), vec![h(0, 1, 2)], false), "no lower neighbour");
+    assert!(
+        bad(s, h(0, 0, 1), vec![h(0, 1, 1)], true),
+        "itself as neighbour"
+    );
+    assert!(
+        bad(s, h(0, 0, 1), vec![h(0, 1, 2), h(0, 3, 2)], true),
+        "duplicates"
+    );
+    assert!(
+        bad(s, h(0, 0, 1), vec![h(0, 1, 2)], false),
+        "no lower neighbour"
+    );
 }
 
 // ---- the application's request and release -------------------------------------------------
@@ -143,7 +168,10 @@ fn invalid_configs_are_refused() {
 #[test]
 fn holder_enters_at_once_when_t_suffices() {
     let mut a = holder();
-    assert_eq!(go(&mut a, req(3, 0)), vec![Action::EnterCritical { resources: 3 }]);
+    assert_eq!(
+        go(&mut a, req(3, 0)),
+        vec![Action::EnterCritical { resources: 3 }]
+    );
     assert_eq!(a.status(), Status::Critical);
     assert_eq!((a.available(), a.held()), (Some(2), 3));
 }
@@ -172,7 +200,11 @@ fn holder_short_of_resources_keeps_the_token_and_waits() {
     assert!(go(&mut a, req(4, 0)).is_empty(), "t = 3 < 4: wait");
     assert_eq!(a.status(), Status::Waiting);
     assert_eq!((a.available(), a.requested()), (Some(3), Some(4)));
-    assert_eq!(a.queue().next().map(|e| e.0), Some(n(1)), "own request stays queued");
+    assert_eq!(
+        a.queue().next().map(|e| e.0),
+        Some(n(1)),
+        "own request stays queued"
+    );
 }
 
 #[test]
@@ -189,7 +221,7 @@ fn non_holder_request_goes_to_the_lowest_neighbour() {
             }
         )]
     );
-    assert_eq!(a.next(), n(0));
+    assert_eq!(a.next(), Some(n(0)));
 }
 
 #[test]
@@ -207,7 +239,11 @@ fn release_at_the_holder_returns_resources_to_t_and_ages_the_queue() {
     let mut a = holder();
     go(&mut a, req(5, 0));
     let out = go(&mut a, request_msg(2, 4, h(0, 1, 2)));
-    assert_eq!(sends(&out)[0].0, 2, "token passed on though t = 0 (holder is in the CS)");
+    assert_eq!(
+        sends(&out)[0].0,
+        2,
+        "token passed on though t = 0 (holder is in the CS)"
+    );
     assert!(!a.holds_token());
     let out = go(&mut a, Event::Release);
     assert_eq!(out, vec![send(2, Message::Release { resources: 5 })]);
@@ -220,12 +256,12 @@ fn release_at_a_non_holder_is_forwarded_without_moving_next() {
     // node 2, which became the lowest neighbour. The release goes to the lowest neighbour,
     // but `next` still names where the request went.
     let mut a = node(1, h(0, 5, 1), &[h(0, 4, 0), h(0, 1, 2)], false);
-    assert_eq!(a.next(), n(2));
+    assert_eq!(a.next(), Some(n(2)));
     go(&mut a, Event::LinkDown(n(2)));
     go(&mut a, Event::LinkUp(n(2)));
     go(&mut a, recv(2, Message::Link { height: h(0, 9, 2) }));
     go(&mut a, req(1, 0));
-    assert_eq!(a.next(), n(0));
+    assert_eq!(a.next(), Some(n(0)));
     go(&mut a, recv(2, Message::Link { height: h(0, 1, 2) }));
     let out = go(&mut a, recv(3, Message::Release { resources: 2 }));
     assert_eq!(
@@ -235,7 +271,7 @@ fn release_at_a_non_holder_is_forwarded_without_moving_next() {
             send(2, Message::Release { resources: 2 })
         ]
     );
-    assert_eq!(a.next(), n(0), "forwardRelease leaves next alone");
+    assert_eq!(a.next(), Some(n(0)), "forwardRelease leaves next alone");
 }
 
 // ---- TOKEN -----------------------------------------------------------------------------------
@@ -244,7 +280,12 @@ fn release_at_a_non_holder_is_forwarded_without_moving_next() {
 fn token_recipient_adopts_the_height_just_below_the_sender_unconditionally() {
     // Node 1 is already far below the sender; KRL would keep its height, the paper (and we)
     // set it just below the sender, which is what the sender's LINK handshake expects.
-    let mut a = node(1, h(-7, 0, 1), &[h(0, 0, 0), h(0, 2, 2), h(-9, 0, 3)], false);
+    let mut a = node(
+        1,
+        h(-7, 0, 1),
+        &[h(0, 0, 0), h(0, 2, 2), h(-9, 0, 3)],
+        false,
+    );
     let out = go(
         &mut a,
         recv(
@@ -257,11 +298,14 @@ fn token_recipient_adopts_the_height_just_below_the_sender_unconditionally() {
         ),
     );
     assert_eq!(a.height(), h(0, -1, 1));
-    assert!(a.holds_token() && a.next() == n(1));
+    assert!(a.holds_token() && a.next() == Some(n(1)));
     let link = Message::Link {
         height: h(0, -1, 1),
     };
-    assert_eq!(out, vec![send(0, link.clone()), send(2, link.clone()), send(3, link)]);
+    assert_eq!(
+        out,
+        vec![send(0, link.clone()), send(2, link.clone()), send(3, link)]
+    );
 }
 
 #[test]
@@ -364,7 +408,7 @@ fn idle_holder_passes_the_token_to_a_requester() {
             }
         )]
     );
-    assert_eq!(a.next(), n(2));
+    assert_eq!(a.next(), Some(n(2)));
 }
 
 #[test]
@@ -407,7 +451,10 @@ fn waiting_holder_keeps_the_token_against_a_lower_priority_request() {
     );
     go(&mut a, req(4, 8));
     let out = go(&mut a, request_msg(3, 2, h(0, 2, 3)));
-    assert!(out.is_empty(), "lower priority waits behind the holder: {out:?}");
+    assert!(
+        out.is_empty(),
+        "lower priority waits behind the holder: {out:?}"
+    );
     assert!(a.holds_token());
     assert_eq!(a.queue().map(|e| e.0).collect::<Vec<_>>(), vec![n(1), n(3)]);
 }
@@ -499,7 +546,15 @@ fn request_before_the_token_handshake_completes_is_stale() {
     assert_eq!(out, vec![anomaly(2, Anomaly::Stale)]);
     assert_eq!(a, before);
     // The LINK acknowledging the token re-enables node 2's height information.
-    go(&mut a, recv(2, Message::Link { height: h(0, -1, 2) }));
+    go(
+        &mut a,
+        recv(
+            2,
+            Message::Link {
+                height: h(0, -1, 2),
+            },
+        ),
+    );
     assert!(a.neighbors().get(n(2)).unwrap().received_li);
 }
 
@@ -652,7 +707,11 @@ fn link_is_resent_when_the_height_changed_while_the_link_was_forming() {
     go(&mut a, Event::LinkUp(n(4)));
     let out = go(&mut a, Event::LinkDown(n(0)));
     assert_eq!(a.height(), h(1, 1, 1));
-    assert_eq!(out, vec![send(2, Message::Link { height: h(1, 1, 1) })], "4 is not in N yet");
+    assert_eq!(
+        out,
+        vec![send(2, Message::Link { height: h(1, 1, 1) })],
+        "4 is not in N yet"
+    );
     let out = go(&mut a, recv(4, Message::Link { height: h(2, 0, 4) }));
     assert_eq!(out, vec![send(4, Message::Link { height: h(1, 1, 1) })]);
     // Height unchanged since formation: no resend.
@@ -682,7 +741,7 @@ fn link_failure_of_the_last_outgoing_link_raises_the_height_and_reroutes() {
             ),
         ]
     );
-    assert_eq!(a.next(), n(2));
+    assert_eq!(a.next(), Some(n(2)));
 }
 
 #[test]
@@ -690,14 +749,18 @@ fn raising_drops_requests_of_neighbours_now_below() {
     let mut a = middle();
     go(&mut a, request_msg(2, 1, h(0, 2, 2)));
     go(&mut a, Event::LinkDown(n(0)));
-    assert_eq!(a.queue().count(), 0, "2 is below the raised node: it must reroute");
+    assert_eq!(
+        a.queue().count(),
+        0,
+        "2 is below the raised node: it must reroute"
+    );
 }
 
 #[test]
 fn link_failure_to_next_reroutes_the_request() {
     let mut a = node(1, h(0, 5, 1), &[h(0, 0, 0), h(0, 1, 2), h(0, 9, 3)], false);
     go(&mut a, req(1, 3));
-    assert_eq!(a.next(), n(0));
+    assert_eq!(a.next(), Some(n(0)));
     let out = go(&mut a, Event::LinkDown(n(0)));
     assert_eq!(
         out,
@@ -740,7 +803,11 @@ fn link_reversing_next_reroutes_and_a_sink_raises() {
     );
     let out = go(&mut a, recv(2, Message::Link { height: h(0, 9, 2) }));
     assert_eq!(a.height(), h(1, 5, 1));
-    assert_eq!(sends(&out).len(), 3, "LINK to both, REQUEST to the new lowest");
+    assert_eq!(
+        sends(&out).len(),
+        3,
+        "LINK to both, REQUEST to the new lowest"
+    );
 }
 
 #[test]
@@ -780,7 +847,12 @@ fn an_isolated_node_keeps_released_resources_until_a_link_forms() {
     assert_eq!(
         out,
         vec![
-            send(5, Message::Link { height: h(1, -1, 1) }),
+            send(
+                5,
+                Message::Link {
+                    height: h(1, -1, 1)
+                }
+            ),
             send(5, Message::Release { resources: 2 })
         ]
     );

@@ -41,7 +41,11 @@ fn max_concurrency_lets_small_requests_enter_while_a_large_one_waits() {
     net.run();
     assert!(net.in_cs(0));
     let order = net.entry_order();
-    assert_eq!((order[0], order[3]), (3, 0), "b and c went first: {order:?}");
+    assert_eq!(
+        (order[0], order[3]),
+        (3, 0),
+        "b and c went first: {order:?}"
+    );
 }
 
 #[test]
@@ -59,7 +63,12 @@ fn fcfs_mode_makes_small_requests_wait_behind_the_large_one() {
 fn hpfs_serves_the_highest_priority_waiting_request_first() {
     // A line 0-1-2-3-4; node 0 holds every resource while 4, 2 and 3 queue up with
     // priorities 1, 5 and 9. UPDATEs carry the higher priorities to the holder.
-    let mut net = Net::new(5, &[(0, 1), (1, 2), (2, 3), (3, 4)], 0, Settings::new(2, Policy::Explicit));
+    let mut net = Net::new(
+        5,
+        &[(0, 1), (1, 2), (2, 3), (3, 4)],
+        0,
+        Settings::new(2, Policy::Explicit),
+    );
     net.request(0, 2, 0);
     net.run();
     for (node, priority) in [(4, 1), (2, 5), (3, 9)] {
@@ -73,7 +82,12 @@ fn hpfs_serves_the_highest_priority_waiting_request_first() {
 #[test]
 fn a_waiting_holder_is_preempted_by_a_higher_priority_update() {
     // Line 0-1-2-3, k = 3. Node 2 holds 2 resources; node 0 waits for 3 holding the token.
-    let mut net = Net::new(4, &[(0, 1), (1, 2), (2, 3)], 0, Settings::new(3, Policy::Explicit));
+    let mut net = Net::new(
+        4,
+        &[(0, 1), (1, 2), (2, 3)],
+        0,
+        Settings::new(3, Policy::Explicit),
+    );
     net.request(2, 2, 0);
     net.run();
     net.request(0, 3, 5);
@@ -85,7 +99,12 @@ fn a_waiting_holder_is_preempted_by_a_higher_priority_update() {
     assert!(net.node(0).holds_token(), "lower priority does not preempt");
     // Node 1 already forwarded 3's request; its own, more urgent one travels as an UPDATE.
     net.request(1, 1, 9);
-    assert_eq!(net.chans[&(n(1), n(0))].back(), Some(&Message::Update { priority: manet_mutex::queue::Priority::new(9, 0) }));
+    assert_eq!(
+        net.chans[&(n(1), n(0))].back(),
+        Some(&Message::Update {
+            priority: manet_mutex::queue::Priority::new(9, 0)
+        })
+    );
     net.run();
     assert!(net.in_cs(1), "the token went to the more urgent request");
     assert_eq!(net.status(0), Status::Waiting);
@@ -97,7 +116,12 @@ fn a_waiting_holder_is_preempted_by_a_higher_priority_update() {
 fn a_large_request_is_not_starved_by_a_stream_of_small_ones() {
     // Star around the holder 0; node 1 wants all 4 resources (lowest priority in
     // maximum-concurrency mode) while nodes 2, 3, 4 keep asking for 1 each.
-    let mut net = Net::new(5, &[(0, 1), (0, 2), (0, 3), (0, 4)], 0, Settings::new(4, Policy::MaxConcurrency));
+    let mut net = Net::new(
+        5,
+        &[(0, 1), (0, 2), (0, 3), (0, 4)],
+        0,
+        Settings::new(4, Policy::MaxConcurrency),
+    );
     for i in 2..5 {
         net.request(i, 1, 0);
     }
@@ -135,8 +159,31 @@ fn a_release_chases_the_token_that_moved_away() {
     assert!(net.deliver(1, 0)); // REQUEST: 0 (in the CS, t = 0) passes the token to 1
     assert!(!net.node(0).holds_token());
     assert!(net.deliver(1, 0)); // RELEASE reaches 0 after the token left: forwarded to 1
-    assert_eq!(net.chans[&(n(0), n(1))].back(), Some(&Message::Release { resources: 1 }));
+    assert_eq!(
+        net.chans[&(n(0), n(1))].back(),
+        Some(&Message::Release { resources: 1 })
+    );
     net.run();
     assert!(net.in_cs(1), "the chasing release reached the token");
     net.drain();
+}
+
+#[test]
+fn a_request_made_while_isolated_is_sent_once_a_link_re_forms_to_the_old_next() {
+    // Found by the proptest: node 0's links to both neighbours fail and re-form (LINKs still
+    // in flight), then it requests. It has nobody to ask; when the link to its old `next`
+    // comes back, that must not pass for the path its (never sent) request took.
+    let mut net = Net::new(
+        3,
+        &[(0, 1), (0, 2), (1, 2)],
+        1,
+        Settings::new(1, Policy::Explicit),
+    );
+    assert!(net.link_down(0, 2) && net.link_up(0, 2));
+    net.request(1, 1, 0);
+    assert!(net.link_down(0, 1) && net.link_up(0, 1));
+    net.request(0, 1, 0);
+    assert_eq!(net.node(0).next(), None);
+    net.drain();
+    assert_eq!(net.entry_order(), vec![1, 0]);
 }

@@ -57,7 +57,7 @@ impl Node {
             self.queue.raise(front, granted);
         }
         self.token = Some(t.min(k));
-        self.next = self.id;
+        self.next = Some(self.id);
         if let Some(n) = self.neighbors.get_mut(from).filter(|n| n.in_n) {
             n.height = Height::new(ht.h1, ht.h2, from);
         }
@@ -173,6 +173,9 @@ impl Node {
         if !self.neighbors.link_down(peer) {
             self.outbox.anomaly(peer, Anomaly::RedundantLinkEvent);
             return;
+        }
+        if self.next == Some(peer) {
+            self.next = None;
         }
         let before = self.queue.front();
         self.queue.delete(peer);

@@ -46,15 +46,18 @@ pub fn check_invariants<'a>(
                 return Err(format!("{id:?} holds t = {t} > k = {k}"));
             }
             total += u64::from(t);
-            if node.next() != id {
-                return Err(format!("{id:?} holds the token but next = {:?}", node.next()));
+            if node.next() != Some(id) {
+                return Err(format!(
+                    "{id:?} holds the token but next = {:?}",
+                    node.next()
+                ));
             }
             if let Some((front, _)) = node.queue.front() {
                 if front != id || node.requested().is_some_and(|h| h <= t) {
                     return Err(format!("{id:?} sits on the token with {front:?} servable"));
                 }
             }
-        } else if node.next() == id {
+        } else if node.next() == Some(id) {
             return Err(format!("{id:?} has next = itself without the token"));
         }
         total += u64::from(node.held()) + u64::from(node.release_backlog());

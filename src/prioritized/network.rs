@@ -29,7 +29,10 @@ pub fn build_network(
     let mut adj: Vec<Vec<NodeId>> = vec![Vec::new(); n as usize];
     for &(a, b) in edges {
         if a.0 >= n || b.0 >= n {
-            return fail(if a.0 >= n { a } else { b }, "edge names a node outside 0..n");
+            return fail(
+                if a.0 >= n { a } else { b },
+                "edge names a node outside 0..n",
+            );
         }
         if a == b {
             return fail(a, "self-loop");
@@ -97,16 +100,25 @@ mod tests {
     #[test]
     fn rejects_bad_graphs_and_settings() {
         let s = Settings::new(2, Policy::Explicit);
-        assert!(build_network(3, &[e(0, 1)], NodeId(0), s).is_err(), "disconnected");
-        assert!(build_network(2, &[e(0, 0), e(0, 1)], NodeId(0), s).is_err(), "self-loop");
-        assert!(build_network(2, &[e(0, 5)], NodeId(0), s).is_err(), "out of range");
-        assert!(build_network(2, &[e(0, 1)], NodeId(2), s).is_err(), "holder out of range");
+        assert!(
+            build_network(3, &[e(0, 1)], NodeId(0), s).is_err(),
+            "disconnected"
+        );
+        assert!(
+            build_network(2, &[e(0, 0), e(0, 1)], NodeId(0), s).is_err(),
+            "self-loop"
+        );
+        assert!(
+            build_network(2, &[e(0, 5)], NodeId(0), s).is_err(),
+            "out of range"
+        );
+        assert!(
+            build_network(2, &[e(0, 1)], NodeId(2), s).is_err(),
+            "holder out of range"
+        );
         let zero_k = Settings::new(0, Policy::Explicit);
         assert!(build_network(2, &[e(0, 1)], NodeId(0), zero_k).is_err());
-        let no_aging = Settings {
-            aging_step: 0,
-            ..s
-        };
+        let no_aging = Settings { aging_step: 0, ..s };
         assert!(build_network(2, &[e(0, 1)], NodeId(0), no_aging).is_err());
         assert_eq!(build_network(1, &[], NodeId(0), s).unwrap().len(), 1);
     }

@@ -19,8 +19,9 @@ pub struct Node {
     pub(super) height: Height,
     pub(super) neighbors: Neighbors,
     /// The neighbour the last REQUEST went to (where the token is, in our view); `id` while
-    /// holding the token.
-    pub(super) next: NodeId,
+    /// holding the token; `None` when that link failed or no neighbour was there to ask, so
+    /// that a link re-formed to the same peer is not mistaken for a live request path.
+    pub(super) next: Option<NodeId>,
     /// `Some(t)` while holding the token with `t` free resources.
     pub(super) token: Option<u32>,
     pub(super) queue: PriorityQueue<NodeId>,
@@ -42,7 +43,7 @@ impl Node {
             status: Status::Remainder,
             height: config.height,
             neighbors: Neighbors::with_known(config.neighbors, config.height),
-            next,
+            next: Some(next),
             token: config.token_holder.then_some(config.settings.k),
             queue: PriorityQueue::new(),
             wanted: 0,
@@ -90,8 +91,9 @@ impl Node {
         self.height
     }
 
-    /// `next`: the node itself while holding the token, else where its requests went.
-    pub fn next(&self) -> NodeId {
+    /// `next`: the node itself while holding the token, else where its last request went
+    /// (`None` if that link failed or the node had no neighbour to ask).
+    pub fn next(&self) -> Option<NodeId> {
         self.next
     }
 

@@ -23,10 +23,10 @@ impl Node {
         if !self.neighbors.is_empty() && self.neighbors.all_higher(self.height) {
             self.raise_height();
         } else if let Some((_, now)) = self.queue.front() {
-            match before {
-                Some((_, was)) if !self.next_is_stale() => {
+            match (before, self.live_next()) {
+                (Some((_, was)), Some(next)) => {
                     if now > was {
-                        self.outbox.send(self.next, Message::Update { priority: now });
+                        self.outbox.send(next, Message::Update { priority: now });
                     }
                 }
                 _ => self.forward_request(),
@@ -35,9 +35,10 @@ impl Node {
         self.flush_backlog();
     }
 
-    /// Whether the link to `next` failed, never formed or no longer points down.
-    fn next_is_stale(&self) -> bool {
-        !self.neighbors.is_lower(self.next, self.height)
+    /// `next`, unless its link failed or no longer points down.
+    fn live_next(&self) -> Option<NodeId> {
+        self.next
+            .filter(|&v| self.neighbors.is_lower(v, self.height))
     }
 
     /// giveTokenToFrontOfQ, looped: serve the queue while holding the token.
@@ -77,7 +78,7 @@ impl Node {
             peer.height = self.height.just_below(front);
             peer.received_li = false;
             self.token = None;
-            self.next = front;
+            self.next = Some(front);
             self.outbox.send(
                 front,
                 Message::Token {
@@ -101,20 +102,18 @@ impl Node {
     }
 
     /// forwardRequest: send REQUEST, with the front's priority, to the lowest neighbour. An
-    /// isolated node sends nothing; `next` is then stale and the first LINK reroutes.
+    /// isolated node sends nothing and has no `next`; its first LINK reroutes.
     pub(super) fn forward_request(&mut self) {
-        let (Some(lowest), Some((_, priority))) = (self.neighbors.lowest(), self.queue.front())
-        else {
-            return;
-        };
-        self.next = lowest;
-        self.outbox.send(
-            lowest,
-            Message::Request {
-                priority,
-                height: self.height,
-            },
-        );
+        self.next = self.neighbors.lowest();
+        if let (Some(next), Some((_, priority))) = (self.next, self.queue.front()) {
+            self.outbox.send(
+                next,
+                Message::Request {
+                    priority,
+                    height: self.height,
+                },
+            );
+        }
     }
 
     /// forwardRelease: send RELEASE(r) towards the token (the lowest neighbour). Unlike the
@@ -123,9 +122,7 @@ impl Node {
     /// resources in its backlog.
     pub(super) fn forward_release(&mut self, resources: u32) {
         match self.neighbors.lowest() {
-            Some(lowest) => self
-                .outbox
-                .send(lowest, Message::Release { resources }),
+            Some(lowest) => self.outbox.send(lowest, Message::Release { resources }),
             None => self.backlog = self.backlog.saturating_add(resources).min(self.settings.k),
         }
     }

@@ -236,7 +236,11 @@ mod tests {
         assert!(q.upsert(7, p(3)));
         assert!(!q.upsert(7, p(1)), "already queued");
         assert_eq!(q.len(), 1);
-        assert_eq!(q.priority_of(7), Some(p(3)), "a lower priority never demotes");
+        assert_eq!(
+            q.priority_of(7),
+            Some(p(3)),
+            "a lower priority never demotes"
+        );
         assert!(!q.upsert(7, p(9)));
         assert_eq!(q.priority_of(7), Some(p(9)));
     }
@@ -282,7 +286,11 @@ mod tests {
         assert_eq!(q.iter().collect::<Vec<_>>(), vec![(2, p(10)), (1, p(5))]);
         q.upsert(1, p(u64::MAX));
         q.age(1);
-        assert_eq!(q.priority_of(1), Some(p(u64::MAX)), "saturates instead of wrapping");
+        assert_eq!(
+            q.priority_of(1),
+            Some(p(u64::MAX)),
+            "saturates instead of wrapping"
+        );
     }
 
     /// The starvation-freedom argument at one queue: an entry waiting behind a stream of
@@ -306,7 +314,10 @@ mod tests {
             }
         }
         let served_after = served_after.expect("the low-priority entry starved");
-        assert!(served_after <= bound, "served after {served_after} > {bound}");
+        assert!(
+            served_after <= bound,
+            "served after {served_after} > {bound}"
+        );
     }
 
     proptest::proptest! {

@@ -62,7 +62,10 @@ impl Net {
     pub fn check(&self) {
         let in_flight = self.chans.values().flatten();
         if let Err(e) = check_invariants(&self.nodes, in_flight, self.k) {
-            panic!("invariant violated: {e}\nnodes: {:#?}\nchannels: {:?}", self.nodes, self.chans);
+            panic!(
+                "invariant violated: {e}\nnodes: {:#?}\nchannels: {:?}",
+                self.nodes, self.chans
+            );
         }
     }
 
@@ -73,7 +76,10 @@ impl Net {
         for a in actions {
             match a {
                 Action::Send { to, msg } => {
-                    assert!(self.links.contains(&edge(i, to.0)), "{from:?} sent {msg:?} to non-neighbour {to:?}");
+                    assert!(
+                        self.links.contains(&edge(i, to.0)),
+                        "{from:?} sent {msg:?} to non-neighbour {to:?}"
+                    );
                     self.chans.entry((from, to)).or_default().push_back(msg);
                 }
                 Action::EnterCritical { resources } => self.entered.push((from, resources)),
@@ -86,7 +92,14 @@ impl Net {
     }
 
     pub fn request(&mut self, i: u32, resources: u32, priority: u32) {
-        self.apply(i, Event::Request(CsRequest { resources, priority })).unwrap();
+        self.apply(
+            i,
+            Event::Request(CsRequest {
+                resources,
+                priority,
+            }),
+        )
+        .unwrap();
     }
 
     pub fn release(&mut self, i: u32) {
@@ -95,7 +108,11 @@ impl Net {
 
     /// Deliver the oldest message from `a` to `b`. Returns whether there was one.
     pub fn deliver(&mut self, a: u32, b: u32) -> bool {
-        let Some(msg) = self.chans.get_mut(&(n(a), n(b))).and_then(VecDeque::pop_front) else {
+        let Some(msg) = self
+            .chans
+            .get_mut(&(n(a), n(b)))
+            .and_then(VecDeque::pop_front)
+        else {
             return false;
         };
         self.delivered += 1;
@@ -105,7 +122,11 @@ impl Net {
 
     /// Channels with messages in flight.
     pub fn busy(&self) -> Vec<(NodeId, NodeId)> {
-        self.chans.iter().filter(|(_, q)| !q.is_empty()).map(|(&k, _)| k).collect()
+        self.chans
+            .iter()
+            .filter(|(_, q)| !q.is_empty())
+            .map(|(&k, _)| k)
+            .collect()
     }
 
     /// Deliver round-robin over the busy channels until none is left. Panics after
@@ -126,7 +147,11 @@ impl Net {
 
     /// Fail link a–b if both directions are empty (the contract). Returns whether it failed.
     pub fn link_down(&mut self, a: u32, b: u32) -> bool {
-        let empty = |x: u32, y: u32| self.chans.get(&(n(x), n(y))).map_or(true, VecDeque::is_empty);
+        let empty = |x: u32, y: u32| {
+            self.chans
+                .get(&(n(x), n(y)))
+                .map_or(true, VecDeque::is_empty)
+        };
         if !self.links.contains(&edge(a, b)) || !empty(a, b) || !empty(b, a) {
             return false;
         }
@@ -156,7 +181,13 @@ impl Net {
                 if (x, y) == edge(a, b) {
                     continue;
                 }
-                let v = if x == u { y } else if y == u { x } else { continue };
+                let v = if x == u {
+                    y
+                } else if y == u {
+                    x
+                } else {
+                    continue;
+                };
                 if !seen[v as usize] {
                     seen[v as usize] = true;
                     stack.push(v);
@@ -171,12 +202,18 @@ impl Net {
     pub fn drain(&mut self) {
         for _ in 0..10_000 {
             self.run();
-            let in_cs: Vec<u32> = (0..self.nodes.len() as u32).filter(|&i| self.in_cs(i)).collect();
+            let in_cs: Vec<u32> = (0..self.nodes.len() as u32)
+                .filter(|&i| self.in_cs(i))
+                .collect();
             let waiting = (0..self.nodes.len() as u32).any(|i| self.status(i) == Status::Waiting);
             if in_cs.is_empty() && !waiting {
                 return;
             }
-            assert!(!in_cs.is_empty(), "deadlock: nodes wait, nobody is in the CS, nothing in flight\n{:#?}", self.nodes);
+            assert!(
+                !in_cs.is_empty(),
+                "deadlock: nodes wait, nobody is in the CS, nothing in flight\n{:#?}",
+                self.nodes
+            );
             for i in in_cs {
                 self.release(i);
             }

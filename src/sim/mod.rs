@@ -4,7 +4,15 @@
 //! configuration and seed; an invariant violation reports both, plus the event trace.
 
 pub mod clock;
+pub mod experiment;
 pub mod metrics;
 
 pub use clock::{EventQueue, Time};
 pub use metrics::{Metrics, Summary};
+pub mod token;
+pub mod topology;
+pub mod workload;
+
+pub use token::{Channels, TokenAlgorithm, Violation};
+pub use topology::Graph;
+pub use workload::{Dist, Workload};

@@ -1,0 +1,113 @@
+//! The safety and quiescence invariants of KRL, as pure checks over a whole system. The
+//! simulator, the property tests, the model checker and the fuzz targets all use these.
+
+use alloc::format;
+use alloc::string::String;
+
+use super::{Message, Node};
+use crate::{NodeId, Protocol, Status};
+
+/// Safety, checked after every step:
+/// - at most `k` nodes are in the critical section, and each holds a token;
+/// - tokens held plus tokens in flight equal `k` (none created or lost);
+/// - a waiting node's own request is in its queue (it is never dropped), and only a waiting
+///   node's queue holds its own id.
+pub fn check_safety<'a>(
+    nodes: &[Node],
+    in_flight: impl Iterator<Item = (NodeId, NodeId, &'a Message)>,
+) -> Result<(), String> {
+    let Some(k) = nodes.first().map(Node::k) else {
+        return Ok(());
+    };
+    let mut in_cs = 0;
+    let mut held = 0u64;
+    for node in nodes {
+        held += u64::from(node.tokens());
+        let own_queued = node.queue().contains(node.id());
+        match node.status() {
+            Status::Critical => {
+                in_cs += 1;
+                if node.tokens() == 0 {
+                    return Err(format!(
+                        "{:?} is in the critical section without a token",
+                        node.id()
+                    ));
+                }
+            }
+            Status::Waiting if !own_queued => {
+                return Err(format!(
+                    "{:?} is waiting but its own request left its queue",
+                    node.id()
+                ));
+            }
+            _ => {}
+        }
+        if own_queued && node.status() != Status::Waiting {
+            return Err(format!(
+                "{:?} queues itself while {:?}",
+                node.id(),
+                node.status()
+            ));
+        }
+    }
+    if in_cs > k {
+        return Err(format!("{in_cs} nodes in the critical section, k = {k}"));
+    }
+    let flying = in_flight.filter(|(_, _, m)| m.is_token()).count() as u64;
+    if held + flying != u64::from(k) {
+        return Err(format!(
+            "{held} tokens held + {flying} in flight != k = {k}"
+        ));
+    }
+    Ok(())
+}
+
+/// Once nothing is in flight and no node wants the critical section:
+/// - every queue is empty and every link handshake is complete;
+/// - no node believes a neighbour is below it when it is really above: that is the one wrong
+///   view that would send a request uphill, where it is dropped. (The opposite error is
+///   allowed: a node that lowers itself tells only the neighbours whose link flips, so those
+///   that stay above keep a too-high value of it, which still gives the right direction for
+///   them — but a later change of their own height can leave them seeing the link upward.)
+/// - the true heights form a token-oriented DAG: every node without a lower neighbour (a sink)
+///   holds a token, so every node has a downhill path to a token holder.
+pub fn check_quiescent(nodes: &[Node]) -> Result<(), String> {
+    let height_of = |id: NodeId| nodes.get(id.index()).map(Node::height);
+    for node in nodes {
+        if let Some(q) = node.queue().front() {
+            return Err(format!("{:?} still queues {q:?} at quiescence", node.id()));
+        }
+        let mut has_lower = false;
+        for n in node.neighbors().entries() {
+            if !n.in_n || !n.received_li || n.forming {
+                return Err(format!(
+                    "{:?}'s handshake with {:?} is incomplete at quiescence: {n:?}",
+                    node.id(),
+                    n.id
+                ));
+            }
+            let Some(actual) = height_of(n.id) else {
+                return Err(format!("{:?} has unknown neighbour {:?}", node.id(), n.id));
+            };
+            let seen_lower = n.height < node.height();
+            let is_lower = actual < node.height();
+            if seen_lower && !is_lower {
+                return Err(format!(
+                    "{:?} sees {:?} at {:?} but it is at {actual:?} (own {:?}): a request would go uphill",
+                    node.id(),
+                    n.id,
+                    n.height,
+                    node.height()
+                ));
+            }
+            has_lower |= is_lower;
+        }
+        if !has_lower && !node.is_holder() && !node.neighbors().is_empty() {
+            return Err(format!(
+                "{:?} is a sink without a token: the DAG is not token oriented",
+                node.id()
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,459 @@
+//! The KRL/KRLF node: every handler of the appendix pseudocode.
+
+use alloc::vec::Vec;
+
+use super::Message;
+use crate::height::{self, Height};
+use crate::neighbors::Neighbors;
+use crate::node::Outbox;
+use crate::queue::FifoQueue;
+use crate::{Action, Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
+
+/// A node's initial configuration. [`super::build`] produces consistent ones for a network.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// This node.
+    pub id: NodeId,
+    /// Tokens in the system (`k ≥ 1`; `k = 1` is RL).
+    pub k: u32,
+    /// Tokens this node holds initially (`0..=k`).
+    pub tokens: u32,
+    /// Initial height; its `id` must be `id`.
+    pub height: Height,
+    /// The initial neighbours' heights (their ids identify them).
+    pub neighbors: Vec<Height>,
+    /// KRLF: forward idle tokens to the lowest unvisited neighbour.
+    pub forwarding: bool,
+}
+
+impl Config {
+    fn validate(&self) -> Result<(), Error> {
+        let bad = |reason| {
+            Err(Error::InvalidConfig {
+                node: self.id,
+                reason,
+            })
+        };
+        if self.k == 0 {
+            return bad("k must be at least 1");
+        }
+        if self.tokens > self.k {
+            return bad("a node cannot hold more than k tokens");
+        }
+        if self.height.id != self.id {
+            return bad("the height's id must be the node's id");
+        }
+        let mut ids: Vec<NodeId> = self.neighbors.iter().map(|h| h.id).collect();
+        ids.sort_unstable();
+        if ids.windows(2).any(|w| w[0] == w[1]) {
+            return bad("a neighbour is listed twice");
+        }
+        if ids.contains(&self.id) {
+            return bad("a node cannot be its own neighbour");
+        }
+        Ok(())
+    }
+}
+
+/// A KRL (or KRLF) node.
+#[derive(Debug, Clone)]
+pub struct Node {
+    id: NodeId,
+    k: u32,
+    forwarding: bool,
+    status: Status,
+    height: Height,
+    neighbors: Neighbors,
+    tokens: u32,
+    next: NodeId,
+    queue: FifoQueue<NodeId>,
+    raises: u64,
+    outbox: Outbox<Message>,
+}
+
+impl PartialEq for Node {
+    /// Protocol state only: the output buffer is always empty between calls.
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+            && self.k == other.k
+            && self.forwarding == other.forwarding
+            && self.status == other.status
+            && self.height == other.height
+            && self.neighbors == other.neighbors
+            && self.tokens == other.tokens
+            && self.next == other.next
+            && self.queue == other.queue
+            && self.raises == other.raises
+    }
+}
+impl Eq for Node {}
+
+impl Node {
+    /// A node in its initial state, or `Err` if the configuration is invalid.
+    pub fn new(config: Config) -> Result<Self, Error> {
+        config.validate()?;
+        let neighbors = Neighbors::with_known(config.neighbors.iter().copied(), config.height);
+        let next = if config.tokens > 0 {
+            config.id
+        } else {
+            neighbors.lowest().unwrap_or(config.id)
+        };
+        Ok(Node {
+            id: config.id,
+            k: config.k,
+            forwarding: config.forwarding,
+            status: Status::Remainder,
+            height: config.height,
+            neighbors,
+            tokens: config.tokens,
+            next,
+            queue: FifoQueue::new(),
+            raises: 0,
+            outbox: Outbox::default(),
+        })
+    }
+
+    /// Tokens held.
+    pub fn tokens(&self) -> u32 {
+        self.tokens
+    }
+
+    /// Whether the node holds at least one token.
+    pub fn is_holder(&self) -> bool {
+        self.tokens > 0
+    }
+
+    /// Tokens in the system.
+    pub fn k(&self) -> u32 {
+        self.k
+    }
+
+    /// Whether token forwarding (KRLF) is on.
+    pub fn forwarding(&self) -> bool {
+        self.forwarding
+    }
+
+    /// The node's own height.
+    pub fn height(&self) -> Height {
+        self.height
+    }
+
+    /// The neighbour table: the node's view of its neighbours' heights and handshake state.
+    pub fn neighbors(&self) -> &Neighbors {
+        &self.neighbors
+    }
+
+    /// Where the node last sent a request or token (itself while it holds a token).
+    pub fn next(&self) -> NodeId {
+        self.next
+    }
+
+    /// The request queue, front first.
+    pub fn queue(&self) -> &FifoQueue<NodeId> {
+        &self.queue
+    }
+
+    /// Height raises (partial reversals) performed so far.
+    pub fn raises(&self) -> u64 {
+        self.raises
+    }
+
+    /// Tokens not used by the node's own critical section.
+    fn spare_tokens(&self) -> u32 {
+        self.tokens - u32::from(self.status == Status::Critical)
+    }
+
+    /// `next` no longer leads downhill: it left `N` or is no longer lower than us.
+    fn next_is_stale(&self) -> bool {
+        !self.neighbors.is_lower(self.next, self.height)
+    }
+
+    fn on_request(&mut self) {
+        self.status = Status::Waiting;
+        self.queue.enqueue(self.id);
+        if self.is_holder() {
+            self.serve();
+        } else if self.queue.len() == 1 {
+            self.forward_request();
+        }
+    }
+
+    fn on_release(&mut self) {
+        self.status = Status::Remainder;
+        if !self.queue.is_empty() {
+            self.serve();
+        } else if self.forwarding {
+            self.forward_idle_token();
+        }
+        if self.is_holder() && self.neighbors.all_lower(self.height) {
+            self.lower_height();
+        }
+    }
+
+    fn on_request_msg(&mut self, j: NodeId, h: Height) {
+        let Some(entry) = self.neighbors.get_mut(j).filter(|n| n.in_n) else {
+            return self.outbox.anomaly(j, Anomaly::UnknownPeer);
+        };
+        if h.id != j {
+            return self.outbox.anomaly(j, Anomaly::OutOfRange);
+        }
+        if !entry.received_li {
+            // Sent before the peer received our token: the token already answered it.
+            return self.outbox.anomaly(j, Anomaly::Stale);
+        }
+        entry.height = h;
+        if self.height < h {
+            self.queue.enqueue(j);
+        }
+        if self.is_holder() {
+            self.serve();
+        } else if self.neighbors.all_higher(self.height) {
+            self.raise_height();
+        } else if (self.queue.len() == 1 && self.queue.front() == Some(j))
+            || (!self.queue.is_empty() && self.next_is_stale())
+        {
+            self.forward_request();
+        }
+    }
+
+    fn on_token(&mut self, j: NodeId, h: Height) {
+        if self.tokens >= self.k {
+            // Holding more than k tokens is impossible in a correct system; refusing keeps
+            // k-exclusion locally, and the report makes the refusal visible.
+            return self.outbox.anomaly(j, Anomaly::OutOfRange);
+        }
+        self.tokens += 1;
+        let known = h.id == j && self.neighbors.is_member(j);
+        if known {
+            if let Some(entry) = self.neighbors.get_mut(j) {
+                entry.height = h;
+                entry.visited = true;
+            }
+            if self.height > h {
+                // The paper tells only the neighbours that were below us: those above stay
+                // above, so their (now too high) view of us still gives the right direction.
+                let lowered = h.just_below(self.id);
+                for k in self.neighbors.outgoing(self.height) {
+                    if k != j {
+                        self.outbox.send(k, Message::LinkInfo(lowered));
+                    }
+                }
+                self.height = lowered;
+            }
+            self.outbox.send(j, Message::TokenAck(self.height));
+        } else {
+            // Keep the token (never lose capacity) but not the unverifiable height.
+            self.outbox.anomaly(j, Anomaly::UnknownPeer);
+        }
+        if !self.queue.is_empty() {
+            self.serve();
+        } else if self.forwarding {
+            self.forward_idle_token();
+        } else {
+            self.next = self.id;
+        }
+    }
+
+    fn on_link_info(&mut self, j: NodeId, h: Height, ack: bool) {
+        let own = self.height;
+        let Some(entry) = self.neighbors.get_mut(j) else {
+            return self.outbox.anomaly(j, Anomaly::UnknownPeer);
+        };
+        if h.id != j {
+            return self.outbox.anomaly(j, Anomaly::OutOfRange);
+        }
+        entry.in_n = true;
+        if entry.forming {
+            entry.forming = false;
+            if own != entry.form_height {
+                // Our height changed after we announced it on link formation.
+                self.outbox.send(j, Message::LinkInfo(own));
+            }
+        }
+        if ack {
+            if entry.received_li {
+                self.outbox.anomaly(j, Anomaly::Unexpected);
+            }
+            entry.received_li = true;
+            entry.height = h;
+        } else if entry.received_li {
+            entry.height = h;
+        }
+        if self.height > entry.height {
+            self.queue.delete(j);
+        }
+        if self.is_holder() && self.neighbors.all_lower(self.height) {
+            self.lower_height();
+        }
+        if !self.is_holder() && self.neighbors.all_higher(self.height) {
+            self.raise_height();
+        } else if !self.is_holder() && !self.queue.is_empty() && self.next_is_stale() {
+            self.forward_request();
+        }
+    }
+
+    fn on_link_up(&mut self, j: NodeId) {
+        if j == self.id || !self.neighbors.link_up(j, self.height) {
+            return self.outbox.anomaly(j, Anomaly::RedundantLinkEvent);
+        }
+        self.outbox.send(j, Message::LinkInfo(self.height));
+    }
+
+    fn on_link_down(&mut self, j: NodeId) {
+        if !self.neighbors.link_down(j) {
+            return self.outbox.anomaly(j, Anomaly::RedundantLinkEvent);
+        }
+        self.queue.delete(j);
+        if !self.is_holder() {
+            if self.neighbors.all_higher(self.height) {
+                self.raise_height();
+            } else if !self.queue.is_empty() && self.next_is_stale() {
+                self.forward_request();
+            }
+        } else if self.neighbors.all_lower(self.height) {
+            self.lower_height();
+        }
+    }
+
+    /// ForwardRequest: ask the lowest neighbour. With no neighbour the request waits for a
+    /// link to form (the LinkInfo handler then finds `next` stale and forwards).
+    fn forward_request(&mut self) {
+        if let Some(next) = self.neighbors.lowest() {
+            self.next = next;
+            self.outbox.send(next, Message::Request(self.height));
+        }
+    }
+
+    /// GiveTokenToNext, generalised to a loop: while the node has a token its own critical
+    /// section is not using and someone is queued, serve the front of the queue.
+    fn serve(&mut self) {
+        while self.spare_tokens() > 0 {
+            let Some(next) = self.queue.dequeue() else {
+                break;
+            };
+            if next == self.id {
+                self.status = Status::Critical;
+                self.outbox.push(Action::EnterCritical { resources: 1 });
+            } else if self.neighbors.is_member(next) {
+                self.send_token(next);
+                if !self.is_holder() && !self.queue.is_empty() {
+                    self.outbox.send(next, Message::Request(self.height));
+                }
+            }
+        }
+        if self.is_holder() {
+            self.next = self.id;
+        }
+    }
+
+    fn send_token(&mut self, to: NodeId) {
+        self.tokens -= 1;
+        self.next = to;
+        let assumed = self.height.just_below(to);
+        if let Some(entry) = self.neighbors.get_mut(to) {
+            entry.height = assumed;
+            entry.received_li = false;
+        }
+        self.outbox.send(to, Message::Token(self.height));
+    }
+
+    /// KRLF PickLowest&ForwardToken: pass one idle token to the lowest unvisited neighbour,
+    /// clearing the marks once every neighbour has been visited.
+    fn forward_idle_token(&mut self) {
+        if self.spare_tokens() == 0 {
+            return;
+        }
+        if self.neighbors.members().all(|n| n.visited) {
+            for n in self.neighbors.members_mut() {
+                n.visited = false;
+            }
+        }
+        let Some(next) = self.neighbors.lowest_where(|n| !n.visited) else {
+            self.next = self.id;
+            return;
+        };
+        if let Some(entry) = self.neighbors.get_mut(next) {
+            entry.visited = true;
+        }
+        self.send_token(next);
+        if self.is_holder() {
+            self.next = self.id;
+        }
+    }
+
+    /// RaiseHeight: partial reversal, then drop queued requests from nodes now below us
+    /// (their links reversed) and re-forward our own queue.
+    fn raise_height(&mut self) {
+        let Some(new) = height::raise(self.height, self.neighbors.heights()) else {
+            return;
+        };
+        self.height = new;
+        self.raises += 1;
+        for n in self.neighbors.members() {
+            self.outbox.send(n.id, Message::LinkInfo(new));
+        }
+        let (id, neighbors) = (self.id, &self.neighbors);
+        self.queue
+            .delete_where(|q| q != id && neighbors.is_lower(q, new));
+        if !self.queue.is_empty() {
+            self.forward_request();
+        }
+    }
+
+    /// LowerHeight: the mirror of partial reversal, for a token holder with no incoming link.
+    fn lower_height(&mut self) {
+        let Some(new) = height::lower(self.height, self.neighbors.heights()) else {
+            return;
+        };
+        self.height = new;
+        for k in self.neighbors.incoming(new) {
+            self.outbox.send(k, Message::LinkInfo(new));
+        }
+    }
+}
+
+impl Protocol for Node {
+    type Msg = Message;
+
+    fn id(&self) -> NodeId {
+        self.id
+    }
+
+    fn status(&self) -> Status {
+        self.status
+    }
+
+    fn handle(&mut self, event: Event<Message>) -> Result<Actions<'_, Message>, Error> {
+        self.outbox.clear();
+        match event {
+            Event::Request(CsRequest { resources, .. }) => {
+                if self.status != Status::Remainder {
+                    return Err(Error::AlreadyRequested(self.status));
+                }
+                if resources != 1 {
+                    return Err(Error::InvalidResources {
+                        requested: resources,
+                        k: 1,
+                    });
+                }
+                self.on_request();
+            }
+            Event::Release => {
+                if self.status != Status::Critical {
+                    return Err(Error::NotInCritical(self.status));
+                }
+                self.on_release();
+            }
+            Event::Receive { from, msg } => match msg {
+                Message::Request(h) => self.on_request_msg(from, h),
+                Message::Token(h) => self.on_token(from, h),
+                Message::LinkInfo(h) => self.on_link_info(from, h, false),
+                Message::TokenAck(h) => self.on_link_info(from, h, true),
+            },
+            Event::LinkUp(j) => self.on_link_up(j),
+            Event::LinkDown(j) => self.on_link_down(j),
+            other => return Err(Error::Unsupported(other.name())),
+        }
+        Ok(self.outbox.drain())
+    }
+}

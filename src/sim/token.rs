@@ -1,0 +1,420 @@
+//! The simulator for token algorithms on neighbour-only links (the KRL paper's section 6
+//! model): FIFO links with a fixed delay, Poisson requests, a fixed critical-section length, and
+//! Poisson link changes that delete a random idle non-bridge link and form a random new one.
+//!
+//! Every step can be followed by the algorithm's safety check; after the load phase the run
+//! drains (no new requests, no link changes) and must bring every waiting node into the
+//! critical section. A failure returns a [`Violation`] with the seed and the last events.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Exp};
+
+use super::topology::Graph;
+use super::workload::Workload;
+use super::{EventQueue, Metrics, Time};
+use crate::{Action, Error, Event, NodeId, Protocol, Status};
+
+/// What the token simulator needs from an algorithm besides [`Protocol`].
+pub trait TokenAlgorithm: Protocol + Clone + Sized {
+    /// Algorithm parameters (e.g. k, forwarding, policy).
+    type Params: Clone + fmt::Debug;
+
+    /// Nodes `0..graph.n()` in a consistent initial state.
+    fn build(graph: &Graph, params: &Self::Params) -> Result<Vec<Self>, Error>;
+
+    /// Safety invariants over all nodes and every message in flight.
+    fn check_safety(nodes: &[Self], in_flight: &Channels<Self::Msg>) -> Result<(), String>;
+
+    /// Extra checks once the run has drained (no node waiting or in the critical section, no
+    /// new requests or link changes); `quiescent` says whether no message is in flight.
+    fn check_drained(
+        nodes: &[Self],
+        in_flight: &Channels<Self::Msg>,
+        quiescent: bool,
+    ) -> Result<(), String>;
+
+    /// Height raises this node performed (for the raises-per-link-change metric).
+    fn raises(&self) -> u64 {
+        0
+    }
+}
+
+/// The messages in flight, per directed link, oldest first.
+#[derive(Debug, Clone)]
+pub struct Channels<M> {
+    queues: BTreeMap<(NodeId, NodeId), VecDeque<M>>,
+}
+
+impl<M> Default for Channels<M> {
+    fn default() -> Self {
+        Channels {
+            queues: BTreeMap::new(),
+        }
+    }
+}
+
+impl<M> Channels<M> {
+    /// Every message in flight as `(from, to, msg)`.
+    pub fn iter(&self) -> impl Iterator<Item = (NodeId, NodeId, &M)> {
+        self.queues
+            .iter()
+            .flat_map(|(&(f, t), q)| q.iter().map(move |m| (f, t, m)))
+    }
+
+    /// Whether nothing is in flight in either direction between `a` and `b`.
+    pub fn idle(&self, a: NodeId, b: NodeId) -> bool {
+        self.queues.get(&(a, b)).is_none_or(|q| q.is_empty())
+            && self.queues.get(&(b, a)).is_none_or(|q| q.is_empty())
+    }
+
+    /// Whether nothing is in flight at all.
+    pub fn is_empty(&self) -> bool {
+        self.queues.values().all(|q| q.is_empty())
+    }
+
+    /// Append `msg` to the link `from → to`.
+    pub fn push(&mut self, from: NodeId, to: NodeId, msg: M) {
+        self.queues.entry((from, to)).or_default().push_back(msg);
+    }
+
+    /// Take the oldest message on `from → to`.
+    pub fn pop(&mut self, from: NodeId, to: NodeId) -> Option<M> {
+        self.queues.get_mut(&(from, to))?.pop_front()
+    }
+}
+
+/// A token-network simulation.
+#[derive(Debug, Clone)]
+pub struct Config<P> {
+    /// The initial topology (must be connected for the drain guarantee).
+    pub graph: Graph,
+    /// Algorithm parameters.
+    pub params: P,
+    /// Requests and critical sections.
+    pub workload: Workload,
+    /// Link changes per time unit (`λ_mob`); 0 for a static network.
+    pub lambda_mob: f64,
+    /// Message delay on every link.
+    pub delay: f64,
+    /// Length of the load phase (requests and link changes happen only in it).
+    pub duration: f64,
+    /// After the load phase, how long waiting nodes may take to enter before it is starvation.
+    pub drain_limit: f64,
+    /// Run the safety check after every event.
+    pub check_every_step: bool,
+    /// How many recent events a violation report keeps (0: none, cheapest).
+    pub trace_len: usize,
+    /// The RNG seed: a run is a pure function of this configuration.
+    pub seed: u64,
+}
+
+impl<P> Config<P> {
+    /// The paper's defaults (delay 1, CS 1) on `graph`, with checks on and a 64-event trace.
+    pub fn new(graph: Graph, params: P, seed: u64) -> Self {
+        Config {
+            graph,
+            params,
+            workload: Workload::default(),
+            lambda_mob: 0.0,
+            delay: 1.0,
+            duration: 1_000.0,
+            drain_limit: 100_000.0,
+            check_every_step: true,
+            trace_len: 64,
+            seed,
+        }
+    }
+}
+
+/// An invariant violation: everything needed to replay it.
+#[derive(Debug, Clone)]
+pub struct Violation {
+    /// The seed of the run.
+    pub seed: u64,
+    /// Virtual time of the violation.
+    pub time: Time,
+    /// What went wrong.
+    pub message: String,
+    /// The last events before it, oldest first.
+    pub trace: Vec<String>,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "invariant violated at t={} (seed {}): {}",
+            self.time, self.seed, self.message
+        )?;
+        for line in &self.trace {
+            writeln!(f, "  {line}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Violation {}
+
+/// The result of a run that kept every invariant.
+#[derive(Debug, Clone)]
+pub struct Outcome<N> {
+    /// What was measured.
+    pub metrics: Metrics,
+    /// The nodes' final states.
+    pub nodes: Vec<N>,
+    /// The final topology.
+    pub graph: Graph,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum SimEvent {
+    Deliver { from: NodeId, to: NodeId },
+    Request(NodeId),
+    Release(NodeId),
+    Mobility,
+    EndOfLoad,
+}
+
+struct Sim<P: TokenAlgorithm> {
+    config: Config<P::Params>,
+    nodes: Vec<P>,
+    graph: Graph,
+    channels: Channels<P::Msg>,
+    queue: EventQueue<SimEvent>,
+    rng: ChaCha8Rng,
+    metrics: Metrics,
+    requested_at: Vec<Option<Time>>,
+    loading: bool,
+    trace: VecDeque<String>,
+    scratch: Vec<Action<P::Msg>>,
+}
+
+/// Run one simulation.
+pub fn run<P: TokenAlgorithm>(config: Config<P::Params>) -> Result<Outcome<P>, Violation> {
+    let started = std::time::Instant::now();
+    let nodes = P::build(&config.graph, &config.params).map_err(|e| Violation {
+        seed: config.seed,
+        time: 0.0,
+        message: format!("cannot build the network: {e}"),
+        trace: Vec::new(),
+    })?;
+    let n = nodes.len();
+    let mut sim = Sim::<P> {
+        graph: config.graph.clone(),
+        rng: ChaCha8Rng::seed_from_u64(config.seed),
+        nodes,
+        channels: Channels::default(),
+        queue: EventQueue::new(),
+        metrics: Metrics::default(),
+        requested_at: vec![None; n],
+        loading: true,
+        trace: VecDeque::new(),
+        scratch: Vec::new(),
+        config,
+    };
+    sim.start();
+    sim.run_to_end()?;
+    sim.metrics.wall_seconds = started.elapsed().as_secs_f64();
+    sim.metrics.raises = sim.nodes.iter().map(P::raises).sum();
+    Ok(Outcome {
+        metrics: sim.metrics,
+        nodes: sim.nodes,
+        graph: sim.graph,
+    })
+}
+
+fn exp_sample(rate: f64, rng: &mut ChaCha8Rng) -> Option<f64> {
+    Exp::new(rate)
+        .ok()
+        .filter(|_| rate > 0.0 && rate.is_finite())
+        .map(|e| e.sample(rng))
+}
+
+impl<P: TokenAlgorithm> Sim<P> {
+    fn start(&mut self) {
+        for i in 0..self.nodes.len() {
+            self.schedule_request(NodeId(i as u32));
+        }
+        if let Some(dt) = exp_sample(self.config.lambda_mob, &mut self.rng) {
+            self.queue.schedule(dt, SimEvent::Mobility);
+        }
+        self.queue
+            .schedule(self.config.duration, SimEvent::EndOfLoad);
+    }
+
+    fn schedule_request(&mut self, node: NodeId) {
+        if let Some(dt) = exp_sample(self.config.workload.lambda_req, &mut self.rng) {
+            self.queue.schedule(dt, SimEvent::Request(node));
+        }
+    }
+
+    fn violation(&self, message: String) -> Violation {
+        Violation {
+            seed: self.config.seed,
+            time: self.queue.now(),
+            message,
+            trace: self.trace.iter().cloned().collect(),
+        }
+    }
+
+    fn record(&mut self, node: NodeId, event: &Event<P::Msg>) {
+        if self.config.trace_len == 0 {
+            return;
+        }
+        if self.trace.len() == self.config.trace_len {
+            self.trace.pop_front();
+        }
+        self.trace
+            .push_back(format!("t={:.3} {node:?} <- {event:?}", self.queue.now()));
+    }
+
+    /// Feed `event` to `node` and carry out its actions. `Err` from the node is a violation
+    /// here: the simulator only issues events that are valid in the node's state.
+    fn deliver(&mut self, node: NodeId, event: Event<P::Msg>) -> Result<(), Violation> {
+        self.record(node, &event);
+        let now = self.queue.now();
+        // Reuse one buffer so the simulator loop does not allocate per event.
+        let mut actions = std::mem::take(&mut self.scratch);
+        actions.clear();
+        if let Err(e) = self.nodes[node.index()]
+            .handle(event)
+            .map(|out| actions.extend(out))
+        {
+            self.scratch = actions;
+            return Err(self.violation(format!("{node:?} rejected a valid event: {e}")));
+        }
+        for action in actions.drain(..) {
+            match action {
+                Action::Send { to, msg } => {
+                    if !self.graph.has(node, to) {
+                        return Err(self
+                            .violation(format!("{node:?} sent {msg:?} to non-neighbour {to:?}")));
+                    }
+                    self.metrics.messages += 1;
+                    self.metrics.hops += 1;
+                    self.channels.push(node, to, msg);
+                    self.queue
+                        .schedule(self.config.delay, SimEvent::Deliver { from: node, to });
+                }
+                Action::EnterCritical { .. } => {
+                    let Some(at) = self.requested_at[node.index()].take() else {
+                        return Err(self.violation(format!("{node:?} entered without a request")));
+                    };
+                    self.metrics.entered(now - at);
+                    self.queue
+                        .schedule(self.config.workload.cs_duration, SimEvent::Release(node));
+                }
+                _ => {}
+            }
+        }
+        self.scratch = actions;
+        Ok(())
+    }
+
+    fn step(&mut self, event: SimEvent) -> Result<(), Violation> {
+        self.metrics.events += 1;
+        match event {
+            SimEvent::Deliver { from, to } => {
+                let Some(msg) = self.channels.pop(from, to) else {
+                    return Err(self.violation(format!("delivery on empty link {from:?}->{to:?}")));
+                };
+                self.deliver(to, Event::Receive { from, msg })?;
+            }
+            SimEvent::Request(node) => {
+                if self.loading && self.nodes[node.index()].status() == Status::Remainder {
+                    let request = self.config.workload.request(&mut self.rng);
+                    self.requested_at[node.index()] = Some(self.queue.now());
+                    self.deliver(node, Event::Request(request))?;
+                }
+            }
+            SimEvent::Release(node) => {
+                self.deliver(node, Event::Release)?;
+                if self.loading {
+                    self.schedule_request(node);
+                }
+            }
+            SimEvent::Mobility => {
+                if !self.loading {
+                    return Ok(());
+                }
+                self.change_a_link()?;
+                if let Some(dt) = exp_sample(self.config.lambda_mob, &mut self.rng) {
+                    self.queue.schedule(dt, SimEvent::Mobility);
+                }
+            }
+            SimEvent::EndOfLoad => self.loading = false,
+        }
+        if self.config.check_every_step {
+            P::check_safety(&self.nodes, &self.channels).map_err(|m| self.violation(m))?;
+        }
+        Ok(())
+    }
+
+    /// The paper's mobility step: drop a random idle link whose loss keeps the graph
+    /// connected, and form a random new one (so the link count, hence connectivity, is
+    /// unchanged). If no link can go, nothing changes.
+    fn change_a_link(&mut self) -> Result<(), Violation> {
+        let channels = &self.channels;
+        let Some((a, b)) = self
+            .graph
+            .pick_removable(&mut self.rng, |a, b| channels.idle(a, b))
+        else {
+            return Ok(());
+        };
+        self.graph.remove(a, b);
+        let (c, d) = self.graph.pick_absent(&mut self.rng).unwrap_or((a, b));
+        self.graph.add(c, d);
+        self.metrics.link_changes += 2;
+        self.deliver(a, Event::LinkDown(b))?;
+        self.deliver(b, Event::LinkDown(a))?;
+        self.deliver(c, Event::LinkUp(d))?;
+        self.deliver(d, Event::LinkUp(c))
+    }
+
+    fn busy(&self) -> Vec<NodeId> {
+        self.nodes
+            .iter()
+            .filter(|n| n.status() != Status::Remainder)
+            .map(|n| n.id())
+            .collect()
+    }
+
+    fn run_to_end(&mut self) -> Result<(), Violation> {
+        let end = self.config.duration + self.config.drain_limit;
+        while let Some((time, event)) = self.queue.pop() {
+            if time > end {
+                let busy = self.busy();
+                return Err(self.violation(format!(
+                    "starvation: {busy:?} still waiting or in the critical section {} time units after requests stopped",
+                    self.config.drain_limit
+                )));
+            }
+            self.step(event)?;
+            if !self.loading && self.busy().is_empty() {
+                break;
+            }
+        }
+        let busy = self.busy();
+        if !busy.is_empty() {
+            return Err(self.violation(format!("deadlock: {busy:?} waiting with no event left")));
+        }
+        self.metrics.sim_time = self.queue.now();
+        // Let the protocol settle (bounded: KRLF circulates tokens forever).
+        let settle = 50 * self.nodes.len().max(1) * self.nodes.len().max(1);
+        for _ in 0..settle {
+            if self.channels.is_empty() {
+                break;
+            }
+            let Some((_, event)) = self.queue.pop() else {
+                break;
+            };
+            self.step(event)?;
+        }
+        P::check_drained(&self.nodes, &self.channels, self.channels.is_empty())
+            .map_err(|m| self.violation(m))
+    }
+}

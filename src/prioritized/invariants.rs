@@ -5,6 +5,8 @@ use alloc::string::String;
 
 use crate::{Protocol, Status};
 
+use crate::height::Height;
+
 use super::{Message, Node};
 
 /// Check a snapshot of a whole system: every node, and every message in flight (TOKEN and
@@ -89,6 +91,32 @@ pub fn check_invariants<'a>(
         return Err(format!(
             "held + t + releases in flight + backlogs = {total}, expected k = {k}"
         ));
+    }
+    Ok(())
+}
+
+/// Check a quiescent system (nothing in flight, nobody waiting or in the CS): every view of a
+/// neighbour's height is the truth and every LINK handshake is complete, and every node but the
+/// token holder has a lower neighbour, so the heights form a token-oriented DAG.
+pub fn check_quiescent(nodes: &[Node]) -> Result<(), String> {
+    let truth = |id: crate::NodeId| -> Option<Height> {
+        nodes.iter().find(|n| n.id() == id).map(Node::height)
+    };
+    for node in nodes {
+        let id = node.id();
+        if node.status() != Status::Remainder || node.queue().len() != 0 {
+            return Err(format!("{id:?} is not idle"));
+        }
+        for nb in node.neighbors.entries() {
+            if !nb.in_n || nb.forming || !nb.received_li || Some(nb.height) != truth(nb.id) {
+                return Err(format!("{id:?}'s view of {:?} is stale: {nb:?}", nb.id));
+            }
+        }
+        let has_lower = node.neighbors.members().any(|nb| nb.height < node.height());
+        let has_neighbors = node.neighbors.members().next().is_some();
+        if !node.holds_token() && has_neighbors && !has_lower {
+            return Err(format!("{id:?} has no way down to the token"));
+        }
     }
     Ok(())
 }

@@ -24,9 +24,13 @@ mod network;
 mod node;
 mod policy;
 mod procedures;
+#[cfg(feature = "std")]
+mod simulate;
 
-pub use invariants::check_invariants;
+pub use invariants::{check_invariants, check_quiescent};
 pub use message::Message;
 pub use network::build_network;
 pub use node::Node;
 pub use policy::{Config, Policy, Settings};
+#[cfg(feature = "std")]
+pub use simulate::Params;

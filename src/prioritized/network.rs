@@ -1,73 +1,34 @@
 //! Consistent initial configurations for a whole network.
 
-use alloc::collections::VecDeque;
-use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::height::Height;
-use crate::{Error, NodeId};
+use crate::{reverse_link, Error, NodeId};
 
 use super::policy::{Config, Settings};
 
 /// Initial configurations for nodes `0..n` on the undirected graph `edges`, with the token
 /// (and `t = k`) at `holder`.
 ///
-/// Heights are `(0, d, id)` with `d` the hop distance to `holder`, so every other node has a
-/// lower neighbour one hop closer: the DAG is token oriented. Errors (`InvalidConfig`, naming
-/// the holder or the offending node) for an out-of-range node, a self-loop, a disconnected
-/// graph, or invalid settings.
+/// The heights are KRL's initial layout for a single token holder (hop distance to the
+/// holder, see [`reverse_link::build`]), so every other node has a lower neighbour one hop
+/// closer: the DAG is token oriented. Errors (`InvalidConfig`) for an out-of-range node, a
+/// self-loop, a disconnected graph (some node then has no lower neighbour), or invalid
+/// settings.
 pub fn build_network(
     n: u32,
     edges: &[(NodeId, NodeId)],
     holder: NodeId,
     settings: Settings,
 ) -> Result<Vec<Config>, Error> {
-    let fail = |node, reason| Err(Error::InvalidConfig { node, reason });
-    if holder.0 >= n {
-        return fail(holder, "token holder is not one of the n nodes");
-    }
-    let mut adj: Vec<Vec<NodeId>> = vec![Vec::new(); n as usize];
-    for &(a, b) in edges {
-        if a.0 >= n || b.0 >= n {
-            return fail(
-                if a.0 >= n { a } else { b },
-                "edge names a node outside 0..n",
-            );
-        }
-        if a == b {
-            return fail(a, "self-loop");
-        }
-        if !adj[a.index()].contains(&b) {
-            adj[a.index()].push(b);
-            adj[b.index()].push(a);
-        }
-    }
-    let mut dist: Vec<Option<i64>> = vec![None; n as usize];
-    dist[holder.index()] = Some(0);
-    let mut frontier = VecDeque::from([holder]);
-    while let Some(u) = frontier.pop_front() {
-        let d = dist[u.index()].unwrap_or(0) + 1;
-        for &v in &adj[u.index()] {
-            if dist[v.index()].is_none() {
-                dist[v.index()] = Some(d);
-                frontier.push_back(v);
-            }
-        }
-    }
-    let Some(dist) = dist.into_iter().collect::<Option<Vec<i64>>>() else {
-        return fail(holder, "graph is not connected");
-    };
-    let heights: Vec<Height> = (0..n)
-        .zip(dist)
-        .map(|(i, d)| Height::new(0, d, NodeId(i)))
-        .collect();
-    let configs: Vec<Config> = (0..n)
-        .map(|i| Config {
-            id: NodeId(i),
+    let layout = reverse_link::build(n as usize, edges, &[holder], false)?;
+    let configs: Vec<Config> = layout
+        .into_iter()
+        .map(|c| Config {
+            id: c.id,
             settings,
-            height: heights[i as usize],
-            neighbors: adj[i as usize].iter().map(|v| heights[v.index()]).collect(),
-            token_holder: NodeId(i) == holder,
+            height: c.height,
+            neighbors: c.neighbors,
+            token_holder: c.tokens > 0,
         })
         .collect();
     for c in &configs {
@@ -79,6 +40,7 @@ pub fn build_network(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::height::Height;
     use crate::prioritized::Policy;
 
     fn e(a: u32, b: u32) -> (NodeId, NodeId) {
@@ -91,7 +53,7 @@ mod tests {
         let c = build_network(4, &[e(0, 1), e(1, 2), e(2, 3), e(3, 0)], NodeId(2), s).unwrap();
         assert!(c[2].token_holder && !c[0].token_holder);
         assert_eq!(c[2].height, Height::new(0, 0, NodeId(2)));
-        assert_eq!(c[0].height, Height::new(0, 2, NodeId(0)));
+        assert_eq!(c[0].height, Height::new(2, 0, NodeId(0)));
         for cfg in &c {
             assert!(cfg.token_holder || cfg.neighbors.iter().any(|h| *h < cfg.height));
         }

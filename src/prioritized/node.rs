@@ -30,6 +30,8 @@ pub struct Node {
     /// Released resources that could not be forwarded yet because the node had no neighbour;
     /// sent on the next link, or added to `t` if the token arrives first.
     pub(super) backlog: u32,
+    /// Partial reversals performed (a simulator metric).
+    pub(super) raises: u64,
     pub(super) outbox: Outbox<Message>,
 }
 
@@ -48,6 +50,7 @@ impl Node {
             queue: PriorityQueue::new(),
             wanted: 0,
             backlog: 0,
+            raises: 0,
             outbox: Outbox::default(),
         })
     }
@@ -84,6 +87,11 @@ impl Node {
     /// Released resources waiting for a neighbour to be forwarded to (see the module docs).
     pub fn release_backlog(&self) -> u32 {
         self.backlog
+    }
+
+    /// Partial reversals (height raises) performed so far.
+    pub fn raises(&self) -> u64 {
+        self.raises
     }
 
     /// The node's height.

@@ -141,6 +141,7 @@ impl Node {
             return;
         };
         self.height = raised;
+        self.raises += 1;
         self.broadcast_link();
         let (id, neighbors) = (self.id, &self.neighbors);
         self.queue

@@ -5,7 +5,9 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use manet_mutex::prioritized::{build_network, check_invariants, Message, Node, Settings};
+use manet_mutex::prioritized::{
+    build_network, check_invariants, check_quiescent, Message, Node, Settings,
+};
 use manet_mutex::{Action, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
 
 pub fn n(i: u32) -> NodeId {
@@ -207,6 +209,9 @@ impl Net {
                 .collect();
             let waiting = (0..self.nodes.len() as u32).any(|i| self.status(i) == Status::Waiting);
             if in_cs.is_empty() && !waiting {
+                if let Err(e) = check_quiescent(&self.nodes) {
+                    panic!("not quiescent after the drain: {e}\n{:#?}", self.nodes);
+                }
                 return;
             }
             assert!(

@@ -25,28 +25,30 @@ fn scenario() -> impl Strategy<Value = Config<Params>> {
                 any::<u64>(),
             )
         })
-        .prop_map(|(n, m, k, policy, aging_step, lambda_mob, lambda_req, seed)| {
-            let mut rng = ChaCha8Rng::seed_from_u64(seed);
-            let graph = Graph::random_connected(n, m, &mut rng);
-            let policy = [Policy::Explicit, Policy::Equal, Policy::MaxConcurrency][policy];
-            let settings = Settings {
-                k,
-                policy,
-                aging_step,
-            };
-            let holder = NodeId((seed % n as u64) as u32);
-            let mut config = Config::new(graph, Params { settings, holder }, seed);
-            config.workload = Workload {
-                lambda_req,
-                resources: Dist::Uniform { lo: 1, hi: k },
-                priority: Dist::Uniform { lo: 0, hi: 10 },
-                ..Workload::default()
-            };
-            config.lambda_mob = lambda_mob;
-            config.duration = 200.0;
-            config.drain_limit = 20_000.0;
-            config
-        })
+        .prop_map(
+            |(n, m, k, policy, aging_step, lambda_mob, lambda_req, seed)| {
+                let mut rng = ChaCha8Rng::seed_from_u64(seed);
+                let graph = Graph::random_connected(n, m, &mut rng);
+                let policy = [Policy::Explicit, Policy::Equal, Policy::MaxConcurrency][policy];
+                let settings = Settings {
+                    k,
+                    policy,
+                    aging_step,
+                };
+                let holder = NodeId((seed % n as u64) as u32);
+                let mut config = Config::new(graph, Params { settings, holder }, seed);
+                config.workload = Workload {
+                    lambda_req,
+                    resources: Dist::Uniform { lo: 1, hi: k },
+                    priority: Dist::Uniform { lo: 0, hi: 10 },
+                    ..Workload::default()
+                };
+                config.lambda_mob = lambda_mob;
+                config.duration = 200.0;
+                config.drain_limit = 20_000.0;
+                config
+            },
+        )
 }
 
 proptest! {

@@ -149,11 +149,7 @@ impl Net {
 
     /// Fail link a–b if both directions are empty (the contract). Returns whether it failed.
     pub fn link_down(&mut self, a: u32, b: u32) -> bool {
-        let empty = |x: u32, y: u32| {
-            self.chans
-                .get(&(n(x), n(y)))
-                .map_or(true, VecDeque::is_empty)
-        };
+        let empty = |x: u32, y: u32| self.chans.get(&(n(x), n(y))).is_none_or(VecDeque::is_empty);
         if !self.links.contains(&edge(a, b)) || !empty(a, b) || !empty(b, a) {
             return false;
         }

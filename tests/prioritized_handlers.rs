@@ -858,3 +858,17 @@ fn an_isolated_node_keeps_released_resources_until_a_link_forms() {
     );
     assert_eq!(a.release_backlog(), 0);
 }
+
+#[test]
+fn update_goes_where_the_request_went_not_to_the_new_lowest_neighbour() {
+    // Deviation: forwardUpdate in the paper re-selects the lowest neighbour as `next`; an
+    // UPDATE there would name a request that neighbour never got.
+    let mut a = node(1, h(0, 5, 1), &[h(0, 1, 0), h(0, 9, 2), h(0, 8, 3)], false);
+    go(&mut a, request_msg(2, 1, h(0, 9, 2)));
+    assert_eq!(a.next(), Some(n(0)));
+    go(&mut a, Event::LinkUp(n(4)));
+    go(&mut a, recv(4, Message::Link { height: h(0, 0, 4) }));
+    assert_eq!(a.neighbors().lowest(), Some(n(4)));
+    let out = go(&mut a, request_msg(3, 7, h(0, 8, 3)));
+    assert_eq!(out, vec![send(0, Message::Update { priority: p(7) })]);
+}

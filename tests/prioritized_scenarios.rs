@@ -187,3 +187,27 @@ fn a_request_made_while_isolated_is_sent_once_a_link_re_forms_to_the_old_next() 
     net.drain();
     assert_eq!(net.entry_order(), vec![1, 0]);
 }
+
+#[test]
+fn two_waiting_nodes_do_not_bounce_the_token_between_them() {
+    // Line 1-0-2, k = 3, aging step 5. Node 2 holds 2 resources; node 0 waits for 3 with the
+    // token (priority 1); node 1 asks for 3 with priority 2 and preempts it. The REQUEST that
+    // follows the token carries node 0's priority from before the aging step (1, not 6), so
+    // node 1 keeps the token. Carrying the aged 6 (the paper's order: dequeue, age, send)
+    // makes node 1 hand the token back, node 0 hand it over again, and so on forever.
+    let settings = Settings {
+        aging_step: 5,
+        ..Settings::new(3, Policy::Explicit)
+    };
+    let mut net = Net::new(3, &[(0, 1), (0, 2)], 0, settings);
+    net.request(2, 2, 0);
+    net.run();
+    net.request(0, 3, 1);
+    net.run();
+    assert!(net.node(0).holds_token());
+    net.request(1, 3, 2);
+    net.run(); // panics on a livelock
+    assert!(net.node(1).holds_token() && net.status(1) == Status::Waiting);
+    net.drain();
+    assert_eq!(net.entry_order(), vec![2, 1, 0]);
+}

@@ -872,3 +872,27 @@ fn update_goes_where_the_request_went_not_to_the_new_lowest_neighbour() {
     let out = go(&mut a, request_msg(3, 7, h(0, 8, 3)));
     assert_eq!(out, vec![send(0, Message::Update { priority: p(7) })]);
 }
+
+#[test]
+fn token_raises_the_front_to_the_priority_it_was_granted_at() {
+    // Deviation: aging the request earned in the sender's queue travels with the token, so
+    // the recipient does not rank its own request back at its base priority.
+    let mut a = middle();
+    go(&mut a, req(5, 1));
+    go(
+        &mut a,
+        recv(
+            0,
+            Message::Token {
+                available: 2,
+                priority: p(7),
+                height: h(0, 0, 0),
+            },
+        ),
+    );
+    assert_eq!(a.queue().next(), Some((n(1), p(7))));
+    // A request that would have beaten the base priority 1 now waits behind.
+    let out = go(&mut a, request_msg(2, 6, h(0, 2, 2)));
+    assert!(out.is_empty());
+    assert!(a.holds_token());
+}

@@ -3,6 +3,8 @@
 //! after every step. To be replaced by the shared simulator once it drives token algorithms.
 #![allow(dead_code)] // each test crate uses a different part of the driver
 
+pub mod unit;
+
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use manet_mutex::prioritized::{

@@ -7,7 +7,7 @@ use common::{n, Net};
 use manet_mutex::height::Height;
 use manet_mutex::prioritized::{build_network, Message, Node, Policy, Settings};
 use manet_mutex::queue::Priority;
-use manet_mutex::{Anomaly, Event, Protocol, Status};
+use manet_mutex::{Anomaly, CsRequest, Event, Protocol, Status};
 use proptest::collection::vec;
 use proptest::prelude::*;
 
@@ -117,9 +117,12 @@ proptest! {
     }
 
     #[test]
-    fn arbitrary_peer_input_never_panics_and_keeps_t_within_k(
-        msgs in vec((0u32..6, 0u8..5, 0u32..12, any::<u64>(), -3i64..3, 0u32..6), 0..60),
-        k in 1u32..6,
+    fn arbitrary_input_never_panics_and_an_err_changes_nothing(
+        events in vec(
+            (0u32..6, 0u8..9, prop_oneof![0u32..12, Just(u32::MAX)], any::<u64>(), -3i64..3, 0u32..6),
+            0..60,
+        ),
+        k in prop_oneof![1u32..6, Just(u32::MAX - 1), Just(u32::MAX)],
     ) {
         let configs = build_network(
             4,
@@ -130,19 +133,28 @@ proptest! {
         .unwrap();
         for c in configs {
             let mut node = Node::new(c).unwrap();
-            for &(from, kind, x, level, h, hid) in &msgs {
+            for &(peer, kind, x, level, h, hid) in &events {
                 let height = Height::new(h, h, n(hid));
                 let priority = Priority::new(level, x);
-                let msg = match kind {
-                    0 => Message::Token { available: x, priority, height },
-                    1 => Message::Request { priority, height },
-                    2 => Message::Update { priority },
-                    3 => Message::Release { resources: x },
-                    _ => Message::Link { height },
+                let receive = |msg| Event::Receive { from: n(peer), msg };
+                let event = match kind {
+                    0 => receive(Message::Token { available: x, priority, height }),
+                    1 => receive(Message::Request { priority, height }),
+                    2 => receive(Message::Update { priority }),
+                    3 => receive(Message::Release { resources: x }),
+                    4 => receive(Message::Link { height }),
+                    5 => Event::Request(CsRequest { resources: x, priority: 0 }),
+                    6 => Event::Release,
+                    7 => Event::LinkUp(n(peer)),
+                    _ => Event::LinkDown(n(peer)),
                 };
-                let _ = node.handle(Event::Receive { from: n(from), msg }).unwrap().count();
+                let before = node.clone();
+                if node.handle(event).map(|actions| actions.count()).is_err() {
+                    prop_assert_eq!(&node, &before);
+                }
                 prop_assert!(node.available().is_none_or(|t| t <= k));
                 prop_assert!(node.release_backlog() <= k);
+                prop_assert!(node.held() <= k);
             }
         }
     }

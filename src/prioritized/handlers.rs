@@ -26,15 +26,6 @@ impl Node {
         }
     }
 
-    /// Whether a REQUEST or UPDATE from `from` may be processed: the sender must be in `N`.
-    fn known_member(&mut self, from: NodeId) -> bool {
-        let known = self.neighbors.is_member(from);
-        if !known {
-            self.outbox.anomaly(from, Anomaly::UnknownPeer);
-        }
-        known
-    }
-
     fn on_token(&mut self, from: NodeId, available: u32, granted: Priority, ht: Height) {
         let k = self.settings.k;
         if self.token.is_some() {
@@ -48,15 +39,17 @@ impl Node {
             self.outbox.anomaly(from, Anomaly::UnknownPeer);
         }
         // Our own unsent releases join the token here instead of chasing it.
-        let t = available.saturating_add(core::mem::take(&mut self.backlog));
-        if t > k || ht.id != from {
+        let t = available
+            .checked_add(core::mem::take(&mut self.backlog))
+            .filter(|&t| t <= k);
+        if t.is_none() || ht.id != from {
             self.outbox.anomaly(from, Anomaly::OutOfRange);
         }
         let before = self.queue.front();
         if let Some((front, _)) = before {
             self.queue.raise(front, granted);
         }
-        self.token = Some(t.min(k));
+        self.token = Some(t.unwrap_or(k));
         self.next = Some(self.id);
         if let Some(n) = self.neighbors.get_mut(from).filter(|n| n.in_n) {
             n.height = Height::new(ht.h1, ht.h2, from);
@@ -69,16 +62,14 @@ impl Node {
     }
 
     fn on_request(&mut self, from: NodeId, priority: Priority, ht: Height) {
-        if !self.known_member(from) {
+        let Some(n) = self.neighbors.get_mut(from).filter(|n| n.in_n) else {
+            self.outbox.anomaly(from, Anomaly::UnknownPeer);
             return;
-        }
+        };
         if ht.id != from {
             self.outbox.anomaly(from, Anomaly::OutOfRange);
             return;
         }
-        let Some(n) = self.neighbors.get_mut(from) else {
-            return;
-        };
         if !n.received_li {
             // Sent before `from` received the token we sent it: `from` no longer needs us.
             self.outbox.anomaly(from, Anomaly::Stale);
@@ -93,7 +84,8 @@ impl Node {
     }
 
     fn on_update(&mut self, from: NodeId, priority: Priority) {
-        if !self.known_member(from) {
+        if !self.neighbors.is_member(from) {
+            self.outbox.anomaly(from, Anomaly::UnknownPeer);
             return;
         }
         let before = self.queue.front();
@@ -116,12 +108,15 @@ impl Node {
             // Still accepted: dropping it would lose resources for good.
             self.outbox.anomaly(from, Anomaly::UnknownPeer);
         }
-        match self.token {
-            Some(t) if t + resources > k => self.outbox.anomaly(from, Anomaly::OutOfRange),
-            Some(t) => {
-                self.token = Some(t + resources);
+        match self
+            .token
+            .map(|t| t.checked_add(resources).filter(|&sum| sum <= k))
+        {
+            Some(Some(sum)) => {
+                self.token = Some(sum);
                 self.serve();
             }
+            Some(None) => self.outbox.anomaly(from, Anomaly::OutOfRange),
             None => self.forward_release(resources),
         }
     }

@@ -48,13 +48,11 @@ impl Node {
     /// resources come back, or until a higher-priority request overtakes its entry, which
     /// passes the token on (preemption).
     pub(super) fn serve(&mut self) {
-        while let (Some(t), Some((front, _))) = (self.token, self.queue.front()) {
+        while let (Some(t), Some((front, granted))) = (self.token, self.queue.front()) {
             if front == self.id && t < self.wanted {
                 return;
             }
-            let Some((_, granted)) = self.queue.pop() else {
-                return;
-            };
+            self.queue.pop();
             // The REQUEST that follows a token carries the rest's priority from before this
             // aging step: the recipient then ranks it below the request it was granted for, as
             // we did, so two waiting nodes cannot bounce the token between them forever.

@@ -155,7 +155,7 @@ fn own_request_overtaking_the_queue_front_sends_an_update() {
 }
 
 #[test]
-fn release_at_the_holder_returns_resources_to_t_and_ages_the_queue() {
+fn release_returns_resources_towards_the_token_and_ages_the_queue() {
     let mut a = holder();
     go(&mut a, req(5, 0));
     let out = go(&mut a, request_msg(2, 4, h(0, 1, 2)));
@@ -165,9 +165,23 @@ fn release_at_the_holder_returns_resources_to_t_and_ages_the_queue() {
         "token passed on though t = 0 (holder is in the CS)"
     );
     assert!(!a.holds_token());
+    go(&mut a, request_msg(3, 2, h(0, 2, 3)));
     let out = go(&mut a, Event::Release);
     assert_eq!(out, vec![send(2, Message::Release { resources: 5 })]);
     assert_eq!(a.status(), Status::Remainder);
+    assert_eq!(a.queue().next(), Some((n(3), p(3))), "aging(Q) on release");
+}
+
+#[test]
+fn release_at_the_holder_adds_to_t_and_serves_the_queue() {
+    let mut a = waiting_holder(0, 5, 9);
+    // The waiting holder gets the resources back in two RELEASEs and enters; its own release
+    // then returns them to t.
+    go(&mut a, recv(2, Message::Release { resources: 3 }));
+    let out = go(&mut a, recv(3, Message::Release { resources: 2 }));
+    assert_eq!(out, vec![Action::EnterCritical { resources: 5 }]);
+    assert!(go(&mut a, Event::Release).is_empty());
+    assert_eq!(a.available(), Some(5));
 }
 
 #[test]

@@ -57,7 +57,7 @@ fn graph(count: u32, parents: &[u32], extra: &[(u32, u32)]) -> Vec<(u32, u32)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(common::cases(256)))]
 
     #[test]
     fn invariants_hold_and_every_request_is_served_after_churn_stops(

@@ -3,6 +3,8 @@
 //! step, every request served once link changes and new requests stop, and a quiescent,
 //! token-oriented network at the end.
 
+mod common;
+
 use manet_mutex::prioritized::{Node, Params, Policy, Settings};
 use manet_mutex::sim::token::{self, Config};
 use manet_mutex::sim::{Dist, Graph, Workload};
@@ -52,7 +54,7 @@ fn scenario() -> impl Strategy<Value = Config<Params>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig::with_cases(common::cases(96)))]
 
     #[test]
     fn invariants_hold_and_every_request_is_served_in_the_simulator(config in scenario()) {

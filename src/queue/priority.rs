@@ -321,7 +321,6 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
         #[test]
         fn queue_stays_sorted_and_unique(
             ops in proptest::collection::vec((0u8..5, 0u32..6, 0u64..20), 0..60),

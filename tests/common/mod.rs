@@ -12,6 +12,15 @@ use manet_mutex::prioritized::{
 };
 use manet_mutex::{Action, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
 
+/// Proptest case count: `PROPTEST_CASES` if set (an explicit count in the config would
+/// otherwise override it), else `default`.
+pub fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 pub fn n(i: u32) -> NodeId {
     NodeId(i)
 }

@@ -211,3 +211,34 @@ fn two_waiting_nodes_do_not_bounce_the_token_between_them() {
     net.drain();
     assert_eq!(net.entry_order(), vec![2, 1, 0]);
 }
+
+#[test]
+fn a_distant_large_request_is_not_starved_by_small_ones_near_the_token() {
+    // Line 0-1-2-3-4, token at 0; node 4 wants all 3 resources while nodes 0..=3 keep asking
+    // for one each, so in maximum-concurrency mode there is always a more urgent request
+    // closer to the token.
+    let mut net = Net::new(
+        5,
+        &[(0, 1), (1, 2), (2, 3), (3, 4)],
+        0,
+        Settings::new(3, Policy::MaxConcurrency),
+    );
+    for i in 0..4 {
+        net.request(i, 1, 0);
+    }
+    net.run();
+    net.request(4, 3, 0);
+    let mut rounds = 0;
+    while !net.in_cs(4) {
+        rounds += 1;
+        assert!(rounds <= 60, "node 4 starved");
+        for i in 0..4 {
+            if net.in_cs(i) {
+                net.release(i);
+                net.request(i, 1, 0);
+            }
+        }
+        net.run();
+    }
+    assert!(rounds > 1, "the small requests did go first at the start");
+}

@@ -16,6 +16,33 @@
 //!
 //! Interpretations of the paper and deviations from it are listed in `docs/prioritized.md`,
 //! each with the test that pins it.
+//!
+//! ```
+//! use std::collections::VecDeque;
+//! use manet_mutex::prioritized::{build_network, Node, Policy, Settings};
+//! use manet_mutex::{Action, CsRequest, Event, NodeId, Protocol, Status};
+//!
+//! // A line 0-1-2 with k = 3 resources, the token at node 0, maximum-concurrency priorities.
+//! let edges = [(NodeId(0), NodeId(1)), (NodeId(1), NodeId(2))];
+//! let settings = Settings::new(3, Policy::MaxConcurrency);
+//! let mut nodes: Vec<Node> = build_network(3, &edges, NodeId(0), settings)?
+//!     .into_iter().map(Node::new).collect::<Result<_, _>>()?;
+//! let mut wire = VecDeque::new(); // one FIFO for the whole network is FIFO per link too
+//! let mut feed = |nodes: &mut Vec<Node>, wire: &mut VecDeque<_>, at: NodeId, event| {
+//!     for action in nodes[at.index()].handle(event).expect("valid event") {
+//!         if let Action::Send { to, msg } = action {
+//!             wire.push_back((at, to, msg));
+//!         }
+//!     }
+//! };
+//! feed(&mut nodes, &mut wire, NodeId(2), Event::Request(CsRequest { resources: 2, priority: 0 }));
+//! while let Some((from, to, msg)) = wire.pop_front() {
+//!     feed(&mut nodes, &mut wire, to, Event::Receive { from, msg });
+//! }
+//! assert_eq!(nodes[2].status(), Status::Critical);
+//! assert_eq!(nodes[2].available(), Some(1)); // the token stayed with node 2: t = 3 - 2
+//! # Ok::<(), manet_mutex::Error>(())
+//! ```
 
 mod handlers;
 mod invariants;

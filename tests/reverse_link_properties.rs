@@ -38,8 +38,20 @@ fn scenario() -> impl Strategy<Value = Config<Params>> {
         })
 }
 
+/// 256 cases by default; `PROPTEST_CASES=N` sets the count, `MANET_MUTEX_SOAK=1` means 5000.
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if std::env::var_os("MANET_MUTEX_SOAK").is_some() {
+            5000
+        } else {
+            256
+        })
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
 
     #[test]
     fn invariants_hold_and_every_request_is_served(config in scenario()) {

@@ -16,7 +16,7 @@ use rand_distr::{Distribution, Exp};
 use super::topology::Graph;
 use super::workload::Workload;
 use super::{EventQueue, Metrics, Time};
-use crate::{Action, Error, Event, NodeId, Protocol, Status};
+use crate::{Action, CsRequest, Error, Event, NodeId, Protocol, Status};
 
 /// What the token simulator needs from an algorithm besides [`Protocol`].
 pub trait TokenAlgorithm: Protocol + Clone + Sized {
@@ -187,7 +187,10 @@ struct Sim<P: TokenAlgorithm> {
     queue: EventQueue<SimEvent>,
     rng: ChaCha8Rng,
     metrics: Metrics,
-    requested_at: Vec<Option<Time>>,
+    requested_at: Vec<Option<(Time, CsRequest)>>,
+    granted: Vec<u32>,
+    in_use: u32,
+    in_use_since: Time,
     loading: bool,
     trace: VecDeque<String>,
     scratch: Vec<Action<P::Msg>>,
@@ -211,6 +214,9 @@ pub fn run<P: TokenAlgorithm>(config: Config<P::Params>) -> Result<Outcome<P>, V
         queue: EventQueue::new(),
         metrics: Metrics::default(),
         requested_at: vec![None; n],
+        granted: vec![0; n],
+        in_use: 0,
+        in_use_since: 0.0,
         loading: true,
         trace: VecDeque::new(),
         scratch: Vec::new(),
@@ -300,11 +306,18 @@ impl<P: TokenAlgorithm> Sim<P> {
                     self.queue
                         .schedule(self.config.delay, SimEvent::Deliver { from: node, to });
                 }
-                Action::EnterCritical { .. } => {
-                    let Some(at) = self.requested_at[node.index()].take() else {
+                Action::EnterCritical { resources } => {
+                    let Some((at, request)) = self.requested_at[node.index()].take() else {
                         return Err(self.violation(format!("{node:?} entered without a request")));
                     };
-                    self.metrics.entered(now - at);
+                    if resources != request.resources {
+                        return Err(self.violation(format!(
+                            "{node:?} asked for {} resources but was granted {resources}",
+                            request.resources
+                        )));
+                    }
+                    self.metrics.entered(now - at, request);
+                    self.use_resources(node, resources);
                     self.queue
                         .schedule(self.config.workload.cs_duration, SimEvent::Release(node));
                 }
@@ -327,11 +340,12 @@ impl<P: TokenAlgorithm> Sim<P> {
             SimEvent::Request(node) => {
                 if self.loading && self.nodes[node.index()].status() == Status::Remainder {
                     let request = self.config.workload.request(&mut self.rng);
-                    self.requested_at[node.index()] = Some(self.queue.now());
+                    self.requested_at[node.index()] = Some((self.queue.now(), request));
                     self.deliver(node, Event::Request(request))?;
                 }
             }
             SimEvent::Release(node) => {
+                self.use_resources(node, 0);
                 self.deliver(node, Event::Release)?;
                 if self.loading {
                     self.schedule_request(node);
@@ -352,6 +366,15 @@ impl<P: TokenAlgorithm> Sim<P> {
             P::check_safety(&self.nodes, &self.channels).map_err(|m| self.violation(m))?;
         }
         Ok(())
+    }
+
+    /// Account for `node` now holding `resources` (0 on release), for the utilization metric.
+    fn use_resources(&mut self, node: NodeId, resources: u32) {
+        let now = self.queue.now();
+        self.metrics.resource_time += f64::from(self.in_use) * (now - self.in_use_since);
+        self.in_use_since = now;
+        self.in_use = self.in_use - self.granted[node.index()] + resources;
+        self.granted[node.index()] = resources;
     }
 
     /// The paper's mobility step: drop a random idle link whose loss keeps the graph

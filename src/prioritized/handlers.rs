@@ -122,28 +122,23 @@ impl Node {
     }
 
     fn on_link(&mut self, from: NodeId, ht: Height) {
-        if ht.id != from {
-            self.outbox.anomaly(from, Anomaly::OutOfRange);
-            return;
+        // The acknowledgement of our token is the LINK carrying exactly the height we assumed
+        // for the recipient (its height update on TOKEN is unconditional, so it always does).
+        match self
+            .neighbors
+            .hear(from, ht, self.height, |n| n.height == ht)
+        {
+            Err(anomaly) => return self.outbox.anomaly(from, anomaly),
+            // Our LINK at link formation carried `form_height`; we moved since, so say it again.
+            Ok(true) => self.outbox.send(
+                from,
+                Message::Link {
+                    height: self.height,
+                },
+            ),
+            Ok(false) => {}
         }
-        let own = self.height;
-        let Some(n) = self.neighbors.get_mut(from) else {
-            self.outbox.anomaly(from, Anomaly::UnknownPeer);
-            return;
-        };
-        n.in_n = true;
-        // Our LINK at link formation carried `form_height`; if we moved since, say so again.
-        let resend = n.forming && own != n.form_height;
-        n.forming = false;
-        if n.received_li {
-            n.height = ht;
-        } else if n.height == ht {
-            n.received_li = true;
-        }
-        let lower = n.height < own;
-        if resend {
-            self.outbox.send(from, Message::Link { height: own });
-        }
+        let lower = self.neighbors.is_lower(from, self.height);
         let before = self.queue.front();
         if lower {
             self.queue.delete(from);

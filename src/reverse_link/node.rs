@@ -257,31 +257,13 @@ impl Node {
     }
 
     fn on_link_info(&mut self, j: NodeId, h: Height, ack: bool) {
-        let own = self.height;
-        let Some(entry) = self.neighbors.get_mut(j) else {
-            return self.outbox.anomaly(j, Anomaly::UnknownPeer);
-        };
-        if h.id != j {
-            return self.outbox.anomaly(j, Anomaly::OutOfRange);
+        match self.neighbors.hear(j, h, self.height, |_| ack) {
+            Err(anomaly) => return self.outbox.anomaly(j, anomaly),
+            // Our height changed after we announced it on link formation.
+            Ok(true) => self.outbox.send(j, Message::LinkInfo(self.height)),
+            Ok(false) => {}
         }
-        entry.in_n = true;
-        if entry.forming {
-            entry.forming = false;
-            if own != entry.form_height {
-                // Our height changed after we announced it on link formation.
-                self.outbox.send(j, Message::LinkInfo(own));
-            }
-        }
-        if ack {
-            if entry.received_li {
-                self.outbox.anomaly(j, Anomaly::Unexpected);
-            }
-            entry.received_li = true;
-            entry.height = h;
-        } else if entry.received_li {
-            entry.height = h;
-        }
-        if self.height > entry.height {
+        if self.neighbors.is_lower(j, self.height) {
             self.queue.delete(j);
         }
         if self.is_holder() && self.neighbors.all_lower(self.height) {

@@ -167,6 +167,20 @@ impl Net {
         delivered
     }
 
+    /// Deliver the oldest message of the first busy link; false if nothing is in flight.
+    fn step(&mut self) -> bool {
+        let Some((f, t)) = self
+            .links
+            .iter()
+            .find(|(_, q)| !q.is_empty())
+            .map(|(&k, _)| k)
+        else {
+            return false;
+        };
+        self.deliver(f, t);
+        true
+    }
+
     fn deliver_all(&mut self) -> usize {
         self.deliver_while(|_| true, 10_000)
     }
@@ -584,4 +598,101 @@ fn figure_4_with_krlf_the_idle_token_reaches_a_waiting_node_before_5_releases() 
         }
     }
     assert_eq!(net.n(5).status(), Status::Critical);
+}
+
+// ---------------------------------------------------------------- beyond the figures
+
+/// Two nodes, `k = 2`, both tokens at node 0, forwarding on.
+fn pair_krlf() -> Net {
+    let cfg = |id: u32, tokens: u32, own: Height, other: Height| Config {
+        id: NodeId(id),
+        k: 2,
+        tokens,
+        height: own,
+        neighbors: vec![other],
+        forwarding: true,
+    };
+    Net::new(vec![
+        cfg(0, 2, h(0, 0, 0), h(1, 0, 1)),
+        cfg(1, 0, h(1, 0, 1), h(0, 0, 0)),
+    ])
+}
+
+#[test]
+fn krlf_two_unacknowledged_tokens_to_one_neighbour_cause_no_reversal_in_a_static_network() {
+    let mut net = pair_krlf();
+    assert_eq!(net.request(0), vec![enter()]);
+    // Release forwards one idle token; 0 keeps the other and, seeing 1 below, lowers.
+    assert_eq!(
+        net.release(0),
+        vec![send(1, Token(h(0, 0, 0))), send(1, LinkInfo(h(-1, 0, 0)))]
+    );
+    assert_eq!(net.request(0), vec![enter()]);
+    // Every link visited: the marks are cleared and the second token follows the first
+    // before 1 has acknowledged either.
+    assert_eq!(net.release(0), vec![send(1, Token(h(-1, 0, 0)))]);
+    assert_eq!(net.pending(0, 1).len(), 3);
+    net.deliver_link(0, 1);
+    assert_eq!(net.height(1), h(-1, -1, 1));
+    // The ack of the first token reports a height 1 no longer has. Trusting it makes 0 think
+    // 1 is above it; the paper's receivedLI (set only by the LinkInfo that matches the height
+    // guessed for the *latest* token) would have ignored it.
+    assert_eq!(net.pending(1, 0)[0], TokenAck(h(0, -1, 1)));
+    net.deliver(1, 0);
+    assert_eq!(
+        net.nodes.iter().map(Node::raises).sum::<u64>(),
+        0,
+        "a node raised its height in a static network"
+    );
+    for _ in 0..200 {
+        if !net.step() {
+            break;
+        }
+        assert_eq!(
+            net.nodes.iter().map(Node::raises).sum::<u64>(),
+            0,
+            "a node raised its height in a static network"
+        );
+    }
+}
+
+/// The paper (section 4.2): "In a static network, no node will have to raise its height."
+fn static_runs_never_raise(forwarding: bool) {
+    use manet_mutex::reverse_link::Params;
+    use manet_mutex::sim::token::{self, Config as SimConfig};
+    use manet_mutex::sim::{Graph, Workload};
+    use rand::SeedableRng;
+
+    let mut raised = Vec::new();
+    for seed in 0..40u64 {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let n = 4 + (seed as usize % 9);
+        let graph = Graph::random_connected(n, n + n / 2, &mut rng);
+        let k = 1 + (seed as u32 % 3);
+        let mut config = SimConfig::new(graph, Params { k, forwarding }, seed);
+        config.workload = Workload {
+            lambda_req: 0.1,
+            ..Workload::default()
+        };
+        config.duration = 200.0;
+        let outcome = token::run::<Node>(config).unwrap_or_else(|v| panic!("{v}"));
+        if outcome.metrics.raises > 0 {
+            raised.push((seed, n, k, outcome.metrics.raises));
+        }
+    }
+    assert_eq!(
+        raised,
+        vec![],
+        "(seed, n, k, raises) of static runs that raised"
+    );
+}
+
+#[test]
+fn krl_static_runs_never_raise_a_height() {
+    static_runs_never_raise(false);
+}
+
+#[test]
+fn krlf_static_runs_never_raise_a_height() {
+    static_runs_never_raise(true);
 }

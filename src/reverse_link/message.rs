@@ -23,7 +23,10 @@ impl Message {
     /// The height the message carries.
     pub fn height(&self) -> Height {
         match *self {
-            Message::Request(h) | Message::Token(h) | Message::LinkInfo(h) | Message::TokenAck(h) => h,
+            Message::Request(h)
+            | Message::Token(h)
+            | Message::LinkInfo(h)
+            | Message::TokenAck(h) => h,
         }
     }
 

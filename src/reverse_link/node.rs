@@ -230,14 +230,15 @@ impl Node {
                 entry.visited = true;
             }
             if self.height > h {
-                self.height = h.just_below(self.id);
-                // Every neighbour learns the new height, not only the outgoing ones: a
-                // neighbour left with a stale value can later see the link the wrong way.
-                for k in self.neighbors.members().map(|n| n.id) {
+                // The paper tells only the neighbours that were below us: those above stay
+                // above, so their (now too high) view of us still gives the right direction.
+                let lowered = h.just_below(self.id);
+                for k in self.neighbors.outgoing(self.height) {
                     if k != j {
-                        self.outbox.send(k, Message::LinkInfo(self.height));
+                        self.outbox.send(k, Message::LinkInfo(lowered));
                     }
                 }
+                self.height = lowered;
             }
             self.outbox.send(j, Message::TokenAck(self.height));
         } else {
@@ -405,8 +406,7 @@ impl Node {
             return;
         };
         self.height = new;
-        // All neighbours, not only the incoming ones, for the reason given in `on_token`.
-        for k in self.neighbors.members().map(|n| n.id) {
+        for k in self.neighbors.incoming(new) {
             self.outbox.send(k, Message::LinkInfo(new));
         }
     }

@@ -4,6 +4,7 @@
 //! configuration and seed; an invariant violation reports both, plus the event trace.
 
 pub mod clock;
+pub mod experiment;
 pub mod metrics;
 
 pub use clock::{EventQueue, Time};

@@ -291,9 +291,8 @@ impl<P: TokenAlgorithm> Sim<P> {
             match action {
                 Action::Send { to, msg } => {
                     if !self.graph.has(node, to) {
-                        return Err(self.violation(format!(
-                            "{node:?} sent {msg:?} to non-neighbour {to:?}"
-                        )));
+                        return Err(self
+                            .violation(format!("{node:?} sent {msg:?} to non-neighbour {to:?}")));
                     }
                     self.metrics.messages += 1;
                     self.metrics.hops += 1;

@@ -106,7 +106,8 @@ impl Graph {
         if self.n == 0 {
             return true;
         }
-        let skipped = |a: NodeId, b: NodeId| skip.is_some_and(|(x, y)| (a, b) == (x, y) || (a, b) == (y, x));
+        let skipped =
+            |a: NodeId, b: NodeId| skip.is_some_and(|(x, y)| (a, b) == (x, y) || (a, b) == (y, x));
         let mut seen = vec![false; self.n];
         let mut stack = vec![NodeId(0)];
         seen[0] = true;

@@ -213,10 +213,11 @@ fn release_lowers_a_holder_left_without_incoming_link() {
         "no lowering on entry"
     );
     assert_eq!(n.height(), h(5, 0, 0));
-    // max h1 = 2, so h1 = 1; neighbour 1 shares h1 = 1 with h2 = 0, so h2 = 1.
+    // max h1 = 2, so h1 = 1; neighbour 1 shares h1 = 1 with h2 = 0, so h2 = 1. Only the
+    // neighbours now above (incoming) are told, as in the paper's LowerHeight.
     assert_eq!(
         run(&mut n, Event::Release),
-        vec![send(1, LinkInfo(h(1, 1, 0))), send(2, LinkInfo(h(1, 1, 0)))]
+        vec![send(2, LinkInfo(h(1, 1, 0)))]
     );
     assert_eq!(n.height(), h(1, 1, 0));
     assert!(n.height() < view(&n, 2), "gained an incoming link");
@@ -435,18 +436,14 @@ fn request_sent_before_our_token_arrived_is_dropped_as_stale() {
 // ---------------------------------------------------------------- Token
 
 #[test]
-fn token_from_lower_neighbour_lowers_height_informs_every_neighbour_acks_and_enters() {
+fn token_from_lower_neighbour_lowers_height_acks_and_enters() {
     let mut n = waiter();
     run(&mut n, request());
     let new = h(0, -1, 5);
+    // 2 and 3 were above and stay above: the paper does not tell them.
     assert_eq!(
         run(&mut n, recv(1, Token(h(0, 0, 1)))),
-        vec![
-            send(2, LinkInfo(new)),
-            send(3, LinkInfo(new)),
-            send(1, TokenAck(new)),
-            enter()
-        ]
+        vec![send(1, TokenAck(new)), enter()]
     );
     assert_eq!(n.height(), new);
     assert_eq!(n.tokens(), 1);
@@ -454,6 +451,26 @@ fn token_from_lower_neighbour_lowers_height_informs_every_neighbour_acks_and_ent
     assert_eq!(n.next(), NodeId(5));
     assert_eq!(queue(&n), Vec::<u32>::new());
     assert_eq!(view(&n, 1), h(0, 0, 1));
+}
+
+#[test]
+fn token_lowering_informs_the_other_outgoing_neighbours_only() {
+    let mut n = node(
+        5,
+        1,
+        0,
+        h(1, 0, 5),
+        &[h(0, 0, 1), h(0, 5, 4), h(2, 0, 2)],
+        false,
+    );
+    let new = h(0, -1, 5);
+    // 4 was below 5 and is now above it: its link flips, so it must learn the new height.
+    assert_eq!(
+        run(&mut n, recv(1, Token(h(0, 0, 1)))),
+        vec![send(4, LinkInfo(new)), send(1, TokenAck(new))]
+    );
+    assert_eq!(n.height(), new);
+    assert!(view(&n, 4) > new);
 }
 
 #[test]
@@ -475,11 +492,7 @@ fn token_with_empty_queue_in_krl_stays_and_next_points_home() {
     let new = h(0, -1, 5);
     assert_eq!(
         run(&mut n, recv(1, Token(h(0, 0, 1)))),
-        vec![
-            send(2, LinkInfo(new)),
-            send(3, LinkInfo(new)),
-            send(1, TokenAck(new))
-        ]
+        vec![send(1, TokenAck(new))]
     );
     assert_eq!(n.tokens(), 1);
     assert_eq!(n.next(), NodeId(5));
@@ -500,8 +513,6 @@ fn token_serves_the_front_neighbour_and_follows_it_with_a_request_for_the_rest()
     assert_eq!(
         run(&mut n, recv(1, Token(h(0, 0, 1)))),
         vec![
-            send(2, LinkInfo(new)),
-            send(3, LinkInfo(new)),
             send(1, TokenAck(new)),
             send(2, Token(new)),
             send(2, Request(new)),
@@ -543,12 +554,7 @@ fn token_in_krlf_with_empty_queue_goes_to_lowest_unvisited_and_marks_both_links(
     let new = h(0, -1, 5);
     assert_eq!(
         run(&mut n, recv(1, Token(h(0, 0, 1)))),
-        vec![
-            send(2, LinkInfo(new)),
-            send(3, LinkInfo(new)),
-            send(1, TokenAck(new)),
-            send(2, Token(new)),
-        ]
+        vec![send(1, TokenAck(new)), send(2, Token(new))]
     );
     assert_eq!(visited(&n), vec![1, 2]);
     assert_eq!(n.tokens(), 0);
@@ -570,11 +576,7 @@ fn token_in_krlf_resets_visited_marks_once_every_neighbour_is_visited() {
     let new = h(0, -1, 5);
     assert_eq!(
         run(&mut n, recv(1, Token(h(0, 0, 1)))),
-        vec![
-            send(2, LinkInfo(new)),
-            send(1, TokenAck(new)),
-            send(1, Token(new))
-        ]
+        vec![send(1, TokenAck(new)), send(1, Token(new))]
     );
     assert_eq!(visited(&n), vec![1]);
     assert_eq!(n.tokens(), 0);
@@ -604,11 +606,7 @@ fn link_info_from_new_neighbour_triggers_resend_when_own_height_changed_since_fo
     // 7 is not in N yet, so the lowering does not reach it...
     assert_eq!(
         run(&mut n, recv(1, Token(h(0, 0, 1)))),
-        vec![
-            send(2, LinkInfo(new)),
-            send(3, LinkInfo(new)),
-            send(1, TokenAck(new))
-        ]
+        vec![send(1, TokenAck(new))]
     );
     // ...until its first LinkInfo arrives (formHeight differs from myHeight).
     assert_eq!(

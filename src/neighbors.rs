@@ -29,6 +29,9 @@ pub struct Neighbor {
     pub in_n: bool,
     /// False while a token we sent the peer is unacknowledged.
     pub received_li: bool,
+    /// Tokens sent to the peer and not acknowledged yet (KRLF can send a second one before
+    /// the first is acknowledged); `received_li` turns true only when this drops to 0.
+    pub unacked: u32,
     /// The link was detected forming and the peer's first LinkInfo has not arrived yet.
     pub forming: bool,
     /// Our height when the link was detected forming.
@@ -53,6 +56,7 @@ impl Neighbors {
                 height: h,
                 in_n: true,
                 received_li: true,
+                unacked: 0,
                 forming: false,
                 form_height: own,
                 visited: false,
@@ -95,6 +99,7 @@ impl Neighbors {
                         height: own,
                         in_n: false,
                         received_li: true,
+                        unacked: 0,
                         forming: true,
                         form_height: own,
                         visited: false,

@@ -706,6 +706,43 @@ fn link_info_while_token_ack_pending_is_not_recorded_and_ack_restores_trust() {
 }
 
 #[test]
+fn token_ack_of_an_earlier_token_does_not_restore_trust_while_a_later_one_is_unacknowledged() {
+    // KRLF can send a second token to the same neighbour before the first is acknowledged.
+    let mut n = node(0, 2, 2, h(0, 0, 0), &[h(1, 0, 1)], true);
+    run(&mut n, request());
+    assert_eq!(
+        run(&mut n, Event::Release),
+        vec![send(1, Token(h(0, 0, 0))), send(1, LinkInfo(h(-1, 0, 0)))]
+    );
+    run(&mut n, request());
+    assert_eq!(
+        run(&mut n, Event::Release),
+        vec![send(1, Token(h(-1, 0, 0)))]
+    );
+    assert_eq!(entry(&n, 1).unacked, 2);
+    // The first ack reports 1's height after the first token only: still stale.
+    assert_eq!(run(&mut n, recv(1, TokenAck(h(0, -1, 1)))), vec![]);
+    assert!(!entry(&n, 1).received_li);
+    assert_eq!(
+        view(&n, 1),
+        h(-1, -1, 1),
+        "the guess for the latest token stays"
+    );
+    assert_eq!(n.raises(), 0);
+    let before = n.clone();
+    assert_eq!(
+        run(&mut n, recv(1, Request(h(0, -1, 1)))),
+        vec![anomaly(1, Anomaly::Stale)]
+    );
+    assert_eq!(n, before);
+    // The second ack completes the handshake, without an anomaly.
+    assert_eq!(run(&mut n, recv(1, TokenAck(h(-1, -1, 1)))), vec![]);
+    assert!(entry(&n, 1).received_li);
+    assert_eq!(entry(&n, 1).unacked, 0);
+    assert_eq!(view(&n, 1), h(-1, -1, 1));
+}
+
+#[test]
 fn token_ack_to_a_node_that_still_holds_a_token_can_make_it_lower() {
     // Node 0 holds 2 tokens and has one neighbour; it gives one away and keeps one. The ack
     // shows the recipient below, so 0 has no incoming link and lowers itself.

@@ -271,11 +271,20 @@ impl Node {
             }
         }
         if ack {
-            if entry.received_li {
-                self.outbox.anomaly(j, Anomaly::Unexpected);
+            match entry.unacked {
+                0 => {
+                    self.outbox.anomaly(j, Anomaly::Unexpected);
+                    entry.height = h;
+                }
+                1 => {
+                    entry.unacked = 0;
+                    entry.received_li = true;
+                    entry.height = h;
+                }
+                // The ack of an earlier token: the peer's height in it predates a token still
+                // on its way, so it is as stale as any other message sent before that token.
+                _ => entry.unacked -= 1,
             }
-            entry.received_li = true;
-            entry.height = h;
         } else if entry.received_li {
             entry.height = h;
         }
@@ -353,6 +362,7 @@ impl Node {
         if let Some(entry) = self.neighbors.get_mut(to) {
             entry.height = assumed;
             entry.received_li = false;
+            entry.unacked = entry.unacked.saturating_add(1);
         }
         self.outbox.send(to, Message::Token(self.height));
     }

@@ -877,6 +877,25 @@ fn isolated_waiting_node_keeps_its_request_and_forwards_it_when_a_link_forms() {
 }
 
 #[test]
+fn isolated_waiting_node_resends_its_request_when_the_link_to_its_old_next_comes_back() {
+    // The failed link took the request queued at 1 with it (1 deletes 5 from its queue on
+    // LinkDown). When the same link forms again, 1 is below 5 as before, but the request must
+    // be sent again: nothing else will ever bring a token to 5.
+    let mut n = node(5, 1, 0, h(1, 0, 5), &[h(0, 0, 1)], false);
+    assert_eq!(run(&mut n, request()), vec![send(1, Request(h(1, 0, 5)))]);
+    assert_eq!(run(&mut n, Event::LinkDown(NodeId(1))), vec![]);
+    assert_eq!(
+        run(&mut n, Event::LinkUp(NodeId(1))),
+        vec![send(1, LinkInfo(h(1, 0, 5)))]
+    );
+    assert_eq!(
+        run(&mut n, recv(1, LinkInfo(h(0, 0, 1)))),
+        vec![send(1, Request(h(1, 0, 5)))]
+    );
+    assert_eq!(n.next(), NodeId(1));
+}
+
+#[test]
 fn isolated_waiting_node_raises_above_a_new_lower_neighbour_before_forwarding() {
     let mut n = node(5, 1, 0, h(1, 0, 5), &[h(0, 0, 1)], false);
     run(&mut n, request());

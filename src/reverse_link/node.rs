@@ -313,6 +313,12 @@ impl Node {
             return self.outbox.anomaly(j, Anomaly::RedundantLinkEvent);
         }
         self.queue.delete(j);
+        if self.next == j {
+            // Whatever we asked of `j` died with the link (it deleted us from its queue). If we
+            // cannot reroute now (isolated), `next` must not look valid again when a link to
+            // `j` re-forms: pointing it home makes it stale until the request is re-sent.
+            self.next = self.id;
+        }
         if !self.is_holder() {
             if self.neighbors.all_higher(self.height) {
                 self.raise_height();

@@ -24,9 +24,9 @@ struct Case {
     ops: Vec<(u8, u16, u16)>,
 }
 
-fn case() -> impl Strategy<Value = Case> {
-    (2u32..=8)
-        .prop_flat_map(|n| {
+fn case(max_n: u32, max_ops: usize) -> impl Strategy<Value = Case> {
+    (2u32..=max_n)
+        .prop_flat_map(move |n| {
             (
                 Just(n),
                 proptest::collection::vec(any::<u16>(), (n - 1) as usize),
@@ -34,7 +34,7 @@ fn case() -> impl Strategy<Value = Case> {
                 1..n,
                 any::<bool>(),
                 any::<bool>(),
-                proptest::collection::vec((0u8..10, any::<u16>(), any::<u16>()), 0..400),
+                proptest::collection::vec((0u8..10, any::<u16>(), any::<u16>()), 0..max_ops),
             )
         })
         .prop_map(|(n, parents, extra, k, forwarding, dynamic, ops)| {
@@ -196,7 +196,18 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
 
     #[test]
-    fn any_fifo_interleaving_keeps_safety_and_serves_every_request(case in case()) {
+    fn any_fifo_interleaving_keeps_safety_and_serves_every_request(case in case(8, 400)) {
+        run(&case);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn long_interleavings_on_larger_networks_keep_safety_and_serve_every_request(
+        case in case(14, 3000),
+    ) {
         run(&case);
     }
 }

@@ -110,7 +110,7 @@ fn request_at_holder_enters_critical_at_once_without_messages() {
     assert_eq!(run(&mut n, request()), vec![enter()]);
     assert_eq!(n.status(), Status::Critical);
     assert_eq!(n.tokens(), 1);
-    assert_eq!(n.next(), NodeId(0));
+    assert_eq!(n.next(), Some(NodeId(0)));
     assert_eq!(queue(&n), Vec::<u32>::new());
     assert_eq!(n.height(), h(0, 0, 0));
 }
@@ -129,7 +129,7 @@ fn request_at_non_holder_with_empty_queue_asks_lowest_neighbour() {
     assert_eq!(run(&mut n, request()), vec![send(1, Request(h(1, 0, 5)))]);
     assert_eq!(n.status(), Status::Waiting);
     assert_eq!(queue(&n), vec![5]);
-    assert_eq!(n.next(), NodeId(1));
+    assert_eq!(n.next(), Some(NodeId(1)));
     assert_eq!(n.tokens(), 0);
 }
 
@@ -143,7 +143,7 @@ fn request_at_non_holder_with_non_empty_queue_only_enqueues_itself() {
     assert_eq!(run(&mut n, request()), vec![]);
     assert_eq!(n.status(), Status::Waiting);
     assert_eq!(queue(&n), vec![2, 5]);
-    assert_eq!(n.next(), NodeId(1));
+    assert_eq!(n.next(), Some(NodeId(1)));
 }
 
 #[test]
@@ -152,7 +152,7 @@ fn request_at_isolated_non_holder_is_queued_and_waits_for_a_link() {
     assert_eq!(run(&mut n, request()), vec![]);
     assert_eq!(n.status(), Status::Waiting);
     assert_eq!(queue(&n), vec![5]);
-    assert_eq!(n.next(), NodeId(5));
+    assert_eq!(n.next(), None, "no neighbour to ask yet");
 }
 
 // ---------------------------------------------------------------- ReleaseCS
@@ -164,7 +164,7 @@ fn release_without_queue_keeps_the_token_and_height() {
     assert_eq!(run(&mut n, Event::Release), vec![]);
     assert_eq!(n.status(), Status::Remainder);
     assert_eq!(n.tokens(), 1);
-    assert_eq!(n.next(), NodeId(0));
+    assert_eq!(n.next(), Some(NodeId(0)));
     assert_eq!(n.height(), h(0, 0, 0));
 }
 
@@ -180,7 +180,7 @@ fn release_with_one_queued_neighbour_sends_it_the_token_and_assumes_it_below() {
     );
     assert_eq!(n.status(), Status::Remainder);
     assert_eq!(n.tokens(), 0);
-    assert_eq!(n.next(), NodeId(2));
+    assert_eq!(n.next(), Some(NodeId(2)));
     assert_eq!(queue(&n), Vec::<u32>::new());
     assert_eq!(view(&n, 2), h(0, -1, 2));
     assert!(!entry(&n, 2).received_li);
@@ -200,7 +200,7 @@ fn release_with_two_queued_neighbours_sends_token_then_request_for_the_rest() {
         vec![send(2, Token(h(0, 0, 0))), send(2, Request(h(0, 0, 0)))]
     );
     assert_eq!(n.tokens(), 0);
-    assert_eq!(n.next(), NodeId(2));
+    assert_eq!(n.next(), Some(NodeId(2)));
     assert_eq!(queue(&n), vec![3]);
 }
 
@@ -234,7 +234,7 @@ fn release_in_krlf_forwards_the_idle_token_to_lowest_unvisited_neighbour() {
         vec![send(2, Token(h(0, 0, 0)))]
     );
     assert_eq!(n.tokens(), 0);
-    assert_eq!(n.next(), NodeId(2));
+    assert_eq!(n.next(), Some(NodeId(2)));
     assert_eq!(visited(&n), vec![2]);
     assert_eq!(view(&n, 2), h(0, -1, 2));
     assert!(!entry(&n, 2).received_li);
@@ -250,7 +250,7 @@ fn release_in_krlf_with_two_tokens_forwards_only_one() {
         vec![send(2, Token(h(0, 0, 0)))]
     );
     assert_eq!(n.tokens(), 1);
-    assert_eq!(n.next(), NodeId(0));
+    assert_eq!(n.next(), Some(NodeId(0)));
     assert_eq!(visited(&n), vec![2]);
 }
 
@@ -263,7 +263,7 @@ fn release_in_krlf_with_queue_serves_the_queue_and_marks_nothing() {
         run(&mut n, Event::Release),
         vec![send(3, Token(h(0, 0, 0)))]
     );
-    assert_eq!(n.next(), NodeId(3));
+    assert_eq!(n.next(), Some(NodeId(3)));
     assert_eq!(visited(&n), Vec::<u32>::new());
 }
 
@@ -277,7 +277,7 @@ fn request_from_higher_neighbour_is_queued_and_forwarded_downhill() {
         vec![send(1, Request(h(1, 0, 5)))]
     );
     assert_eq!(queue(&n), vec![2]);
-    assert_eq!(n.next(), NodeId(1));
+    assert_eq!(n.next(), Some(NodeId(1)));
     assert_eq!(view(&n, 2), h(2, 0, 2));
     assert_eq!(n.status(), Status::Remainder);
 }
@@ -333,7 +333,7 @@ fn request_carrying_a_raised_height_from_the_only_lower_neighbour_triggers_raise
         vec![1],
         "1 is still above node 5, its request stays"
     );
-    assert_eq!(n.next(), NodeId(2));
+    assert_eq!(n.next(), Some(NodeId(2)));
 }
 
 #[test]
@@ -344,7 +344,7 @@ fn request_at_holder_in_remainder_sends_the_token_at_once() {
         vec![send(2, Token(h(0, 0, 0)))]
     );
     assert_eq!(n.tokens(), 0);
-    assert_eq!(n.next(), NodeId(2));
+    assert_eq!(n.next(), Some(NodeId(2)));
     assert_eq!(queue(&n), Vec::<u32>::new());
     assert_eq!(view(&n, 2), h(0, -1, 2));
     assert!(!entry(&n, 2).received_li);
@@ -358,13 +358,17 @@ fn request_at_holder_in_remainder_with_two_tokens_serves_two_requesters() {
         vec![send(2, Token(h(0, 0, 0)))]
     );
     assert_eq!(n.tokens(), 1);
-    assert_eq!(n.next(), NodeId(0), "still a holder: next points home");
+    assert_eq!(
+        n.next(),
+        Some(NodeId(0)),
+        "still a holder: next points home"
+    );
     assert_eq!(
         run(&mut n, recv(3, Request(h(1, 0, 3)))),
         vec![send(3, Token(h(0, 0, 0)))]
     );
     assert_eq!(n.tokens(), 0);
-    assert_eq!(n.next(), NodeId(3));
+    assert_eq!(n.next(), Some(NodeId(3)));
 }
 
 #[test]
@@ -374,7 +378,7 @@ fn request_at_holder_in_critical_with_one_token_is_queued() {
     assert_eq!(run(&mut n, recv(2, Request(h(1, 0, 2)))), vec![]);
     assert_eq!(queue(&n), vec![2]);
     assert_eq!(n.tokens(), 1);
-    assert_eq!(n.next(), NodeId(0));
+    assert_eq!(n.next(), Some(NodeId(0)));
     assert_eq!(n.status(), Status::Critical);
 }
 
@@ -387,7 +391,7 @@ fn request_at_holder_in_critical_with_two_tokens_gets_the_spare_one() {
         vec![send(2, Token(h(0, 0, 0)))]
     );
     assert_eq!(n.tokens(), 1);
-    assert_eq!(n.next(), NodeId(0));
+    assert_eq!(n.next(), Some(NodeId(0)));
     assert_eq!(n.status(), Status::Critical);
     // The remaining token is in use: the next requester waits.
     assert_eq!(run(&mut n, recv(3, Request(h(1, 0, 3)))), vec![]);
@@ -417,7 +421,7 @@ fn request_from_next_that_now_lies_above_reroutes_to_the_new_lowest() {
         vec![send(4, Request(h(1, 0, 5)))]
     );
     assert_eq!(queue(&n), vec![5, 1]);
-    assert_eq!(n.next(), NodeId(4));
+    assert_eq!(n.next(), Some(NodeId(4)));
     assert_eq!(n.raises(), 0);
 }
 
@@ -448,7 +452,7 @@ fn token_from_lower_neighbour_lowers_height_acks_and_enters() {
     assert_eq!(n.height(), new);
     assert_eq!(n.tokens(), 1);
     assert_eq!(n.status(), Status::Critical);
-    assert_eq!(n.next(), NodeId(5));
+    assert_eq!(n.next(), Some(NodeId(5)));
     assert_eq!(queue(&n), Vec::<u32>::new());
     assert_eq!(view(&n, 1), h(0, 0, 1));
 }
@@ -495,7 +499,7 @@ fn token_with_empty_queue_in_krl_stays_and_next_points_home() {
         vec![send(1, TokenAck(new))]
     );
     assert_eq!(n.tokens(), 1);
-    assert_eq!(n.next(), NodeId(5));
+    assert_eq!(n.next(), Some(NodeId(5)));
     assert_eq!(n.status(), Status::Remainder);
     assert_eq!(
         visited(&n),
@@ -519,7 +523,7 @@ fn token_serves_the_front_neighbour_and_follows_it_with_a_request_for_the_rest()
         ]
     );
     assert_eq!(n.tokens(), 0);
-    assert_eq!(n.next(), NodeId(2));
+    assert_eq!(n.next(), Some(NodeId(2)));
     assert_eq!(queue(&n), vec![5]);
     assert_eq!(n.status(), Status::Waiting);
     assert_eq!(view(&n, 2), h(0, -2, 2));
@@ -536,7 +540,7 @@ fn second_token_arriving_during_critical_section_serves_the_queue() {
         vec![send(3, TokenAck(h(0, 0, 0))), send(2, Token(h(0, 0, 0)))]
     );
     assert_eq!(n.tokens(), 1);
-    assert_eq!(n.next(), NodeId(0));
+    assert_eq!(n.next(), Some(NodeId(0)));
     assert_eq!(queue(&n), Vec::<u32>::new());
     assert_eq!(n.status(), Status::Critical);
 }
@@ -558,7 +562,7 @@ fn token_in_krlf_with_empty_queue_goes_to_lowest_unvisited_and_marks_both_links(
     );
     assert_eq!(visited(&n), vec![1, 2]);
     assert_eq!(n.tokens(), 0);
-    assert_eq!(n.next(), NodeId(2));
+    assert_eq!(n.next(), Some(NodeId(2)));
     assert_eq!(view(&n, 2), h(0, -2, 2));
 }
 
@@ -652,7 +656,7 @@ fn link_info_leaving_a_non_holder_without_outgoing_link_raises_it_and_reforwards
     assert_eq!(n.height(), new);
     assert_eq!(n.raises(), 1);
     assert_eq!(queue(&n), vec![5]);
-    assert_eq!(n.next(), NodeId(1));
+    assert_eq!(n.next(), Some(NodeId(1)));
 }
 
 #[test]
@@ -684,7 +688,7 @@ fn link_info_making_next_higher_reroutes_the_request() {
         run(&mut n, recv(1, LinkInfo(h(2, 5, 1)))),
         vec![send(4, Request(h(1, 0, 5)))]
     );
-    assert_eq!(n.next(), NodeId(4));
+    assert_eq!(n.next(), Some(NodeId(4)));
     assert_eq!(queue(&n), vec![5]);
 }
 
@@ -778,7 +782,7 @@ fn link_failure_to_the_only_lower_neighbour_makes_a_waiting_node_raise_and_refor
         ]
     );
     assert_eq!(n.height(), new);
-    assert_eq!(n.next(), NodeId(2));
+    assert_eq!(n.next(), Some(NodeId(2)));
     assert_eq!(queue(&n), vec![5]);
     assert_eq!(n.raises(), 1);
     assert!(n.neighbors().get(NodeId(1)).is_none());
@@ -810,7 +814,7 @@ fn link_failure_to_next_reroutes_to_the_remaining_lower_neighbour() {
         run(&mut n, Event::LinkDown(NodeId(1))),
         vec![send(4, Request(h(1, 0, 5)))]
     );
-    assert_eq!(n.next(), NodeId(4));
+    assert_eq!(n.next(), Some(NodeId(4)));
     assert_eq!(n.raises(), 0);
 }
 
@@ -820,7 +824,7 @@ fn link_failure_to_a_queued_requester_deletes_it_silently() {
     run(&mut n, recv(2, Request(h(2, 0, 2))));
     assert_eq!(run(&mut n, Event::LinkDown(NodeId(2))), vec![]);
     assert_eq!(queue(&n), Vec::<u32>::new());
-    assert_eq!(n.next(), NodeId(1));
+    assert_eq!(n.next(), Some(NodeId(1)));
     assert!(n.neighbors().get(NodeId(2)).is_none());
 }
 
@@ -873,7 +877,7 @@ fn isolated_waiting_node_keeps_its_request_and_forwards_it_when_a_link_forms() {
         run(&mut n, recv(7, LinkInfo(h(0, 0, 7)))),
         vec![send(7, Request(h(1, 0, 5)))]
     );
-    assert_eq!(n.next(), NodeId(7));
+    assert_eq!(n.next(), Some(NodeId(7)));
 }
 
 #[test]
@@ -892,7 +896,7 @@ fn isolated_waiting_node_resends_its_request_when_the_link_to_its_old_next_comes
         run(&mut n, recv(1, LinkInfo(h(0, 0, 1)))),
         vec![send(1, Request(h(1, 0, 5)))]
     );
-    assert_eq!(n.next(), NodeId(1));
+    assert_eq!(n.next(), Some(NodeId(1)));
 }
 
 #[test]

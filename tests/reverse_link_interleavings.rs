@@ -5,14 +5,14 @@
 //! anomaly but `Stale` (a request crossing a token). After the schedule: every waiting node is
 //! served, KRL goes quiet with a token-oriented DAG, and a static network never raised a height.
 
-mod common;
+mod rl_net;
 
 use std::collections::BTreeSet;
 
-use common::Net;
 use manet_mutex::reverse_link::{self, Node};
 use manet_mutex::{NodeId, Protocol, Status};
 use proptest::prelude::*;
+use rl_net::Net;
 
 #[derive(Debug, Clone)]
 struct Case {

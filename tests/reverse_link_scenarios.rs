@@ -3,14 +3,14 @@
 //! statement of the prose, and the test asserts the states the prose describes at each step.
 //! `check_safety` runs after every single event.
 
-mod common;
+mod rl_net;
 
 use std::collections::VecDeque;
 
-use common::{configs, enter, h, send, Net};
 use manet_mutex::height::Height;
 use manet_mutex::reverse_link::{self, Config, Message, Node};
 use manet_mutex::{Action, NodeId, Protocol, Status};
+use rl_net::{configs, enter, h, send, Net};
 use Message::{LinkInfo, Request, Token, TokenAck};
 
 // ---------------------------------------------------------------- figures 2 and 3

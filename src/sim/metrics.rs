@@ -1,5 +1,9 @@
 //! What a simulation run measures.
 
+use std::collections::BTreeMap;
+
+use crate::CsRequest;
+
 /// Counters and samples gathered during a run.
 #[derive(Debug, Clone, Default)]
 pub struct Metrics {
@@ -7,6 +11,10 @@ pub struct Metrics {
     pub cs_entries: u64,
     /// Waiting time of every entry (request to entry), in time units.
     pub waits: Vec<f64>,
+    /// The request behind each entry of `waits` (resources and priority), same order.
+    pub requests: Vec<CsRequest>,
+    /// Resources in use integrated over virtual time (resource·time units).
+    pub resource_time: f64,
     /// Protocol messages sent.
     pub messages: u64,
     /// Hops travelled by protocol messages (routed mode; equals `messages` on neighbour links).
@@ -45,10 +53,36 @@ pub struct Summary {
 }
 
 impl Metrics {
-    /// Record a critical-section entry after waiting `wait` time units.
-    pub fn entered(&mut self, wait: f64) {
+    /// Record a critical-section entry for `request` after waiting `wait` time units.
+    pub fn entered(&mut self, wait: f64, request: CsRequest) {
         self.cs_entries += 1;
         self.waits.push(wait);
+        self.requests.push(request);
+    }
+
+    /// Mean resources in use divided by `k`, over the simulated time.
+    pub fn utilization(&self, k: u32) -> f64 {
+        if self.sim_time <= 0.0 || k == 0 {
+            0.0
+        } else {
+            self.resource_time / (self.sim_time * f64::from(k))
+        }
+    }
+
+    /// Mean and maximum wait per class, where `class` maps a request to its key (e.g. its
+    /// priority or its resource count): `key -> (entries, mean wait, max wait)`.
+    pub fn wait_by<K: Ord>(&self, class: impl Fn(&CsRequest) -> K) -> BTreeMap<K, (u64, f64, f64)> {
+        let mut acc: BTreeMap<K, (u64, f64, f64)> = BTreeMap::new();
+        for (w, r) in self.waits.iter().zip(&self.requests) {
+            let e = acc.entry(class(r)).or_insert((0, 0.0, 0.0));
+            e.0 += 1;
+            e.1 += w;
+            e.2 = e.2.max(*w);
+        }
+        for e in acc.values_mut() {
+            e.1 /= e.0 as f64;
+        }
+        acc
     }
 
     /// Summarise the run.
@@ -108,9 +142,13 @@ mod tests {
     #[test]
     fn summary_divides_by_entries() {
         let mut m = Metrics::default();
-        for w in [1.0, 2.0, 3.0, 10.0] {
-            m.entered(w);
+        for (w, h) in [(1.0, 1), (2.0, 2), (3.0, 1), (10.0, 2)] {
+            m.entered(w, CsRequest::resources(h));
         }
+        assert_eq!(m.wait_by(|r| r.resources)[&2], (2, 6.0, 10.0));
+        m.resource_time = 30.0;
+        m.sim_time = 10.0;
+        assert_eq!(m.utilization(3), 1.0);
         m.messages = 8;
         let s = m.summary();
         assert_eq!(s.cs_entries, 4);

@@ -16,7 +16,7 @@ use rand_distr::{Distribution, Exp};
 use super::topology::Graph;
 use super::workload::Workload;
 use super::{EventQueue, Metrics, Time};
-use crate::{Action, Error, Event, NodeId, Protocol, Status};
+use crate::{Action, CsRequest, Error, Event, NodeId, Protocol, Status};
 
 /// What the token simulator needs from an algorithm besides [`Protocol`].
 pub trait TokenAlgorithm: Protocol + Clone + Sized {
@@ -98,6 +98,11 @@ pub struct Config<P> {
     pub workload: Workload,
     /// Link changes per time unit (`λ_mob`); 0 for a static network.
     pub lambda_mob: f64,
+    /// Keep the graph connected during the load phase (the paper's model). When false, any
+    /// idle link may fail — nodes can be cut off, even isolated — and when the load phase
+    /// ends the simulator forms random links until the graph is connected again, so the drain
+    /// still requires every request to be served.
+    pub keep_connected: bool,
     /// Message delay on every link.
     pub delay: f64,
     /// Length of the load phase (requests and link changes happen only in it).
@@ -120,6 +125,7 @@ impl<P> Config<P> {
             params,
             workload: Workload::default(),
             lambda_mob: 0.0,
+            keep_connected: true,
             delay: 1.0,
             duration: 1_000.0,
             drain_limit: 100_000.0,
@@ -187,7 +193,10 @@ struct Sim<P: TokenAlgorithm> {
     queue: EventQueue<SimEvent>,
     rng: ChaCha8Rng,
     metrics: Metrics,
-    requested_at: Vec<Option<Time>>,
+    requested_at: Vec<Option<(Time, CsRequest)>>,
+    granted: Vec<u32>,
+    in_use: u32,
+    in_use_since: Time,
     loading: bool,
     trace: VecDeque<String>,
     scratch: Vec<Action<P::Msg>>,
@@ -211,6 +220,9 @@ pub fn run<P: TokenAlgorithm>(config: Config<P::Params>) -> Result<Outcome<P>, V
         queue: EventQueue::new(),
         metrics: Metrics::default(),
         requested_at: vec![None; n],
+        granted: vec![0; n],
+        in_use: 0,
+        in_use_since: 0.0,
         loading: true,
         trace: VecDeque::new(),
         scratch: Vec::new(),
@@ -300,11 +312,18 @@ impl<P: TokenAlgorithm> Sim<P> {
                     self.queue
                         .schedule(self.config.delay, SimEvent::Deliver { from: node, to });
                 }
-                Action::EnterCritical { .. } => {
-                    let Some(at) = self.requested_at[node.index()].take() else {
+                Action::EnterCritical { resources } => {
+                    let Some((at, request)) = self.requested_at[node.index()].take() else {
                         return Err(self.violation(format!("{node:?} entered without a request")));
                     };
-                    self.metrics.entered(now - at);
+                    if resources != request.resources {
+                        return Err(self.violation(format!(
+                            "{node:?} asked for {} resources but was granted {resources}",
+                            request.resources
+                        )));
+                    }
+                    self.metrics.entered(now - at, request);
+                    self.use_resources(node, resources);
                     self.queue
                         .schedule(self.config.workload.cs_duration, SimEvent::Release(node));
                 }
@@ -327,11 +346,12 @@ impl<P: TokenAlgorithm> Sim<P> {
             SimEvent::Request(node) => {
                 if self.loading && self.nodes[node.index()].status() == Status::Remainder {
                     let request = self.config.workload.request(&mut self.rng);
-                    self.requested_at[node.index()] = Some(self.queue.now());
+                    self.requested_at[node.index()] = Some((self.queue.now(), request));
                     self.deliver(node, Event::Request(request))?;
                 }
             }
             SimEvent::Release(node) => {
+                self.use_resources(node, 0);
                 self.deliver(node, Event::Release)?;
                 if self.loading {
                     self.schedule_request(node);
@@ -346,7 +366,15 @@ impl<P: TokenAlgorithm> Sim<P> {
                     self.queue.schedule(dt, SimEvent::Mobility);
                 }
             }
-            SimEvent::EndOfLoad => self.loading = false,
+            SimEvent::EndOfLoad => {
+                self.loading = false;
+                while let Some((a, b)) = self.graph.pick_bridge_to_join(&mut self.rng) {
+                    self.graph.add(a, b);
+                    self.metrics.link_changes += 1;
+                    self.deliver(a, Event::LinkUp(b))?;
+                    self.deliver(b, Event::LinkUp(a))?;
+                }
+            }
         }
         if self.config.check_every_step {
             P::check_safety(&self.nodes, &self.channels).map_err(|m| self.violation(m))?;
@@ -354,14 +382,25 @@ impl<P: TokenAlgorithm> Sim<P> {
         Ok(())
     }
 
+    /// Account for `node` now holding `resources` (0 on release), for the utilization metric.
+    fn use_resources(&mut self, node: NodeId, resources: u32) {
+        let now = self.queue.now();
+        self.metrics.resource_time += f64::from(self.in_use) * (now - self.in_use_since);
+        self.in_use_since = now;
+        self.in_use = self.in_use - self.granted[node.index()] + resources;
+        self.granted[node.index()] = resources;
+    }
+
     /// The paper's mobility step: drop a random idle link whose loss keeps the graph
     /// connected, and form a random new one (so the link count, hence connectivity, is
     /// unchanged). If no link can go, nothing changes.
     fn change_a_link(&mut self) -> Result<(), Violation> {
         let channels = &self.channels;
-        let Some((a, b)) = self
-            .graph
-            .pick_removable(&mut self.rng, |a, b| channels.idle(a, b))
+        let Some((a, b)) =
+            self.graph
+                .pick_removable(&mut self.rng, self.config.keep_connected, |a, b| {
+                    channels.idle(a, b)
+                })
         else {
             return Ok(());
         };

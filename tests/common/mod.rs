@@ -1,283 +1,244 @@
-//! A tiny hand-driven KRL network shared by the scenario and interleaving tests: FIFO channels
-//! per directed link, link events applied to both ends, the safety invariants checked after
-//! every event, and every anomaly treated as a failure (except `Stale` when allowed).
-#![allow(dead_code)]
+//! A minimal deterministic driver for the prioritized algorithm: reliable FIFO channels per
+//! direction, link changes only on empty channels (the papers' contract), invariants checked
+//! after every step. To be replaced by the shared simulator once it drives token algorithms.
+#![allow(dead_code)] // each test crate uses a different part of the driver
 
-use std::collections::{BTreeMap, VecDeque};
+pub mod unit;
 
-use manet_mutex::height::Height;
-use manet_mutex::reverse_link::{invariants, Config, Message, Node};
-use manet_mutex::{Action, Anomaly, CsRequest, Event, NodeId, Protocol};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-pub fn h(h1: i64, h2: i64, id: u32) -> Height {
-    Height::new(h1, h2, NodeId(id))
-}
+use manet_mutex::prioritized::{
+    build_network, check_invariants, check_quiescent, Message, Node, Settings,
+};
+use manet_mutex::{Action, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
 
-pub fn send(to: u32, msg: Message) -> Action<Message> {
-    Action::Send {
-        to: NodeId(to),
-        msg,
-    }
-}
-
-pub fn enter() -> Action<Message> {
-    Action::EnterCritical { resources: 1 }
-}
-
-/// Configurations for nodes `0..heights.len()` with the given initial heights.
-pub fn configs(
-    heights: &[Height],
-    edges: &[(u32, u32)],
-    holders: &[u32],
-    fwd: bool,
-) -> Vec<Config> {
-    (0..heights.len() as u32)
-        .map(|i| Config {
-            id: NodeId(i),
-            k: holders.len() as u32,
-            tokens: u32::from(holders.contains(&i)),
-            height: heights[i as usize],
-            neighbors: edges
-                .iter()
-                .filter_map(|&(a, b)| match (a == i, b == i) {
-                    (true, _) => Some(heights[b as usize]),
-                    (_, true) => Some(heights[a as usize]),
-                    _ => None,
-                })
-                .collect(),
-            forwarding: fwd,
+/// Proptest case count: `PROPTEST_CASES` if set (an explicit count in the config would
+/// otherwise override it), 5000 with `MANET_MUTEX_SOAK=1`, else `default`.
+pub fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if std::env::var_os("MANET_MUTEX_SOAK").is_some() {
+            5000
+        } else {
+            default
         })
-        .collect()
 }
 
-/// A tiny hand-driven network: FIFO channels per directed link, link events applied to both
-/// ends, the safety invariants checked after every event, anomalies treated as failures.
+pub fn n(i: u32) -> NodeId {
+    NodeId(i)
+}
+
+/// Undirected edge key, smaller id first.
+pub fn edge(a: u32, b: u32) -> (u32, u32) {
+    (a.min(b), a.max(b))
+}
+
 pub struct Net {
     pub nodes: Vec<Node>,
-    pub links: BTreeMap<(u32, u32), VecDeque<Message>>,
-    pub trace: Vec<String>,
-    /// Accept `Anomaly::Stale` (a Request that crossed a token: legitimate in KRLF and under
-    /// link changes).
-    pub allow_stale: bool,
-    /// How many `Stale` anomalies were reported.
-    pub stale: u64,
-    /// The link of every message sent, in sending order (entries of links drained out of
-    /// order are skipped): `deliver_oldest` is a fair, globally FIFO scheduler.
-    pub order: VecDeque<(u32, u32)>,
+    pub k: u32,
+    pub links: BTreeSet<(u32, u32)>,
+    pub chans: BTreeMap<(NodeId, NodeId), VecDeque<Message>>,
+    /// Every CS entry, in order: (node, resources).
+    pub entered: Vec<(NodeId, u32)>,
+    pub anomalies: Vec<(NodeId, NodeId, Anomaly)>,
+    pub delivered: u64,
 }
 
 impl Net {
-    pub fn new(configs: Vec<Config>) -> Self {
-        let nodes = configs
+    pub fn new(count: u32, edges: &[(u32, u32)], holder: u32, settings: Settings) -> Net {
+        let e: Vec<_> = edges.iter().map(|&(a, b)| (n(a), n(b))).collect();
+        let nodes = build_network(count, &e, n(holder), settings)
+            .unwrap()
             .into_iter()
-            .map(|c| Node::new(c).expect("valid config"))
+            .map(|c| Node::new(c).unwrap())
             .collect();
         Net {
             nodes,
-            links: BTreeMap::new(),
-            trace: Vec::new(),
-            allow_stale: false,
-            stale: 0,
-            order: VecDeque::new(),
+            k: settings.k,
+            links: edges.iter().map(|&(a, b)| edge(a, b)).collect(),
+            chans: BTreeMap::new(),
+            entered: Vec::new(),
+            anomalies: Vec::new(),
+            delivered: 0,
         }
     }
 
-    pub fn n(&self, i: u32) -> &Node {
+    pub fn node(&self, i: u32) -> &Node {
         &self.nodes[i as usize]
     }
 
-    pub fn fail(&self, why: String) -> ! {
-        let from = self.trace.len().saturating_sub(400);
-        panic!(
-            "{why}\ntrace (last 400 lines):\n  {}",
-            self.trace[from..].join("\n  ")
-        )
+    pub fn status(&self, i: u32) -> Status {
+        self.node(i).status()
     }
 
-    pub fn handle(&mut self, at: u32, event: Event<Message>) -> Vec<Action<Message>> {
-        if self.trace.len() > 4_000 {
-            self.trace.drain(..2_000);
+    pub fn in_cs(&self, i: u32) -> bool {
+        self.status(i) == Status::Critical
+    }
+
+    pub fn check(&self) {
+        let in_flight = self.chans.values().flatten();
+        if let Err(e) = check_invariants(&self.nodes, in_flight, self.k) {
+            panic!(
+                "invariant violated: {e}\nnodes: {:#?}\nchannels: {:?}",
+                self.nodes, self.chans
+            );
         }
-        self.trace.push(format!("n{at} <- {event:?}"));
-        let result = self.nodes[at as usize]
-            .handle(event)
-            .map(|a| a.collect::<Vec<_>>());
-        let actions = match result {
-            Ok(a) => a,
-            Err(e) => self.fail(format!("n{at} rejected the event: {e}")),
-        };
-        self.trace.push(format!("   -> {actions:?}"));
-        for a in &actions {
+    }
+
+    /// Feed `event` to node `i`, carry out its actions, check the invariants.
+    pub fn apply(&mut self, i: u32, event: Event<Message>) -> Result<(), Error> {
+        let from = n(i);
+        let actions: Vec<Action<Message>> = self.nodes[i as usize].handle(event)?.collect();
+        for a in actions {
             match a {
                 Action::Send { to, msg } => {
-                    self.links.entry((at, to.0)).or_default().push_back(*msg);
-                    self.order.push_back((at, to.0));
+                    assert!(
+                        self.links.contains(&edge(i, to.0)),
+                        "{from:?} sent {msg:?} to non-neighbour {to:?}"
+                    );
+                    self.chans.entry((from, to)).or_default().push_back(msg);
                 }
-                Action::Anomaly {
-                    kind: Anomaly::Stale,
-                    ..
-                } if self.allow_stale => self.stale += 1,
-                Action::Anomaly { .. } => self.fail(format!("n{at} reported {a:?}")),
-                _ => {}
+                Action::EnterCritical { resources } => self.entered.push((from, resources)),
+                Action::Anomaly { from: peer, kind } => self.anomalies.push((from, peer, kind)),
+                other => panic!("unexpected action {other:?}"),
             }
         }
-        let flying = self
-            .links
-            .iter()
-            .flat_map(|(&(f, t), q)| q.iter().map(move |m| (NodeId(f), NodeId(t), m)));
-        let safety = invariants::check_safety(&self.nodes, flying);
-        if let Err(e) = safety {
-            self.fail(e);
-        }
-        actions
+        self.check();
+        Ok(())
     }
 
-    pub fn request(&mut self, i: u32) -> Vec<Action<Message>> {
-        self.handle(i, Event::Request(CsRequest::ONE))
+    pub fn request(&mut self, i: u32, resources: u32, priority: u32) {
+        self.apply(
+            i,
+            Event::Request(CsRequest {
+                resources,
+                priority,
+            }),
+        )
+        .unwrap();
     }
 
-    pub fn release(&mut self, i: u32) -> Vec<Action<Message>> {
-        self.handle(i, Event::Release)
+    pub fn release(&mut self, i: u32) {
+        self.apply(i, Event::Release).unwrap();
     }
 
-    /// The messages in flight from `from` to `to`, oldest first.
-    pub fn pending(&self, from: u32, to: u32) -> Vec<Message> {
-        self.links
-            .get(&(from, to))
-            .map(|q| q.iter().copied().collect())
-            .unwrap_or_default()
-    }
-
-    /// Deliver the oldest message on `from → to`.
-    pub fn deliver(&mut self, from: u32, to: u32) -> (Message, Vec<Action<Message>>) {
+    /// Deliver the oldest message from `a` to `b`. Returns whether there was one.
+    pub fn deliver(&mut self, a: u32, b: u32) -> bool {
         let Some(msg) = self
-            .links
-            .get_mut(&(from, to))
+            .chans
+            .get_mut(&(n(a), n(b)))
             .and_then(VecDeque::pop_front)
-        else {
-            self.fail(format!("nothing in flight on n{from} -> n{to}"))
-        };
-        let actions = self.handle(
-            to,
-            Event::Receive {
-                from: NodeId(from),
-                msg,
-            },
-        );
-        (msg, actions)
-    }
-
-    /// Deliver every message on `from → to`.
-    pub fn deliver_link(&mut self, from: u32, to: u32) {
-        while !self.pending(from, to).is_empty() {
-            self.deliver(from, to);
-        }
-    }
-
-    /// Deliver, in link order, every message at the front of its link that `pick` accepts,
-    /// until no link's front message is accepted. Returns how many were delivered.
-    pub fn deliver_while(&mut self, pick: impl Fn(&Message) -> bool, limit: usize) -> usize {
-        let mut delivered = 0;
-        while let Some((f, t)) = self
-            .links
-            .iter()
-            .find(|(_, q)| q.front().is_some_and(&pick))
-            .map(|(&k, _)| k)
-        {
-            self.deliver(f, t);
-            delivered += 1;
-            if delivered > limit {
-                self.fail(format!("still not quiet after {limit} deliveries"));
-            }
-        }
-        delivered
-    }
-
-    /// Deliver the oldest message of the first busy link; false if nothing is in flight.
-    pub fn step(&mut self) -> bool {
-        let Some((f, t)) = self
-            .links
-            .iter()
-            .find(|(_, q)| !q.is_empty())
-            .map(|(&k, _)| k)
         else {
             return false;
         };
-        self.deliver(f, t);
+        self.delivered += 1;
+        self.apply(b, Event::Receive { from: n(a), msg }).unwrap();
         true
     }
 
-    /// Deliver the oldest message still in flight; false if nothing is in flight.
-    pub fn deliver_oldest(&mut self) -> bool {
-        while let Some((f, t)) = self.order.pop_front() {
-            if !self.pending(f, t).is_empty() {
-                self.deliver(f, t);
-                return true;
-            }
-        }
-        false
-    }
-
-    pub fn deliver_all(&mut self) -> usize {
-        self.deliver_while(|_| true, 10_000)
-    }
-
-    /// Deliver everything but tokens (a token that heads a link blocks the link behind it).
-    pub fn deliver_all_but_tokens(&mut self) -> usize {
-        self.deliver_while(|m| !m.is_token(), 10_000)
-    }
-
-    /// The links that have a token at their front.
-    pub fn tokens_in_flight(&self) -> Vec<(u32, u32)> {
-        self.links
+    /// Channels with messages in flight.
+    pub fn busy(&self) -> Vec<(NodeId, NodeId)> {
+        self.chans
             .iter()
-            .filter(|(_, q)| q.iter().any(Message::is_token))
+            .filter(|(_, q)| !q.is_empty())
             .map(|(&k, _)| k)
             .collect()
     }
 
-    pub fn link_up(&mut self, a: u32, b: u32) -> (Vec<Action<Message>>, Vec<Action<Message>>) {
-        (
-            self.handle(a, Event::LinkUp(NodeId(b))),
-            self.handle(b, Event::LinkUp(NodeId(a))),
-        )
-    }
-
-    pub fn link_down(&mut self, a: u32, b: u32) -> (Vec<Action<Message>>, Vec<Action<Message>>) {
-        if !self.pending(a, b).is_empty() || !self.pending(b, a).is_empty() {
-            self.fail(format!("link n{a}-n{b} is not idle"));
+    /// Deliver round-robin over the busy channels until none is left. Panics after
+    /// `limit` deliveries (a livelock).
+    pub fn run(&mut self) {
+        let limit = self.delivered + 200_000;
+        loop {
+            let busy = self.busy();
+            if busy.is_empty() {
+                return;
+            }
+            for (a, b) in busy {
+                self.deliver(a.0, b.0);
+            }
+            assert!(self.delivered < limit, "no quiescence: livelock?");
         }
-        (
-            self.handle(a, Event::LinkDown(NodeId(b))),
-            self.handle(b, Event::LinkDown(NodeId(a))),
-        )
     }
 
-    pub fn queue(&self, i: u32) -> Vec<u32> {
-        self.n(i).queue().iter().map(|q| q.0).collect()
-    }
-
-    pub fn next(&self, i: u32) -> u32 {
-        self.n(i).next().0
-    }
-
-    pub fn height(&self, i: u32) -> Height {
-        self.n(i).height()
-    }
-
-    pub fn visited(&self, i: u32) -> Vec<u32> {
-        self.n(i)
-            .neighbors()
-            .members()
-            .filter(|n| n.visited)
-            .map(|n| n.id.0)
-            .collect()
-    }
-
-    pub fn quiescent(&self) {
-        assert!(self.links.values().all(VecDeque::is_empty));
-        if let Err(e) = invariants::check_quiescent(&self.nodes) {
-            self.fail(e);
+    /// Fail link a–b if both directions are empty (the contract). Returns whether it failed.
+    pub fn link_down(&mut self, a: u32, b: u32) -> bool {
+        let empty = |x: u32, y: u32| self.chans.get(&(n(x), n(y))).is_none_or(VecDeque::is_empty);
+        if !self.links.contains(&edge(a, b)) || !empty(a, b) || !empty(b, a) {
+            return false;
         }
+        self.links.remove(&edge(a, b));
+        self.apply(a, Event::LinkDown(n(b))).unwrap();
+        self.apply(b, Event::LinkDown(n(a))).unwrap();
+        true
+    }
+
+    pub fn link_up(&mut self, a: u32, b: u32) -> bool {
+        if a == b || !self.links.insert(edge(a, b)) {
+            return false;
+        }
+        self.apply(a, Event::LinkUp(n(b))).unwrap();
+        self.apply(b, Event::LinkUp(n(a))).unwrap();
+        true
+    }
+
+    /// Whether the graph stays connected without link a–b.
+    pub fn connected_without(&self, a: u32, b: u32) -> bool {
+        let count = self.nodes.len() as u32;
+        let mut seen = vec![false; count as usize];
+        let mut stack = vec![0u32];
+        seen[0] = true;
+        while let Some(u) = stack.pop() {
+            for &(x, y) in &self.links {
+                if (x, y) == edge(a, b) {
+                    continue;
+                }
+                let v = if x == u {
+                    y
+                } else if y == u {
+                    x
+                } else {
+                    continue;
+                };
+                if !seen[v as usize] {
+                    seen[v as usize] = true;
+                    stack.push(v);
+                }
+            }
+        }
+        seen.into_iter().all(|s| s)
+    }
+
+    /// After churn and new requests stop: deliver everything and release every node in the
+    /// CS, until nobody waits. Panics if some request is never served.
+    pub fn drain(&mut self) {
+        for _ in 0..10_000 {
+            self.run();
+            let in_cs: Vec<u32> = (0..self.nodes.len() as u32)
+                .filter(|&i| self.in_cs(i))
+                .collect();
+            let waiting = (0..self.nodes.len() as u32).any(|i| self.status(i) == Status::Waiting);
+            if in_cs.is_empty() && !waiting {
+                if let Err(e) = check_quiescent(&self.nodes) {
+                    panic!("not quiescent after the drain: {e}\n{:#?}", self.nodes);
+                }
+                return;
+            }
+            assert!(
+                !in_cs.is_empty(),
+                "deadlock: nodes wait, nobody is in the CS, nothing in flight\n{:#?}",
+                self.nodes
+            );
+            for i in in_cs {
+                self.release(i);
+            }
+        }
+        panic!("requests not served after 10000 release rounds");
+    }
+
+    /// Nodes' CS entry order.
+    pub fn entry_order(&self) -> Vec<u32> {
+        self.entered.iter().map(|(i, _)| i.0).collect()
     }
 }

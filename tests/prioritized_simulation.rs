@@ -24,11 +24,12 @@ fn scenario() -> impl Strategy<Value = Config<Params>> {
                 1u64..=3,
                 prop_oneof![Just(0.0), Just(0.02), Just(0.2)],
                 prop_oneof![Just(0.01), Just(0.1), Just(1.0)],
+                any::<bool>(),
                 any::<u64>(),
             )
         })
         .prop_map(
-            |(n, m, k, policy, aging_step, lambda_mob, lambda_req, seed)| {
+            |(n, m, k, policy, aging_step, lambda_mob, lambda_req, keep_connected, seed)| {
                 let mut rng = ChaCha8Rng::seed_from_u64(seed);
                 let graph = Graph::random_connected(n, m, &mut rng);
                 let policy = [Policy::Explicit, Policy::Equal, Policy::MaxConcurrency][policy];
@@ -46,6 +47,9 @@ fn scenario() -> impl Strategy<Value = Config<Params>> {
                     ..Workload::default()
                 };
                 config.lambda_mob = lambda_mob;
+                // Arbitrary link changes too: nodes cut off (even isolated) while the token or
+                // RELEASEs are on their way; the simulator reconnects before the drain.
+                config.keep_connected = keep_connected;
                 config.duration = 200.0;
                 config.drain_limit = 20_000.0;
                 config

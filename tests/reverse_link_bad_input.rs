@@ -485,8 +485,16 @@ fn local_invariants(n: &Node) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// `PROPTEST_CASES` if set, else `default` (the convention of `tests/common`).
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(2048), ..ProptestConfig::default() })]
 
     #[test]
     fn random_event_sequences_never_panic_corrupt_or_change_the_token_count(

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use manet_mutex::reverse_link::{self, Node};
 use manet_mutex::{NodeId, Protocol, Status};
 use proptest::prelude::*;
-use rl_net::Net;
+use rl_net::{cases, Net};
 
 #[derive(Debug, Clone)]
 struct Case {
@@ -193,7 +193,7 @@ fn run(case: &Case) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(2048), ..ProptestConfig::default() })]
 
     #[test]
     fn any_fifo_interleaving_keeps_safety_and_serves_every_request(case in case(8, 400)) {
@@ -202,7 +202,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(128), ..ProptestConfig::default() })]
 
     #[test]
     fn long_interleavings_on_larger_networks_keep_safety_and_serve_every_request(

@@ -226,6 +226,38 @@ fn release_lowers_a_holder_left_without_incoming_link() {
 }
 
 #[test]
+fn release_that_hands_over_the_last_token_does_not_lower() {
+    let mut n = node(0, 1, 1, h(1, 0, 0), &[h(0, 0, 1), h(2, 0, 2)], false);
+    run(&mut n, request());
+    run(&mut n, recv(2, Request(h(2, 0, 2))));
+    // After the token leaves, 0 sees both neighbours below it (2 at the assumed (1,-1,2)),
+    // but only a holder lowers (deviation (e)).
+    assert_eq!(
+        run(&mut n, Event::Release),
+        vec![send(2, Token(h(1, 0, 0)))]
+    );
+    assert!(n.neighbors().all_lower(n.height()));
+    assert_eq!(n.height(), h(1, 0, 0));
+}
+
+#[test]
+fn release_by_a_holder_left_with_a_token_and_no_incoming_link_lowers() {
+    let mut n = node(0, 2, 2, h(1, 0, 0), &[h(2, 0, 2)], false);
+    run(&mut n, request());
+    assert_eq!(
+        run(&mut n, recv(2, Request(h(2, 0, 2)))),
+        vec![send(2, Token(h(1, 0, 0)))]
+    );
+    // max h1 = 1 ⇒ h1 = 0; nobody at h1 = 0 ⇒ h2 stays 0; 2 (at (1,-1,2)) is now above.
+    assert_eq!(
+        run(&mut n, Event::Release),
+        vec![send(2, LinkInfo(h(0, 0, 0)))]
+    );
+    assert_eq!(n.height(), h(0, 0, 0));
+    assert_eq!(n.tokens(), 1);
+}
+
+#[test]
 fn release_in_krlf_forwards_the_idle_token_to_lowest_unvisited_neighbour() {
     let mut n = node(0, 1, 1, h(0, 0, 0), &[h(1, 0, 2), h(1, 0, 3)], true);
     run(&mut n, request());

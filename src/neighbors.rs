@@ -29,8 +29,9 @@ pub struct Neighbor {
     pub in_n: bool,
     /// False while a token we sent the peer is unacknowledged.
     pub received_li: bool,
-    /// Tokens sent to the peer and not acknowledged yet (KRLF can send a second one before
-    /// the first is acknowledged); `received_li` turns true only when this drops to 0.
+    /// Tokens sent to the peer and not acknowledged yet, kept by `reverse_link` (KRLF can send
+    /// a second one before the first is acknowledged): only the acknowledgement that brings
+    /// it back to 0 sets `received_li`.
     pub unacked: u32,
     /// The link was detected forming and the peer's first LinkInfo has not arrived yet.
     pub forming: bool,

@@ -479,6 +479,18 @@ fn local_invariants(n: &Node) -> Result<(), TestCaseError> {
         );
     }
     prop_assert_eq!(n.height().id, n.id());
+    for e in n.neighbors().entries() {
+        prop_assert!(e.id != n.id(), "the node is its own neighbour: {:?}", n);
+        prop_assert!(
+            e.in_n != e.forming,
+            "{:?} is neither in N nor forming (or both)",
+            e
+        );
+        prop_assert_eq!(e.received_li, e.unacked == 0, "handshake state of {:?}", e);
+        if e.in_n {
+            prop_assert_eq!(e.height.id, e.id, "view of {:?} names another node", e.id);
+        }
+    }
     if n.is_holder() {
         prop_assert_eq!(n.next(), Some(n.id()), "a holder's next points home");
     }

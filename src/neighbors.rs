@@ -29,6 +29,10 @@ pub struct Neighbor {
     pub in_n: bool,
     /// False while a token we sent the peer is unacknowledged.
     pub received_li: bool,
+    /// Tokens sent to the peer and not acknowledged yet, kept by `reverse_link` (KRLF can send
+    /// a second one before the first is acknowledged): only the acknowledgement that brings
+    /// it back to 0 sets `received_li`.
+    pub unacked: u32,
     /// The link was detected forming and the peer's first LinkInfo has not arrived yet.
     pub forming: bool,
     /// Our height when the link was detected forming.
@@ -53,6 +57,7 @@ impl Neighbors {
                 height: h,
                 in_n: true,
                 received_li: true,
+                unacked: 0,
                 forming: false,
                 form_height: own,
                 visited: false,
@@ -95,6 +100,7 @@ impl Neighbors {
                         height: own,
                         in_n: false,
                         received_li: true,
+                        unacked: 0,
                         forming: true,
                         form_height: own,
                         visited: false,

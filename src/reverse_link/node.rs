@@ -257,7 +257,10 @@ impl Node {
     }
 
     fn on_link_info(&mut self, j: NodeId, h: Height, ack: bool) {
-        match self.neighbors.hear(j, h, self.height, |_| ack) {
+        // KRLF can send `j` a second token before the first is acknowledged; the ack of the
+        // first predates the second, so only the last ack completes the handshake.
+        let completes = ack && self.count_ack(j, h);
+        match self.neighbors.hear(j, h, self.height, |_| completes) {
             Err(anomaly) => return self.outbox.anomaly(j, anomaly),
             // Our height changed after we announced it on link formation.
             Ok(true) => self.outbox.send(j, Message::LinkInfo(self.height)),
@@ -273,6 +276,18 @@ impl Node {
             self.raise_height();
         } else if !self.is_holder() && !self.queue.is_empty() && self.next_is_stale() {
             self.forward_request();
+        }
+    }
+
+    /// Count a TokenAck from `j`: true if it acknowledges the last token we sent `j` (or one
+    /// nobody expected, whose height is then simply recorded).
+    fn count_ack(&mut self, j: NodeId, h: Height) -> bool {
+        match self.neighbors.get_mut(j) {
+            Some(entry) if h.id == j && entry.unacked > 0 => {
+                entry.unacked -= 1;
+                entry.unacked == 0
+            }
+            _ => true,
         }
     }
 
@@ -341,6 +356,7 @@ impl Node {
         if let Some(entry) = self.neighbors.get_mut(to) {
             entry.height = assumed;
             entry.received_li = false;
+            entry.unacked = entry.unacked.saturating_add(1);
         }
         self.outbox.send(to, Message::Token(self.height));
     }

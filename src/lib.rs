@@ -66,6 +66,7 @@ mod event;
 pub mod height;
 pub mod neighbors;
 mod node;
+pub mod prioritized;
 pub mod queue;
 pub mod reverse_link;
 #[cfg(feature = "std")]

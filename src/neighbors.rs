@@ -16,7 +16,7 @@
 use alloc::vec::Vec;
 
 use crate::height::Height;
-use crate::NodeId;
+use crate::{Anomaly, NodeId};
 
 /// One neighbour's entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +29,10 @@ pub struct Neighbor {
     pub in_n: bool,
     /// False while a token we sent the peer is unacknowledged.
     pub received_li: bool,
+    /// Tokens sent to the peer and not acknowledged yet, kept by `reverse_link` (KRLF can send
+    /// a second one before the first is acknowledged): only the acknowledgement that brings
+    /// it back to 0 sets `received_li`.
+    pub unacked: u32,
     /// The link was detected forming and the peer's first LinkInfo has not arrived yet.
     pub forming: bool,
     /// Our height when the link was detected forming.
@@ -53,6 +57,7 @@ impl Neighbors {
                 height: h,
                 in_n: true,
                 received_li: true,
+                unacked: 0,
                 forming: false,
                 form_height: own,
                 visited: false,
@@ -95,6 +100,7 @@ impl Neighbors {
                         height: own,
                         in_n: false,
                         received_li: true,
+                        unacked: 0,
                         forming: true,
                         form_height: own,
                         visited: false,
@@ -103,6 +109,37 @@ impl Neighbors {
                 true
             }
         }
+    }
+
+    /// Take in a height announcement from `from` (KRL LinkInfo lines 1–6, the prioritized
+    /// algorithm's LINK): `from` joins `N`, its `forming` mark is cleared, and its height is
+    /// recorded unless a token acknowledgement from it is still pending. `acknowledges` says
+    /// whether this message is that acknowledgement (the algorithms identify it differently).
+    ///
+    /// Returns whether our own height changed since we announced it at link formation, in
+    /// which case the caller must announce it again; `Err` for a height naming another node or
+    /// a sender with no link.
+    pub fn hear(
+        &mut self,
+        from: NodeId,
+        height: Height,
+        own: Height,
+        acknowledges: impl FnOnce(&Neighbor) -> bool,
+    ) -> Result<bool, Anomaly> {
+        if height.id != from {
+            return Err(Anomaly::OutOfRange);
+        }
+        let entry = self.get_mut(from).ok_or(Anomaly::UnknownPeer)?;
+        entry.in_n = true;
+        let resend = entry.forming && own != entry.form_height;
+        entry.forming = false;
+        if !entry.received_li && acknowledges(entry) {
+            entry.received_li = true;
+        }
+        if entry.received_li {
+            entry.height = height;
+        }
+        Ok(resend)
     }
 
     /// Forget the link to `id`. Returns whether it existed.
@@ -202,6 +239,37 @@ mod tests {
         assert_eq!(t.lowest_where(|n| n.id != NodeId(1)), Some(NodeId(2)));
         assert!(!t.all_higher(own) && !t.all_lower(own));
         assert!(t.is_lower(NodeId(1), own) && !t.is_lower(NodeId(3), own));
+    }
+
+    #[test]
+    fn hearing_a_peer_records_its_height_unless_an_ack_is_pending() {
+        let own = h(5, 0);
+        let mut t = Neighbors::with_known([h(3, 1)], own);
+        assert_eq!(
+            t.hear(NodeId(1), h(7, 2), own, |_| false),
+            Err(Anomaly::OutOfRange)
+        );
+        assert_eq!(
+            t.hear(NodeId(9), h(7, 9), own, |_| false),
+            Err(Anomaly::UnknownPeer)
+        );
+        assert_eq!(t.hear(NodeId(1), h(7, 1), own, |_| false), Ok(false));
+        assert_eq!(t.get(NodeId(1)).unwrap().height, h(7, 1));
+        t.get_mut(NodeId(1)).unwrap().received_li = false;
+        assert_eq!(t.hear(NodeId(1), h(8, 1), own, |_| false), Ok(false));
+        assert_eq!(
+            t.get(NodeId(1)).unwrap().height,
+            h(7, 1),
+            "stale while unacknowledged"
+        );
+        assert_eq!(t.hear(NodeId(1), h(4, 1), own, |_| true), Ok(false));
+        assert!(t.get(NodeId(1)).unwrap().received_li);
+        assert_eq!(t.get(NodeId(1)).unwrap().height, h(4, 1));
+        // A link detected while we were at `own`; we moved before the peer's first word.
+        t.link_up(NodeId(2), own);
+        assert_eq!(t.hear(NodeId(2), h(1, 2), h(6, 0), |_| false), Ok(true));
+        assert!(t.is_member(NodeId(2)) && !t.get(NodeId(2)).unwrap().forming);
+        assert_eq!(t.hear(NodeId(2), h(1, 2), h(6, 0), |_| false), Ok(false));
     }
 
     #[test]

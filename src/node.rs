@@ -87,8 +87,9 @@ impl<M: fmt::Debug> fmt::Debug for Actions<'_, M> {
 }
 
 /// A node's reusable output buffer. Its capacity survives between calls, so once it has grown
-/// to the largest burst a node produces, `handle` stops allocating.
-#[derive(Debug, Clone)]
+/// to the largest burst a node produces, `handle` stops allocating. It is empty between calls,
+/// so comparing it (nodes derive `PartialEq` for "an `Err` changed nothing" tests) is harmless.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Outbox<M>(Vec<Action<M>>);
 
 impl<M> Default for Outbox<M> {

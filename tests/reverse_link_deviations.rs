@@ -200,3 +200,25 @@ fn unexpected_tokens_are_kept_or_refused_visibly() {
         }]
     );
 }
+
+/// Link failure: when the link to `next` fails, `next` is cleared. Otherwise a node isolated by
+/// the failure keeps `next` pointing at the lost neighbour; if that same link re-forms and the
+/// neighbour is still lower, the LinkInfo handler sees a valid `next` and does not re-send the
+/// request — which the neighbour dropped with the link. Found by the prioritized property test
+/// (the same mechanism, see P8 in this file's prioritized counterpart).
+#[test]
+fn request_is_resent_when_the_link_to_next_fails_and_re_forms() {
+    let mut n = node(3, 1, 0, h(1, 0, 3), &[h(0, 0, 0)]);
+    let out: Vec<_> = n.handle(Event::Request(CsRequest::ONE)).unwrap().collect();
+    assert_eq!(sends(&out), vec![(NodeId(0), Message::Request(h(1, 0, 3)))]);
+    assert_eq!(n.next(), Some(NodeId(0)));
+    n.handle(Event::LinkDown(NodeId(0))).unwrap().for_each(drop);
+    assert_eq!(n.next(), None);
+    n.handle(Event::LinkUp(NodeId(0))).unwrap().for_each(drop);
+    let out = recv(&mut n, 0, Message::LinkInfo(h(0, 0, 0)));
+    assert_eq!(
+        sends(&out),
+        vec![(NodeId(0), Message::Request(h(1, 0, 3)))],
+        "the request must be sent again over the re-formed link"
+    );
+}

@@ -65,7 +65,7 @@ pub struct Node {
     height: Height,
     neighbors: Neighbors,
     tokens: u32,
-    next: NodeId,
+    next: Option<NodeId>,
     queue: FifoQueue<NodeId>,
     /// A LinkInfo made this holder lower itself, and nothing has happened since that could
     /// make another lowering useful; see `may_lower_on_link_info`.
@@ -98,9 +98,9 @@ impl Node {
         config.validate()?;
         let neighbors = Neighbors::with_known(config.neighbors.iter().copied(), config.height);
         let next = if config.tokens > 0 {
-            config.id
+            Some(config.id)
         } else {
-            neighbors.lowest().unwrap_or(config.id)
+            neighbors.lowest()
         };
         Ok(Node {
             id: config.id,
@@ -148,9 +148,9 @@ impl Node {
         &self.neighbors
     }
 
-    /// Where the node last sent a request or token (itself while it holds a token, or once the
-    /// link to where it sent its request has failed).
-    pub fn next(&self) -> NodeId {
+    /// Where the node last sent a request or token (itself while it holds a token); `None`
+    /// when the link to it failed or no neighbour could be asked.
+    pub fn next(&self) -> Option<NodeId> {
         self.next
     }
 
@@ -178,10 +178,10 @@ impl Node {
         self.tokens - u32::from(self.status == Status::Critical)
     }
 
-    /// `next` no longer leads downhill: it left `N` or is no longer lower than us (or it was
-    /// reset to ourselves because the link to it failed, taking our request with it).
+    /// `next` no longer leads downhill: it is unset (its link failed) or no longer lower.
     fn next_is_stale(&self) -> bool {
-        !self.neighbors.is_lower(self.next, self.height)
+        self.next
+            .is_none_or(|next| !self.neighbors.is_lower(next, self.height))
     }
 
     fn on_request(&mut self) {
@@ -266,36 +266,21 @@ impl Node {
         } else if self.forwarding {
             self.forward_idle_token();
         } else {
-            self.next = self.id;
+            self.next = Some(self.id);
         }
     }
 
     fn on_link_info(&mut self, j: NodeId, h: Height, ack: bool) {
-        let own = self.height;
-        let Some(entry) = self.neighbors.get_mut(j) else {
-            return self.outbox.anomaly(j, Anomaly::UnknownPeer);
-        };
-        if h.id != j {
-            return self.outbox.anomaly(j, Anomaly::OutOfRange);
+        // KRLF can send `j` a second token before the first is acknowledged; the ack of the
+        // first predates the second, so only the last ack completes the handshake.
+        let completes = ack && self.count_ack(j, h);
+        match self.neighbors.hear(j, h, self.height, |_| completes) {
+            Err(anomaly) => return self.outbox.anomaly(j, anomaly),
+            // Our height changed after we announced it on link formation.
+            Ok(true) => self.outbox.send(j, Message::LinkInfo(self.height)),
+            Ok(false) => {}
         }
-        entry.in_n = true;
-        if entry.forming {
-            entry.forming = false;
-            if own != entry.form_height {
-                // Our height changed after we announced it on link formation.
-                self.outbox.send(j, Message::LinkInfo(own));
-            }
-        }
-        if ack {
-            if entry.received_li {
-                self.outbox.anomaly(j, Anomaly::Unexpected);
-            }
-            entry.received_li = true;
-            entry.height = h;
-        } else if entry.received_li {
-            entry.height = h;
-        }
-        if self.height > entry.height {
+        if self.neighbors.is_lower(j, self.height) {
             self.queue.delete(j);
         }
         if self.is_holder() && !self.lowered_on_link_info && self.neighbors.all_lower(self.height) {
@@ -306,6 +291,18 @@ impl Node {
             self.raise_height();
         } else if !self.is_holder() && !self.queue.is_empty() && self.next_is_stale() {
             self.forward_request();
+        }
+    }
+
+    /// Count a TokenAck from `j`: true if it acknowledges the last token we sent `j` (or one
+    /// nobody expected, whose height is then simply recorded).
+    fn count_ack(&mut self, j: NodeId, h: Height) -> bool {
+        match self.neighbors.get_mut(j) {
+            Some(entry) if h.id == j && entry.unacked > 0 => {
+                entry.unacked -= 1;
+                entry.unacked == 0
+            }
+            _ => true,
         }
     }
 
@@ -321,11 +318,9 @@ impl Node {
             return self.outbox.anomaly(j, Anomaly::RedundantLinkEvent);
         }
         self.queue.delete(j);
-        if self.next == j {
-            // `j` dropped the request we sent it along with the link. Forget it, so that the
-            // request is forwarded again even if the link forms anew before we can reroute
-            // (e.g. while nobody else is in N); a re-formed `j` would otherwise look fresh.
-            self.next = self.id;
+        if self.next == Some(j) {
+            // Our request died with the link: even if the link re-forms, `j` has dropped it.
+            self.next = None;
         }
         if !self.is_holder() {
             if self.neighbors.all_higher(self.height) {
@@ -341,8 +336,8 @@ impl Node {
     /// ForwardRequest: ask the lowest neighbour. With no neighbour the request waits for a
     /// link to form (the LinkInfo handler then finds `next` stale and forwards).
     fn forward_request(&mut self) {
-        if let Some(next) = self.neighbors.lowest() {
-            self.next = next;
+        self.next = self.neighbors.lowest();
+        if let Some(next) = self.next {
             self.outbox.send(next, Message::Request(self.height));
         }
     }
@@ -365,17 +360,18 @@ impl Node {
             }
         }
         if self.is_holder() {
-            self.next = self.id;
+            self.next = Some(self.id);
         }
     }
 
     fn send_token(&mut self, to: NodeId) {
         self.tokens -= 1;
-        self.next = to;
+        self.next = Some(to);
         let assumed = self.height.just_below(to);
         if let Some(entry) = self.neighbors.get_mut(to) {
             entry.height = assumed;
             entry.received_li = false;
+            entry.unacked = entry.unacked.saturating_add(1);
         }
         self.outbox.send(to, Message::Token(self.height));
     }
@@ -392,7 +388,7 @@ impl Node {
             }
         }
         let Some(next) = self.neighbors.lowest_where(|n| !n.visited) else {
-            self.next = self.id;
+            self.next = Some(self.id);
             return;
         };
         if let Some(entry) = self.neighbors.get_mut(next) {
@@ -400,7 +396,7 @@ impl Node {
         }
         self.send_token(next);
         if self.is_holder() {
-            self.next = self.id;
+            self.next = Some(self.id);
         }
     }
 

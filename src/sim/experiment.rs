@@ -15,6 +15,9 @@ pub struct Row {
     pub seed: u64,
     /// What it measured.
     pub summary: Summary,
+    /// Algorithm-specific measurements (e.g. `("utilization", "0.41")`), printed after the
+    /// summary columns.
+    pub extra: Vec<(&'static str, String)>,
 }
 
 impl Row {
@@ -54,7 +57,8 @@ pub fn parallel_map<T: Sync, R: Send>(
 /// The summary columns every CSV row ends with.
 pub const SUMMARY_COLUMNS: &str = "cs_entries,mean_wait,p99_wait,max_wait,messages_per_cs,hops_per_cs,raises_per_link_change,events_per_second";
 
-/// Rows as CSV with a header: `algorithm`, the coordinates, `seed`, then [`SUMMARY_COLUMNS`].
+/// Rows as CSV with a header: `algorithm`, the coordinates, `seed`, [`SUMMARY_COLUMNS`], then
+/// the extra measurements.
 pub fn to_csv(rows: &[Row]) -> String {
     let mut out = String::new();
     let Some(first) = rows.first() else {
@@ -65,7 +69,12 @@ pub fn to_csv(rows: &[Row]) -> String {
         out.push(',');
         out.push_str(name);
     }
-    let _ = writeln!(out, ",seed,{SUMMARY_COLUMNS}");
+    let _ = write!(out, ",seed,{SUMMARY_COLUMNS}");
+    for (name, _) in &first.extra {
+        out.push(',');
+        out.push_str(name);
+    }
+    out.push('\n');
     for r in rows {
         out.push_str(&r.algorithm);
         for (_, v) in &r.params {
@@ -73,7 +82,7 @@ pub fn to_csv(rows: &[Row]) -> String {
             out.push_str(v);
         }
         let s = &r.summary;
-        let _ = writeln!(
+        let _ = write!(
             out,
             ",{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.0}",
             r.seed,
@@ -86,6 +95,11 @@ pub fn to_csv(rows: &[Row]) -> String {
             s.raises_per_link_change,
             s.events_per_second
         );
+        for (_, v) in &r.extra {
+            out.push(',');
+            out.push_str(v);
+        }
+        out.push('\n');
     }
     out
 }
@@ -128,12 +142,15 @@ mod tests {
                 cs_entries: 3,
                 ..Summary::default()
             },
+            extra: vec![("utilization", "0.5".into())],
         };
         let csv = to_csv(&[row.clone(), row.clone()]);
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines.len(), 3);
         assert!(lines[0].starts_with("algorithm,nodes,seed,cs_entries,mean_wait"));
+        assert!(lines[0].ends_with(",utilization"));
         assert!(lines[1].starts_with("KRL,30,7,3,"));
+        assert!(lines[1].ends_with(",0.5"));
         assert_eq!(row.param("nodes"), Some("30"));
         assert_eq!(
             mean_of(&[row], |_| true, |s| s.cs_entries as f64),

@@ -98,6 +98,11 @@ pub struct Config<P> {
     pub workload: Workload,
     /// Link changes per time unit (`λ_mob`); 0 for a static network.
     pub lambda_mob: f64,
+    /// Keep the graph connected during the load phase (the paper's model). When false, any
+    /// idle link may fail — nodes can be cut off, even isolated — and when the load phase
+    /// ends the simulator forms random links until the graph is connected again, so the drain
+    /// still requires every request to be served.
+    pub keep_connected: bool,
     /// Message delay on every link.
     pub delay: f64,
     /// Length of the load phase (requests and link changes happen only in it).
@@ -120,6 +125,7 @@ impl<P> Config<P> {
             params,
             workload: Workload::default(),
             lambda_mob: 0.0,
+            keep_connected: true,
             delay: 1.0,
             duration: 1_000.0,
             drain_limit: 100_000.0,
@@ -360,7 +366,15 @@ impl<P: TokenAlgorithm> Sim<P> {
                     self.queue.schedule(dt, SimEvent::Mobility);
                 }
             }
-            SimEvent::EndOfLoad => self.loading = false,
+            SimEvent::EndOfLoad => {
+                self.loading = false;
+                while let Some((a, b)) = self.graph.pick_bridge_to_join(&mut self.rng) {
+                    self.graph.add(a, b);
+                    self.metrics.link_changes += 1;
+                    self.deliver(a, Event::LinkUp(b))?;
+                    self.deliver(b, Event::LinkUp(a))?;
+                }
+            }
         }
         if self.config.check_every_step {
             P::check_safety(&self.nodes, &self.channels).map_err(|m| self.violation(m))?;
@@ -382,9 +396,11 @@ impl<P: TokenAlgorithm> Sim<P> {
     /// unchanged). If no link can go, nothing changes.
     fn change_a_link(&mut self) -> Result<(), Violation> {
         let channels = &self.channels;
-        let Some((a, b)) = self
-            .graph
-            .pick_removable(&mut self.rng, |a, b| channels.idle(a, b))
+        let Some((a, b)) =
+            self.graph
+                .pick_removable(&mut self.rng, self.config.keep_connected, |a, b| {
+                    channels.idle(a, b)
+                })
         else {
             return Ok(());
         };

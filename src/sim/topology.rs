@@ -1,7 +1,7 @@
 //! Undirected graphs for the neighbour-link network: generation, connectivity and the KRL
 //! paper's mobility step.
 
-use rand::seq::SliceRandom;
+use rand::seq::{IndexedRandom, SliceRandom};
 use rand::Rng;
 
 use crate::NodeId;
@@ -127,6 +127,36 @@ impl Graph {
         self.is_connected_without(None)
     }
 
+    /// The nodes reachable from `from`, as a membership vector.
+    fn reachable(&self, from: NodeId) -> Vec<bool> {
+        let mut seen = vec![false; self.n];
+        let mut stack = vec![from];
+        seen[from.index()] = true;
+        while let Some(u) = stack.pop() {
+            for v in self.neighbors(u) {
+                if !seen[v.index()] {
+                    seen[v.index()] = true;
+                    stack.push(v);
+                }
+            }
+        }
+        seen
+    }
+
+    /// A random new link joining the component of node 0 to another component, or `None` if
+    /// the graph is connected.
+    pub fn pick_bridge_to_join(&self, rng: &mut impl Rng) -> Option<(NodeId, NodeId)> {
+        if self.n == 0 {
+            return None;
+        }
+        let seen = self.reachable(NodeId(0));
+        let inside: Vec<u32> = (0..self.n as u32).filter(|&i| seen[i as usize]).collect();
+        let outside: Vec<u32> = (0..self.n as u32).filter(|&i| !seen[i as usize]).collect();
+        let a = *inside.choose(rng)?;
+        let b = *outside.choose(rng)?;
+        Some((NodeId(a.min(b)), NodeId(a.max(b))))
+    }
+
     /// Fraction of the possible links present.
     pub fn connectivity(&self) -> f64 {
         let possible = self.n * self.n.saturating_sub(1) / 2;
@@ -137,18 +167,19 @@ impl Graph {
         }
     }
 
-    /// A random edge whose removal keeps the graph connected and for which `removable` holds
-    /// (e.g. nothing in flight on it).
+    /// A random edge for which `removable` holds (e.g. nothing in flight on it) and, if
+    /// `keep_connected`, whose removal keeps the graph connected.
     pub fn pick_removable(
         &self,
         rng: &mut impl Rng,
+        keep_connected: bool,
         mut removable: impl FnMut(NodeId, NodeId) -> bool,
     ) -> Option<(NodeId, NodeId)> {
         let mut candidates = self.edges.clone();
         candidates.shuffle(rng);
-        candidates
-            .into_iter()
-            .find(|&(a, b)| removable(a, b) && self.is_connected_without(Some((a, b))))
+        candidates.into_iter().find(|&(a, b)| {
+            removable(a, b) && (!keep_connected || self.is_connected_without(Some((a, b))))
+        })
     }
 
     /// A random pair of distinct, unlinked nodes.
@@ -188,10 +219,18 @@ mod tests {
         let mut rng = ChaCha8Rng::seed_from_u64(1);
         // A path: every edge is a bridge.
         let path = Graph::from_edges(3, &[(NodeId(0), NodeId(1)), (NodeId(1), NodeId(2))]);
-        assert_eq!(path.pick_removable(&mut rng, |_, _| true), None);
+        assert_eq!(path.pick_removable(&mut rng, true, |_, _| true), None);
+        let (a, b) = path.pick_removable(&mut rng, false, |_, _| true).unwrap();
+        let mut split = path.clone();
+        split.remove(a, b);
+        assert!(!split.is_connected());
+        let (c, d) = split.pick_bridge_to_join(&mut rng).unwrap();
+        split.add(c, d);
+        assert!(split.is_connected());
+        assert_eq!(split.pick_bridge_to_join(&mut rng), None);
         let mut tri = path.clone();
         tri.add(NodeId(0), NodeId(2));
-        let (a, b) = tri.pick_removable(&mut rng, |_, _| true).unwrap();
+        let (a, b) = tri.pick_removable(&mut rng, true, |_, _| true).unwrap();
         assert!(tri.remove(a, b));
         assert!(tri.is_connected());
         assert_eq!(tri.pick_absent(&mut rng), Some((a.min(b), a.max(b))));

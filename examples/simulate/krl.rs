@@ -1,0 +1,116 @@
+//! KRL vs KRLF: the KRL paper's section 6.
+
+use manet_mutex::reverse_link::{Node, Params};
+use manet_mutex::sim::experiment::{mean_of, Row};
+use manet_mutex::sim::token::{self, Config};
+use manet_mutex::sim::{Graph, Workload};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use super::{grid, mobility_name, run_all, Algorithm, Args, Point};
+
+const CONNECTIVITY: [f64; 2] = [0.2, 0.8];
+const MOBILITY: [f64; 3] = [0.0, 0.002, 0.02];
+const LOAD: [f64; 4] = [0.001, 0.01, 0.1, 1.0];
+
+fn k(args: &Args) -> u32 {
+    args.k.unwrap_or(3)
+}
+
+fn variants(args: &Args) -> &'static [bool] {
+    match args.algorithm {
+        Algorithm::Krl => &[false],
+        Algorithm::Krlf => &[true],
+        _ => &[false, true],
+    }
+}
+
+/// A random connected graph with the given fraction of the possible links.
+pub fn graph(nodes: usize, connectivity: f64, seed: u64) -> Graph {
+    let possible = nodes * nodes.saturating_sub(1) / 2;
+    let edges = (connectivity * possible as f64).round() as usize;
+    Graph::random_connected(nodes, edges, &mut ChaCha8Rng::seed_from_u64(seed))
+}
+
+fn run_one(args: &Args, forwarding: bool, p: &Point) -> Result<Row, String> {
+    let params = Params {
+        k: k(args),
+        forwarding,
+    };
+    let mut config = Config::new(graph(args.nodes, p.connectivity, p.seed), params, p.seed);
+    config.workload = Workload {
+        lambda_req: p.load,
+        ..Workload::default()
+    };
+    config.lambda_mob = p.mobility;
+    config.duration = args.duration(p.load);
+    config.check_every_step = !args.no_checks;
+    config.trace_len = 0;
+    let outcome = token::run::<Node>(config).map_err(|v| v.to_string())?;
+    Ok(Row {
+        algorithm: if forwarding { "KRLF" } else { "KRL" }.into(),
+        params: vec![
+            ("nodes", args.nodes.to_string()),
+            ("k", params.k.to_string()),
+            ("connectivity", p.connectivity.to_string()),
+            ("mobility", p.mobility.to_string()),
+            ("load", p.load.to_string()),
+        ],
+        seed: p.seed,
+        summary: outcome.metrics.summary(),
+        extra: Vec::new(),
+    })
+}
+
+pub fn run(args: &Args) -> (Vec<Row>, f64) {
+    let points = grid(
+        args,
+        args.connectivity.as_deref().unwrap_or(&CONNECTIVITY),
+        args.mobility.as_deref().unwrap_or(&MOBILITY),
+        args.load.as_deref().unwrap_or(&LOAD),
+    );
+    let jobs: Vec<(bool, Point)> = variants(args)
+        .iter()
+        .flat_map(|&f| points.iter().map(move |p| (f, *p)))
+        .collect();
+    run_all(args, &jobs, |(f, p)| run_one(args, *f, p))
+}
+
+pub fn print_table(args: &Args, rows: &[Row]) {
+    let names: Vec<&str> = variants(args)
+        .iter()
+        .map(|&f| if f { "KRLF" } else { "KRL" })
+        .collect();
+    println!(
+        "KRL paper, section 6: {} nodes, k = {}, mean of {} seeds per point",
+        args.nodes,
+        k(args),
+        args.seeds
+    );
+    println!("time = mean wait per CS entry; msgs = messages per CS entry\n");
+    let mut header = format!("{:>6} {:>9} {:>7}", "conn", "mobility", "load");
+    for n in &names {
+        header += &format!(" {:>10} {:>10}", format!("{n} time"), format!("{n} msgs"));
+    }
+    println!("{header}");
+    println!("{}", "-".repeat(header.len()));
+    for &c in args.connectivity.as_deref().unwrap_or(&CONNECTIVITY) {
+        for &m in args.mobility.as_deref().unwrap_or(&MOBILITY) {
+            for &l in args.load.as_deref().unwrap_or(&LOAD) {
+                let mut line = format!("{:>5.0}% {:>9} {:>7}", c * 100.0, mobility_name(m), l);
+                for name in &names {
+                    let at = |r: &Row| {
+                        r.algorithm == *name
+                            && r.param("connectivity") == Some(&c.to_string())
+                            && r.param("mobility") == Some(&m.to_string())
+                            && r.param("load") == Some(&l.to_string())
+                    };
+                    let time = mean_of(rows, at, |s| s.mean_wait).unwrap_or(f64::NAN);
+                    let msgs = mean_of(rows, at, |s| s.messages_per_cs).unwrap_or(f64::NAN);
+                    line += &format!(" {time:>10.2} {msgs:>10.2}");
+                }
+                println!("{line}");
+            }
+        }
+    }
+}

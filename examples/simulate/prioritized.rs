@@ -1,0 +1,242 @@
+//! Prioritized h-out-of-k under its three priority policies on the same workloads.
+
+use clap::ValueEnum;
+use manet_mutex::prioritized::{Node, Params, Policy, Settings};
+use manet_mutex::sim::experiment::{mean_of, Row};
+use manet_mutex::sim::token::{self, Config};
+use manet_mutex::sim::{Dist, Workload};
+use manet_mutex::NodeId;
+
+use super::krl::graph;
+use super::{grid, mobility_name, run_all, Args, Point};
+
+const CONNECTIVITY: [f64; 1] = [0.2];
+const MOBILITY: [f64; 2] = [0.0, 0.02];
+const LOAD: [f64; 2] = [0.01, 0.1];
+
+/// A priority policy on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PolicyArg {
+    /// Application priorities (real-time / highest priority first served).
+    Explicit,
+    /// Equal priorities: first come, first served.
+    Fcfs,
+    /// Fewest requested resources first (maximum degree of concurrency).
+    MaxConcurrency,
+}
+
+impl PolicyArg {
+    fn policy(self) -> Policy {
+        match self {
+            PolicyArg::Explicit => Policy::Explicit,
+            PolicyArg::Fcfs => Policy::Equal,
+            PolicyArg::MaxConcurrency => Policy::MaxConcurrency,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            PolicyArg::Explicit => "explicit",
+            PolicyArg::Fcfs => "fcfs",
+            PolicyArg::MaxConcurrency => "max-concurrency",
+        }
+    }
+}
+
+const POLICIES: [PolicyArg; 3] = [
+    PolicyArg::Explicit,
+    PolicyArg::Fcfs,
+    PolicyArg::MaxConcurrency,
+];
+
+fn k(args: &Args) -> u32 {
+    args.k.unwrap_or(6)
+}
+
+fn max_h(args: &Args) -> u32 {
+    args.max_h.unwrap_or(k(args)).clamp(1, k(args))
+}
+
+fn run_one(args: &Args, policy: PolicyArg, p: &Point) -> Result<Row, String> {
+    let k = k(args);
+    let settings = Settings {
+        k,
+        policy: policy.policy(),
+        aging_step: args.aging_step.max(1),
+    };
+    let params = Params {
+        settings,
+        holder: NodeId(0),
+    };
+    let mut config = Config::new(graph(args.nodes, p.connectivity, p.seed), params, p.seed);
+    config.workload = Workload {
+        lambda_req: p.load,
+        resources: Dist::Uniform {
+            lo: 1,
+            hi: max_h(args),
+        },
+        priority: Dist::Uniform {
+            lo: 0,
+            hi: args.priority_classes.max(1) - 1,
+        },
+        ..Workload::default()
+    };
+    config.lambda_mob = p.mobility;
+    config.duration = args.duration(p.load);
+    config.check_every_step = !args.no_checks;
+    config.trace_len = 0;
+    let outcome = token::run::<Node>(config).map_err(|v| v.to_string())?;
+    let m = &outcome.metrics;
+    let by_h = m.wait_by(|r| r.resources);
+    let by_class = m.wait_by(|r| r.priority);
+    let mut extra = vec![("utilization", format!("{:.4}", m.utilization(k)))];
+    const H_COLUMNS: [&str; 8] = [
+        "wait_h1", "wait_h2", "wait_h3", "wait_h4", "wait_h5", "wait_h6", "wait_h7", "wait_h8",
+    ];
+    const P_COLUMNS: [&str; 8] = [
+        "wait_p0", "wait_p1", "wait_p2", "wait_p3", "wait_p4", "wait_p5", "wait_p6", "wait_p7",
+    ];
+    for (h, name) in (1..=max_h(args)).zip(H_COLUMNS) {
+        extra.push((
+            name,
+            by_h.get(&h)
+                .map_or(String::new(), |w| format!("{:.4}", w.1)),
+        ));
+    }
+    for (c, name) in (0..args.priority_classes).zip(P_COLUMNS) {
+        extra.push((
+            name,
+            by_class
+                .get(&c)
+                .map_or(String::new(), |w| format!("{:.4}", w.1)),
+        ));
+    }
+    Ok(Row {
+        algorithm: "prioritized".into(),
+        params: vec![
+            ("nodes", args.nodes.to_string()),
+            ("k", k.to_string()),
+            ("connectivity", p.connectivity.to_string()),
+            ("mobility", p.mobility.to_string()),
+            ("load", p.load.to_string()),
+            ("policy", policy.name().into()),
+            ("h", format!("1..={}", max_h(args))),
+        ],
+        seed: p.seed,
+        summary: m.summary(),
+        extra,
+    })
+}
+
+fn policies(args: &Args) -> &[PolicyArg] {
+    args.policy.as_deref().unwrap_or(&POLICIES)
+}
+
+pub fn run(args: &Args) -> (Vec<Row>, f64) {
+    let points = grid(
+        args,
+        args.connectivity.as_deref().unwrap_or(&CONNECTIVITY),
+        args.mobility.as_deref().unwrap_or(&MOBILITY),
+        args.load.as_deref().unwrap_or(&LOAD),
+    );
+    let jobs: Vec<(PolicyArg, Point)> = policies(args)
+        .iter()
+        .flat_map(|&pol| points.iter().map(move |p| (pol, *p)))
+        .collect();
+    run_all(args, &jobs, |(pol, p)| run_one(args, *pol, p))
+}
+
+/// The mean over `rows` of the extra column `name` (runs without such entries are skipped).
+fn mean_extra(rows: &[&Row], name: &str) -> Option<f64> {
+    let xs: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| r.extra.iter().find(|(n, _)| *n == name))
+        .filter_map(|(_, v)| v.parse().ok())
+        .collect();
+    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+}
+
+pub fn print_table(args: &Args, rows: &[Row]) {
+    println!(
+        "Prioritized h-out-of-k: {} nodes, k = {}, h uniform 1..={}, {} priority classes, aging step {}, mean of {} seeds",
+        args.nodes,
+        k(args),
+        max_h(args),
+        args.priority_classes,
+        args.aging_step,
+        args.seeds
+    );
+    println!("wait = mean wait per CS entry; util = mean resources in use / k\n");
+    let header = format!(
+        "{:>16} {:>6} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>6}",
+        "policy", "conn", "mobility", "load", "wait", "p99", "max", "msgs", "util"
+    );
+    println!("{header}");
+    println!("{}", "-".repeat(header.len()));
+    for &pol in policies(args) {
+        for &c in args.connectivity.as_deref().unwrap_or(&CONNECTIVITY) {
+            for &m in args.mobility.as_deref().unwrap_or(&MOBILITY) {
+                for &l in args.load.as_deref().unwrap_or(&LOAD) {
+                    let at = |r: &Row| {
+                        r.param("policy") == Some(pol.name())
+                            && r.param("connectivity") == Some(&c.to_string())
+                            && r.param("mobility") == Some(&m.to_string())
+                            && r.param("load") == Some(&l.to_string())
+                    };
+                    let mean = |f: fn(&manet_mutex::sim::Summary) -> f64| {
+                        mean_of(rows, at, f).unwrap_or(f64::NAN)
+                    };
+                    let matching: Vec<&Row> = rows.iter().filter(|r| at(r)).collect();
+                    println!(
+                        "{:>16} {:>5.0}% {:>9} {:>7} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>6.3}",
+                        pol.name(),
+                        c * 100.0,
+                        mobility_name(m),
+                        l,
+                        mean(|s| s.mean_wait),
+                        mean(|s| s.p99_wait),
+                        mean(|s| s.max_wait),
+                        mean(|s| s.messages_per_cs),
+                        mean_extra(&matching, "utilization").unwrap_or(f64::NAN)
+                    );
+                }
+            }
+        }
+    }
+    for (title, prefix, keys) in [
+        (
+            "requested resources h",
+            "wait_h",
+            (1..=max_h(args)).collect::<Vec<_>>(),
+        ),
+        (
+            "priority class",
+            "wait_p",
+            (0..args.priority_classes).collect(),
+        ),
+    ] {
+        println!("\nmean wait by {title}, per policy and load (pooled over the other coordinates)");
+        let mut header = format!("{:>16} {:>7}", "policy", "load");
+        for key in &keys {
+            header += &format!(" {:>7}", format!("{}={key}", &prefix[5..]));
+        }
+        println!("{header}");
+        for &pol in policies(args) {
+            for &l in args.load.as_deref().unwrap_or(&LOAD) {
+                let matching: Vec<&Row> = rows
+                    .iter()
+                    .filter(|r| {
+                        r.param("policy") == Some(pol.name())
+                            && r.param("load") == Some(&l.to_string())
+                    })
+                    .collect();
+                let mut line = format!("{:>16} {:>7}", pol.name(), l);
+                for key in &keys {
+                    let v = mean_extra(&matching, &format!("{prefix}{key}")).unwrap_or(f64::NAN);
+                    line += &format!(" {v:>7.1}");
+                }
+                println!("{line}");
+            }
+        }
+    }
+}

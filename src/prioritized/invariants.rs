@@ -1,0 +1,122 @@
+//! The safety invariants, as a pure function of a global snapshot.
+
+use alloc::format;
+use alloc::string::String;
+
+use crate::{Protocol, Status};
+
+use crate::height::Height;
+
+use super::{Message, Node};
+
+/// Check a snapshot of a whole system: every node, and every message in flight (TOKEN and
+/// RELEASE count; the rest carry no resources). Returns the first violation found.
+///
+/// - exactly one token, held or in flight, with `0 ≤ t ≤ k`;
+/// - Σ resources held in the CS + `t` + Σ in-flight RELEASEs + Σ release backlogs = `k`;
+/// - a node in the CS holds what it asked for (`1..=k`); a waiting node's own request is in
+///   its queue (never lost); a node in the remainder has none;
+/// - queues hold only the node itself and current neighbours (at most once each: by
+///   construction of the queue);
+/// - `next` is the node itself exactly when it holds the token, and a holder never sits on
+///   the token while it could serve the front of its queue.
+pub fn check_invariants<'a>(
+    nodes: &[Node],
+    in_flight: impl IntoIterator<Item = &'a Message>,
+    k: u32,
+) -> Result<(), String> {
+    let mut tokens = 0u64;
+    let mut total = 0u64;
+    for msg in in_flight {
+        match *msg {
+            Message::Token { available, .. } => {
+                tokens += 1;
+                if available > k {
+                    return Err(format!("token in flight with t = {available} > k = {k}"));
+                }
+                total += u64::from(available);
+            }
+            Message::Release { resources } => total += u64::from(resources),
+            _ => {}
+        }
+    }
+    for node in nodes {
+        let id = node.id();
+        if let Some(t) = node.available() {
+            tokens += 1;
+            if t > k {
+                return Err(format!("{id:?} holds t = {t} > k = {k}"));
+            }
+            total += u64::from(t);
+            if node.next() != Some(id) {
+                return Err(format!(
+                    "{id:?} holds the token but next = {:?}",
+                    node.next()
+                ));
+            }
+            if let Some((front, _)) = node.queue.front() {
+                if front != id || node.requested().is_some_and(|h| h <= t) {
+                    return Err(format!("{id:?} sits on the token with {front:?} servable"));
+                }
+            }
+        } else if node.next() == Some(id) {
+            return Err(format!("{id:?} has next = itself without the token"));
+        }
+        total += u64::from(node.held()) + u64::from(node.release_backlog());
+        let own = node.queue.contains(id);
+        let wanted_ok = (1..=k).contains(&node.wanted);
+        match node.status() {
+            Status::Critical if !wanted_ok || own => {
+                return Err(format!("{id:?} in the CS with {} resources", node.wanted))
+            }
+            Status::Waiting if !wanted_ok || !own => {
+                return Err(format!("{id:?} waits but its request is lost"))
+            }
+            Status::Remainder if own || node.wanted != 0 => {
+                return Err(format!("{id:?} in the remainder with an open request"))
+            }
+            _ => {}
+        }
+        if let Some((v, _)) = node
+            .queue()
+            .find(|&(v, _)| v != id && !node.neighbors.is_member(v))
+        {
+            return Err(format!("{id:?} queues {v:?}, which is not a neighbour"));
+        }
+    }
+    if tokens != 1 {
+        return Err(format!("{tokens} tokens (held or in flight), expected 1"));
+    }
+    if total != u64::from(k) {
+        return Err(format!(
+            "held + t + releases in flight + backlogs = {total}, expected k = {k}"
+        ));
+    }
+    Ok(())
+}
+
+/// Check a quiescent system (nothing in flight, nobody waiting or in the CS): every view of a
+/// neighbour's height is the truth and every LINK handshake is complete, and every node but the
+/// token holder has a lower neighbour, so the heights form a token-oriented DAG.
+pub fn check_quiescent(nodes: &[Node]) -> Result<(), String> {
+    let truth = |id: crate::NodeId| -> Option<Height> {
+        nodes.iter().find(|n| n.id() == id).map(Node::height)
+    };
+    for node in nodes {
+        let id = node.id();
+        if node.status() != Status::Remainder || node.queue().len() != 0 {
+            return Err(format!("{id:?} is not idle"));
+        }
+        for nb in node.neighbors.entries() {
+            if !nb.in_n || nb.forming || !nb.received_li || Some(nb.height) != truth(nb.id) {
+                return Err(format!("{id:?}'s view of {:?} is stale: {nb:?}", nb.id));
+            }
+        }
+        let has_lower = node.neighbors.members().any(|nb| nb.height < node.height());
+        let has_neighbors = node.neighbors.members().next().is_some();
+        if !node.holds_token() && has_neighbors && !has_lower {
+            return Err(format!("{id:?} has no way down to the token"));
+        }
+    }
+    Ok(())
+}

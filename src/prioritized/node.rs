@@ -1,0 +1,198 @@
+//! The prioritized h-out-of-k node: state, accessors and the application's events.
+
+use crate::height::Height;
+use crate::neighbors::Neighbors;
+use crate::node::Outbox;
+use crate::queue::{Priority, PriorityQueue};
+use crate::{Actions, CsRequest, Error, Event, NodeId, Protocol, Status};
+
+use super::policy::{Config, Settings};
+use super::Message;
+
+/// A node of the prioritized h-out-of-k algorithm (one token carrying `t` free resources, a
+/// priority queue with aging, partial reversal on the neighbour graph).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    pub(super) id: NodeId,
+    pub(super) settings: Settings,
+    pub(super) status: Status,
+    pub(super) height: Height,
+    pub(super) neighbors: Neighbors,
+    /// The neighbour the last REQUEST went to (where the token is, in our view); `id` while
+    /// holding the token; `None` when that link failed or no neighbour was there to ask, so
+    /// that a link re-formed to the same peer is not mistaken for a live request path.
+    pub(super) next: Option<NodeId>,
+    /// `Some(t)` while holding the token with `t` free resources.
+    pub(super) token: Option<u32>,
+    pub(super) queue: PriorityQueue<NodeId>,
+    /// Resources of the open request (waiting) or held (critical); 0 in the remainder.
+    pub(super) wanted: u32,
+    /// Released resources that could not be forwarded yet because the node had no neighbour;
+    /// sent on the next link, or added to `t` if the token arrives first.
+    pub(super) backlog: u32,
+    /// Partial reversals performed (a simulator metric).
+    pub(super) raises: u64,
+    pub(super) outbox: Outbox<Message>,
+}
+
+impl Node {
+    /// A node in its initial state, or `Err(Error::InvalidConfig)`.
+    pub fn new(config: Config) -> Result<Self, Error> {
+        let next = config.validate()?;
+        Ok(Node {
+            id: config.id,
+            settings: config.settings,
+            status: Status::Remainder,
+            height: config.height,
+            neighbors: Neighbors::with_known(config.neighbors, config.height),
+            next: Some(next),
+            token: config.token_holder.then_some(config.settings.k),
+            queue: PriorityQueue::new(),
+            wanted: 0,
+            backlog: 0,
+            raises: 0,
+            outbox: Outbox::default(),
+        })
+    }
+
+    /// Shared settings.
+    pub fn settings(&self) -> Settings {
+        self.settings
+    }
+
+    /// Whether the node holds the token.
+    pub fn holds_token(&self) -> bool {
+        self.token.is_some()
+    }
+
+    /// `t`, the token's free resources, while holding the token.
+    pub fn available(&self) -> Option<u32> {
+        self.token
+    }
+
+    /// Resources held in the critical section (0 outside it).
+    pub fn held(&self) -> u32 {
+        if self.status == Status::Critical {
+            self.wanted
+        } else {
+            0
+        }
+    }
+
+    /// Resources of the open request while waiting.
+    pub fn requested(&self) -> Option<u32> {
+        (self.status == Status::Waiting).then_some(self.wanted)
+    }
+
+    /// Released resources waiting for a neighbour to be forwarded to (see the module docs).
+    pub fn release_backlog(&self) -> u32 {
+        self.backlog
+    }
+
+    /// Partial reversals (height raises) performed so far.
+    pub fn raises(&self) -> u64 {
+        self.raises
+    }
+
+    /// The node's height.
+    pub fn height(&self) -> Height {
+        self.height
+    }
+
+    /// `next`: the node itself while holding the token, else where its last request went
+    /// (`None` if that link failed or the node had no neighbour to ask).
+    pub fn next(&self) -> Option<NodeId> {
+        self.next
+    }
+
+    /// The request queue, front first.
+    pub fn queue(&self) -> impl ExactSizeIterator<Item = (NodeId, Priority)> + '_ {
+        self.queue.iter()
+    }
+
+    /// The neighbour table.
+    pub fn neighbors(&self) -> &Neighbors {
+        &self.neighbors
+    }
+
+    /// The application asks for `req.resources` resources with priority `req.priority`.
+    fn request(&mut self, req: CsRequest) -> Result<(), Error> {
+        if self.status != Status::Remainder {
+            return Err(Error::AlreadyRequested(self.status));
+        }
+        let k = self.settings.k;
+        if req.resources == 0 || req.resources > k {
+            return Err(Error::InvalidResources {
+                requested: req.resources,
+                k,
+            });
+        }
+        self.status = Status::Waiting;
+        self.wanted = req.resources;
+        let before = self.queue.front();
+        let priority = self.settings.policy.priority(self.id, req, k);
+        self.queue.upsert(self.id, priority);
+        self.settle(before);
+        Ok(())
+    }
+
+    /// The application leaves the critical section, releasing everything it held.
+    fn release(&mut self) -> Result<(), Error> {
+        if self.status != Status::Critical {
+            return Err(Error::NotInCritical(self.status));
+        }
+        let r = self.wanted;
+        self.status = Status::Remainder;
+        self.wanted = 0;
+        self.queue.age(self.settings.aging_step);
+        match self.token.as_mut() {
+            Some(t) => {
+                // Cannot exceed k unless a peer already corrupted t (reported when it did).
+                *t = t.saturating_add(r).min(self.settings.k);
+                self.serve();
+            }
+            None => self.forward_release(r),
+        }
+        Ok(())
+    }
+}
+
+impl Protocol for Node {
+    type Msg = Message;
+
+    fn id(&self) -> NodeId {
+        self.id
+    }
+
+    fn status(&self) -> Status {
+        self.status
+    }
+
+    fn handle(&mut self, event: Event<Message>) -> Result<Actions<'_, Message>, Error> {
+        let outcome = match event {
+            Event::Request(req) => self.request(req),
+            Event::Release => self.release(),
+            Event::Receive { from, msg } => {
+                self.receive(from, msg);
+                Ok(())
+            }
+            Event::LinkUp(peer) => {
+                self.link_up(peer);
+                Ok(())
+            }
+            Event::LinkDown(peer) => {
+                self.link_down(peer);
+                Ok(())
+            }
+            other => Err(Error::Unsupported(other.name())),
+        };
+        match outcome {
+            Ok(()) => Ok(self.outbox.drain()),
+            Err(e) => {
+                // Local handlers validate before they mutate or emit; this keeps it so.
+                self.outbox.clear();
+                Err(e)
+            }
+        }
+    }
+}

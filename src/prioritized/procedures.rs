@@ -1,0 +1,157 @@
+//! The paper's procedures: giveTokenToFrontOfQ, forwardRequest, forwardUpdate,
+//! forwardRelease, raiseHeight, and the bookkeeping every handler ends with.
+
+use crate::height;
+use crate::queue::Priority;
+use crate::{Action, NodeId, Status};
+
+use super::{Message, Node};
+
+impl Node {
+    /// What every handler that touched the queue or the link directions ends with.
+    ///
+    /// A token holder serves its queue. A node without the token that has lost its last
+    /// outgoing link raises its height (which reroutes its request); otherwise it makes sure
+    /// the token holder hears of its queue: a REQUEST when the queue just became non-empty or
+    /// the link to `next` is gone or reversed, an UPDATE when the front's priority rose.
+    /// `before` is the queue's front when the handler started.
+    pub(super) fn settle(&mut self, before: Option<(NodeId, Priority)>) {
+        if self.token.is_some() {
+            self.serve();
+            return;
+        }
+        if !self.neighbors.is_empty() && self.neighbors.all_higher(self.height) {
+            self.raise_height();
+        } else if let Some((_, now)) = self.queue.front() {
+            match (before, self.live_next()) {
+                (Some((_, was)), Some(next)) => {
+                    if now > was {
+                        self.outbox.send(next, Message::Update { priority: now });
+                    }
+                }
+                _ => self.forward_request(),
+            }
+        }
+        self.flush_backlog();
+    }
+
+    /// `next`, unless its link failed or no longer points down.
+    fn live_next(&self) -> Option<NodeId> {
+        self.next
+            .filter(|&v| self.neighbors.is_lower(v, self.height))
+    }
+
+    /// giveTokenToFrontOfQ, looped: serve the queue while holding the token.
+    ///
+    /// The paper's blocking "wait until t ≥ h" is a state: when the node's own request is at
+    /// the front and `t < h`, it keeps the token (and its entry at the front) until released
+    /// resources come back, or until a higher-priority request overtakes its entry, which
+    /// passes the token on (preemption).
+    pub(super) fn serve(&mut self) {
+        while let (Some(t), Some((front, granted))) = (self.token, self.queue.front()) {
+            if front == self.id && t < self.wanted {
+                return;
+            }
+            self.queue.pop();
+            // The REQUEST that follows a token carries the rest's priority from before this
+            // aging step: the recipient then ranks it below the request it was granted for, as
+            // we did, so two waiting nodes cannot bounce the token between them forever.
+            let rest = self.queue.front().map(|(_, p)| p);
+            self.queue.age(self.settings.aging_step);
+            if front == self.id {
+                self.token = Some(t - self.wanted);
+                self.status = Status::Critical;
+                self.outbox.push(Action::EnterCritical {
+                    resources: self.wanted,
+                });
+                continue;
+            }
+            let Some(peer) = self.neighbors.get_mut(front) else {
+                // Entries are deleted with their link, so this cannot happen; skipping the
+                // entry keeps the token rather than sending it over a missing link.
+                continue;
+            };
+            // The recipient will adopt this height (TOKEN handler); until its LINK confirms
+            // it, nothing it says about its height is recorded.
+            peer.height = self.height.just_below(front);
+            peer.received_li = false;
+            self.token = None;
+            self.next = Some(front);
+            self.outbox.send(
+                front,
+                Message::Token {
+                    available: t,
+                    priority: granted,
+                    height: self.height,
+                },
+            );
+            if let Some(priority) = rest {
+                // So that the token comes back for the rest of the queue.
+                self.outbox.send(
+                    front,
+                    Message::Request {
+                        priority,
+                        height: self.height,
+                    },
+                );
+            }
+            return;
+        }
+    }
+
+    /// forwardRequest: send REQUEST, with the front's priority, to the lowest neighbour. An
+    /// isolated node sends nothing and has no `next`; its first LINK reroutes.
+    pub(super) fn forward_request(&mut self) {
+        self.next = self.neighbors.lowest();
+        if let (Some(next), Some((_, priority))) = (self.next, self.queue.front()) {
+            self.outbox.send(
+                next,
+                Message::Request {
+                    priority,
+                    height: self.height,
+                },
+            );
+        }
+    }
+
+    /// forwardRelease: send RELEASE(r) towards the token (the lowest neighbour). Unlike the
+    /// paper it leaves `next` alone: `next` tracks where this node's REQUEST went, and moving
+    /// it would hide a later failure or reversal of that link. An isolated node keeps the
+    /// resources in its backlog.
+    pub(super) fn forward_release(&mut self, resources: u32) {
+        match self.neighbors.lowest() {
+            Some(lowest) => self.outbox.send(lowest, Message::Release { resources }),
+            None => self.backlog = self.backlog.saturating_add(resources).min(self.settings.k),
+        }
+    }
+
+    fn flush_backlog(&mut self) {
+        if self.backlog > 0 && !self.neighbors.is_empty() {
+            let r = core::mem::take(&mut self.backlog);
+            self.forward_release(r);
+        }
+    }
+
+    /// raiseHeight: partial reversal, LINK to every neighbour, drop the requests of neighbours
+    /// now below, and reroute the rest.
+    pub(super) fn raise_height(&mut self) {
+        let Some(raised) = height::raise(self.height, self.neighbors.heights()) else {
+            return;
+        };
+        self.height = raised;
+        self.raises += 1;
+        self.broadcast_link();
+        let (id, neighbors) = (self.id, &self.neighbors);
+        self.queue
+            .delete_where(|v| v != id && neighbors.is_lower(v, raised));
+        self.forward_request();
+    }
+
+    /// Send LINK with the current height to every member of `N`.
+    pub(super) fn broadcast_link(&mut self) {
+        let height = self.height;
+        for n in self.neighbors.members() {
+            self.outbox.send(n.id, Message::Link { height });
+        }
+    }
+}

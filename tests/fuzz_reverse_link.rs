@@ -3,6 +3,10 @@
 
 #[path = "harness/input.rs"]
 mod input;
+#[path = "harness/network_input.rs"]
+mod network_input;
+#[path = "harness/node_input.rs"]
+mod node_input;
 #[path = "harness/reverse_link_network.rs"]
 mod reverse_link_network;
 #[path = "harness/reverse_link_node.rs"]
@@ -44,7 +48,7 @@ fn reverse_link_node_survives_arbitrary_events() {
 fn regression_request_is_resent_when_the_link_to_next_fails_and_reforms() {
     use manet_mutex::reverse_link::{Node, Params};
     use manet_mutex::sim::Graph;
-    use manet_mutex::NodeId;
+    use manet_mutex::{CsRequest, NodeId};
 
     let (n0, n1, n2) = (NodeId(0), NodeId(1), NodeId(2));
     let graph = Graph::from_edges(3, &[(n0, n1), (n0, n2)]);
@@ -53,8 +57,8 @@ fn regression_request_is_resent_when_the_link_to_next_fails_and_reforms() {
         forwarding: false,
     };
     let mut net = token_net::Net::<Node>::new(graph, &params).unwrap();
-    net.request(n0);
-    net.request(n1);
+    net.request(n0, CsRequest::ONE);
+    net.request(n1, CsRequest::ONE);
     net.deliver(n1, n0);
     net.form(n1, n2);
     net.fail(n0, n1);

@@ -1,8 +1,10 @@
-//! A KRL/KRLF network under arbitrary operations; see `tests/harness/reverse_link_network.rs`.
+//! A small network under arbitrary operations; the body is `tests/harness/reverse_link_network.rs`.
 #![no_main]
 
 #[path = "../../tests/harness/input.rs"]
 mod input;
+#[path = "../../tests/harness/network_input.rs"]
+mod network_input;
 #[path = "../../tests/harness/reverse_link_network.rs"]
 mod reverse_link_network;
 #[path = "../../tests/harness/token_net.rs"]

@@ -1,8 +1,10 @@
-//! One KRL/KRLF node fed arbitrary events; see `tests/harness/reverse_link_node.rs`.
+//! One node fed arbitrary events; the body is `tests/harness/reverse_link_node.rs`.
 #![no_main]
 
 #[path = "../../tests/harness/input.rs"]
 mod input;
+#[path = "../../tests/harness/node_input.rs"]
+mod node_input;
 #[path = "../../tests/harness/reverse_link_node.rs"]
 mod reverse_link_node;
 

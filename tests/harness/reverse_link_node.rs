@@ -1,59 +1,19 @@
 //! Fuzz body: one KRL/KRLF node, arbitrary configuration, fed arbitrary events directly —
 //! messages from strangers and from itself, heights naming other nodes or at the extremes of
 //! `i64`, tokens beyond `k`, events in the wrong state, events the algorithm does not support.
-//!
-//! It asserts the core's rules (`DESIGN.md`): no panic; only local misuse returns `Err`, and an
-//! `Err` leaves the node unchanged; peer input never returns `Err`; `handle` is deterministic;
-//! and after every event the node is locally consistent (tokens within `k`, its own request
-//! queued exactly while waiting, the queue bounded by its neighbours, sends only to peers it
-//! has a link to).
+//! The rules checked on every event are `node_input::drive`'s; the local consistency is:
+//! tokens within `k`, a token in the critical section, the node's own request queued exactly
+//! while it waits, the queue holding only itself and linked peers, messages sent only to
+//! linked peers and tokens only to members of `N`.
 //!
 //! Compiled into the `reverse_link_node` fuzz target (`fuzz/`) and run over seeded inputs by
 //! `tests/fuzz_reverse_link.rs`.
 
 use arbitrary::Arbitrary;
-use manet_mutex::height::Height;
 use manet_mutex::reverse_link::{Config, Message, Node};
-use manet_mutex::{Action, CsRequest, Event, NodeId, Protocol, Status, TimerId};
+use manet_mutex::{Action, Event, NodeId, Protocol, Status};
 
-/// Events beyond this are ignored, so one input is one bounded run.
-const MAX_EVENTS: usize = 256;
-
-/// A height component: mostly small, sometimes at or near the ends of the range.
-#[derive(Debug, Clone, Copy, Arbitrary)]
-enum Coord {
-    Small(i8),
-    Min,
-    Max,
-    Any(i64),
-}
-
-impl Coord {
-    fn value(self) -> i64 {
-        match self {
-            Coord::Small(v) => i64::from(v),
-            Coord::Min => i64::MIN,
-            Coord::Max => i64::MAX,
-            Coord::Any(v) => v,
-        }
-    }
-}
-
-/// A node id: mostly one of the first six (so that it is often a neighbour), sometimes any.
-#[derive(Debug, Clone, Copy, Arbitrary)]
-enum Peer {
-    Near(u8),
-    Any(u32),
-}
-
-impl Peer {
-    fn id(self) -> NodeId {
-        match self {
-            Peer::Near(v) => NodeId(u32::from(v % 6)),
-            Peer::Any(v) => NodeId(v),
-        }
-    }
-}
+use crate::node_input::{drive, height, Coord, Local, Peer};
 
 #[derive(Debug, Clone, Copy, Arbitrary)]
 enum Kind {
@@ -65,11 +25,7 @@ enum Kind {
 
 #[derive(Debug, Clone, Copy, Arbitrary)]
 enum In {
-    Request {
-        resources: u32,
-        priority: u32,
-    },
-    Release,
+    Local(Local),
     Receive {
         from: Peer,
         kind: Kind,
@@ -77,26 +33,12 @@ enum In {
         h2: Coord,
         owner: Peer,
     },
-    LinkUp(Peer),
-    LinkDown(Peer),
-    Timeout(u64),
-    Doze,
-    Wake,
-    Disconnect,
-    Reconnect,
 }
 
 impl In {
     fn event(self) -> Event<Message> {
         match self {
-            In::Request {
-                resources,
-                priority,
-            } => Event::Request(CsRequest {
-                resources,
-                priority,
-            }),
-            In::Release => Event::Release,
+            In::Local(local) => local.event(),
             In::Receive {
                 from,
                 kind,
@@ -104,7 +46,7 @@ impl In {
                 h2,
                 owner,
             } => {
-                let h = Height::new(h1.value(), h2.value(), owner.id());
+                let h = height(h1, h2, owner);
                 let msg = match kind {
                     Kind::Request => Message::Request(h),
                     Kind::Token => Message::Token(h),
@@ -116,13 +58,6 @@ impl In {
                     msg,
                 }
             }
-            In::LinkUp(p) => Event::LinkUp(p.id()),
-            In::LinkDown(p) => Event::LinkDown(p.id()),
-            In::Timeout(t) => Event::Timeout(TimerId(t)),
-            In::Doze => Event::Doze,
-            In::Wake => Event::Wake,
-            In::Disconnect => Event::Disconnect,
-            In::Reconnect => Event::Reconnect,
         }
     }
 }
@@ -141,18 +76,7 @@ pub struct Input {
     events: Vec<In>,
 }
 
-/// Which `Err` results are allowed: only local misuse, judged from the state before the event.
-fn misuse(before: &Node, event: &In) -> bool {
-    match *event {
-        In::Request { resources, .. } => before.status() != Status::Remainder || resources != 1,
-        In::Release => before.status() != Status::Critical,
-        In::Receive { .. } | In::LinkUp(_) | In::LinkDown(_) => false,
-        // KRL has no timers and no host modes.
-        In::Timeout(_) | In::Doze | In::Wake | In::Disconnect | In::Reconnect => true,
-    }
-}
-
-fn check_consistent(node: &Node, actions: &[Action<Message>]) -> Result<(), String> {
+fn consistent(node: &Node, actions: &[Action<Message>]) -> Result<(), String> {
     if node.tokens() > node.k() {
         return Err(format!("{} tokens, k = {}", node.tokens(), node.k()));
     }
@@ -160,11 +84,7 @@ fn check_consistent(node: &Node, actions: &[Action<Message>]) -> Result<(), Stri
         return Err("in the critical section without a token".into());
     }
     if (node.status() == Status::Waiting) != node.queue().contains(node.id()) {
-        return Err(format!(
-            "own request queued = {} while {:?}",
-            node.queue().contains(node.id()),
-            node.status()
-        ));
+        return Err(format!("own request queued while {:?}", node.status()));
     }
     let linked = |id: NodeId| node.neighbors().get(id).is_some();
     if let Some(q) = node.queue().iter().find(|&q| q != node.id() && !linked(q)) {
@@ -194,55 +114,17 @@ pub fn run(input: &Input) {
         k,
         // Sometimes more than k, which the configuration check must refuse.
         tokens: u32::from(input.tokens) % (k + 2),
-        height: Height::new(input.h1.value(), input.h2.value(), id),
+        height: height(input.h1, input.h2, input.id),
         neighbors: input
             .neighbors
             .iter()
             .take(8)
-            .map(|&(p, h1, h2)| Height::new(h1.value(), h2.value(), p.id()))
+            .map(|&(p, h1, h2)| height(h1, h2, p))
             .collect(),
         forwarding: input.forwarding,
     };
-    let Ok(mut node) = Node::new(config) else {
+    let Ok(node) = Node::new(config) else {
         return;
     };
-    for (i, &event) in input.events.iter().take(MAX_EVENTS).enumerate() {
-        let before = node.clone();
-        let mut twin = node.clone();
-        let outcome = node
-            .handle(event.event())
-            .map(|actions| actions.collect::<Vec<_>>());
-        let twin_outcome = twin
-            .handle(event.event())
-            .map(|actions| actions.collect::<Vec<_>>());
-        assert_eq!(
-            outcome, twin_outcome,
-            "event {i} ({event:?}): handle is not deterministic"
-        );
-        assert!(
-            node == twin,
-            "event {i} ({event:?}): handle is not deterministic"
-        );
-        match outcome {
-            Err(e) => {
-                assert!(
-                    misuse(&before, &event),
-                    "event {i} ({event:?}) rejected: {e}"
-                );
-                assert!(
-                    node == before,
-                    "event {i} ({event:?}) returned {e} but changed the node"
-                );
-            }
-            Ok(actions) => {
-                assert!(
-                    !misuse(&before, &event),
-                    "event {i} ({event:?}) accepted while misuse"
-                );
-                if let Err(e) = check_consistent(&node, &actions) {
-                    panic!("after event {i} ({event:?}): {e}\n{node:?}");
-                }
-            }
-        }
-    }
+    drive(node, input.events.iter().map(|e| e.event()), 1, consistent);
 }

@@ -62,8 +62,8 @@ impl<P: TokenAlgorithm> Net<P> {
         self.nodes[node.index()].status()
     }
 
-    pub fn request(&mut self, node: NodeId) {
-        self.apply(node, Event::Request(CsRequest::ONE));
+    pub fn request(&mut self, node: NodeId, request: CsRequest) {
+        self.apply(node, Event::Request(request));
     }
 
     pub fn release(&mut self, node: NodeId) {

@@ -1,0 +1,15 @@
+//! A small network under arbitrary operations; the body is `tests/harness/prioritized_network.rs`.
+#![no_main]
+
+#[path = "../../tests/harness/input.rs"]
+mod input;
+#[path = "../../tests/harness/network_input.rs"]
+mod network_input;
+#[path = "../../tests/harness/prioritized_network.rs"]
+mod prioritized_network;
+#[path = "../../tests/harness/token_net.rs"]
+mod token_net;
+
+libfuzzer_sys::fuzz_target!(|input: prioritized_network::Input| {
+    prioritized_network::run(&input);
+});

@@ -1,0 +1,153 @@
+//! What the single-node fuzz bodies share: arbitrary ids, heights and local events, and the
+//! driver that feeds one node its events and checks the core's rules (`DESIGN.md`) on each:
+//! no panic; `handle` is deterministic; only local misuse returns `Err`, always does, and
+//! leaves the node unchanged; peer input never returns `Err`; and the algorithm's local
+//! consistency holds after every accepted event.
+
+use std::fmt::Debug;
+
+use arbitrary::Arbitrary;
+use manet_mutex::height::Height;
+use manet_mutex::{Action, CsRequest, Event, NodeId, Protocol, Status, TimerId};
+
+/// Events beyond this are ignored, so one input is one bounded run.
+const MAX_EVENTS: usize = 256;
+
+/// A height component: mostly small, sometimes at or near the ends of the range.
+#[derive(Debug, Clone, Copy, Arbitrary)]
+pub enum Coord {
+    Small(i8),
+    Min,
+    Max,
+    Any(i64),
+}
+
+impl Coord {
+    pub fn value(self) -> i64 {
+        match self {
+            Coord::Small(v) => i64::from(v),
+            Coord::Min => i64::MIN,
+            Coord::Max => i64::MAX,
+            Coord::Any(v) => v,
+        }
+    }
+}
+
+/// A node id: mostly one of the first six (so that it is often a neighbour), sometimes any.
+#[derive(Debug, Clone, Copy, Arbitrary)]
+pub enum Peer {
+    Near(u8),
+    Any(u32),
+}
+
+impl Peer {
+    pub fn id(self) -> NodeId {
+        match self {
+            Peer::Near(v) => NodeId(u32::from(v % 6)),
+            Peer::Any(v) => NodeId(v),
+        }
+    }
+}
+
+pub fn height(h1: Coord, h2: Coord, owner: Peer) -> Height {
+    Height::new(h1.value(), h2.value(), owner.id())
+}
+
+/// Events from the application, the link layer, timers and the host.
+#[derive(Debug, Clone, Copy, Arbitrary)]
+pub enum Local {
+    Request { resources: u32, priority: u32 },
+    Release,
+    LinkUp(Peer),
+    LinkDown(Peer),
+    Timeout(u64),
+    Doze,
+    Wake,
+    Disconnect,
+    Reconnect,
+}
+
+impl Local {
+    pub fn event<M>(self) -> Event<M> {
+        match self {
+            Local::Request {
+                resources,
+                priority,
+            } => Event::Request(CsRequest {
+                resources,
+                priority,
+            }),
+            Local::Release => Event::Release,
+            Local::LinkUp(p) => Event::LinkUp(p.id()),
+            Local::LinkDown(p) => Event::LinkDown(p.id()),
+            Local::Timeout(t) => Event::Timeout(TimerId(t)),
+            Local::Doze => Event::Doze,
+            Local::Wake => Event::Wake,
+            Local::Disconnect => Event::Disconnect,
+            Local::Reconnect => Event::Reconnect,
+        }
+    }
+}
+
+/// Whether `event` is local misuse for a token algorithm whose requests may ask for
+/// `1..=max_resources`, judged from the status before it. Token algorithms have no timers or
+/// host modes, so those events are unsupported.
+fn is_misuse<M>(status: Status, event: &Event<M>, max_resources: u32) -> bool {
+    match event {
+        Event::Request(r) => {
+            status != Status::Remainder || r.resources == 0 || r.resources > max_resources
+        }
+        Event::Release => status != Status::Critical,
+        Event::Receive { .. } | Event::LinkUp(_) | Event::LinkDown(_) => false,
+        _ => true,
+    }
+}
+
+/// Feed `events` to `node` one by one and check the rules above; `consistent` is the
+/// algorithm's local consistency after an accepted event, given the actions it produced.
+pub fn drive<P>(
+    mut node: P,
+    events: impl IntoIterator<Item = Event<P::Msg>>,
+    max_resources: u32,
+    consistent: impl Fn(&P, &[Action<P::Msg>]) -> Result<(), String>,
+) where
+    P: Protocol + Clone + PartialEq + Debug,
+{
+    for (i, event) in events.into_iter().take(MAX_EVENTS).enumerate() {
+        let misuse = is_misuse(node.status(), &event, max_resources);
+        let before = node.clone();
+        let mut twin = node.clone();
+        let outcome = node
+            .handle(event.clone())
+            .map(|actions| actions.collect::<Vec<_>>());
+        let twin_outcome = twin
+            .handle(event.clone())
+            .map(|actions| actions.collect::<Vec<_>>());
+        assert_eq!(
+            outcome, twin_outcome,
+            "event {i} ({event:?}): handle is not deterministic"
+        );
+        assert!(
+            node == twin,
+            "event {i} ({event:?}): handle is not deterministic"
+        );
+        match outcome {
+            Err(e) => {
+                assert!(misuse, "event {i} ({event:?}) rejected: {e}");
+                assert!(
+                    node == before,
+                    "event {i} ({event:?}) returned {e} but changed the node"
+                );
+            }
+            Ok(actions) => {
+                assert!(
+                    !misuse,
+                    "event {i} ({event:?}) accepted although it is misuse"
+                );
+                if let Err(e) = consistent(&node, &actions) {
+                    panic!("after event {i} ({event:?}): {e}\n{node:?}");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,322 @@
+//! The stateright model shared by the token algorithms (`tests/model_reverse_link.rs`,
+//! `tests/model_prioritized.rs`). From the initial configuration of a small network it
+//! branches on every:
+//! - delivery of the head of a directed channel (links are FIFO);
+//! - request by a node in the remainder section, among the algorithm's request choices, up to
+//!   a number of requests per node;
+//! - release by a node in the critical section;
+//! - failure of an idle, non-bridge link, both ends told in one step, up to a number of
+//!   failures; formation of an absent link, likewise.
+//!
+//! Properties, on every explored state:
+//! - *safety*: the algorithm's safety check, and no send to a non-neighbour and no valid
+//!   event rejected;
+//! - *every waiting node enters*: a deterministic, bounded, fair drain of the state (no more
+//!   requests or link changes) serves every waiting node and passes the algorithm's drained
+//!   checks (`Net::drain`). A plain state predicate rather than stateright's `eventually`,
+//!   whose handling of cycles can miss counterexamples.
+
+use std::hash::{Hash, Hasher};
+
+use manet_mutex::height::Height;
+use manet_mutex::neighbors::Neighbors;
+use manet_mutex::sim::{Graph, TokenAlgorithm};
+use manet_mutex::{CsRequest, NodeId, Status};
+use stateright::{Checker, Model, Property};
+
+use crate::token_net::Net;
+
+/// Rounds of the liveness drain: far more than any request needs on four nodes (a request and
+/// the token it brings back each cross at most three links, plus reversals).
+const DRAIN_ROUNDS: usize = 64;
+
+/// A height with the system-wide minimum `h1` and `h2` subtracted (see [`Fingerprint`]).
+pub type Shifted = (i64, i64, NodeId);
+
+/// What the model needs from an algorithm besides [`TokenAlgorithm`]: how to identify a state.
+///
+/// Stateright identifies states by their hash alone, so the hash must cover everything that
+/// can influence the future. It may, and does, abstract what cannot: a uniform shift of every
+/// height in the system (handlers only compare heights and add or subtract constants, so
+/// shifted systems behave identically; without this KRLF, whose circulating tokens lower their
+/// recipients forever, would never repeat a state), statistics no handler reads (raise
+/// counters), and neighbour-table fields no handler reads in the entry's current state.
+pub trait Fingerprint: TokenAlgorithm + std::fmt::Debug + Send + Sync + 'static {
+    /// The node's own height.
+    fn height(&self) -> Height;
+    /// Every height stored in the node that the hash covers (own, views, formation heights).
+    fn heights(&self) -> Vec<Height>;
+    /// Hash the node's state, heights through `shift`.
+    fn hash_node<H: Hasher>(&self, shift: &impl Fn(Height) -> Shifted, hasher: &mut H);
+    /// The height a message carries, if any.
+    fn msg_height(msg: &Self::Msg) -> Option<Height>;
+    /// Hash a message, its height through `shift`.
+    fn hash_msg<H: Hasher>(msg: &Self::Msg, shift: &impl Fn(Height) -> Shifted, hasher: &mut H);
+}
+
+/// The heights of a neighbour table that handlers read: the view of a peer once it is in N,
+/// our height at formation while the link is forming.
+pub fn neighbor_heights(neighbors: &Neighbors) -> impl Iterator<Item = Height> + '_ {
+    neighbors.entries().flat_map(|e| {
+        let view = e.in_n.then_some(e.height);
+        view.into_iter().chain(e.forming.then_some(e.form_height))
+    })
+}
+
+/// Hash a neighbour table, skipping the leftovers `neighbor_heights` skips.
+pub fn hash_neighbors<H: Hasher>(
+    neighbors: &Neighbors,
+    shift: &impl Fn(Height) -> Shifted,
+    hasher: &mut H,
+) {
+    neighbors.entries().count().hash(hasher);
+    for e in neighbors.entries() {
+        e.id.hash(hasher);
+        (e.in_n, e.received_li, e.forming, e.visited).hash(hasher);
+        if e.in_n {
+            shift(e.height).hash(hasher);
+        }
+        if e.forming {
+            shift(e.form_height).hash(hasher);
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Bounds {
+    pub requests_per_node: u8,
+    pub failures: u8,
+    pub formations: u8,
+    /// Largest difference between two nodes' `h1` (and `h2`) explored: partial reversal can
+    /// count up without bound while a formed link's first height announcement is in flight
+    /// (two waiting non-holders that see only each other raise over each other until it
+    /// arrives); such runs repeat the same shape at ever larger heights.
+    pub height_spread: i64,
+    /// The checker stops once it has generated this many states (a hard memory bound).
+    pub states: usize,
+}
+
+impl Bounds {
+    /// The default bounds, or the deep ones with `MANET_MUTEX_DEEP=1`.
+    pub fn from_env(default_states: usize, deep_states: usize) -> Self {
+        if std::env::var_os("MANET_MUTEX_DEEP").is_some_and(|v| v == "1") {
+            Bounds {
+                requests_per_node: 2,
+                failures: 2,
+                formations: 2,
+                height_spread: 8,
+                states: deep_states,
+            }
+        } else {
+            Bounds {
+                requests_per_node: 1,
+                failures: 1,
+                formations: 1,
+                height_spread: 6,
+                states: default_states,
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Step {
+    Deliver(NodeId, NodeId),
+    Request(NodeId, CsRequest),
+    Release(NodeId),
+    Fail(NodeId, NodeId),
+    Form(NodeId, NodeId),
+}
+
+#[derive(Clone, Debug)]
+pub struct State<P: Fingerprint> {
+    pub net: Net<P>,
+    requests_left: Vec<u8>,
+    failures_left: u8,
+    formations_left: u8,
+}
+
+impl<P: Fingerprint> Hash for State<P> {
+    fn hash<H: Hasher>(&self, hasher: &mut H) {
+        let net = &self.net;
+        let every_height = net
+            .nodes
+            .iter()
+            .flat_map(P::heights)
+            .chain(net.channels.iter().filter_map(|(_, _, m)| P::msg_height(m)));
+        let (base1, base2) =
+            every_height.fold((i64::MAX, i64::MAX), |(a, b), h| (a.min(h.h1), b.min(h.h2)));
+        let shift = |h: Height| (h.h1.wrapping_sub(base1), h.h2.wrapping_sub(base2), h.id);
+        for node in &net.nodes {
+            node.hash_node(&shift, hasher);
+        }
+        for (from, to, msg) in net.channels.iter() {
+            (from, to).hash(hasher);
+            P::hash_msg(msg, &shift, hasher);
+        }
+        let mut edges: Vec<_> = net
+            .graph
+            .edges()
+            .iter()
+            .map(|&(a, b)| (a.min(b), a.max(b)))
+            .collect();
+        edges.sort_unstable();
+        edges.hash(hasher);
+        net.fault.hash(hasher);
+        self.requests_left.hash(hasher);
+        (self.failures_left, self.formations_left).hash(hasher);
+    }
+}
+
+/// One configuration of one algorithm on one network.
+pub struct TokenModel<P: Fingerprint> {
+    pub n: usize,
+    pub edges: Vec<(NodeId, NodeId)>,
+    pub params: P::Params,
+    /// What a request may ask for (resources and priority).
+    pub requests: Vec<CsRequest>,
+    pub bounds: Bounds,
+}
+
+impl<P: Fingerprint> Model for TokenModel<P>
+where
+    P::Params: Send + Sync + 'static,
+    P::Msg: Send + Sync + 'static,
+{
+    type State = State<P>;
+    type Action = Step;
+
+    fn init_states(&self) -> Vec<State<P>> {
+        let net = Net::new(Graph::from_edges(self.n, &self.edges), &self.params)
+            .expect("the modelled networks are valid");
+        vec![State {
+            net,
+            requests_left: vec![self.bounds.requests_per_node; self.n],
+            failures_left: self.bounds.failures,
+            formations_left: self.bounds.formations,
+        }]
+    }
+
+    fn actions(&self, state: &State<P>, actions: &mut Vec<Step>) {
+        let net = &state.net;
+        if net.fault.is_some() {
+            return;
+        }
+        for (from, to) in net.busy_links() {
+            actions.push(Step::Deliver(from, to));
+        }
+        for (i, left) in state.requests_left.iter().enumerate() {
+            let node = NodeId(i as u32);
+            match net.status(node) {
+                Status::Remainder if *left > 0 => {
+                    actions.extend(self.requests.iter().map(|&r| Step::Request(node, r)));
+                }
+                Status::Critical => actions.push(Step::Release(node)),
+                _ => {}
+            }
+        }
+        if state.failures_left > 0 {
+            for (a, b) in net.removable_links() {
+                actions.push(Step::Fail(a, b));
+            }
+        }
+        if state.formations_left > 0 {
+            for (a, b) in net.absent_links() {
+                actions.push(Step::Form(a, b));
+            }
+        }
+    }
+
+    fn next_state(&self, state: &State<P>, step: Step) -> Option<State<P>> {
+        let mut next = state.clone();
+        match step {
+            Step::Deliver(from, to) => next.net.deliver(from, to),
+            Step::Request(node, request) => {
+                next.requests_left[node.index()] -= 1;
+                next.net.request(node, request);
+            }
+            Step::Release(node) => next.net.release(node),
+            Step::Fail(a, b) => {
+                next.failures_left -= 1;
+                next.net.fail(a, b);
+            }
+            Step::Form(a, b) => {
+                next.formations_left -= 1;
+                next.net.form(a, b);
+            }
+        }
+        Some(next)
+    }
+
+    fn within_boundary(&self, state: &State<P>) -> bool {
+        let spread = |component: fn(Height) -> i64| {
+            let values = state.net.nodes.iter().map(|n| component(n.height()));
+            values.clone().max().unwrap_or(0) - values.min().unwrap_or(0)
+        };
+        spread(|h| h.h1) <= self.bounds.height_spread
+            && spread(|h| h.h2) <= self.bounds.height_spread
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always("safety", |_, s: &State<P>| s.net.check_safety().is_ok()),
+            Property::always("every waiting node enters", |_, s: &State<P>| {
+                // A faulty state already fails `safety`; draining it says nothing more.
+                s.net.fault.is_some() || s.net.drain(DRAIN_ROUNDS).is_ok()
+            }),
+        ]
+    }
+}
+
+pub fn edges(pairs: &[(u32, u32)]) -> Vec<(NodeId, NodeId)> {
+    pairs.iter().map(|&(a, b)| (NodeId(a), NodeId(b))).collect()
+}
+
+/// Check each labelled configuration on one network; print what was explored and every
+/// counterexample (with the reason its last state fails), then fail if there was one.
+pub fn check<P: Fingerprint>(
+    algorithm: &str,
+    network: &str,
+    models: impl IntoIterator<Item = (String, TokenModel<P>)>,
+) where
+    P::Params: Send + Sync + 'static,
+    P::Msg: Send + Sync + 'static,
+{
+    let mut failures = Vec::new();
+    for (label, model) in models {
+        let bounds = model.bounds;
+        let checker = model
+            .checker()
+            .threads(1)
+            .target_state_count(bounds.states)
+            .spawn_bfs()
+            .join();
+        let discoveries = checker.discoveries();
+        // The checker stops early only at the state target or on a counterexample.
+        let extent = if checker.state_count() < bounds.states && discoveries.is_empty() {
+            "exhaustive"
+        } else {
+            "bounded"
+        };
+        println!(
+            "model_{algorithm} {network} {label} {bounds:?}: {} unique states, depth {}, {extent}",
+            checker.unique_state_count(),
+            checker.max_depth(),
+        );
+        for (property, path) in discoveries {
+            let last = path.last_state();
+            let reason = last
+                .net
+                .check_safety()
+                .and_then(|()| last.net.drain(DRAIN_ROUNDS))
+                .err()
+                .unwrap_or_default();
+            let last = format!("{last:#?}");
+            failures.push(format!(
+                "{network} {label}: \"{property}\" fails: {reason}\n  steps: {:?}\n  last state: {last}",
+                path.into_actions()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

@@ -1,0 +1,153 @@
+//! Exhaustive model checking of the prioritized h-out-of-k algorithm (stateright) on the same
+//! small networks as `model_reverse_link`: a line of 2 and of 3 nodes, a triangle, a star of
+//! 4, a square and a square with a chord; the token starts at node 0. Per network: k = 1 with
+//! equal priorities (plain mutual exclusion), k = 2 under maximum concurrency (requests for 1
+//! or 2 resources), and k = 2 with explicit priorities (1 or 2 resources, priority 0 or 1). The
+//! model (`tests/harness/token_model.rs`) branches on every interleaving of deliveries,
+//! requests, releases and a bounded number of link failures and formations, and checks
+//! `prioritized::check_invariants` and that a fair drain serves every waiting node and then
+//! goes quiet with `prioritized::check_quiescent` holding, in every state.
+//!
+//! `MANET_MUTEX_DEEP=1` raises every bound (see `docs/verification.md`). Run with
+//! `cargo test --release --test model_prioritized -- --nocapture` to see the state counts.
+
+#[path = "harness/token_model.rs"]
+mod token_model;
+#[path = "harness/token_net.rs"]
+mod token_net;
+
+use std::hash::{Hash, Hasher};
+
+use manet_mutex::height::Height;
+use manet_mutex::prioritized::{Message, Node, Params, Policy, Settings};
+use manet_mutex::{CsRequest, NodeId, Protocol};
+use token_model::{
+    edges, hash_neighbors, neighbor_heights, Bounds, Fingerprint, Shifted, TokenModel,
+};
+
+impl Fingerprint for Node {
+    fn height(&self) -> Height {
+        Node::height(self)
+    }
+
+    fn heights(&self) -> Vec<Height> {
+        let mut heights: Vec<Height> = neighbor_heights(self.neighbors()).collect();
+        heights.push(Node::height(self));
+        heights
+    }
+
+    /// Everything but the raise counter (a statistic), the outbox (empty between events), and
+    /// the queue's arrival counters, of which only the order they give matters (`queue()`
+    /// lists entries in service order; a new entry always comes after every queued one of the
+    /// same priority).
+    fn hash_node<H: Hasher>(&self, shift: &impl Fn(Height) -> Shifted, hasher: &mut H) {
+        self.id().hash(hasher);
+        self.status().hash(hasher);
+        shift(Node::height(self)).hash(hasher);
+        self.next().hash(hasher);
+        self.available().hash(hasher);
+        (self.held(), self.requested(), self.release_backlog()).hash(hasher);
+        self.queue().len().hash(hasher);
+        self.queue().for_each(|entry| entry.hash(hasher));
+        hash_neighbors(self.neighbors(), shift, hasher);
+    }
+
+    fn msg_height(msg: &Message) -> Option<Height> {
+        match *msg {
+            Message::Token { height, .. }
+            | Message::Request { height, .. }
+            | Message::Link { height } => Some(height),
+            _ => None,
+        }
+    }
+
+    fn hash_msg<H: Hasher>(msg: &Message, shift: &impl Fn(Height) -> Shifted, hasher: &mut H) {
+        std::mem::discriminant(msg).hash(hasher);
+        match *msg {
+            Message::Token {
+                available,
+                priority,
+                height,
+            } => (available, priority, shift(height)).hash(hasher),
+            Message::Request { priority, height } => (priority, shift(height)).hash(hasher),
+            Message::Update { priority } => priority.hash(hasher),
+            Message::Release { resources } => resources.hash(hasher),
+            Message::Link { height } => shift(height).hash(hasher),
+            // A variant added later: its full contents, heights unshifted (still sound).
+            ref other => format!("{other:?}").hash(hasher),
+        }
+    }
+}
+
+fn requests(k: u32, priorities: &[u32]) -> Vec<CsRequest> {
+    (1..=k)
+        .flat_map(|resources| {
+            priorities.iter().map(move |&priority| CsRequest {
+                resources,
+                priority,
+            })
+        })
+        .collect()
+}
+
+fn check_network(network: &str, n: usize, pairs: &[(u32, u32)]) {
+    // All 18 models in about a minute on 2 cores; deep: run with --test-threads 1.
+    let bounds = Bounds::from_env(1_000_000, 6_000_000);
+    let configs = [
+        ("k=1 equal", Settings::new(1, Policy::Equal), vec![0]),
+        (
+            "k=2 max-concurrency",
+            Settings::new(2, Policy::MaxConcurrency),
+            vec![0],
+        ),
+        (
+            "k=2 explicit",
+            Settings::new(2, Policy::Explicit),
+            vec![0, 1],
+        ),
+    ];
+    let models = configs.map(|(label, settings, priorities)| {
+        let model = TokenModel::<Node> {
+            n,
+            edges: edges(pairs),
+            params: Params {
+                settings,
+                holder: NodeId(0),
+            },
+            requests: requests(settings.k, &priorities),
+            bounds,
+        };
+        (label.to_string(), model)
+    });
+    token_model::check("prioritized", network, models);
+}
+
+#[test]
+fn line_of_two() {
+    check_network("line-2", 2, &[(0, 1)]);
+}
+
+#[test]
+fn line_of_three() {
+    check_network("line-3", 3, &[(0, 1), (1, 2)]);
+}
+
+#[test]
+fn triangle() {
+    check_network("triangle", 3, &[(0, 1), (1, 2), (0, 2)]);
+}
+
+#[test]
+fn star_of_four() {
+    check_network("star-4", 4, &[(0, 1), (0, 2), (0, 3)]);
+}
+
+#[test]
+fn square() {
+    check_network("square", 4, &[(0, 1), (1, 2), (2, 3), (3, 0)]);
+}
+
+#[test]
+fn square_with_chord() {
+    check_network("square+chord", 4, &[(0, 1), (1, 2), (2, 3), (3, 0), (0, 2)]);
+}

@@ -13,9 +13,12 @@ extern crate alloc;
 mod error;
 mod event;
 pub mod height;
+pub mod look_ahead;
 pub mod neighbors;
 mod node;
+pub mod permission;
 pub mod queue;
+pub mod ricart_agrawala;
 #[cfg(feature = "std")]
 pub mod sim;
 

@@ -1,0 +1,181 @@
+//! Building blocks shared by the permission-based algorithms (`look_ahead`, `ricart_agrawala`).
+//!
+//! Both algorithms order requests by Lamport timestamps (ties broken by node id), defer the
+//! replies owed to lower-priority requesters (`Q_req`) and keep one retransmission timer per
+//! REQUEST still waiting for its REPLY (`TO_req`). Those three pieces live here, once.
+
+use alloc::collections::BTreeMap;
+
+use crate::node::Outbox;
+use crate::{Action, NodeId, Status, TimerId};
+
+/// A request priority: a Lamport clock value and the requester's id. Smaller is more urgent;
+/// equal clocks are ordered by id, so two distinct requesters never tie.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct Timestamp {
+    /// The Lamport clock value when the request (or announcement) was made.
+    pub clock: u64,
+    /// The node that made it.
+    pub id: NodeId,
+}
+
+impl Timestamp {
+    /// Whether this request has priority over `other` (it is strictly smaller).
+    pub fn beats(self, other: Timestamp) -> bool {
+        self < other
+    }
+}
+
+/// A Lamport logical clock.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LamportClock(u64);
+
+impl LamportClock {
+    /// The current value.
+    pub fn now(self) -> u64 {
+        self.0
+    }
+
+    /// Advance for a local event and return the new value. Saturates rather than wrapping, so a
+    /// hostile peer's huge clock cannot make timestamps go backwards.
+    pub fn tick(&mut self) -> u64 {
+        self.0 = self.0.saturating_add(1);
+        self.0
+    }
+
+    /// Merge a clock value seen in a message.
+    pub fn observe(&mut self, seen: u64) {
+        self.0 = self.0.max(seen);
+    }
+}
+
+/// What a node does with a peer's REQUEST: the Ricart–Agrawala rule both algorithms share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Grant now: the node is not competing, or its own request is less urgent.
+    Reply,
+    /// Owe the reply until the node leaves the critical section.
+    Defer,
+}
+
+/// Decide on a REQUEST stamped `incoming` given the node's section and its own open request.
+pub fn decide(status: Status, own: Option<Timestamp>, incoming: Timestamp) -> Decision {
+    match (status, own) {
+        (Status::Critical, _) => Decision::Defer,
+        (Status::Waiting, Some(mine)) if mine.beats(incoming) => Decision::Defer,
+        _ => Decision::Reply,
+    }
+}
+
+/// Whether `from` is a peer a node `me` of an `n`-host system can talk to.
+pub fn is_peer(n: u32, me: NodeId, from: NodeId) -> bool {
+    from.0 < n && from != me
+}
+
+/// `TO_req`: the peers whose REPLY the node still waits for, each with its retransmission
+/// timer. At most one entry per peer, so it is bounded by the number of hosts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Waits {
+    timers: BTreeMap<NodeId, TimerId>,
+    next_timer: u64,
+}
+
+impl Waits {
+    /// Start (or restart) waiting for `peer`, arming a fresh timer. A fresh id per arming makes
+    /// a timeout of an earlier arming stale.
+    pub(crate) fn arm<M>(&mut self, peer: NodeId, after: u64, out: &mut Outbox<M>) {
+        if let Some(old) = self.timers.remove(&peer) {
+            out.push(Action::CancelTimer { timer: old });
+        }
+        self.next_timer = self.next_timer.wrapping_add(1);
+        let timer = TimerId(self.next_timer);
+        self.timers.insert(peer, timer);
+        out.push(Action::SetTimer { timer, after });
+    }
+
+    /// Stop waiting for `peer`. Returns whether it was waited for.
+    pub(crate) fn resolve<M>(&mut self, peer: NodeId, out: &mut Outbox<M>) -> bool {
+        match self.timers.remove(&peer) {
+            Some(timer) => {
+                out.push(Action::CancelTimer { timer });
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Timer `timer` fired: stop waiting for its peer (the caller re-arms after resending) and
+    /// return the peer. A stale or unknown timer gives `None` and changes nothing.
+    pub fn expire(&mut self, timer: TimerId) -> Option<NodeId> {
+        let peer = self
+            .timers
+            .iter()
+            .find(|(_, &t)| t == timer)
+            .map(|(&peer, _)| peer)?;
+        self.timers.remove(&peer);
+        Some(peer)
+    }
+
+    /// Whether the node waits for `peer`.
+    pub fn contains(&self, peer: NodeId) -> bool {
+        self.timers.contains_key(&peer)
+    }
+
+    /// Whether no REPLY is outstanding.
+    pub fn is_empty(&self) -> bool {
+        self.timers.is_empty()
+    }
+
+    /// The peers still owing a REPLY, in id order.
+    pub fn peers(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.timers.keys().copied()
+    }
+}
+
+/// `Q_req`: the requests whose REPLY the node defers, one per requester, each with whatever
+/// the algorithm needs to address the eventual REPLY (`T`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Deferred<T> {
+    entries: BTreeMap<NodeId, T>,
+}
+
+impl<T> Default for Deferred<T> {
+    fn default() -> Self {
+        Deferred {
+            entries: BTreeMap::new(),
+        }
+    }
+}
+
+impl<T: Copy> Deferred<T> {
+    /// Record (or refresh, for a retransmitted copy) `peer`'s deferred request.
+    pub fn insert(&mut self, peer: NodeId, tag: T) {
+        self.entries.insert(peer, tag);
+    }
+
+    /// Forget `peer`'s request. Returns whether it was deferred.
+    pub fn remove(&mut self, peer: NodeId) -> bool {
+        self.entries.remove(&peer).is_some()
+    }
+
+    /// Whether `peer`'s request is deferred.
+    pub fn contains(&self, peer: NodeId) -> bool {
+        self.entries.contains_key(&peer)
+    }
+
+    /// The deferred requesters, in id order.
+    pub fn peers(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.entries.keys().copied()
+    }
+
+    /// Take every deferred request, leaving the set empty (on leaving the critical section).
+    pub fn take_all(&mut self) -> BTreeMap<NodeId, T> {
+        core::mem::take(&mut self.entries)
+    }
+
+    /// Whether nothing is deferred.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}

@@ -5,6 +5,8 @@
 
 pub mod clock;
 pub mod metrics;
+pub mod routed;
+pub mod waypoint;
 
 pub use clock::{EventQueue, Time};
 pub use metrics::{Metrics, Summary};

@@ -1,0 +1,158 @@
+//! The section V experiment: MPCS and HPCS against the number of hosts, per load level, load
+//! pattern, failure setting and mobility level, for look-ahead beside Ricart–Agrawala.
+
+use super::world::{run_algorithm, Violation};
+use super::{Algorithm, RoutedConfig};
+
+/// How requests are spread over the hosts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum LoadPattern {
+    /// Every host requests at rate λ.
+    Uniform,
+    /// 20% of the hosts make 80% of the requests (same total rate as `Uniform`).
+    HotSpot,
+}
+
+impl LoadPattern {
+    /// The name used in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            LoadPattern::Uniform => "uniform",
+            LoadPattern::HotSpot => "hot20/80",
+        }
+    }
+}
+
+/// The grid to sweep; every combination is run once per seed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepConfig {
+    /// Algorithms, run on identical configurations.
+    pub algorithms: Vec<Algorithm>,
+    /// Numbers of hosts.
+    pub hosts: Vec<u32>,
+    /// Requests per host per second.
+    pub lambdas: Vec<f64>,
+    /// Load patterns.
+    pub loads: Vec<LoadPattern>,
+    /// Without and/or with the paper's 10% host failures.
+    pub failures: Vec<bool>,
+    /// Fractions of time hosts move (1.0, 0.5, 0.1 in the paper).
+    pub mobility: Vec<f64>,
+    /// Seeds.
+    pub seeds: Vec<u64>,
+    /// Critical-section entries per run.
+    pub target_entries: u64,
+}
+
+impl Default for SweepConfig {
+    /// The paper's full grid with one seed and 100 entries per run.
+    fn default() -> Self {
+        SweepConfig {
+            algorithms: vec![Algorithm::LookAhead, Algorithm::RicartAgrawala],
+            hosts: vec![4, 8, 12, 16, 20],
+            lambdas: vec![1e-2, 1e-3, 1e-4],
+            loads: vec![LoadPattern::Uniform, LoadPattern::HotSpot],
+            failures: vec![false, true],
+            mobility: vec![1.0, 0.5, 0.1],
+            seeds: vec![1],
+            target_entries: 100,
+        }
+    }
+}
+
+/// One run's results.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// Algorithm name.
+    pub algorithm: &'static str,
+    /// Number of hosts.
+    pub hosts: u32,
+    /// Requests per host per second.
+    pub lambda: f64,
+    /// Load pattern name.
+    pub load_pattern: &'static str,
+    /// Whether the 10% host failures were on.
+    pub failures: bool,
+    /// Fraction of time hosts move.
+    pub mobility: f64,
+    /// Seed.
+    pub seed: u64,
+    /// Critical-section entries.
+    pub cs_entries: u64,
+    /// Mean wait per entry, in seconds.
+    pub mean_wait: f64,
+    /// 99th-percentile wait, in seconds.
+    pub p99_wait: f64,
+    /// Messages per critical-section entry (MPCS).
+    pub messages_per_cs: f64,
+    /// Hops per critical-section entry (HPCS).
+    pub hops_per_cs: f64,
+}
+
+impl Row {
+    /// The CSV header matching [`Row::csv`].
+    pub const CSV_HEADER: &'static str = "algorithm,hosts,lambda,load_pattern,failures,mobility,seed,cs_entries,mean_wait,p99_wait,messages_per_cs,hops_per_cs";
+
+    /// The row as CSV.
+    pub fn csv(&self) -> String {
+        format!(
+            "{},{},{},{},{},{},{},{},{:.4},{:.4},{:.3},{:.3}",
+            self.algorithm,
+            self.hosts,
+            self.lambda,
+            self.load_pattern,
+            self.failures,
+            self.mobility,
+            self.seed,
+            self.cs_entries,
+            self.mean_wait,
+            self.p99_wait,
+            self.messages_per_cs,
+            self.hops_per_cs
+        )
+    }
+}
+
+/// Run the grid. Stops at the first invariant violation or starved host.
+pub fn sweep(cfg: &SweepConfig) -> Result<Vec<Row>, Violation> {
+    let mut rows = Vec::new();
+    for &seed in &cfg.seeds {
+        for &failures in &cfg.failures {
+            for &mobility in &cfg.mobility {
+                for &load in &cfg.loads {
+                    for &lambda in &cfg.lambdas {
+                        for &hosts in &cfg.hosts {
+                            let mut run = RoutedConfig::paper(hosts, lambda, mobility, seed);
+                            run.load = load;
+                            run.target_entries = cfg.target_entries;
+                            run.max_time = 4.0 * cfg.target_entries as f64
+                                / (f64::from(hosts.max(1)) * lambda);
+                            if failures {
+                                run = run.with_paper_failures();
+                            }
+                            for &algorithm in &cfg.algorithms {
+                                let s = run_algorithm(algorithm, &run)?.metrics.summary();
+                                rows.push(Row {
+                                    algorithm: algorithm.name(),
+                                    hosts,
+                                    lambda,
+                                    load_pattern: load.name(),
+                                    failures,
+                                    mobility,
+                                    seed,
+                                    cs_entries: s.cs_entries,
+                                    mean_wait: s.mean_wait,
+                                    p99_wait: s.p99_wait,
+                                    messages_per_cs: s.messages_per_cs,
+                                    hops_per_cs: s.hops_per_cs,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(rows)
+}

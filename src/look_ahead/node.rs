@@ -276,10 +276,10 @@ impl Node {
         }
         self.s.status = Status::Remainder;
         self.s.ts_req = None;
-        // The usual look-ahead rule: the deferred requesters (Q_req) get their REPLY. Each goes
-        // back into Info_set, because the REPLY moves us into the requester's Status_set.
+        // The usual look-ahead rule: the deferred requesters (Q_req) get their REPLY. They are
+        // all in our Info_set (Q_req ⊆ Info_set always holds), as they must be: the REPLY
+        // moves us into their Status_set.
         for (peer, (ts, epoch)) in self.s.q_req.take_all() {
-            self.s.sets.set(peer, Relation::Info);
             self.out.send(peer, Msg::Reply { ts, epoch });
         }
         if self.s.reconnect_pending {

@@ -32,7 +32,9 @@ impl Host for look_ahead::Node {
         self.relation(peer) == Some(Relation::Info)
     }
 
-    /// `Info_set` and `Status_set` partition the other hosts.
+    /// `Info_set` and `Status_set` partition the other hosts; every deferred requester is in
+    /// `Info_set` (the REPLY it is owed moves us into its `Status_set`); no REPLY is awaited
+    /// outside the waiting section.
     fn check_local(&self) -> Result<(), String> {
         let me = self.id();
         let info: Vec<NodeId> = self.info_set().collect();
@@ -44,6 +46,9 @@ impl Host for look_ahead::Node {
             return Err(format!(
                 "{me:?}: Info_set {info:?} and Status_set {status:?} do not partition the others"
             ));
+        }
+        if let Some(p) = self.q_req().find(|&p| !self.asks(p)) {
+            return Err(format!("{me:?}: owes {p:?} a REPLY but has it in Status_set"));
         }
         if self.status() == Status::Remainder && self.outstanding().next().is_some() {
             return Err(format!("{me:?}: waits for REPLYs in the remainder section"));

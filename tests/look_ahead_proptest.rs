@@ -1,0 +1,155 @@
+//! Property tests: adversarial schedules (any delivery order, duplicates, loss, timeouts,
+//! doze/disconnect/reconnect at any time) never break the invariants, and once delivery is
+//! reliable every waiting host enters. Plus random routed-simulator runs.
+
+mod common;
+
+use common::Net;
+use manet_mutex::look_ahead::{Config, Node};
+use manet_mutex::sim::routed::{self, Failures, LoadPattern, ModeChanges, RoutedConfig};
+use manet_mutex::{CsRequest, Event, NodeId};
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Request(u32),
+    Release(u32),
+    Deliver(usize),
+    Duplicate(usize),
+    Lose(usize),
+    Fire(usize),
+    Doze(u32),
+    Wake(u32),
+    Disconnect(u32),
+    Reconnect(u32),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => any::<u32>().prop_map(Op::Request),
+        2 => any::<u32>().prop_map(Op::Release),
+        10 => any::<usize>().prop_map(Op::Deliver),
+        1 => any::<usize>().prop_map(Op::Duplicate),
+        1 => any::<usize>().prop_map(Op::Lose),
+        2 => any::<usize>().prop_map(Op::Fire),
+        1 => any::<u32>().prop_map(Op::Doze),
+        1 => any::<u32>().prop_map(Op::Wake),
+        1 => any::<u32>().prop_map(Op::Disconnect),
+        1 => any::<u32>().prop_map(Op::Reconnect),
+    ]
+}
+
+fn net(n: u32, seed: u64) -> Net<Node> {
+    Net::new(
+        (0..n)
+            .map(|i| Node::new(Config::seeded(NodeId(i), n, seed, 100)).unwrap())
+            .collect(),
+    )
+}
+
+/// Errors are expected for ops that do not fit the node's state; `Net::apply` checks that an
+/// `Err` changed nothing, and the invariants after every step.
+fn play(net: &mut Net<Node>, n: u32, ops: &[Op], modes: bool) {
+    for op in ops {
+        let _ = match *op {
+            Op::Request(h) => net.apply(h % n, Event::Request(CsRequest::ONE)),
+            Op::Release(h) => net.apply(h % n, Event::Release),
+            Op::Deliver(k) => {
+                net.deliver(k);
+                Ok(())
+            }
+            Op::Duplicate(k) => Ok(net.duplicate(k)),
+            Op::Lose(k) => Ok(net.drop_msg(k)),
+            Op::Fire(k) => Ok(net.fire(k)),
+            Op::Doze(h) if modes => net.apply(h % n, Event::Doze),
+            Op::Wake(h) if modes => net.apply(h % n, Event::Wake),
+            Op::Disconnect(h) if modes => net.apply(h % n, Event::Disconnect),
+            Op::Reconnect(h) if modes => net.apply(h % n, Event::Reconnect),
+            _ => Ok(()),
+        };
+    }
+}
+
+/// Bring every host back to normal mode (the end of all transient trouble).
+fn all_back(net: &mut Net<Node>, n: u32) {
+    for h in 0..n {
+        let _ = net.apply(h, Event::Wake);
+        let _ = net.apply(h, Event::Reconnect);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn adversarial_schedules_keep_safety_and_liveness(
+        n in 2u32..6,
+        seed in any::<u64>(),
+        ops in prop::collection::vec(op(), 0..300),
+    ) {
+        let mut net = net(n, seed);
+        play(&mut net, n, &ops, false);
+        net.drain();
+    }
+
+    #[test]
+    fn adversarial_schedules_with_doze_and_disconnection_keep_safety_and_liveness(
+        n in 2u32..6,
+        seed in any::<u64>(),
+        ops in prop::collection::vec(op(), 0..300),
+    ) {
+        let mut net = net(n, seed);
+        play(&mut net, n, &ops, true);
+        all_back(&mut net, n);
+        net.drain();
+    }
+
+    #[test]
+    fn every_request_made_after_the_trouble_is_served(
+        n in 2u32..6,
+        seed in any::<u64>(),
+        ops in prop::collection::vec(op(), 0..200),
+    ) {
+        let mut net = net(n, seed);
+        play(&mut net, n, &ops, true);
+        all_back(&mut net, n);
+        net.drain();
+        let before = net.entries.len();
+        for h in 0..n {
+            net.apply(h, Event::Request(CsRequest::ONE)).unwrap();
+        }
+        net.drain();
+        prop_assert_eq!(net.entries.len(), before + n as usize);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn routed_runs_with_loss_failures_and_modes_keep_the_invariants_and_drain(
+        hosts in 2u32..9,
+        seed in any::<u64>(),
+        lambda in prop::sample::select(vec![0.05, 0.01, 0.001]),
+        hot in any::<bool>(),
+        loss in prop::sample::select(vec![0.0, 0.05, 0.3]),
+        moving in prop::sample::select(vec![1.0, 0.5, 0.1]),
+        failures in any::<bool>(),
+        reconnect in any::<bool>(),
+        modes in any::<bool>(),
+    ) {
+        let mut cfg = RoutedConfig::paper(hosts, lambda, moving, seed);
+        cfg.target_entries = 30;
+        cfg.max_time = 30.0 * 4.0 / (f64::from(hosts) * lambda);
+        cfg.loss = loss;
+        cfg.load = if hot { LoadPattern::HotSpot } else { LoadPattern::Uniform };
+        if failures {
+            cfg.failures = Some(Failures { fraction: 0.1, mean_down: 5.0, reconnect });
+        }
+        if modes {
+            cfg.modes = Some(ModeChanges { rate: lambda * 2.0, mean_duration: 10.0 });
+        }
+        let report = routed::run::<Node>(&cfg).map_err(|v| TestCaseError::fail(v.to_string()))?;
+        prop_assert!(report.metrics.cs_entries > 0);
+    }
+}

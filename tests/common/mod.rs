@@ -153,10 +153,7 @@ impl<N: Host + PartialEq> Net<N> {
                 }
             }
             self.deliver_all();
-            let idle = self
-                .nodes
-                .iter()
-                .all(|n| n.status() == Status::Remainder);
+            let idle = self.nodes.iter().all(|n| n.status() == Status::Remainder);
             if idle && self.inflight.is_empty() {
                 return;
             }
@@ -173,14 +170,14 @@ impl<N: Host + PartialEq> Net<N> {
             .filter(|n| n.status() != Status::Remainder)
             .map(|n| format!("{n:?}"))
             .collect();
-        panic!(
-            "not drained: {stuck:?}\ntrace:\n{}",
-            self.trace.join("\n")
-        );
+        panic!("not drained: {stuck:?}\ntrace:\n{}", self.trace.join("\n"));
     }
 
     /// Messages in flight to `to` (for assertions).
     pub fn to(&self, to: u32) -> Vec<&Flight<N::Msg>> {
-        self.inflight.iter().filter(|f| f.to == NodeId(to)).collect()
+        self.inflight
+            .iter()
+            .filter(|f| f.to == NodeId(to))
+            .collect()
     }
 }

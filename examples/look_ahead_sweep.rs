@@ -39,8 +39,17 @@ fn main() {
     } else {
         println!(
             "{:<16} {:>5} {:>7} {:<9} {:<5} {:>4} {:>7} {:>9} {:>9} {:>7} {:>7}",
-            "algorithm", "hosts", "lambda", "load", "fail", "mob", "entries", "mean_wait",
-            "p99_wait", "MPCS", "HPCS"
+            "algorithm",
+            "hosts",
+            "lambda",
+            "load",
+            "fail",
+            "mob",
+            "entries",
+            "mean_wait",
+            "p99_wait",
+            "MPCS",
+            "HPCS"
         );
         for r in &rows {
             println!(
@@ -59,5 +68,9 @@ fn main() {
             );
         }
     }
-    eprintln!("{} runs in {:.1} s", rows.len(), started.elapsed().as_secs_f64());
+    eprintln!(
+        "{} runs in {:.1} s",
+        rows.len(),
+        started.elapsed().as_secs_f64()
+    );
 }

@@ -51,26 +51,35 @@ fn net(n: u32, seed: u64) -> Net<Node> {
 /// `Err` changed nothing, and the invariants after every step.
 fn play(net: &mut Net<Node>, n: u32, ops: &[Op], modes: bool) {
     for op in ops {
-        let _ = match *op {
-            Op::Request(h) => net.apply(h % n, Event::Request(CsRequest::ONE)),
-            Op::Release(h) => net.apply(h % n, Event::Release),
+        let event = match *op {
+            Op::Request(h) => (h, Event::Request(CsRequest::ONE)),
+            Op::Release(h) => (h, Event::Release),
+            Op::Doze(h) if modes => (h, Event::Doze),
+            Op::Wake(h) if modes => (h, Event::Wake),
+            Op::Disconnect(h) if modes => (h, Event::Disconnect),
+            Op::Reconnect(h) if modes => (h, Event::Reconnect),
             Op::Deliver(k) => {
                 net.deliver(k);
-                Ok(())
+                continue;
             }
-            Op::Duplicate(k) => Ok(net.duplicate(k)),
-            Op::Lose(k) => Ok(net.drop_msg(k)),
-            Op::Fire(k) => Ok(net.fire(k)),
-            Op::Doze(h) if modes => net.apply(h % n, Event::Doze),
-            Op::Wake(h) if modes => net.apply(h % n, Event::Wake),
-            Op::Disconnect(h) if modes => net.apply(h % n, Event::Disconnect),
-            Op::Reconnect(h) if modes => net.apply(h % n, Event::Reconnect),
-            _ => Ok(()),
+            Op::Duplicate(k) => {
+                net.duplicate(k);
+                continue;
+            }
+            Op::Lose(k) => {
+                net.drop_msg(k);
+                continue;
+            }
+            Op::Fire(k) => {
+                net.fire(k);
+                continue;
+            }
+            _ => continue,
         };
+        let _ = net.apply(event.0 % n, event.1);
     }
 }
 
-/// Bring every host back to normal mode (the end of all transient trouble).
 fn all_back(net: &mut Net<Node>, n: u32) {
     for h in 0..n {
         let _ = net.apply(h, Event::Wake);

@@ -229,7 +229,9 @@ impl Node {
     pub(super) fn ask(&mut self, peer: NodeId, ts: Timestamp) {
         let epoch = self.epoch();
         self.out.send(peer, Msg::Request { ts, epoch });
-        self.s.waits.arm(peer, self.s.retransmit_after, &mut self.out);
+        self.s
+            .waits
+            .arm(peer, self.s.retransmit_after, &mut self.out);
     }
 
     /// Enter the critical section once every REPLY is in.

@@ -94,7 +94,9 @@ impl Node {
 
     fn ask(&mut self, peer: NodeId, ts: Timestamp) {
         self.out.send(peer, Msg::Request { ts });
-        self.s.waits.arm(peer, self.s.retransmit_after, &mut self.out);
+        self.s
+            .waits
+            .arm(peer, self.s.retransmit_after, &mut self.out);
     }
 
     fn try_enter(&mut self) {
@@ -159,8 +161,7 @@ impl Node {
             Msg::Reply { ts } if ts.id == self.s.id => {
                 if self.s.status != Status::Waiting {
                     self.out.anomaly(from, Anomaly::Unexpected);
-                } else if self.s.ts_req != Some(ts) || !self.s.waits.resolve(from, &mut self.out)
-                {
+                } else if self.s.ts_req != Some(ts) || !self.s.waits.resolve(from, &mut self.out) {
                     self.out.anomaly(from, Anomaly::Stale);
                 } else {
                     self.try_enter();

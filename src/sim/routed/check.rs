@@ -48,7 +48,9 @@ impl Host for look_ahead::Node {
             ));
         }
         if let Some(p) = self.q_req().find(|&p| !self.asks(p)) {
-            return Err(format!("{me:?}: owes {p:?} a REPLY but has it in Status_set"));
+            return Err(format!(
+                "{me:?}: owes {p:?} a REPLY but has it in Status_set"
+            ));
         }
         if self.status() == Status::Remainder && self.outstanding().next().is_some() {
             return Err(format!("{me:?}: waits for REPLYs in the remainder section"));
@@ -74,7 +76,10 @@ impl Host for ricart_agrawala::Node {
 
     fn check_local(&self) -> Result<(), String> {
         if self.status() == Status::Remainder && self.outstanding().next().is_some() {
-            return Err(format!("{:?}: waits for REPLYs in the remainder section", self.id()));
+            return Err(format!(
+                "{:?}: waits for REPLYs in the remainder section",
+                self.id()
+            ));
         }
         Ok(())
     }
@@ -95,7 +100,9 @@ pub fn check<H: Host>(nodes: &[H]) -> Result<(), String> {
         .map(|n| n.id())
         .collect();
     if inside.len() > 1 {
-        return Err(format!("hosts {inside:?} are in the critical section together"));
+        return Err(format!(
+            "hosts {inside:?} are in the critical section together"
+        ));
     }
     for n in nodes {
         n.check_local()?;

@@ -17,10 +17,21 @@ use crate::{look_ahead, ricart_agrawala, Action, CsRequest, Event, NodeId, Statu
 #[derive(Debug, Clone)]
 enum Ev<M> {
     /// A message reaches `to`.
-    Deliver { from: NodeId, to: NodeId, msg: M },
+    Deliver {
+        from: NodeId,
+        to: NodeId,
+        msg: M,
+    },
     /// A parked message is routed again.
-    Retry { from: NodeId, to: NodeId, msg: M },
-    Timer { host: NodeId, timer: crate::TimerId },
+    Retry {
+        from: NodeId,
+        to: NodeId,
+        msg: M,
+    },
+    Timer {
+        host: NodeId,
+        timer: crate::TimerId,
+    },
     Arrival(NodeId),
     CsEnd(NodeId),
     Fail(NodeId),
@@ -129,7 +140,7 @@ impl<H: Host> World<H> {
         let mut w = World {
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             q: EventQueue::new(),
-            mobility: Waypoint::new(n, cfg.mobility, cfg.seed ^ 0x5EED_0F_0B11E),
+            mobility: Waypoint::new(n, cfg.mobility, cfg.seed ^ 0x05EE_D0F0_B11E),
             rates: cfg.load.rates(n, cfg.lambda),
             up: vec![true; n as usize],
             dozing: vec![false; n as usize],
@@ -409,7 +420,8 @@ impl<H: Host> World<H> {
             }
             None => match self.cfg.unreachable {
                 Unreachable::Park { retry } => {
-                    self.q.schedule(retry.max(1e-3), Ev::Retry { from, to, msg });
+                    self.q
+                        .schedule(retry.max(1e-3), Ev::Retry { from, to, msg });
                 }
                 Unreachable::Drop => self.lost += 1,
             },

@@ -193,3 +193,26 @@ proptest! {
         net.drain();
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    #[test]
+    fn routed_runs_with_loss_and_failures_keep_safety_and_drain(
+        hosts in 2u32..9,
+        seed in any::<u64>(),
+        loss in prop::sample::select(vec![0.0, 0.05, 0.3]),
+        failures in any::<bool>(),
+    ) {
+        use manet_mutex::sim::routed::{self, RoutedConfig};
+        let mut cfg = RoutedConfig::paper(hosts, 1e-2, 0.5, seed);
+        cfg.target_entries = 30;
+        cfg.loss = loss;
+        if failures {
+            cfg = cfg.with_paper_failures();
+        }
+        let r = routed::run::<Node>(&cfg).map_err(|v| TestCaseError::fail(v.to_string()))?;
+        prop_assert!(r.metrics.cs_entries >= 30);
+        prop_assert!(r.metrics.messages >= 2 * u64::from(hosts - 1) * 30);
+    }
+}

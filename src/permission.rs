@@ -179,3 +179,78 @@ impl<T: Copy> Deferred<T> {
         self.entries.is_empty()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ts(clock: u64, id: u32) -> Timestamp {
+        Timestamp {
+            clock,
+            id: NodeId(id),
+        }
+    }
+
+    #[test]
+    fn timestamps_order_by_clock_then_id() {
+        assert!(ts(1, 5).beats(ts(2, 0)));
+        assert!(ts(3, 1).beats(ts(3, 2)));
+        assert!(!ts(3, 2).beats(ts(3, 2)));
+    }
+
+    #[test]
+    fn lamport_clock_ticks_merges_and_saturates() {
+        let mut c = LamportClock::default();
+        assert_eq!(c.tick(), 1);
+        c.observe(7);
+        assert_eq!(c.tick(), 8);
+        c.observe(3);
+        assert_eq!(c.now(), 8);
+        c.observe(u64::MAX);
+        assert_eq!(c.tick(), u64::MAX);
+    }
+
+    #[test]
+    fn decide_defers_only_inside_or_for_an_older_own_request() {
+        let (mine, theirs) = (ts(1, 0), ts(2, 1));
+        assert_eq!(decide(Status::Remainder, None, theirs), Decision::Reply);
+        assert_eq!(decide(Status::Critical, None, theirs), Decision::Defer);
+        assert_eq!(decide(Status::Waiting, Some(mine), theirs), Decision::Defer);
+        assert_eq!(decide(Status::Waiting, Some(theirs), mine), Decision::Reply);
+    }
+
+    #[test]
+    fn waits_rearm_with_fresh_ids_and_ignore_stale_timers() {
+        let mut out: Outbox<()> = Outbox::default();
+        let mut w = Waits::default();
+        w.arm(NodeId(1), 10, &mut out);
+        w.arm(NodeId(2), 10, &mut out);
+        let actions: alloc::vec::Vec<_> = out.drain().collect();
+        let Action::SetTimer { timer: first, .. } = actions[0] else {
+            panic!("{actions:?}")
+        };
+        assert_eq!(w.expire(first), Some(NodeId(1)));
+        assert_eq!(w.expire(first), None, "already expired");
+        w.arm(NodeId(1), 10, &mut out);
+        assert_eq!(w.expire(first), None, "re-armed with a new id");
+        assert!(w.resolve(NodeId(2), &mut out));
+        assert!(!w.resolve(NodeId(2), &mut out));
+        assert_eq!(w.peers().collect::<alloc::vec::Vec<_>>(), [NodeId(1)]);
+    }
+
+    #[test]
+    fn deferred_keeps_one_entry_per_peer() {
+        let mut d = Deferred::default();
+        d.insert(NodeId(3), 1);
+        d.insert(NodeId(3), 2);
+        d.insert(NodeId(1), 5);
+        assert!(d.contains(NodeId(3)));
+        let all = d.take_all();
+        assert_eq!(
+            all.into_iter().collect::<alloc::vec::Vec<_>>(),
+            [(NodeId(1), 5), (NodeId(3), 2)]
+        );
+        assert!(d.is_empty());
+        assert!(!d.remove(NodeId(1)));
+    }
+}

@@ -16,6 +16,7 @@ enum Op {
     Release(u32),
     Deliver(usize),
     Duplicate(usize),
+    Replay(usize),
     Lose(usize),
     Fire(usize),
     Doze(u32),
@@ -30,6 +31,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => any::<u32>().prop_map(Op::Release),
         10 => any::<usize>().prop_map(Op::Deliver),
         1 => any::<usize>().prop_map(Op::Duplicate),
+        1 => any::<usize>().prop_map(Op::Replay),
         1 => any::<usize>().prop_map(Op::Lose),
         2 => any::<usize>().prop_map(Op::Fire),
         1 => any::<u32>().prop_map(Op::Doze),
@@ -64,6 +66,10 @@ fn play(net: &mut Net<Node>, n: u32, ops: &[Op], modes: bool) {
             }
             Op::Duplicate(k) => {
                 net.duplicate(k);
+                continue;
+            }
+            Op::Replay(k) => {
+                net.replay(k);
                 continue;
             }
             Op::Lose(k) => {

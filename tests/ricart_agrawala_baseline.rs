@@ -154,6 +154,7 @@ enum Op {
     Release(u32),
     Deliver(usize),
     Duplicate(usize),
+    Replay(usize),
     Lose(usize),
     Fire(usize),
 }
@@ -164,6 +165,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => any::<u32>().prop_map(Op::Release),
         10 => any::<usize>().prop_map(Op::Deliver),
         1 => any::<usize>().prop_map(Op::Duplicate),
+        1 => any::<usize>().prop_map(Op::Replay),
         1 => any::<usize>().prop_map(Op::Lose),
         2 => any::<usize>().prop_map(Op::Fire),
     ]
@@ -186,6 +188,7 @@ proptest! {
                     net.deliver(k);
                 }
                 Op::Duplicate(k) => net.duplicate(k),
+                Op::Replay(k) => net.replay(k),
                 Op::Lose(k) => net.drop_msg(k),
                 Op::Fire(k) => net.fire(k),
             }

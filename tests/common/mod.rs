@@ -17,6 +17,8 @@ pub struct Flight<M> {
 pub struct Net<N: Protocol> {
     pub nodes: Vec<N>,
     pub inflight: Vec<Flight<N::Msg>>,
+    /// The last messages sent, for late duplicates.
+    pub history: Vec<Flight<N::Msg>>,
     pub timers: Vec<(NodeId, TimerId)>,
     pub entries: Vec<NodeId>,
     pub anomalies: Vec<(NodeId, NodeId, Anomaly)>,
@@ -28,6 +30,7 @@ impl<N: Host + PartialEq> Net<N> {
         Net {
             nodes,
             inflight: Vec::new(),
+            history: Vec::new(),
             timers: Vec::new(),
             entries: Vec::new(),
             anomalies: Vec::new(),
@@ -59,11 +62,18 @@ impl<N: Host + PartialEq> Net<N> {
         };
         for a in actions {
             match a {
-                Action::Send { to, msg } => self.inflight.push(Flight {
-                    from: NodeId(h),
-                    to,
-                    msg,
-                }),
+                Action::Send { to, msg } => {
+                    let f = Flight {
+                        from: NodeId(h),
+                        to,
+                        msg,
+                    };
+                    if self.history.len() == 64 {
+                        self.history.remove(0);
+                    }
+                    self.history.push(f.clone());
+                    self.inflight.push(f);
+                }
                 Action::EnterCritical { .. } => self.entries.push(NodeId(h)),
                 Action::SetTimer { timer, .. } => self.timers.push((NodeId(h), timer)),
                 Action::CancelTimer { timer } => self.timers.retain(|&t| t != (NodeId(h), timer)),
@@ -123,6 +133,21 @@ impl<N: Host + PartialEq> Net<N> {
             self.inflight.push(f);
             let last = self.inflight.len() - 1;
             self.deliver(last);
+        }
+    }
+
+    /// Deliver, arbitrarily late, a copy of one of the last messages sent.
+    pub fn replay(&mut self, k: usize) {
+        if !self.history.is_empty() {
+            let f = self.history[k % self.history.len()].clone();
+            self.trace.push(format!("replay {f:?}"));
+            let _ = self.apply(
+                f.to.0,
+                Event::Receive {
+                    from: f.from,
+                    msg: f.msg,
+                },
+            );
         }
     }
 

@@ -33,8 +33,8 @@ impl Host for look_ahead::Node {
     }
 
     /// `Info_set` and `Status_set` partition the other hosts; every deferred requester is in
-    /// `Info_set` (the REPLY it is owed moves us into its `Status_set`); no REPLY is awaited
-    /// outside the waiting section.
+    /// `Info_set` (the REPLY it is owed moves us into its `Status_set`); REPLYs are awaited
+    /// exactly while waiting.
     fn check_local(&self) -> Result<(), String> {
         let me = self.id();
         let info: Vec<NodeId> = self.info_set().collect();
@@ -52,10 +52,7 @@ impl Host for look_ahead::Node {
                 "{me:?}: owes {p:?} a REPLY but has it in Status_set"
             ));
         }
-        if self.status() == Status::Remainder && self.outstanding().next().is_some() {
-            return Err(format!("{me:?}: waits for REPLYs in the remainder section"));
-        }
-        Ok(())
+        waits_match_status(me, self.status(), self.outstanding().count())
     }
 }
 
@@ -75,13 +72,18 @@ impl Host for ricart_agrawala::Node {
     }
 
     fn check_local(&self) -> Result<(), String> {
-        if self.status() == Status::Remainder && self.outstanding().next().is_some() {
-            return Err(format!(
-                "{:?}: waits for REPLYs in the remainder section",
-                self.id()
-            ));
-        }
-        Ok(())
+        waits_match_status(self.id(), self.status(), self.outstanding().count())
+    }
+}
+
+/// A waiting host always has a REPLY outstanding (with its retransmission timer), otherwise it
+/// would have entered; other hosts wait for nothing. This is what makes a waiting host's
+/// request impossible to lose.
+fn waits_match_status(me: NodeId, status: Status, outstanding: usize) -> Result<(), String> {
+    match (status, outstanding) {
+        (Status::Waiting, 0) => Err(format!("{me:?}: waiting with no REPLY outstanding")),
+        (Status::Waiting, _) | (_, 0) => Ok(()),
+        (s, k) => Err(format!("{me:?}: {k} REPLYs outstanding while {s:?}")),
     }
 }
 

@@ -15,6 +15,31 @@ pub enum LoadPattern {
 }
 
 impl LoadPattern {
+    /// Per-host request rates with mean `lambda`.
+    pub fn rates(self, hosts: u32, lambda: f64) -> Vec<f64> {
+        let n = hosts as usize;
+        match self {
+            LoadPattern::Uniform => vec![lambda; n],
+            LoadPattern::HotSpot => {
+                // 20% of the hosts (at least one) make 80% of the requests.
+                let hot = ((n as f64 * 0.2).round() as usize).clamp(1, n);
+                let total = lambda * n as f64;
+                let cold = n - hot;
+                (0..n)
+                    .map(|i| {
+                        if cold == 0 {
+                            lambda
+                        } else if i < hot {
+                            0.8 * total / hot as f64
+                        } else {
+                            0.2 * total / cold as f64
+                        }
+                    })
+                    .collect()
+            }
+        }
+    }
+
     /// The name used in tables.
     pub fn name(self) -> &'static str {
         match self {

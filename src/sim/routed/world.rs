@@ -8,7 +8,6 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Exp};
 
 use super::check::{check, Host};
-use super::sweep::LoadPattern;
 use super::{Algorithm, RoutedConfig, Unreachable};
 use crate::sim::waypoint::{hop_counts, Waypoint};
 use crate::sim::{EventQueue, Metrics, Time};
@@ -92,7 +91,7 @@ struct World<H: Host> {
     metrics: Metrics,
     lost: u64,
     anomalies: u64,
-    trace: VecDeque<String>,
+    trace: VecDeque<(Time, Ev<H::Msg>)>,
 }
 
 /// Run `cfg` with the given algorithm.
@@ -105,10 +104,12 @@ pub fn run_algorithm(algorithm: Algorithm, cfg: &RoutedConfig) -> Result<Report,
 
 /// Run `cfg` with host type `H`: the main phase, then the drain.
 pub fn run<H: Host>(cfg: &RoutedConfig) -> Result<Report, Violation> {
+    let started = std::time::Instant::now();
     let mut w = World::<H>::new(cfg)?;
     w.main_phase()?;
     w.drain()?;
     w.metrics.sim_time = w.q.now();
+    w.metrics.wall_seconds = started.elapsed().as_secs_f64();
     Ok(Report {
         metrics: w.metrics,
         lost: w.lost,
@@ -177,7 +178,11 @@ impl<H: Host> World<H> {
             seed: self.cfg.seed,
             time: self.q.now(),
             what,
-            trace: self.trace.iter().cloned().collect(),
+            trace: self
+                .trace
+                .iter()
+                .map(|(t, ev)| format!("t={t:.4} {ev:?}"))
+                .collect(),
         }
     }
 
@@ -233,7 +238,7 @@ impl<H: Host> World<H> {
             if self.trace.len() == self.cfg.trace_len {
                 self.trace.pop_front();
             }
-            self.trace.push_back(format!("t={now:.4} {ev:?}"));
+            self.trace.push_back((now, ev.clone()));
         }
         self.dispatch(ev)?;
         if self.cfg.check_invariants {
@@ -425,33 +430,6 @@ impl<H: Host> World<H> {
                 }
                 Unreachable::Drop => self.lost += 1,
             },
-        }
-    }
-}
-
-impl LoadPattern {
-    /// Per-host request rates with mean `lambda`.
-    pub fn rates(self, hosts: u32, lambda: f64) -> Vec<f64> {
-        let n = hosts as usize;
-        match self {
-            LoadPattern::Uniform => vec![lambda; n],
-            LoadPattern::HotSpot => {
-                // 20% of the hosts (at least one) make 80% of the requests.
-                let hot = ((n as f64 * 0.2).round() as usize).clamp(1, n);
-                let total = lambda * n as f64;
-                let cold = n - hot;
-                (0..n)
-                    .map(|i| {
-                        if cold == 0 {
-                            lambda
-                        } else if i < hot {
-                            0.8 * total / hot as f64
-                        } else {
-                            0.2 * total / cold as f64
-                        }
-                    })
-                    .collect()
-            }
         }
     }
 }

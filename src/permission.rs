@@ -7,7 +7,7 @@
 use alloc::collections::BTreeMap;
 
 use crate::node::Outbox;
-use crate::{Action, NodeId, Status, TimerId};
+use crate::{Action, CsRequest, Error, NodeId, Status, TimerId};
 
 /// A request priority: a Lamport clock value and the requester's id. Smaller is more urgent;
 /// equal clocks are ordered by id, so two distinct requesters never tie.
@@ -177,6 +177,132 @@ impl<T: Copy> Deferred<T> {
     /// Whether nothing is deferred.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+}
+
+/// The state and rules every permission-based node shares: its section, Lamport clock, open
+/// request (`ts_req`), outstanding REPLYs (`TO_req`) and deferred requests (`Q_req`, each
+/// with the `T` needed to answer it). The algorithms add their own state around it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Core<T> {
+    pub(crate) id: NodeId,
+    pub(crate) hosts: u32,
+    pub(crate) retransmit_after: u64,
+    pub(crate) status: Status,
+    pub(crate) clock: LamportClock,
+    pub(crate) ts_req: Option<Timestamp>,
+    pub(crate) waits: Waits,
+    pub(crate) deferred: Deferred<T>,
+}
+
+impl<T: Copy> Core<T> {
+    /// A node in the remainder section, after validating the shared configuration.
+    pub(crate) fn new(id: NodeId, hosts: u32, retransmit_after: u64) -> Result<Self, Error> {
+        let bad = |reason| Err(Error::InvalidConfig { node: id, reason });
+        if id.0 >= hosts {
+            return bad("id must be below the number of hosts");
+        }
+        if retransmit_after == 0 {
+            return bad("retransmit_after must be positive");
+        }
+        Ok(Core {
+            id,
+            hosts,
+            retransmit_after,
+            status: Status::Remainder,
+            clock: LamportClock::default(),
+            ts_req: None,
+            waits: Waits::default(),
+            deferred: Deferred::default(),
+        })
+    }
+
+    /// Whether `from` is another host of the system.
+    pub(crate) fn is_peer(&self, from: NodeId) -> bool {
+        is_peer(self.hosts, self.id, from)
+    }
+
+    /// Every other host, in id order.
+    pub(crate) fn peers(&self) -> impl Iterator<Item = NodeId> {
+        let me = self.id;
+        (0..self.hosts).map(NodeId).filter(move |&p| p != me)
+    }
+
+    /// A fresh Lamport timestamp for a local event.
+    pub(crate) fn stamp(&mut self) -> Timestamp {
+        Timestamp {
+            clock: self.clock.tick(),
+            id: self.id,
+        }
+    }
+
+    /// The application may ask only for one resource, and only from the remainder section.
+    pub(crate) fn check_request(&self, req: CsRequest) -> Result<(), Error> {
+        if req.resources != 1 {
+            return Err(Error::InvalidResources {
+                requested: req.resources,
+                k: 1,
+            });
+        }
+        if self.status != Status::Remainder {
+            return Err(Error::AlreadyRequested(self.status));
+        }
+        Ok(())
+    }
+
+    /// Open a request (after [`Core::check_request`]) and return its priority.
+    pub(crate) fn open_request(&mut self) -> Timestamp {
+        let ts = self.stamp();
+        self.ts_req = Some(ts);
+        self.status = Status::Waiting;
+        ts
+    }
+
+    /// Send the open request to `peer` with `msg` and (re)arm its timer.
+    pub(crate) fn ask<M>(&mut self, peer: NodeId, msg: M, out: &mut Outbox<M>) {
+        out.send(peer, msg);
+        self.waits.arm(peer, self.retransmit_after, out);
+    }
+
+    /// Enter the critical section once every REPLY is in.
+    pub(crate) fn try_enter<M>(&mut self, out: &mut Outbox<M>) {
+        if self.status == Status::Waiting && self.waits.is_empty() {
+            self.status = Status::Critical;
+            out.push(Action::EnterCritical { resources: 1 });
+        }
+    }
+
+    /// Leave the critical section and hand back the deferred requests to answer.
+    pub(crate) fn close_request(&mut self) -> Result<BTreeMap<NodeId, T>, Error> {
+        if self.status != Status::Critical {
+            return Err(Error::NotInCritical(self.status));
+        }
+        self.status = Status::Remainder;
+        self.ts_req = None;
+        Ok(self.deferred.take_all())
+    }
+
+    /// Timer `timer` fired: the peer to ask again and the open request, or `None` for a timer
+    /// that is not current (cancelled or re-armed since), which is a no-op.
+    pub(crate) fn expired(&mut self, timer: TimerId) -> Option<(NodeId, Timestamp)> {
+        let ts = self.ts_req?;
+        self.waits.expire(timer).map(|peer| (peer, ts))
+    }
+
+    /// What to do with a REQUEST stamped `incoming` (the shared Ricart–Agrawala rule).
+    pub(crate) fn decide(&self, incoming: Timestamp) -> Decision {
+        decide(self.status, self.ts_req, incoming)
+    }
+
+    /// Whether a REPLY naming `ts` answers the open request and `from` still owed it; if so the
+    /// wait ends (its timer is cancelled).
+    pub(crate) fn accept_reply<M>(
+        &mut self,
+        from: NodeId,
+        ts: Timestamp,
+        out: &mut Outbox<M>,
+    ) -> bool {
+        self.ts_req == Some(ts) && self.waits.resolve(from, out)
     }
 }
 

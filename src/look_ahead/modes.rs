@@ -18,7 +18,7 @@ use crate::{Anomaly, Error, NodeId, Status};
 
 impl Node {
     fn in_remainder(&self, event: &'static str) -> Result<(), Error> {
-        match self.s.status {
+        match self.s.core.status {
             Status::Remainder => Ok(()),
             Status::Waiting => Err(Error::WrongMode {
                 event,
@@ -44,13 +44,10 @@ impl Node {
 
     /// Stamp a new announcement, make it our epoch and ask everyone from now on.
     fn announce(&mut self, make: fn(Timestamp) -> Msg) {
-        let ts = Timestamp {
-            clock: self.s.clock.tick(),
-            id: self.s.id,
-        };
+        let ts = self.s.core.stamp();
         self.s.t_rec = ts;
         self.s.sets.all_info();
-        let peers: Vec<NodeId> = self.peers().collect();
+        let peers: Vec<NodeId> = self.s.core.peers().collect();
         for peer in peers {
             self.out.send(peer, make(ts));
         }
@@ -85,7 +82,7 @@ impl Node {
     pub(super) fn reconnect(&mut self) -> Result<(), Error> {
         self.in_mode("Reconnect", &[Mode::Normal, Mode::Disconnected])?;
         self.s.mode = Mode::Normal;
-        if self.s.status == Status::Critical {
+        if self.s.core.status == Status::Critical {
             // Receivers move us into their Status_set and would then enter without asking us,
             // which is only safe once we are out: announce on release.
             self.s.sets.all_info();
@@ -93,8 +90,8 @@ impl Node {
             return Ok(());
         }
         self.announce_reconnect();
-        if let (Status::Waiting, Some(ts)) = (self.s.status, self.s.ts_req) {
-            let peers: Vec<NodeId> = self.peers().collect();
+        if let (Status::Waiting, Some(ts)) = (self.s.core.status, self.s.core.ts_req) {
+            let peers: Vec<NodeId> = self.s.core.peers().collect();
             for peer in peers {
                 self.ask(peer, ts);
             }
@@ -114,7 +111,7 @@ impl Node {
             self.out.anomaly(from, Anomaly::OutOfRange);
             return;
         }
-        self.s.clock.observe(ts.clock);
+        self.s.core.clock.observe(ts.clock);
         let seen = &mut self.s.peer_epoch[from.index()];
         if ts.clock <= *seen {
             // Older than something we already got from this host: it no longer describes it.
@@ -129,12 +126,12 @@ impl Node {
         }
         self.s.sets.set(from, Relation::Status);
         // A request it sent before announcing is superseded (it resends one if still waiting).
-        self.s.q_req.remove(from);
+        self.s.core.deferred.remove(from);
         if leaves {
             // It is in its remainder section and will ask us before entering: its REPLY is no
             // longer needed.
-            self.s.waits.resolve(from, &mut self.out);
-            self.try_enter();
+            self.s.core.waits.resolve(from, &mut self.out);
+            self.s.core.try_enter(&mut self.out);
         }
     }
 }

@@ -5,8 +5,8 @@ use alloc::vec::Vec;
 use super::message::Msg;
 use super::sets::{initial_info_set, Relation, Sets};
 use crate::node::Outbox;
-use crate::permission::{self, Decision, Deferred, LamportClock, Timestamp, Waits};
-use crate::{Action, Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
+use crate::permission::{Core, Decision, Timestamp};
+use crate::{Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
 
 /// How a node's `Info_set` starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,19 +68,11 @@ impl Mode {
 /// Everything but the output buffer, so snapshots compare state only.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct State {
-    pub(super) id: NodeId,
-    pub(super) hosts: u32,
-    pub(super) retransmit_after: u64,
-    pub(super) status: Status,
+    /// Section, clock, `ts_req`, `TO_req` and `Q_req` (deferred requests with the timestamp
+    /// and epoch to answer them with).
+    pub(super) core: Core<(Timestamp, u64)>,
     pub(super) mode: Mode,
-    pub(super) clock: LamportClock,
-    /// `ts_req`: the open request's priority.
-    pub(super) ts_req: Option<Timestamp>,
     pub(super) sets: Sets,
-    /// `TO_req`.
-    pub(super) waits: Waits,
-    /// `Q_req`: deferred requests with the timestamp and epoch to answer them with.
-    pub(super) q_req: Deferred<(Timestamp, u64)>,
     /// `T_rec`: the timestamp of this host's last DOZE/DISCONNECT/RECONNECT announcement. Its
     /// clock is also the host's epoch.
     pub(super) t_rec: Timestamp,
@@ -114,17 +106,12 @@ impl Node {
             initial,
             retransmit_after,
         } = config;
-        let bad = |reason| Err(Error::InvalidConfig { node: id, reason });
-        if id.0 >= hosts {
-            return bad("id must be below the number of hosts");
-        }
-        if retransmit_after == 0 {
-            return bad("retransmit_after must be positive");
-        }
+        let core = Core::new(id, hosts, retransmit_after)?;
         let info = match initial {
             Initial::Seed(seed) => initial_info_set(hosts, seed, id),
             Initial::InfoSet(info) => {
-                if info.iter().any(|p| !permission::is_peer(hosts, id, *p)) {
+                let bad = |reason| Err(Error::InvalidConfig { node: id, reason });
+                if info.iter().any(|&p| !core.is_peer(p)) {
                     return bad("Info_set names an unknown host or the node itself");
                 }
                 let mut sorted = info.clone();
@@ -138,16 +125,9 @@ impl Node {
         };
         Ok(Node {
             s: State {
-                id,
-                hosts,
-                retransmit_after,
-                status: Status::Remainder,
+                core,
                 mode: Mode::Normal,
-                clock: LamportClock::default(),
-                ts_req: None,
                 sets: Sets::from_info(id, hosts, info),
-                waits: Waits::default(),
-                q_req: Deferred::default(),
                 t_rec: Timestamp { clock: 0, id },
                 peer_epoch: alloc::vec![0; hosts as usize],
                 reconnect_pending: false,
@@ -158,7 +138,7 @@ impl Node {
 
     /// Number of hosts in the system.
     pub fn hosts(&self) -> u32 {
-        self.s.hosts
+        self.s.core.hosts
     }
 
     /// The host's mode.
@@ -168,12 +148,12 @@ impl Node {
 
     /// The open request's timestamp (`ts_req`), `None` in the remainder section.
     pub fn timestamp(&self) -> Option<Timestamp> {
-        self.s.ts_req
+        self.s.core.ts_req
     }
 
     /// The Lamport clock.
     pub fn clock(&self) -> u64 {
-        self.s.clock.now()
+        self.s.core.clock.now()
     }
 
     /// `T_rec`: the timestamp of the last DOZE/DISCONNECT/RECONNECT announcement.
@@ -203,12 +183,12 @@ impl Node {
 
     /// `Q_req`: the requesters whose REPLY is deferred, in id order.
     pub fn q_req(&self) -> impl Iterator<Item = NodeId> + '_ {
-        self.s.q_req.peers()
+        self.s.core.deferred.peers()
     }
 
     /// The peers whose REPLY is still outstanding (`TO_req`), in id order.
     pub fn outstanding(&self) -> impl Iterator<Item = NodeId> + '_ {
-        self.s.waits.peers()
+        self.s.core.waits.peers()
     }
 
     /// The latest epoch seen from `peer` (0 for none or an unknown host).
@@ -220,68 +200,36 @@ impl Node {
         self.s.t_rec.clock
     }
 
-    pub(super) fn peers(&self) -> impl Iterator<Item = NodeId> {
-        let me = self.s.id;
-        (0..self.s.hosts).map(NodeId).filter(move |&p| p != me)
-    }
-
-    /// Send the open request to `peer` and (re)arm its timer.
+    /// Send the open request to `peer` under our current epoch and (re)arm its timer.
     pub(super) fn ask(&mut self, peer: NodeId, ts: Timestamp) {
         let epoch = self.epoch();
-        self.out.send(peer, Msg::Request { ts, epoch });
         self.s
-            .waits
-            .arm(peer, self.s.retransmit_after, &mut self.out);
-    }
-
-    /// Enter the critical section once every REPLY is in.
-    pub(super) fn try_enter(&mut self) {
-        if self.s.status == Status::Waiting && self.s.waits.is_empty() {
-            self.s.status = Status::Critical;
-            self.out.push(Action::EnterCritical { resources: 1 });
-        }
+            .core
+            .ask(peer, Msg::Request { ts, epoch }, &mut self.out);
     }
 
     fn request(&mut self, req: CsRequest) -> Result<(), Error> {
-        if req.resources != 1 {
-            return Err(Error::InvalidResources {
-                requested: req.resources,
-                k: 1,
-            });
-        }
-        if self.s.status != Status::Remainder {
-            return Err(Error::AlreadyRequested(self.s.status));
-        }
+        self.s.core.check_request(req)?;
         if self.s.mode != Mode::Normal {
             return Err(Error::WrongMode {
                 event: "Request",
                 mode: self.s.mode.name(),
             });
         }
-        let ts = Timestamp {
-            clock: self.s.clock.tick(),
-            id: self.s.id,
-        };
-        self.s.ts_req = Some(ts);
-        self.s.status = Status::Waiting;
+        let ts = self.s.core.open_request();
         let info: Vec<NodeId> = self.s.sets.info().collect();
         for peer in info {
             self.ask(peer, ts);
         }
-        self.try_enter();
+        self.s.core.try_enter(&mut self.out);
         Ok(())
     }
 
     fn release(&mut self) -> Result<(), Error> {
-        if self.s.status != Status::Critical {
-            return Err(Error::NotInCritical(self.s.status));
-        }
-        self.s.status = Status::Remainder;
-        self.s.ts_req = None;
         // The usual look-ahead rule: the deferred requesters (Q_req) get their REPLY. They are
         // all in our Info_set (Q_req ⊆ Info_set always holds), as they must be: the REPLY
         // moves us into their Status_set.
-        for (peer, (ts, epoch)) in self.s.q_req.take_all() {
+        for (peer, (ts, epoch)) in self.s.core.close_request()? {
             self.out.send(peer, Msg::Reply { ts, epoch });
         }
         if self.s.reconnect_pending {
@@ -291,15 +239,13 @@ impl Node {
     }
 
     fn timeout(&mut self, timer: crate::TimerId) {
-        // A timer that is not current (cancelled, or re-armed since) is a no-op.
-        let Some(ts) = self.s.ts_req else { return };
-        if let Some(peer) = self.s.waits.expire(timer) {
+        if let Some((peer, ts)) = self.s.core.expired(timer) {
             self.ask(peer, ts);
         }
     }
 
     fn receive(&mut self, from: NodeId, msg: Msg) {
-        if !permission::is_peer(self.s.hosts, self.s.id, from) {
+        if !self.s.core.is_peer(from) {
             self.out.anomaly(from, Anomaly::UnknownPeer);
             return;
         }
@@ -316,7 +262,7 @@ impl Node {
             self.out.anomaly(from, Anomaly::OutOfRange);
             return;
         }
-        self.s.clock.observe(ts.clock);
+        self.s.core.clock.observe(ts.clock);
         let seen = &mut self.s.peer_epoch[from.index()];
         if epoch < *seen {
             // A copy sent before an announcement we already applied: superseded.
@@ -325,17 +271,18 @@ impl Node {
         }
         // A newer epoch means the announcement was lost or overtaken; it is now superseded.
         *seen = epoch;
-        // The requester has us in its Info_set; we now need to ask it too until it answers.
+        // Our REPLY (now or on exit) moves us into the requester's Status_set, so it must be in
+        // our Info_set: of two hosts, at least one always asks the other.
         self.s.sets.set(from, Relation::Info);
-        match permission::decide(self.s.status, self.s.ts_req, ts) {
-            Decision::Defer => self.s.q_req.insert(from, (ts, epoch)),
+        match self.s.core.decide(ts) {
+            Decision::Defer => self.s.core.deferred.insert(from, (ts, epoch)),
             Decision::Reply => {
-                self.s.q_req.remove(from);
+                self.s.core.deferred.remove(from);
                 self.out.send(from, Msg::Reply { ts, epoch });
                 // Waiting with lower priority: the requester will enter first, so we need its
                 // permission as well (it defers us until it leaves the critical section).
-                if let Some(mine) = self.s.ts_req {
-                    if self.s.status == Status::Waiting && !self.s.waits.contains(from) {
+                if let Some(mine) = self.s.core.ts_req {
+                    if self.s.core.status == Status::Waiting && !self.s.core.waits.contains(from) {
                         self.ask(from, mine);
                     }
                 }
@@ -344,16 +291,15 @@ impl Node {
     }
 
     fn on_reply(&mut self, from: NodeId, ts: Timestamp, epoch: u64) {
-        if ts.id != self.s.id {
+        if ts.id != self.s.core.id {
             self.out.anomaly(from, Anomaly::OutOfRange);
             return;
         }
-        if self.s.status != Status::Waiting {
+        if self.s.core.status != Status::Waiting {
             self.out.anomaly(from, Anomaly::Unexpected);
             return;
         }
-        let current = self.s.ts_req == Some(ts) && epoch == self.epoch();
-        if !current || !self.s.waits.resolve(from, &mut self.out) {
+        if epoch != self.epoch() || !self.s.core.accept_reply(from, ts, &mut self.out) {
             // A REPLY to an older request, to a copy sent before our last reconnect, or a
             // duplicate: it grants nothing and must not move any set.
             self.out.anomaly(from, Anomaly::Stale);
@@ -361,10 +307,10 @@ impl Node {
         }
         // The replier keeps us in its Info_set; unless we still owe it a REPLY (which will move
         // us into its Status_set), it moves into our Status_set.
-        if !self.s.q_req.contains(from) {
+        if !self.s.core.deferred.contains(from) {
             self.s.sets.set(from, Relation::Status);
         }
-        self.try_enter();
+        self.s.core.try_enter(&mut self.out);
     }
 }
 
@@ -372,11 +318,11 @@ impl Protocol for Node {
     type Msg = Msg;
 
     fn id(&self) -> NodeId {
-        self.s.id
+        self.s.core.id
     }
 
     fn status(&self) -> Status {
-        self.s.status
+        self.s.core.status
     }
 
     fn handle(&mut self, event: Event<Msg>) -> Result<Actions<'_, Msg>, Error> {

@@ -1,9 +1,11 @@
 //! The Ricart–Agrawala node.
 
+use alloc::vec::Vec;
+
 use super::message::Msg;
 use crate::node::Outbox;
-use crate::permission::{self, Decision, Deferred, LamportClock, Timestamp, Waits};
-use crate::{Action, Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
+use crate::permission::{Core, Decision, Timestamp};
+use crate::{Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
 
 /// A node's configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,22 +18,10 @@ pub struct Config {
     pub retransmit_after: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct State {
-    id: NodeId,
-    hosts: u32,
-    retransmit_after: u64,
-    status: Status,
-    clock: LamportClock,
-    ts_req: Option<Timestamp>,
-    waits: Waits,
-    deferred: Deferred<Timestamp>,
-}
-
 /// A Ricart–Agrawala node. `PartialEq` compares state, not the output buffer.
 #[derive(Debug, Clone)]
 pub struct Node {
-    s: State,
+    s: Core<Timestamp>,
     out: Outbox<Msg>,
 }
 
@@ -45,29 +35,8 @@ impl Eq for Node {}
 impl Node {
     /// A node in the remainder section.
     pub fn new(config: Config) -> Result<Self, Error> {
-        let bad = |reason| {
-            Err(Error::InvalidConfig {
-                node: config.id,
-                reason,
-            })
-        };
-        if config.id.0 >= config.hosts {
-            return bad("id must be below the number of hosts");
-        }
-        if config.retransmit_after == 0 {
-            return bad("retransmit_after must be positive");
-        }
         Ok(Node {
-            s: State {
-                id: config.id,
-                hosts: config.hosts,
-                retransmit_after: config.retransmit_after,
-                status: Status::Remainder,
-                clock: LamportClock::default(),
-                ts_req: None,
-                waits: Waits::default(),
-                deferred: Deferred::default(),
-            },
+            s: Core::new(config.id, config.hosts, config.retransmit_after)?,
             out: Outbox::default(),
         })
     }
@@ -92,65 +61,33 @@ impl Node {
         self.s.waits.peers()
     }
 
-    fn ask(&mut self, peer: NodeId, ts: Timestamp) {
-        self.out.send(peer, Msg::Request { ts });
-        self.s
-            .waits
-            .arm(peer, self.s.retransmit_after, &mut self.out);
-    }
-
-    fn try_enter(&mut self) {
-        if self.s.status == Status::Waiting && self.s.waits.is_empty() {
-            self.s.status = Status::Critical;
-            self.out.push(Action::EnterCritical { resources: 1 });
-        }
-    }
-
     fn request(&mut self, req: CsRequest) -> Result<(), Error> {
-        if req.resources != 1 {
-            return Err(Error::InvalidResources {
-                requested: req.resources,
-                k: 1,
-            });
+        self.s.check_request(req)?;
+        let ts = self.s.open_request();
+        let peers: Vec<NodeId> = self.s.peers().collect();
+        for peer in peers {
+            self.s.ask(peer, Msg::Request { ts }, &mut self.out);
         }
-        if self.s.status != Status::Remainder {
-            return Err(Error::AlreadyRequested(self.s.status));
-        }
-        let ts = Timestamp {
-            clock: self.s.clock.tick(),
-            id: self.s.id,
-        };
-        self.s.ts_req = Some(ts);
-        self.s.status = Status::Waiting;
-        let me = self.s.id;
-        for peer in (0..self.s.hosts).map(NodeId).filter(|&p| p != me) {
-            self.ask(peer, ts);
-        }
-        self.try_enter();
+        self.s.try_enter(&mut self.out);
         Ok(())
     }
 
     fn release(&mut self) -> Result<(), Error> {
-        if self.s.status != Status::Critical {
-            return Err(Error::NotInCritical(self.s.status));
-        }
-        self.s.status = Status::Remainder;
-        self.s.ts_req = None;
-        for (peer, ts) in self.s.deferred.take_all() {
+        for (peer, ts) in self.s.close_request()? {
             self.out.send(peer, Msg::Reply { ts });
         }
         Ok(())
     }
 
     fn receive(&mut self, from: NodeId, msg: Msg) {
-        if !permission::is_peer(self.s.hosts, self.s.id, from) {
+        if !self.s.is_peer(from) {
             self.out.anomaly(from, Anomaly::UnknownPeer);
             return;
         }
         match msg {
             Msg::Request { ts } if ts.id == from => {
                 self.s.clock.observe(ts.clock);
-                match permission::decide(self.s.status, self.s.ts_req, ts) {
+                match self.s.decide(ts) {
                     Decision::Defer => self.s.deferred.insert(from, ts),
                     Decision::Reply => {
                         self.s.deferred.remove(from);
@@ -161,10 +98,10 @@ impl Node {
             Msg::Reply { ts } if ts.id == self.s.id => {
                 if self.s.status != Status::Waiting {
                     self.out.anomaly(from, Anomaly::Unexpected);
-                } else if self.s.ts_req != Some(ts) || !self.s.waits.resolve(from, &mut self.out) {
-                    self.out.anomaly(from, Anomaly::Stale);
+                } else if self.s.accept_reply(from, ts, &mut self.out) {
+                    self.s.try_enter(&mut self.out);
                 } else {
-                    self.try_enter();
+                    self.out.anomaly(from, Anomaly::Stale);
                 }
             }
             _ => self.out.anomaly(from, Anomaly::OutOfRange),
@@ -193,9 +130,8 @@ impl Protocol for Node {
                 Ok(())
             }
             Event::Timeout(timer) => {
-                // Stale timers (cancelled or re-armed since) are no-ops.
-                if let (Some(ts), Some(peer)) = (self.s.ts_req, self.s.waits.expire(timer)) {
-                    self.ask(peer, ts);
+                if let Some((peer, ts)) = self.s.expired(timer) {
+                    self.s.ask(peer, Msg::Request { ts }, &mut self.out);
                 }
                 Ok(())
             }

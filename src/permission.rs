@@ -2,7 +2,8 @@
 //!
 //! Both algorithms order requests by Lamport timestamps (ties broken by node id), defer the
 //! replies owed to lower-priority requesters (`Q_req`) and keep one retransmission timer per
-//! REQUEST still waiting for its REPLY (`TO_req`). Those three pieces live here, once.
+//! REQUEST still waiting for its REPLY (`TO_req`). Those pieces, and the request / enter / exit
+//! / timeout / REPLY-acceptance rules built on them (the crate-internal `Core`), live here once.
 
 use alloc::collections::BTreeMap;
 

@@ -181,3 +181,22 @@ pub fn sweep(cfg: &SweepConfig) -> Result<Vec<Row>, Violation> {
     }
     Ok(rows)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hot_spot_gives_80_percent_of_the_load_to_20_percent_of_the_hosts() {
+        let rates = LoadPattern::HotSpot.rates(20, 0.01);
+        let total: f64 = rates.iter().sum();
+        let hot: f64 = rates[..4].iter().sum();
+        assert!((total - 0.2).abs() < 1e-12);
+        assert!((hot / total - 0.8).abs() < 1e-12);
+        assert_eq!(LoadPattern::Uniform.rates(3, 0.5), vec![0.5; 3]);
+        // Tiny systems keep at least one hot host, and a single host takes everything.
+        assert_eq!(LoadPattern::HotSpot.rates(1, 0.5), vec![0.5]);
+        let four = LoadPattern::HotSpot.rates(4, 1.0);
+        assert!((four[0] - 3.2).abs() < 1e-12 && (four[3] - 0.8 / 3.0).abs() < 1e-12);
+    }
+}

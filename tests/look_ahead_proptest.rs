@@ -5,9 +5,10 @@
 mod common;
 
 use common::Net;
-use manet_mutex::look_ahead::{Config, Node};
-use manet_mutex::sim::routed::{self, Failures, LoadPattern, ModeChanges, RoutedConfig};
-use manet_mutex::{CsRequest, Event, NodeId};
+use manet_mutex::look_ahead::{self, Config, Node};
+use manet_mutex::permission::Timestamp;
+use manet_mutex::sim::routed::{self, Failures, Host, LoadPattern, ModeChanges, RoutedConfig};
+use manet_mutex::{CsRequest, Event, NodeId, Protocol, TimerId};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -166,5 +167,55 @@ proptest! {
         }
         let report = routed::run::<Node>(&cfg).map_err(|v| TestCaseError::fail(v.to_string()))?;
         prop_assert!(report.metrics.cs_entries > 0);
+    }
+}
+
+fn forged(kind: u8, clock: u64, id: u32, epoch: u64) -> look_ahead::Msg {
+    let ts = Timestamp {
+        clock,
+        id: NodeId(id),
+    };
+    match kind % 5 {
+        0 => look_ahead::Msg::Request { ts, epoch },
+        1 => look_ahead::Msg::Reply { ts, epoch },
+        2 => look_ahead::Msg::Doze { ts },
+        3 => look_ahead::Msg::Disconnect { ts },
+        _ => look_ahead::Msg::Reconnect { ts },
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Arbitrary (even forged) peer input and local events never panic and never break a
+    /// node's own invariants; misuse is rejected without changing anything.
+    #[test]
+    fn arbitrary_input_never_panics_or_corrupts_a_node(
+        n in 1u32..5,
+        seed in any::<u64>(),
+        inputs in prop::collection::vec(
+            (0u8..12, 0u32..7, prop_oneof![0u64..6, Just(u64::MAX)], 0u32..7, 0u64..6, any::<u64>()),
+            0..200,
+        ),
+    ) {
+        let mut node = Node::new(Config::seeded(NodeId(0), n, seed, 7)).unwrap();
+        for (kind, from, clock, id, epoch, timer) in inputs {
+            let event = match kind {
+                0..=4 => Event::Receive { from: NodeId(from), msg: forged(kind, clock, id, epoch) },
+                5 => Event::Request(CsRequest::ONE),
+                6 => Event::Release,
+                7 => Event::Timeout(TimerId(timer % 8)),
+                8 => Event::Doze,
+                9 => Event::Wake,
+                10 => Event::Disconnect,
+                _ => Event::Reconnect,
+            };
+            let before = node.clone();
+            let rejected = node.handle(event).map(|a| a.for_each(drop)).is_err();
+            if rejected {
+                prop_assert!(node == before);
+            }
+            prop_assert_eq!(node.check_local(), Ok(()));
+        }
     }
 }

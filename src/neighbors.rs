@@ -154,12 +154,16 @@ impl Neighbors {
 
     /// Members higher than `own` (incoming links).
     pub fn incoming(&self, own: Height) -> impl Iterator<Item = NodeId> + '_ {
-        self.members().filter(move |n| n.height > own).map(|n| n.id)
+        self.members()
+            .filter(move |n| n.height > own)
+            .map(|n| n.id)
     }
 
     /// Members lower than `own` (outgoing links).
     pub fn outgoing(&self, own: Height) -> impl Iterator<Item = NodeId> + '_ {
-        self.members().filter(move |n| n.height < own).map(|n| n.id)
+        self.members()
+            .filter(move |n| n.height < own)
+            .map(|n| n.id)
     }
 
     /// The lowest member of `N` in our view.
@@ -193,10 +197,7 @@ mod tests {
     fn directions_follow_heights() {
         let own = h(5, 0);
         let t = Neighbors::with_known([h(7, 3), h(2, 1), h(6, 2)], own);
-        assert_eq!(
-            t.incoming(own).collect::<Vec<_>>(),
-            vec![NodeId(2), NodeId(3)]
-        );
+        assert_eq!(t.incoming(own).collect::<Vec<_>>(), vec![NodeId(2), NodeId(3)]);
         assert_eq!(t.outgoing(own).collect::<Vec<_>>(), vec![NodeId(1)]);
         assert_eq!(t.lowest(), Some(NodeId(1)));
         assert_eq!(t.lowest_where(|n| n.id != NodeId(1)), Some(NodeId(2)));

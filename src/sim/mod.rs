@@ -6,6 +6,8 @@
 pub mod clock;
 pub mod experiment;
 pub mod metrics;
+pub mod routed;
+pub mod waypoint;
 
 pub use clock::{EventQueue, Time};
 pub use metrics::{Metrics, Summary};

@@ -85,14 +85,34 @@ fn small_sweep_returns_one_row_per_combination() {
         target_entries: 20,
         ..SweepConfig::default()
     };
-    let rows = sweep(&cfg).unwrap();
+    let rows = sweep(&cfg, 2).unwrap();
     assert_eq!(rows.len(), 2 * 2 * 2 * 2);
     assert!(rows
         .iter()
-        .all(|r| r.cs_entries >= 20 && r.hops_per_cs > 0.0));
-    assert!(rows[0]
-        .csv()
+        .all(|r| r.summary.cs_entries >= 20 && r.summary.hops_per_cs > 0.0));
+    let csv = manet_mutex::sim::experiment::to_csv(&rows);
+    let mut lines = csv.lines();
+    assert!(lines
+        .next()
+        .unwrap()
+        .starts_with("algorithm,hosts,lambda,load_pattern,failures,mobility,seed,"));
+    assert!(lines
+        .next()
+        .unwrap()
         .starts_with("look_ahead,4,0.01,uniform,false,1,1,"));
+    let again = sweep(&cfg, 1).unwrap();
+    let key = |r: &manet_mutex::sim::experiment::Row| {
+        (
+            r.params.clone(),
+            r.summary.cs_entries,
+            r.summary.messages_per_cs.to_bits(),
+        )
+    };
+    assert_eq!(
+        rows.iter().map(key).collect::<Vec<_>>(),
+        again.iter().map(key).collect::<Vec<_>>(),
+        "results do not depend on the number of threads"
+    );
 }
 
 /// A node that claims to be in the critical section whenever it is waiting: the checker must
@@ -135,7 +155,11 @@ fn a_violation_reports_the_seed_and_the_event_trace() {
     cfg.trace_len = 10;
     let v = run::<Liar>(&cfg).unwrap_err();
     assert_eq!(v.seed, 77);
-    assert!(v.what.contains("critical section together"), "{}", v.what);
+    assert!(
+        v.message.contains("critical section together"),
+        "{}",
+        v.message
+    );
     assert!(!v.trace.is_empty() && v.trace.len() <= 10);
     let shown = v.to_string();
     assert!(shown.starts_with("seed 77 at t="));

@@ -15,7 +15,7 @@
 //! [`crate::Event::Reconnect`] when the host changes mode; `Reconnect` is also the way to report
 //! that the host regained connectivity after an unannounced (accidental) outage.
 //!
-//! See `docs/look_ahead.md` for every interpretation of the paper this module makes.
+//! See `docs/ALGORITHMS.md` for every interpretation of the paper this module makes.
 
 mod message;
 mod modes;

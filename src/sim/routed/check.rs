@@ -94,7 +94,7 @@ fn waits_match_status(me: NodeId, status: Status, outstanding: usize) -> Result<
 ///   of any two hosts, at least one has the other in its `Info_set`
 ///   (`S_j ∈ Status_i ⇒ S_i ∈ Info_j`). The paper's stronger form (exactly one of the two)
 ///   fails transiently, e.g. while a host defers a competitor's request, after concurrent
-///   announcements, or when a REPLY was lost; see `docs/look_ahead.md`.
+///   announcements, or when a REPLY was lost; see `docs/ALGORITHMS.md`.
 pub fn check<H: Host>(nodes: &[H]) -> Result<(), String> {
     let inside: Vec<NodeId> = nodes
         .iter()

@@ -18,8 +18,8 @@ mod sweep;
 mod world;
 
 pub use check::{check, Host};
-pub use sweep::{sweep, LoadPattern, Row, SweepConfig};
-pub use world::{run, run_algorithm, Report, Violation};
+pub use sweep::{sweep, LoadPattern, SweepConfig};
+pub use world::{run, run_algorithm, Report};
 
 use super::waypoint::WaypointConfig;
 

@@ -1,8 +1,10 @@
 //! The section V experiment: MPCS and HPCS against the number of hosts, per load level, load
 //! pattern, failure setting and mobility level, for look-ahead beside Ricart–Agrawala.
 
-use super::world::{run_algorithm, Violation};
+use super::world::run_algorithm;
 use super::{Algorithm, RoutedConfig};
+use crate::sim::experiment::{parallel_map, Row};
+use crate::sim::Violation;
 
 /// How requests are spread over the hosts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -86,62 +88,11 @@ impl Default for SweepConfig {
     }
 }
 
-/// One run's results.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Row {
-    /// Algorithm name.
-    pub algorithm: &'static str,
-    /// Number of hosts.
-    pub hosts: u32,
-    /// Requests per host per second.
-    pub lambda: f64,
-    /// Load pattern name.
-    pub load_pattern: &'static str,
-    /// Whether the 10% host failures were on.
-    pub failures: bool,
-    /// Fraction of time hosts move.
-    pub mobility: f64,
-    /// Seed.
-    pub seed: u64,
-    /// Critical-section entries.
-    pub cs_entries: u64,
-    /// Mean wait per entry, in seconds.
-    pub mean_wait: f64,
-    /// 99th-percentile wait, in seconds.
-    pub p99_wait: f64,
-    /// Messages per critical-section entry (MPCS).
-    pub messages_per_cs: f64,
-    /// Hops per critical-section entry (HPCS).
-    pub hops_per_cs: f64,
-}
-
-impl Row {
-    /// The CSV header matching [`Row::csv`].
-    pub const CSV_HEADER: &'static str = "algorithm,hosts,lambda,load_pattern,failures,mobility,seed,cs_entries,mean_wait,p99_wait,messages_per_cs,hops_per_cs";
-
-    /// The row as CSV.
-    pub fn csv(&self) -> String {
-        format!(
-            "{},{},{},{},{},{},{},{},{:.4},{:.4},{:.3},{:.3}",
-            self.algorithm,
-            self.hosts,
-            self.lambda,
-            self.load_pattern,
-            self.failures,
-            self.mobility,
-            self.seed,
-            self.cs_entries,
-            self.mean_wait,
-            self.p99_wait,
-            self.messages_per_cs,
-            self.hops_per_cs
-        )
-    }
-}
-
-/// Run the grid. Stops at the first invariant violation or starved host.
-pub fn sweep(cfg: &SweepConfig) -> Result<Vec<Row>, Violation> {
-    let mut rows = Vec::new();
+/// Run the grid on up to `threads` threads, one [`Row`] per run (coordinates `hosts`,
+/// `lambda`, `load_pattern`, `failures`, `mobility`), in grid order. Stops at the first
+/// invariant violation or starved host.
+pub fn sweep(cfg: &SweepConfig, threads: usize) -> Result<Vec<Row>, Violation> {
+    let mut jobs = Vec::new();
     for &seed in &cfg.seeds {
         for &failures in &cfg.failures {
             for &mobility in &cfg.mobility {
@@ -157,21 +108,7 @@ pub fn sweep(cfg: &SweepConfig) -> Result<Vec<Row>, Violation> {
                                 run = run.with_paper_failures();
                             }
                             for &algorithm in &cfg.algorithms {
-                                let s = run_algorithm(algorithm, &run)?.metrics.summary();
-                                rows.push(Row {
-                                    algorithm: algorithm.name(),
-                                    hosts,
-                                    lambda,
-                                    load_pattern: load.name(),
-                                    failures,
-                                    mobility,
-                                    seed,
-                                    cs_entries: s.cs_entries,
-                                    mean_wait: s.mean_wait,
-                                    p99_wait: s.p99_wait,
-                                    messages_per_cs: s.messages_per_cs,
-                                    hops_per_cs: s.hops_per_cs,
-                                });
+                                jobs.push((algorithm, load, failures, mobility, run.clone()));
                             }
                         }
                     }
@@ -179,7 +116,28 @@ pub fn sweep(cfg: &SweepConfig) -> Result<Vec<Row>, Violation> {
             }
         }
     }
-    Ok(rows)
+    parallel_map(
+        &jobs,
+        threads,
+        |(algorithm, load, failures, mobility, run)| {
+            let summary = run_algorithm(*algorithm, run)?.metrics.summary();
+            Ok(Row {
+                algorithm: algorithm.name().into(),
+                params: vec![
+                    ("hosts", run.hosts.to_string()),
+                    ("lambda", run.lambda.to_string()),
+                    ("load_pattern", load.name().into()),
+                    ("failures", failures.to_string()),
+                    ("mobility", mobility.to_string()),
+                ],
+                seed: run.seed,
+                summary,
+                extra: Vec::new(),
+            })
+        },
+    )
+    .into_iter()
+    .collect()
 }
 
 #[cfg(test)]

@@ -1,7 +1,6 @@
 //! The routed-mode simulation loop.
 
 use std::collections::{HashSet, VecDeque};
-use std::fmt;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -10,7 +9,7 @@ use rand_distr::{Distribution, Exp};
 use super::check::{check, Host};
 use super::{Algorithm, RoutedConfig, Unreachable};
 use crate::sim::waypoint::{hop_counts, Waypoint};
-use crate::sim::{EventQueue, Metrics, Time};
+use crate::sim::{EventQueue, Metrics, Time, Violation};
 use crate::{look_ahead, ricart_agrawala, Action, CsRequest, Event, NodeId, Status};
 
 #[derive(Debug, Clone)]
@@ -49,31 +48,6 @@ pub struct Report {
     /// Peer input the nodes ignored (stale, duplicate or unexpected messages).
     pub anomalies: u64,
 }
-
-/// An invariant violation or a starved host, with what is needed to replay it.
-#[derive(Debug, Clone)]
-pub struct Violation {
-    /// The run's seed.
-    pub seed: u64,
-    /// Simulated time of the violation.
-    pub time: Time,
-    /// What went wrong.
-    pub what: String,
-    /// The last events before it, oldest first.
-    pub trace: Vec<String>,
-}
-
-impl fmt::Display for Violation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "seed {} at t={:.4}: {}", self.seed, self.time, self.what)?;
-        for line in &self.trace {
-            writeln!(f, "  {line}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for Violation {}
 
 struct World<H: Host> {
     cfg: RoutedConfig,
@@ -133,7 +107,7 @@ impl<H: Host> World<H> {
             let node = H::create(NodeId(i), n, cfg.seed, ms).map_err(|e| Violation {
                 seed: cfg.seed,
                 time: 0.0,
-                what: format!("bad configuration: {e}"),
+                message: format!("bad configuration: {e}"),
                 trace: Vec::new(),
             })?;
             nodes.push(node);
@@ -173,11 +147,11 @@ impl<H: Host> World<H> {
         Ok(w)
     }
 
-    fn violation(&self, what: String) -> Violation {
+    fn violation(&self, message: String) -> Violation {
         Violation {
             seed: self.cfg.seed,
             time: self.q.now(),
-            what,
+            message,
             trace: self
                 .trace
                 .iter()

@@ -5,7 +5,7 @@
 //! REQUEST still waiting for its REPLY (`TO_req`). Those pieces, and the request / enter / exit
 //! / timeout / REPLY-acceptance rules built on them (the crate-internal `Core`), live here once.
 
-use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
 
 use crate::node::Outbox;
 use crate::{Action, CsRequest, Error, NodeId, Status, TimerId};
@@ -74,11 +74,51 @@ pub fn is_peer(n: u32, me: NodeId, from: NodeId) -> bool {
     from.0 < n && from != me
 }
 
+/// A map keyed by peer, kept as a vector sorted by id: at most one entry per host, and unlike
+/// a `BTreeMap` it keeps its capacity when emptied, so steady-state use does not allocate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PeerMap<V>(Vec<(NodeId, V)>);
+
+impl<V> Default for PeerMap<V> {
+    fn default() -> Self {
+        PeerMap(Vec::new())
+    }
+}
+
+impl<V> PeerMap<V> {
+    fn position(&self, peer: NodeId) -> Result<usize, usize> {
+        self.0.binary_search_by_key(&peer, |(p, _)| *p)
+    }
+
+    fn insert(&mut self, peer: NodeId, value: V) {
+        match self.position(peer) {
+            Ok(i) => self.0[i].1 = value,
+            Err(i) => self.0.insert(i, (peer, value)),
+        }
+    }
+
+    fn remove(&mut self, peer: NodeId) -> Option<V> {
+        self.position(peer).ok().map(|i| self.0.remove(i).1)
+    }
+
+    fn contains(&self, peer: NodeId) -> bool {
+        self.position(peer).is_ok()
+    }
+
+    fn keys(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.0.iter().map(|(p, _)| *p)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// `TO_req`: the peers whose REPLY the node still waits for, each with its retransmission
 /// timer. At most one entry per peer, so it is bounded by the number of hosts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Waits {
-    timers: BTreeMap<NodeId, TimerId>,
+    timers: PeerMap<TimerId>,
     next_timer: u64,
 }
 
@@ -86,7 +126,7 @@ impl Waits {
     /// Start (or restart) waiting for `peer`, arming a fresh timer. A fresh id per arming makes
     /// a timeout of an earlier arming stale.
     pub(crate) fn arm<M>(&mut self, peer: NodeId, after: u64, out: &mut Outbox<M>) {
-        if let Some(old) = self.timers.remove(&peer) {
+        if let Some(old) = self.timers.remove(peer) {
             out.push(Action::CancelTimer { timer: old });
         }
         self.next_timer = self.next_timer.wrapping_add(1);
@@ -97,7 +137,7 @@ impl Waits {
 
     /// Stop waiting for `peer`. Returns whether it was waited for.
     pub(crate) fn resolve<M>(&mut self, peer: NodeId, out: &mut Outbox<M>) -> bool {
-        match self.timers.remove(&peer) {
+        match self.timers.remove(peer) {
             Some(timer) => {
                 out.push(Action::CancelTimer { timer });
                 true
@@ -111,16 +151,17 @@ impl Waits {
     pub fn expire(&mut self, timer: TimerId) -> Option<NodeId> {
         let peer = self
             .timers
+            .0
             .iter()
-            .find(|(_, &t)| t == timer)
-            .map(|(&peer, _)| peer)?;
-        self.timers.remove(&peer);
+            .find(|(_, t)| *t == timer)
+            .map(|(peer, _)| *peer)?;
+        self.timers.remove(peer);
         Some(peer)
     }
 
     /// Whether the node waits for `peer`.
     pub fn contains(&self, peer: NodeId) -> bool {
-        self.timers.contains_key(&peer)
+        self.timers.contains(peer)
     }
 
     /// Whether no REPLY is outstanding.
@@ -130,7 +171,7 @@ impl Waits {
 
     /// The peers still owing a REPLY, in id order.
     pub fn peers(&self) -> impl Iterator<Item = NodeId> + '_ {
-        self.timers.keys().copied()
+        self.timers.keys()
     }
 }
 
@@ -138,13 +179,13 @@ impl Waits {
 /// the algorithm needs to address the eventual REPLY (`T`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Deferred<T> {
-    entries: BTreeMap<NodeId, T>,
+    entries: PeerMap<T>,
 }
 
 impl<T> Default for Deferred<T> {
     fn default() -> Self {
         Deferred {
-            entries: BTreeMap::new(),
+            entries: PeerMap::default(),
         }
     }
 }
@@ -157,22 +198,25 @@ impl<T: Copy> Deferred<T> {
 
     /// Forget `peer`'s request. Returns whether it was deferred.
     pub fn remove(&mut self, peer: NodeId) -> bool {
-        self.entries.remove(&peer).is_some()
+        self.entries.remove(peer).is_some()
     }
 
     /// Whether `peer`'s request is deferred.
     pub fn contains(&self, peer: NodeId) -> bool {
-        self.entries.contains_key(&peer)
+        self.entries.contains(peer)
     }
 
     /// The deferred requesters, in id order.
     pub fn peers(&self) -> impl Iterator<Item = NodeId> + '_ {
-        self.entries.keys().copied()
+        self.entries.keys()
     }
 
-    /// Take every deferred request, leaving the set empty (on leaving the critical section).
-    pub fn take_all(&mut self) -> BTreeMap<NodeId, T> {
-        core::mem::take(&mut self.entries)
+    /// Answer every deferred request with `reply(tag)`, in id order, leaving the set empty (on
+    /// leaving the critical section).
+    pub(crate) fn answer_all<M>(&mut self, out: &mut Outbox<M>, reply: impl Fn(T) -> M) {
+        for (peer, tag) in self.entries.0.drain(..) {
+            out.send(peer, reply(tag));
+        }
     }
 
     /// Whether nothing is deferred.
@@ -273,14 +317,19 @@ impl<T: Copy> Core<T> {
         }
     }
 
-    /// Leave the critical section and hand back the deferred requests to answer.
-    pub(crate) fn close_request(&mut self) -> Result<BTreeMap<NodeId, T>, Error> {
+    /// Leave the critical section, answering every deferred request with `reply(tag)`.
+    pub(crate) fn close_request<M>(
+        &mut self,
+        out: &mut Outbox<M>,
+        reply: impl Fn(T) -> M,
+    ) -> Result<(), Error> {
         if self.status != Status::Critical {
             return Err(Error::NotInCritical(self.status));
         }
         self.status = Status::Remainder;
         self.ts_req = None;
-        Ok(self.deferred.take_all())
+        self.deferred.answer_all(out, reply);
+        Ok(())
     }
 
     /// Timer `timer` fired: the peer to ask again and the open request, or `None` for a timer
@@ -372,10 +421,20 @@ mod tests {
         d.insert(NodeId(3), 2);
         d.insert(NodeId(1), 5);
         assert!(d.contains(NodeId(3)));
-        let all = d.take_all();
+        let mut out = Outbox::default();
+        d.answer_all(&mut out, |tag| tag * 10);
         assert_eq!(
-            all.into_iter().collect::<alloc::vec::Vec<_>>(),
-            [(NodeId(1), 5), (NodeId(3), 2)]
+            out.drain().collect::<alloc::vec::Vec<_>>(),
+            [
+                Action::Send {
+                    to: NodeId(1),
+                    msg: 50
+                },
+                Action::Send {
+                    to: NodeId(3),
+                    msg: 20
+                }
+            ]
         );
         assert!(d.is_empty());
         assert!(!d.remove(NodeId(1)));

@@ -162,6 +162,6 @@ fn a_violation_reports_the_seed_and_the_event_trace() {
     );
     assert!(!v.trace.is_empty() && v.trace.len() <= 10);
     let shown = v.to_string();
-    assert!(shown.starts_with("seed 77 at t="));
+    assert!(shown.starts_with("invariant violated at t=") && shown.contains("(seed 77)"));
     assert!(shown.contains("Arrival") || shown.contains("Deliver"));
 }

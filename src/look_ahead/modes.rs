@@ -8,8 +8,6 @@
 //! announce concurrently, only the later one ends up in the other's `Status_set`, so the two
 //! never both wait to be asked.
 
-use alloc::vec::Vec;
-
 use super::message::Msg;
 use super::node::{Mode, Node};
 use super::sets::Relation;
@@ -47,8 +45,7 @@ impl Node {
         let ts = self.s.core.stamp();
         self.s.t_rec = ts;
         self.s.sets.all_info();
-        let peers: Vec<NodeId> = self.s.core.peers().collect();
-        for peer in peers {
+        for peer in self.s.core.peers() {
             self.out.send(peer, make(ts));
         }
     }
@@ -91,8 +88,7 @@ impl Node {
         }
         self.announce_reconnect();
         if let (Status::Waiting, Some(ts)) = (self.s.core.status, self.s.core.ts_req) {
-            let peers: Vec<NodeId> = self.s.core.peers().collect();
-            for peer in peers {
+            for peer in self.s.core.peers() {
                 self.ask(peer, ts);
             }
         }

@@ -217,9 +217,12 @@ impl Node {
             });
         }
         let ts = self.s.core.open_request();
-        let info: Vec<NodeId> = self.s.sets.info().collect();
-        for peer in info {
-            self.ask(peer, ts);
+        // By id rather than through `sets.info()`, which would borrow the sets while `ask`
+        // needs the node (and collecting them would allocate on every request).
+        for peer in self.s.core.peers() {
+            if self.s.sets.get(peer) == Some(Relation::Info) {
+                self.ask(peer, ts);
+            }
         }
         self.s.core.try_enter(&mut self.out);
         Ok(())
@@ -229,9 +232,9 @@ impl Node {
         // The usual look-ahead rule: the deferred requesters (Q_req) get their REPLY. They are
         // all in our Info_set (Q_req ⊆ Info_set always holds), as they must be: the REPLY
         // moves us into their Status_set.
-        for (peer, (ts, epoch)) in self.s.core.close_request()? {
-            self.out.send(peer, Msg::Reply { ts, epoch });
-        }
+        self.s
+            .core
+            .close_request(&mut self.out, |(ts, epoch)| Msg::Reply { ts, epoch })?;
         if self.s.reconnect_pending {
             self.announce_reconnect();
         }

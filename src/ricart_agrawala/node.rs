@@ -1,7 +1,5 @@
 //! The Ricart–Agrawala node.
 
-use alloc::vec::Vec;
-
 use super::message::Msg;
 use crate::node::Outbox;
 use crate::permission::{Core, Decision, Timestamp};
@@ -64,8 +62,7 @@ impl Node {
     fn request(&mut self, req: CsRequest) -> Result<(), Error> {
         self.s.check_request(req)?;
         let ts = self.s.open_request();
-        let peers: Vec<NodeId> = self.s.peers().collect();
-        for peer in peers {
+        for peer in self.s.peers() {
             self.s.ask(peer, Msg::Request { ts }, &mut self.out);
         }
         self.s.try_enter(&mut self.out);
@@ -73,9 +70,8 @@ impl Node {
     }
 
     fn release(&mut self) -> Result<(), Error> {
-        for (peer, ts) in self.s.close_request()? {
-            self.out.send(peer, Msg::Reply { ts });
-        }
+        self.s
+            .close_request(&mut self.out, |ts| Msg::Reply { ts })?;
         Ok(())
     }
 

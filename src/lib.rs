@@ -64,11 +64,14 @@ extern crate alloc;
 mod error;
 mod event;
 pub mod height;
+pub mod look_ahead;
 pub mod neighbors;
 mod node;
+pub mod permission;
 pub mod prioritized;
 pub mod queue;
 pub mod reverse_link;
+pub mod ricart_agrawala;
 #[cfg(feature = "std")]
 pub mod sim;
 

@@ -4,8 +4,9 @@
 //! the LinkInfo handshake state of the KRL appendix:
 //! - `in_n`: the peer is in `N` — its first LinkInfo after the link formed has arrived, so its
 //!   height is known (the papers add a peer to `N` only then);
-//! - `received_li`: false between sending the peer a token and receiving the LinkInfo that
-//!   acknowledges it; height information from the peer is stale meanwhile and is not recorded;
+//! - `unacked`: tokens sent to the peer that it has not acknowledged yet; while any is
+//!   outstanding (the paper's `receivedLI` is false) height information from the peer is stale
+//!   and is not recorded;
 //! - `forming` / `form_height`: the link was detected forming while our height was
 //!   `form_height`; if our height changed before the peer's first LinkInfo, we resend ours.
 //! - `visited`: KRLF's token-forwarding mark.
@@ -27,11 +28,8 @@ pub struct Neighbor {
     pub height: Height,
     /// Whether the peer is in `N` (its height is known).
     pub in_n: bool,
-    /// False while a token we sent the peer is unacknowledged.
-    pub received_li: bool,
-    /// Tokens sent to the peer and not acknowledged yet, kept by `reverse_link` (KRLF can send
-    /// a second one before the first is acknowledged): only the acknowledgement that brings
-    /// it back to 0 sets `received_li`.
+    /// Tokens sent to the peer and not acknowledged yet (KRLF can send a second one before
+    /// the first is acknowledged). The paper's `receivedLI` is `unacked == 0`.
     pub unacked: u32,
     /// The link was detected forming and the peer's first LinkInfo has not arrived yet.
     pub forming: bool,
@@ -39,6 +37,21 @@ pub struct Neighbor {
     pub form_height: Height,
     /// KRLF: a token was forwarded over this link since the marks were last cleared.
     pub visited: bool,
+}
+
+impl Neighbor {
+    /// The paper's `receivedLI`: no token we sent the peer awaits its acknowledgement, so what
+    /// the peer says about its height is current.
+    pub fn received_li(&self) -> bool {
+        self.unacked == 0
+    }
+
+    /// We are sending the peer a token: until it acknowledges, assume it took `assumed` (just
+    /// below us) and ignore its older height reports.
+    pub fn token_sent(&mut self, assumed: Height) {
+        self.height = assumed;
+        self.unacked = self.unacked.saturating_add(1);
+    }
 }
 
 /// The neighbour table.
@@ -56,7 +69,6 @@ impl Neighbors {
                 id: h.id,
                 height: h,
                 in_n: true,
-                received_li: true,
                 unacked: 0,
                 forming: false,
                 form_height: own,
@@ -99,7 +111,6 @@ impl Neighbors {
                         id,
                         height: own,
                         in_n: false,
-                        received_li: true,
                         unacked: 0,
                         forming: true,
                         form_height: own,
@@ -133,10 +144,10 @@ impl Neighbors {
         entry.in_n = true;
         let resend = entry.forming && own != entry.form_height;
         entry.forming = false;
-        if !entry.received_li && acknowledges(entry) {
-            entry.received_li = true;
+        if entry.unacked > 0 && acknowledges(entry) {
+            entry.unacked -= 1;
         }
-        if entry.received_li {
+        if entry.received_li() {
             entry.height = height;
         }
         Ok(resend)
@@ -255,7 +266,7 @@ mod tests {
         );
         assert_eq!(t.hear(NodeId(1), h(7, 1), own, |_| false), Ok(false));
         assert_eq!(t.get(NodeId(1)).unwrap().height, h(7, 1));
-        t.get_mut(NodeId(1)).unwrap().received_li = false;
+        t.get_mut(NodeId(1)).unwrap().token_sent(h(7, 1));
         assert_eq!(t.hear(NodeId(1), h(8, 1), own, |_| false), Ok(false));
         assert_eq!(
             t.get(NodeId(1)).unwrap().height,
@@ -263,7 +274,7 @@ mod tests {
             "stale while unacknowledged"
         );
         assert_eq!(t.hear(NodeId(1), h(4, 1), own, |_| true), Ok(false));
-        assert!(t.get(NodeId(1)).unwrap().received_li);
+        assert!(t.get(NodeId(1)).unwrap().received_li());
         assert_eq!(t.get(NodeId(1)).unwrap().height, h(4, 1));
         // A link detected while we were at `own`; we moved before the peer's first word.
         t.link_up(NodeId(2), own);

@@ -285,7 +285,7 @@ fn token_serves_the_queue_and_follows_with_a_request_for_the_rest() {
         )
     );
     assert_eq!(a.neighbors().get(n(2)).unwrap().height, h(0, -2, 2));
-    assert!(!a.neighbors().get(n(2)).unwrap().received_li);
+    assert!(!a.neighbors().get(n(2)).unwrap().received_li());
 }
 
 #[test]
@@ -459,7 +459,7 @@ fn request_before_the_token_handshake_completes_is_stale() {
             },
         ),
     );
-    assert!(a.neighbors().get(n(2)).unwrap().received_li);
+    assert!(a.neighbors().get(n(2)).unwrap().received_li());
 }
 
 #[test]

@@ -50,13 +50,13 @@ fn token_ack_survives_a_crossing_token() {
     let mut n0 = node(0, 2, 2, h(0, 0, 0), &[h(1, 0, 1)]);
     recv(&mut n0, 1, Message::Request(h(1, 0, 1)));
     assert_eq!(n0.tokens(), 1, "one token went to node 1");
-    assert!(!n0.neighbors().get(NodeId(1)).unwrap().received_li);
+    assert!(!n0.neighbors().get(NodeId(1)).unwrap().received_li());
     // A token node 1 sent before it got ours crosses it on the link.
     recv(&mut n0, 1, Message::Token(h(1, 0, 1)));
     assert_eq!(n0.tokens(), 2);
     // Node 1's acknowledgement of our token: its true height, below our height at sending.
     recv(&mut n0, 1, Message::TokenAck(h(0, -1, 1)));
-    assert!(n0.neighbors().get(NodeId(1)).unwrap().received_li);
+    assert!(n0.neighbors().get(NodeId(1)).unwrap().received_li());
     // Node 1 now looks lower, so the holder lowered itself to regain an incoming link.
     let own = n0.height();
     assert!(own < h(0, -1, 1));

@@ -89,8 +89,8 @@ fn release_with_one_queued_neighbour_sends_it_the_token_and_assumes_it_below() {
     assert_eq!(n.next(), Some(NodeId(2)));
     assert_eq!(queue(&n), Vec::<u32>::new());
     assert_eq!(view(&n, 2), h(0, -1, 2));
-    assert!(!entry(&n, 2).received_li);
-    assert!(entry(&n, 3).received_li);
+    assert!(!entry(&n, 2).received_li());
+    assert!(entry(&n, 3).received_li());
     assert_eq!(n.height(), h(0, 0, 0));
 }
 
@@ -175,7 +175,7 @@ fn release_in_krlf_forwards_the_idle_token_to_lowest_unvisited_neighbour() {
     assert_eq!(n.next(), Some(NodeId(2)));
     assert_eq!(visited(&n), vec![2]);
     assert_eq!(view(&n, 2), h(0, -1, 2));
-    assert!(!entry(&n, 2).received_li);
+    assert!(!entry(&n, 2).received_li());
     assert_eq!(n.status(), Status::Remainder);
 }
 
@@ -285,7 +285,7 @@ fn request_at_holder_in_remainder_sends_the_token_at_once() {
     assert_eq!(n.next(), Some(NodeId(2)));
     assert_eq!(queue(&n), Vec::<u32>::new());
     assert_eq!(view(&n, 2), h(0, -1, 2));
-    assert!(!entry(&n, 2).received_li);
+    assert!(!entry(&n, 2).received_li());
 }
 
 #[test]
@@ -465,7 +465,7 @@ fn token_serves_the_front_neighbour_and_follows_it_with_a_request_for_the_rest()
     assert_eq!(queue(&n), vec![5]);
     assert_eq!(n.status(), Status::Waiting);
     assert_eq!(view(&n, 2), h(0, -2, 2));
-    assert!(!entry(&n, 2).received_li);
+    assert!(!entry(&n, 2).received_li());
 }
 
 #[test]

@@ -18,7 +18,7 @@ fn link_info_from_new_neighbour_joins_it_to_n_without_resend_if_height_unchanged
     );
     assert_eq!(run(&mut n, recv(7, LinkInfo(h(4, 0, 7)))), vec![]);
     let e = entry(&n, 7);
-    assert!(e.in_n && !e.forming && e.received_li);
+    assert!(e.in_n && !e.forming && e.received_li());
     assert_eq!(e.height, h(4, 0, 7));
     assert!(n.neighbors().is_member(NodeId(7)));
 }
@@ -120,11 +120,11 @@ fn link_info_while_token_ack_pending_is_not_recorded_and_ack_restores_trust() {
     // A LinkInfo 2 sent before receiving the token: stale, not recorded.
     assert_eq!(run(&mut n, recv(2, LinkInfo(h(9, 0, 2)))), vec![]);
     assert_eq!(view(&n, 2), h(0, -1, 2));
-    assert!(!entry(&n, 2).received_li);
+    assert!(!entry(&n, 2).received_li());
     // The ack carries 2's real height (deviation (b)): recorded, trust restored.
     assert_eq!(run(&mut n, recv(2, TokenAck(h(-3, 0, 2)))), vec![]);
     assert_eq!(view(&n, 2), h(-3, 0, 2));
-    assert!(entry(&n, 2).received_li);
+    assert!(entry(&n, 2).received_li());
     // From now on LinkInfo is recorded again.
     assert_eq!(run(&mut n, recv(2, LinkInfo(h(-4, 0, 2)))), vec![]);
     assert_eq!(view(&n, 2), h(-4, 0, 2));
@@ -147,7 +147,7 @@ fn token_ack_of_an_earlier_token_does_not_restore_trust_while_a_later_one_is_una
     assert_eq!(entry(&n, 1).unacked, 2);
     // The first ack reports 1's height after the first token only: still stale.
     assert_eq!(run(&mut n, recv(1, TokenAck(h(0, -1, 1)))), vec![]);
-    assert!(!entry(&n, 1).received_li);
+    assert!(!entry(&n, 1).received_li());
     assert_eq!(
         view(&n, 1),
         h(-1, -1, 1),
@@ -162,7 +162,7 @@ fn token_ack_of_an_earlier_token_does_not_restore_trust_while_a_later_one_is_una
     assert_eq!(n, before);
     // The second ack completes the handshake, without an anomaly.
     assert_eq!(run(&mut n, recv(1, TokenAck(h(-1, -1, 1)))), vec![]);
-    assert!(entry(&n, 1).received_li);
+    assert!(entry(&n, 1).received_li());
     assert_eq!(entry(&n, 1).unacked, 0);
     assert_eq!(view(&n, 1), h(-1, -1, 1));
 }
@@ -353,7 +353,7 @@ fn link_up_sends_own_height_and_records_a_forming_link_outside_n() {
         vec![send(7, LinkInfo(h(1, 0, 5)))]
     );
     let e = entry(&n, 7);
-    assert!(e.forming && !e.in_n && e.received_li && !e.visited);
+    assert!(e.forming && !e.in_n && e.received_li() && !e.visited);
     assert_eq!(e.form_height, h(1, 0, 5));
     assert!(!n.neighbors().is_member(NodeId(7)));
     assert_eq!(n.neighbors().lowest(), Some(NodeId(1)));

@@ -9,9 +9,11 @@
 //! cargo run --release --example simulate -- --algorithm krlf --connectivity 0.2 \
 //!     --mobility 0.02 --load 0.1 --seeds 1                        # a single configuration
 //! cargo run --release --example simulate -- --algorithm prioritized   # h-out-of-k policies
+//! cargo run --release --example simulate -- --algorithm look-ahead    # vs Ricart–Agrawala
 //! ```
 
 mod krl;
+mod look_ahead;
 mod prioritized;
 
 use clap::{Parser, ValueEnum};
@@ -27,6 +29,8 @@ enum Algorithm {
     Krlf,
     /// Prioritized h-out-of-k under its three priority policies.
     Prioritized,
+    /// Look-ahead beside Ricart–Agrawala (the look-ahead paper, section V).
+    LookAhead,
 }
 
 /// Simulate distributed mutual exclusion algorithms on mobile ad hoc networks.
@@ -45,10 +49,11 @@ pub struct Args {
     /// Fractions of the possible links present (comma separated).
     #[arg(long, value_delimiter = ',')]
     connectivity: Option<Vec<f64>>,
-    /// Link changes per time unit (0 = static; the KRL paper's low is 1/500, high 1/50).
+    /// Token algorithms: link changes per time unit (0 = static; the KRL paper's low is
+    /// 1/500, high 1/50). Look-ahead: fraction of time hosts move (1, 0.5, 0.1).
     #[arg(long, value_delimiter = ',')]
     mobility: Option<Vec<f64>>,
-    /// Requests per node per time unit (λ_req).
+    /// Requests per node per time unit (λ_req; per second for look-ahead).
     #[arg(long, value_delimiter = ',')]
     load: Option<Vec<f64>>,
     /// Seeds (runs) per point.
@@ -69,6 +74,12 @@ pub struct Args {
     /// Prioritized: how much a waiting request's priority grows each time it is passed over.
     #[arg(long, default_value_t = 1)]
     aging_step: u64,
+    /// Look-ahead: numbers of hosts.
+    #[arg(long, value_delimiter = ',')]
+    hosts: Option<Vec<u32>>,
+    /// Look-ahead: critical-section entries per run.
+    #[arg(long, default_value_t = 100)]
+    entries: u64,
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -116,17 +127,20 @@ fn grid(args: &Args, connectivity: &[f64], mobility: &[f64], load: &[f64]) -> Ve
     points
 }
 
+/// Worker threads: `--threads`, or every core.
+fn threads(args: &Args) -> usize {
+    args.threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// Run every job on all cores; print the first invariant violation and exit 1 if any.
 fn run_all<J: Sync>(
     args: &Args,
     jobs: &[J],
     run: impl Fn(&J) -> Result<Row, String> + Sync,
 ) -> (Vec<Row>, f64) {
-    let threads = args
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let started = std::time::Instant::now();
-    let results = parallel_map(jobs, threads, run);
+    let results = parallel_map(jobs, threads(args), run);
     let wall = started.elapsed().as_secs_f64();
     let mut rows = Vec::new();
     for r in results {
@@ -170,6 +184,7 @@ fn main() {
     let (rows, wall) = match args.algorithm {
         Algorithm::All | Algorithm::Krl | Algorithm::Krlf => krl::run(&args),
         Algorithm::Prioritized => prioritized::run(&args),
+        Algorithm::LookAhead => look_ahead::run(&args),
     };
     if args.csv {
         print!("{}", to_csv(&rows));
@@ -177,6 +192,7 @@ fn main() {
     }
     match args.algorithm {
         Algorithm::Prioritized => prioritized::print_table(&args, &rows),
+        Algorithm::LookAhead => look_ahead::print_table(&args, &rows),
         _ => krl::print_table(&args, &rows),
     }
     footer(&args, &rows, wall);

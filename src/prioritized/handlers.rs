@@ -70,7 +70,7 @@ impl Node {
             self.outbox.anomaly(from, Anomaly::OutOfRange);
             return;
         }
-        if !n.received_li {
+        if !n.received_li() {
             // Sent before `from` received the token we sent it: `from` no longer needs us.
             self.outbox.anomaly(from, Anomaly::Stale);
             return;

@@ -108,7 +108,7 @@ pub fn check_quiescent(nodes: &[Node]) -> Result<(), String> {
             return Err(format!("{id:?} is not idle"));
         }
         for nb in node.neighbors.entries() {
-            if !nb.in_n || nb.forming || !nb.received_li || Some(nb.height) != truth(nb.id) {
+            if !nb.in_n || nb.forming || !nb.received_li() || Some(nb.height) != truth(nb.id) {
                 return Err(format!("{id:?}'s view of {:?} is stale: {nb:?}", nb.id));
             }
         }

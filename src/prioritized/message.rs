@@ -17,7 +17,7 @@ pub enum Message {
         available: u32,
         /// The priority the recipient's request had at the sender when it was granted, aging
         /// included; the recipient raises the front of its queue to it, so aging earned on the
-        /// way is not lost (not in the paper, see `docs/prioritized.md`).
+        /// way is not lost (not in the paper, see `docs/ALGORITHMS.md`).
         priority: Priority,
         /// The sender's height when it sent the token.
         height: Height,

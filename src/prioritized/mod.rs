@@ -14,7 +14,7 @@
 //! Driving contract: reliable FIFO links between neighbours; a link goes down only with
 //! nothing in flight on it, and both ends learn of link changes in the same instant.
 //!
-//! Interpretations of the paper and deviations from it are listed in `docs/prioritized.md`,
+//! Interpretations of the paper and deviations from it are listed in `docs/ALGORITHMS.md`,
 //! each with the test that pins it.
 //!
 //! ```

@@ -73,8 +73,7 @@ impl Node {
             };
             // The recipient will adopt this height (TOKEN handler); until its LINK confirms
             // it, nothing it says about its height is recorded.
-            peer.height = self.height.just_below(front);
-            peer.received_li = false;
+            peer.token_sent(self.height.just_below(front));
             self.token = None;
             self.next = Some(front);
             self.outbox.send(

@@ -79,7 +79,7 @@ pub fn check_quiescent(nodes: &[Node]) -> Result<(), String> {
         }
         let mut has_lower = false;
         for n in node.neighbors().entries() {
-            if !n.in_n || !n.received_li || n.forming {
+            if !n.in_n || !n.received_li() || n.forming {
                 return Err(format!(
                     "{:?}'s handshake with {:?} is incomplete at quiescence: {n:?}",
                     node.id(),

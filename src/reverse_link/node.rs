@@ -213,7 +213,7 @@ impl Node {
         if h.id != j {
             return self.outbox.anomaly(j, Anomaly::OutOfRange);
         }
-        if !entry.received_li {
+        if !entry.received_li() {
             // Sent before the peer received our token: the token already answered it.
             return self.outbox.anomaly(j, Anomaly::Stale);
         }
@@ -271,10 +271,9 @@ impl Node {
     }
 
     fn on_link_info(&mut self, j: NodeId, h: Height, ack: bool) {
-        // KRLF can send `j` a second token before the first is acknowledged; the ack of the
-        // first predates the second, so only the last ack completes the handshake.
-        let completes = ack && self.count_ack(j, h);
-        match self.neighbors.hear(j, h, self.height, |_| completes) {
+        // KRLF can send `j` a second token before the first is acknowledged; each TokenAck
+        // settles one, so only the last restores trust in what `j` says.
+        match self.neighbors.hear(j, h, self.height, |_| ack) {
             Err(anomaly) => return self.outbox.anomaly(j, anomaly),
             // Our height changed after we announced it on link formation.
             Ok(true) => self.outbox.send(j, Message::LinkInfo(self.height)),
@@ -291,18 +290,6 @@ impl Node {
             self.raise_height();
         } else if !self.is_holder() && !self.queue.is_empty() && self.next_is_stale() {
             self.forward_request();
-        }
-    }
-
-    /// Count a TokenAck from `j`: true if it acknowledges the last token we sent `j` (or one
-    /// nobody expected, whose height is then simply recorded).
-    fn count_ack(&mut self, j: NodeId, h: Height) -> bool {
-        match self.neighbors.get_mut(j) {
-            Some(entry) if h.id == j && entry.unacked > 0 => {
-                entry.unacked -= 1;
-                entry.unacked == 0
-            }
-            _ => true,
         }
     }
 
@@ -369,9 +356,7 @@ impl Node {
         self.next = Some(to);
         let assumed = self.height.just_below(to);
         if let Some(entry) = self.neighbors.get_mut(to) {
-            entry.height = assumed;
-            entry.received_li = false;
-            entry.unacked = entry.unacked.saturating_add(1);
+            entry.token_sent(assumed);
         }
         self.outbox.send(to, Message::Token(self.height));
     }

@@ -2,17 +2,24 @@
 //!
 //! Everything is driven by a seeded RNG and virtual time, so a run is a pure function of its
 //! configuration and seed; an invariant violation reports both, plus the event trace.
+//!
+//! - [`token`]: neighbour-only FIFO links, the KRL paper's model, for the token algorithms;
+//! - [`routed`]: any host to any host over shortest paths of a random-waypoint topology, with
+//!   loss, host failures, doze and disconnection, for the permission algorithms.
 
 pub mod clock;
 pub mod experiment;
 pub mod metrics;
+pub mod routed;
+pub mod token;
+pub mod topology;
+mod violation;
+pub mod waypoint;
+pub mod workload;
 
 pub use clock::{EventQueue, Time};
 pub use metrics::{Metrics, Summary};
-pub mod token;
-pub mod topology;
-pub mod workload;
-
-pub use token::{Channels, TokenAlgorithm, Violation};
+pub use token::{Channels, TokenAlgorithm};
 pub use topology::Graph;
+pub use violation::Violation;
 pub use workload::{Dist, Workload};

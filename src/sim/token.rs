@@ -15,7 +15,7 @@ use rand_distr::{Distribution, Exp};
 
 use super::topology::Graph;
 use super::workload::Workload;
-use super::{EventQueue, Metrics, Time};
+use super::{EventQueue, Metrics, Time, Violation};
 use crate::{Action, CsRequest, Error, Event, NodeId, Protocol, Status};
 
 /// What the token simulator needs from an algorithm besides [`Protocol`].
@@ -135,35 +135,6 @@ impl<P> Config<P> {
         }
     }
 }
-
-/// An invariant violation: everything needed to replay it.
-#[derive(Debug, Clone)]
-pub struct Violation {
-    /// The seed of the run.
-    pub seed: u64,
-    /// Virtual time of the violation.
-    pub time: Time,
-    /// What went wrong.
-    pub message: String,
-    /// The last events before it, oldest first.
-    pub trace: Vec<String>,
-}
-
-impl fmt::Display for Violation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "invariant violated at t={} (seed {}): {}",
-            self.time, self.seed, self.message
-        )?;
-        for line in &self.trace {
-            writeln!(f, "  {line}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for Violation {}
 
 /// The result of a run that kept every invariant.
 #[derive(Debug, Clone)]

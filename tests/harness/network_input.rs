@@ -12,9 +12,17 @@ use crate::token_net::Net;
 
 /// Operations beyond this are ignored, so one input is one bounded run.
 const MAX_OPS: usize = 256;
-/// Fair drain rounds: on six nodes a request and its token cross at most five links each,
-/// plus the reversals a few link changes cause.
+/// Fair drain rounds for a network that saw no operation: on six nodes a request and its token
+/// cross at most five links each, plus a few reversals.
 const DRAIN_ROUNDS: usize = 256;
+/// Extra drain rounds per node and per operation applied. While a formed link's first height
+/// announcement is in flight, partial reversal can count two nodes up without bound, one level
+/// per delivery; afterwards the nodes cut off below such a peak climb back over it one level
+/// per exchange before their requests (or released resources) get through. The highest height
+/// grows by at most one level per operation, so this bounds that climb generously. (A
+/// prioritized run with a peak at 80 needed 261 rounds, more than the flat 256 first used:
+/// `fuzz/regressions/prioritized_network/slow-climb-over-a-counted-up-peak`.)
+const DRAIN_ROUNDS_PER_NODE_AND_OP: usize = 8;
 
 /// 2 to 6 nodes, connected.
 #[derive(Debug, Arbitrary)]
@@ -76,7 +84,8 @@ pub fn run_ops<P: TokenAlgorithm, R: Copy + Debug>(
 ) {
     let n = net.nodes.len() as u32;
     let node = |x: u8| NodeId(u32::from(x) % n);
-    for (i, &op) in ops.iter().take(MAX_OPS).enumerate() {
+    let ops = &ops[..ops.len().min(MAX_OPS)];
+    for (i, &op) in ops.iter().enumerate() {
         match op {
             Op::Request(x, r) if net.status(node(x)) == Status::Remainder => {
                 net.request(node(x), request(r));
@@ -103,7 +112,8 @@ pub fn run_ops<P: TokenAlgorithm, R: Copy + Debug>(
             panic!("after op {i} ({op:?}), {context:?}: {e}");
         }
     }
-    if let Err(e) = net.drain(DRAIN_ROUNDS) {
+    let rounds = DRAIN_ROUNDS + DRAIN_ROUNDS_PER_NODE_AND_OP * n as usize * ops.len();
+    if let Err(e) = net.drain(rounds) {
         panic!("{context:?}: {e}");
     }
 }

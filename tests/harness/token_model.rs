@@ -72,7 +72,7 @@ pub fn hash_neighbors<H: Hasher>(
     neighbors.entries().count().hash(hasher);
     for e in neighbors.entries() {
         e.id.hash(hasher);
-        (e.in_n, e.received_li, e.forming, e.visited).hash(hasher);
+        (e.in_n, e.unacked, e.forming, e.visited).hash(hasher);
         if e.in_n {
             shift(e.height).hash(hasher);
         }

@@ -1,0 +1,27 @@
+//! Look-ahead permission-based mutual exclusion for MANETs (Wu, Cao and Yang, the
+//! `002_…` paper), with timeouts, doze mode and voluntary or accidental disconnection.
+//!
+//! Each host keeps `Info_set` (the hosts it must ask before entering) and `Status_set` (the
+//! hosts that will ask it), so mutual exclusion is only enforced among hosts that actually
+//! compete. Requests are ordered by Lamport timestamps (ties by id); REPLYs for requests of
+//! higher priority are given at once, others are deferred in `Q_req` until the critical section
+//! is left. Every REQUEST has its own retransmission timer, so lost messages are recovered.
+//!
+//! # Driving contract
+//! Messages may be delayed, duplicated or reordered arbitrarily and may be lost, provided a
+//! message retransmitted often enough eventually gets through (transient failures). Carry out
+//! `SetTimer`/`CancelTimer`; a late `Timeout` of a cancelled timer is harmless. Feed
+//! [`crate::Event::Doze`], [`crate::Event::Wake`], [`crate::Event::Disconnect`] and
+//! [`crate::Event::Reconnect`] when the host changes mode; `Reconnect` is also the way to report
+//! that the host regained connectivity after an unannounced (accidental) outage.
+//!
+//! See `docs/ALGORITHMS.md` for every interpretation of the paper this module makes.
+
+mod message;
+mod modes;
+mod node;
+mod sets;
+
+pub use message::Msg;
+pub use node::{Config, Initial, Mode, Node};
+pub use sets::{initial_info_set, initial_sets, Relation, Sets};

@@ -1,0 +1,359 @@
+//! The look-ahead node: configuration, state, accessors and the normal-execution handlers.
+
+use alloc::vec::Vec;
+
+use super::message::Msg;
+use super::sets::{initial_info_set, Relation, Sets};
+use crate::node::Outbox;
+use crate::permission::{Core, Decision, Timestamp};
+use crate::{Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
+
+/// How a node's `Info_set` starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Initial {
+    /// Row `id` of the seeded random matrix of Fig. 1; all hosts must use the same seed.
+    Seed(u64),
+    /// An explicit `Info_set`; every other peer starts in `Status_set`.
+    InfoSet(Vec<NodeId>),
+}
+
+/// A node's configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// This host's id, `0..hosts`.
+    pub id: NodeId,
+    /// Number of hosts in the system; ids are `0..hosts`.
+    pub hosts: u32,
+    /// The initial `Info_set`.
+    pub initial: Initial,
+    /// Retransmission timeout of a REQUEST, in the embedder's time unit (must be > 0).
+    pub retransmit_after: u64,
+}
+
+impl Config {
+    /// A seeded configuration with the given retransmission timeout.
+    pub fn seeded(id: NodeId, hosts: u32, seed: u64, retransmit_after: u64) -> Self {
+        Config {
+            id,
+            hosts,
+            initial: Initial::Seed(seed),
+            retransmit_after,
+        }
+    }
+}
+
+/// The host's mode (section III-A).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Mode {
+    /// Connected and awake.
+    Normal,
+    /// In doze mode: nobody should send it REQUESTs (it still answers any that arrive).
+    Dozing,
+    /// Voluntarily disconnected.
+    Disconnected,
+}
+
+impl Mode {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Mode::Normal => "normal",
+            Mode::Dozing => "dozing",
+            Mode::Disconnected => "disconnected",
+        }
+    }
+}
+
+/// Everything but the output buffer, so snapshots compare state only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct State {
+    /// Section, clock, `ts_req`, `TO_req` and `Q_req` (deferred requests with the timestamp
+    /// and epoch to answer them with).
+    pub(super) core: Core<(Timestamp, u64)>,
+    pub(super) mode: Mode,
+    pub(super) sets: Sets,
+    /// `T_rec`: the timestamp of this host's last DOZE/DISCONNECT/RECONNECT announcement. Its
+    /// clock is also the host's epoch.
+    pub(super) t_rec: Timestamp,
+    /// The latest epoch seen from each peer.
+    pub(super) peer_epoch: Vec<u64>,
+    /// A reconnect reported inside the critical section, to announce on release.
+    pub(super) reconnect_pending: bool,
+}
+
+/// A look-ahead node. `Clone` and `PartialEq` (which compares state, not the output buffer)
+/// let tests snapshot it.
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub(super) s: State,
+    pub(super) out: Outbox<Msg>,
+}
+
+impl PartialEq for Node {
+    fn eq(&self, other: &Self) -> bool {
+        self.s == other.s
+    }
+}
+impl Eq for Node {}
+
+impl Node {
+    /// A node in the remainder section, awake, with its initial sets.
+    pub fn new(config: Config) -> Result<Self, Error> {
+        let Config {
+            id,
+            hosts,
+            initial,
+            retransmit_after,
+        } = config;
+        let core = Core::new(id, hosts, retransmit_after)?;
+        let info = match initial {
+            Initial::Seed(seed) => initial_info_set(hosts, seed, id),
+            Initial::InfoSet(info) => {
+                let bad = |reason| Err(Error::InvalidConfig { node: id, reason });
+                if info.iter().any(|&p| !core.is_peer(p)) {
+                    return bad("Info_set names an unknown host or the node itself");
+                }
+                let mut sorted = info.clone();
+                sorted.sort_unstable();
+                sorted.dedup();
+                if sorted.len() != info.len() {
+                    return bad("Info_set names a host twice");
+                }
+                info
+            }
+        };
+        Ok(Node {
+            s: State {
+                core,
+                mode: Mode::Normal,
+                sets: Sets::from_info(id, hosts, info),
+                t_rec: Timestamp { clock: 0, id },
+                peer_epoch: alloc::vec![0; hosts as usize],
+                reconnect_pending: false,
+            },
+            out: Outbox::default(),
+        })
+    }
+
+    /// Number of hosts in the system.
+    pub fn hosts(&self) -> u32 {
+        self.s.core.hosts
+    }
+
+    /// The host's mode.
+    pub fn mode(&self) -> Mode {
+        self.s.mode
+    }
+
+    /// The open request's timestamp (`ts_req`), `None` in the remainder section.
+    pub fn timestamp(&self) -> Option<Timestamp> {
+        self.s.core.ts_req
+    }
+
+    /// The Lamport clock.
+    pub fn clock(&self) -> u64 {
+        self.s.core.clock.now()
+    }
+
+    /// `T_rec`: the timestamp of the last DOZE/DISCONNECT/RECONNECT announcement.
+    pub fn t_rec(&self) -> Timestamp {
+        self.s.t_rec
+    }
+
+    /// The sets.
+    pub fn sets(&self) -> &Sets {
+        &self.s.sets
+    }
+
+    /// `Info_set`, in id order.
+    pub fn info_set(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.s.sets.info()
+    }
+
+    /// `Status_set`, in id order.
+    pub fn status_set(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.s.sets.status()
+    }
+
+    /// Where `peer` is, `None` for an unknown host or the node itself.
+    pub fn relation(&self, peer: NodeId) -> Option<Relation> {
+        self.s.sets.get(peer)
+    }
+
+    /// `Q_req`: the requesters whose REPLY is deferred, in id order.
+    pub fn q_req(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.s.core.deferred.peers()
+    }
+
+    /// The peers whose REPLY is still outstanding (`TO_req`), in id order.
+    pub fn outstanding(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.s.core.waits.peers()
+    }
+
+    /// The latest epoch seen from `peer` (0 for none or an unknown host).
+    pub fn peer_epoch(&self, peer: NodeId) -> u64 {
+        self.s.peer_epoch.get(peer.index()).copied().unwrap_or(0)
+    }
+
+    pub(super) fn epoch(&self) -> u64 {
+        self.s.t_rec.clock
+    }
+
+    /// Send the open request to `peer` under our current epoch and (re)arm its timer.
+    pub(super) fn ask(&mut self, peer: NodeId, ts: Timestamp) {
+        let epoch = self.epoch();
+        self.s
+            .core
+            .ask(peer, Msg::Request { ts, epoch }, &mut self.out);
+    }
+
+    fn request(&mut self, req: CsRequest) -> Result<(), Error> {
+        self.s.core.check_request(req)?;
+        if self.s.mode != Mode::Normal {
+            return Err(Error::WrongMode {
+                event: "Request",
+                mode: self.s.mode.name(),
+            });
+        }
+        let ts = self.s.core.open_request();
+        // By id rather than through `sets.info()`, which would borrow the sets while `ask`
+        // needs the node (and collecting them would allocate on every request).
+        for peer in self.s.core.peers() {
+            if self.s.sets.get(peer) == Some(Relation::Info) {
+                self.ask(peer, ts);
+            }
+        }
+        self.s.core.try_enter(&mut self.out);
+        Ok(())
+    }
+
+    fn release(&mut self) -> Result<(), Error> {
+        // The usual look-ahead rule: the deferred requesters (Q_req) get their REPLY. They are
+        // all in our Info_set (Q_req ⊆ Info_set always holds), as they must be: the REPLY
+        // moves us into their Status_set.
+        self.s
+            .core
+            .close_request(&mut self.out, |(ts, epoch)| Msg::Reply { ts, epoch })?;
+        if self.s.reconnect_pending {
+            self.announce_reconnect();
+        }
+        Ok(())
+    }
+
+    fn timeout(&mut self, timer: crate::TimerId) {
+        if let Some((peer, ts)) = self.s.core.expired(timer) {
+            self.ask(peer, ts);
+        }
+    }
+
+    fn receive(&mut self, from: NodeId, msg: Msg) {
+        if !self.s.core.is_peer(from) {
+            self.out.anomaly(from, Anomaly::UnknownPeer);
+            return;
+        }
+        match msg {
+            Msg::Request { ts, epoch } => self.on_request(from, ts, epoch),
+            Msg::Reply { ts, epoch } => self.on_reply(from, ts, epoch),
+            Msg::Doze { ts } | Msg::Disconnect { ts } => self.on_announce(from, ts, true),
+            Msg::Reconnect { ts } => self.on_announce(from, ts, false),
+        }
+    }
+
+    fn on_request(&mut self, from: NodeId, ts: Timestamp, epoch: u64) {
+        if ts.id != from {
+            self.out.anomaly(from, Anomaly::OutOfRange);
+            return;
+        }
+        self.s.core.clock.observe(ts.clock);
+        let seen = &mut self.s.peer_epoch[from.index()];
+        if epoch < *seen {
+            // A copy sent before an announcement we already applied: superseded.
+            self.out.anomaly(from, Anomaly::Stale);
+            return;
+        }
+        // A newer epoch means the announcement was lost or overtaken; it is now superseded.
+        *seen = epoch;
+        // Our REPLY (now or on exit) moves us into the requester's Status_set, so it must be in
+        // our Info_set: of two hosts, at least one always asks the other.
+        self.s.sets.set(from, Relation::Info);
+        match self.s.core.decide(ts) {
+            Decision::Defer => self.s.core.deferred.insert(from, (ts, epoch)),
+            Decision::Reply => {
+                self.s.core.deferred.remove(from);
+                self.out.send(from, Msg::Reply { ts, epoch });
+                // Waiting with lower priority: the requester will enter first, so we need its
+                // permission as well (it defers us until it leaves the critical section).
+                if let Some(mine) = self.s.core.ts_req {
+                    if self.s.core.status == Status::Waiting && !self.s.core.waits.contains(from) {
+                        self.ask(from, mine);
+                    }
+                }
+            }
+        }
+    }
+
+    fn on_reply(&mut self, from: NodeId, ts: Timestamp, epoch: u64) {
+        if ts.id != self.s.core.id {
+            self.out.anomaly(from, Anomaly::OutOfRange);
+            return;
+        }
+        if self.s.core.status != Status::Waiting {
+            self.out.anomaly(from, Anomaly::Unexpected);
+            return;
+        }
+        if epoch != self.epoch() || !self.s.core.accept_reply(from, ts, &mut self.out) {
+            // A REPLY to an older request, to a copy sent before our last reconnect, or a
+            // duplicate: it grants nothing and must not move any set.
+            self.out.anomaly(from, Anomaly::Stale);
+            return;
+        }
+        // The replier keeps us in its Info_set; unless we still owe it a REPLY (which will move
+        // us into its Status_set), it moves into our Status_set.
+        if !self.s.core.deferred.contains(from) {
+            self.s.sets.set(from, Relation::Status);
+        }
+        self.s.core.try_enter(&mut self.out);
+    }
+}
+
+impl Protocol for Node {
+    type Msg = Msg;
+
+    fn id(&self) -> NodeId {
+        self.s.core.id
+    }
+
+    fn status(&self) -> Status {
+        self.s.core.status
+    }
+
+    fn handle(&mut self, event: Event<Msg>) -> Result<Actions<'_, Msg>, Error> {
+        self.out.clear();
+        // Every fallible handler validates before it mutates, so an `Err` leaves state alone.
+        let result = match event {
+            Event::Request(req) => self.request(req),
+            Event::Release => self.release(),
+            Event::Receive { from, msg } => {
+                self.receive(from, msg);
+                Ok(())
+            }
+            Event::Timeout(timer) => {
+                self.timeout(timer);
+                Ok(())
+            }
+            Event::Doze => self.doze(),
+            Event::Wake => self.wake(),
+            Event::Disconnect => self.disconnect(),
+            Event::Reconnect => self.reconnect(),
+            other => Err(Error::Unsupported(other.name())),
+        };
+        match result {
+            Ok(()) => Ok(self.out.drain()),
+            Err(e) => {
+                self.out.clear();
+                Err(e)
+            }
+        }
+    }
+}

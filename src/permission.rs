@@ -1,0 +1,442 @@
+//! Building blocks shared by the permission-based algorithms (`look_ahead`, `ricart_agrawala`).
+//!
+//! Both algorithms order requests by Lamport timestamps (ties broken by node id), defer the
+//! replies owed to lower-priority requesters (`Q_req`) and keep one retransmission timer per
+//! REQUEST still waiting for its REPLY (`TO_req`). Those pieces, and the request / enter / exit
+//! / timeout / REPLY-acceptance rules built on them (the crate-internal `Core`), live here once.
+
+use alloc::vec::Vec;
+
+use crate::node::Outbox;
+use crate::{Action, CsRequest, Error, NodeId, Status, TimerId};
+
+/// A request priority: a Lamport clock value and the requester's id. Smaller is more urgent;
+/// equal clocks are ordered by id, so two distinct requesters never tie.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct Timestamp {
+    /// The Lamport clock value when the request (or announcement) was made.
+    pub clock: u64,
+    /// The node that made it.
+    pub id: NodeId,
+}
+
+impl Timestamp {
+    /// Whether this request has priority over `other` (it is strictly smaller).
+    pub fn beats(self, other: Timestamp) -> bool {
+        self < other
+    }
+}
+
+/// A Lamport logical clock.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LamportClock(u64);
+
+impl LamportClock {
+    /// The current value.
+    pub fn now(self) -> u64 {
+        self.0
+    }
+
+    /// Advance for a local event and return the new value. Saturates rather than wrapping, so a
+    /// hostile peer's huge clock cannot make timestamps go backwards.
+    pub fn tick(&mut self) -> u64 {
+        self.0 = self.0.saturating_add(1);
+        self.0
+    }
+
+    /// Merge a clock value seen in a message.
+    pub fn observe(&mut self, seen: u64) {
+        self.0 = self.0.max(seen);
+    }
+}
+
+/// What a node does with a peer's REQUEST: the Ricart–Agrawala rule both algorithms share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Grant now: the node is not competing, or its own request is less urgent.
+    Reply,
+    /// Owe the reply until the node leaves the critical section.
+    Defer,
+}
+
+/// Decide on a REQUEST stamped `incoming` given the node's section and its own open request.
+pub fn decide(status: Status, own: Option<Timestamp>, incoming: Timestamp) -> Decision {
+    match (status, own) {
+        (Status::Critical, _) => Decision::Defer,
+        (Status::Waiting, Some(mine)) if mine.beats(incoming) => Decision::Defer,
+        _ => Decision::Reply,
+    }
+}
+
+/// Whether `from` is a peer a node `me` of an `n`-host system can talk to.
+pub fn is_peer(n: u32, me: NodeId, from: NodeId) -> bool {
+    from.0 < n && from != me
+}
+
+/// A map keyed by peer, kept as a vector sorted by id: at most one entry per host, and unlike
+/// a `BTreeMap` it keeps its capacity when emptied, so steady-state use does not allocate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PeerMap<V>(Vec<(NodeId, V)>);
+
+impl<V> Default for PeerMap<V> {
+    fn default() -> Self {
+        PeerMap(Vec::new())
+    }
+}
+
+impl<V> PeerMap<V> {
+    fn position(&self, peer: NodeId) -> Result<usize, usize> {
+        self.0.binary_search_by_key(&peer, |(p, _)| *p)
+    }
+
+    fn insert(&mut self, peer: NodeId, value: V) {
+        match self.position(peer) {
+            Ok(i) => self.0[i].1 = value,
+            Err(i) => self.0.insert(i, (peer, value)),
+        }
+    }
+
+    fn remove(&mut self, peer: NodeId) -> Option<V> {
+        self.position(peer).ok().map(|i| self.0.remove(i).1)
+    }
+
+    fn contains(&self, peer: NodeId) -> bool {
+        self.position(peer).is_ok()
+    }
+
+    fn keys(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.0.iter().map(|(p, _)| *p)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// `TO_req`: the peers whose REPLY the node still waits for, each with its retransmission
+/// timer. At most one entry per peer, so it is bounded by the number of hosts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Waits {
+    timers: PeerMap<TimerId>,
+    next_timer: u64,
+}
+
+impl Waits {
+    /// Start (or restart) waiting for `peer`, arming a fresh timer. A fresh id per arming makes
+    /// a timeout of an earlier arming stale.
+    pub(crate) fn arm<M>(&mut self, peer: NodeId, after: u64, out: &mut Outbox<M>) {
+        if let Some(old) = self.timers.remove(peer) {
+            out.push(Action::CancelTimer { timer: old });
+        }
+        self.next_timer = self.next_timer.wrapping_add(1);
+        let timer = TimerId(self.next_timer);
+        self.timers.insert(peer, timer);
+        out.push(Action::SetTimer { timer, after });
+    }
+
+    /// Stop waiting for `peer`. Returns whether it was waited for.
+    pub(crate) fn resolve<M>(&mut self, peer: NodeId, out: &mut Outbox<M>) -> bool {
+        match self.timers.remove(peer) {
+            Some(timer) => {
+                out.push(Action::CancelTimer { timer });
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Timer `timer` fired: stop waiting for its peer (the caller re-arms after resending) and
+    /// return the peer. A stale or unknown timer gives `None` and changes nothing.
+    pub fn expire(&mut self, timer: TimerId) -> Option<NodeId> {
+        let peer = self
+            .timers
+            .0
+            .iter()
+            .find(|(_, t)| *t == timer)
+            .map(|(peer, _)| *peer)?;
+        self.timers.remove(peer);
+        Some(peer)
+    }
+
+    /// Whether the node waits for `peer`.
+    pub fn contains(&self, peer: NodeId) -> bool {
+        self.timers.contains(peer)
+    }
+
+    /// Whether no REPLY is outstanding.
+    pub fn is_empty(&self) -> bool {
+        self.timers.is_empty()
+    }
+
+    /// The peers still owing a REPLY, in id order.
+    pub fn peers(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.timers.keys()
+    }
+}
+
+/// `Q_req`: the requests whose REPLY the node defers, one per requester, each with whatever
+/// the algorithm needs to address the eventual REPLY (`T`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Deferred<T> {
+    entries: PeerMap<T>,
+}
+
+impl<T> Default for Deferred<T> {
+    fn default() -> Self {
+        Deferred {
+            entries: PeerMap::default(),
+        }
+    }
+}
+
+impl<T: Copy> Deferred<T> {
+    /// Record (or refresh, for a retransmitted copy) `peer`'s deferred request.
+    pub fn insert(&mut self, peer: NodeId, tag: T) {
+        self.entries.insert(peer, tag);
+    }
+
+    /// Forget `peer`'s request. Returns whether it was deferred.
+    pub fn remove(&mut self, peer: NodeId) -> bool {
+        self.entries.remove(peer).is_some()
+    }
+
+    /// Whether `peer`'s request is deferred.
+    pub fn contains(&self, peer: NodeId) -> bool {
+        self.entries.contains(peer)
+    }
+
+    /// The deferred requesters, in id order.
+    pub fn peers(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.entries.keys()
+    }
+
+    /// Answer every deferred request with `reply(tag)`, in id order, leaving the set empty (on
+    /// leaving the critical section).
+    pub(crate) fn answer_all<M>(&mut self, out: &mut Outbox<M>, reply: impl Fn(T) -> M) {
+        for (peer, tag) in self.entries.0.drain(..) {
+            out.send(peer, reply(tag));
+        }
+    }
+
+    /// Whether nothing is deferred.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// The state and rules every permission-based node shares: its section, Lamport clock, open
+/// request (`ts_req`), outstanding REPLYs (`TO_req`) and deferred requests (`Q_req`, each
+/// with the `T` needed to answer it). The algorithms add their own state around it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Core<T> {
+    pub(crate) id: NodeId,
+    pub(crate) hosts: u32,
+    pub(crate) retransmit_after: u64,
+    pub(crate) status: Status,
+    pub(crate) clock: LamportClock,
+    pub(crate) ts_req: Option<Timestamp>,
+    pub(crate) waits: Waits,
+    pub(crate) deferred: Deferred<T>,
+}
+
+impl<T: Copy> Core<T> {
+    /// A node in the remainder section, after validating the shared configuration.
+    pub(crate) fn new(id: NodeId, hosts: u32, retransmit_after: u64) -> Result<Self, Error> {
+        let bad = |reason| Err(Error::InvalidConfig { node: id, reason });
+        if id.0 >= hosts {
+            return bad("id must be below the number of hosts");
+        }
+        if retransmit_after == 0 {
+            return bad("retransmit_after must be positive");
+        }
+        Ok(Core {
+            id,
+            hosts,
+            retransmit_after,
+            status: Status::Remainder,
+            clock: LamportClock::default(),
+            ts_req: None,
+            waits: Waits::default(),
+            deferred: Deferred::default(),
+        })
+    }
+
+    /// Whether `from` is another host of the system.
+    pub(crate) fn is_peer(&self, from: NodeId) -> bool {
+        is_peer(self.hosts, self.id, from)
+    }
+
+    /// Every other host, in id order.
+    pub(crate) fn peers(&self) -> impl Iterator<Item = NodeId> {
+        let me = self.id;
+        (0..self.hosts).map(NodeId).filter(move |&p| p != me)
+    }
+
+    /// A fresh Lamport timestamp for a local event.
+    pub(crate) fn stamp(&mut self) -> Timestamp {
+        Timestamp {
+            clock: self.clock.tick(),
+            id: self.id,
+        }
+    }
+
+    /// The application may ask only for one resource, and only from the remainder section.
+    pub(crate) fn check_request(&self, req: CsRequest) -> Result<(), Error> {
+        if req.resources != 1 {
+            return Err(Error::InvalidResources {
+                requested: req.resources,
+                k: 1,
+            });
+        }
+        if self.status != Status::Remainder {
+            return Err(Error::AlreadyRequested(self.status));
+        }
+        Ok(())
+    }
+
+    /// Open a request (after [`Core::check_request`]) and return its priority.
+    pub(crate) fn open_request(&mut self) -> Timestamp {
+        let ts = self.stamp();
+        self.ts_req = Some(ts);
+        self.status = Status::Waiting;
+        ts
+    }
+
+    /// Send the open request to `peer` with `msg` and (re)arm its timer.
+    pub(crate) fn ask<M>(&mut self, peer: NodeId, msg: M, out: &mut Outbox<M>) {
+        out.send(peer, msg);
+        self.waits.arm(peer, self.retransmit_after, out);
+    }
+
+    /// Enter the critical section once every REPLY is in.
+    pub(crate) fn try_enter<M>(&mut self, out: &mut Outbox<M>) {
+        if self.status == Status::Waiting && self.waits.is_empty() {
+            self.status = Status::Critical;
+            out.push(Action::EnterCritical { resources: 1 });
+        }
+    }
+
+    /// Leave the critical section, answering every deferred request with `reply(tag)`.
+    pub(crate) fn close_request<M>(
+        &mut self,
+        out: &mut Outbox<M>,
+        reply: impl Fn(T) -> M,
+    ) -> Result<(), Error> {
+        if self.status != Status::Critical {
+            return Err(Error::NotInCritical(self.status));
+        }
+        self.status = Status::Remainder;
+        self.ts_req = None;
+        self.deferred.answer_all(out, reply);
+        Ok(())
+    }
+
+    /// Timer `timer` fired: the peer to ask again and the open request, or `None` for a timer
+    /// that is not current (cancelled or re-armed since), which is a no-op.
+    pub(crate) fn expired(&mut self, timer: TimerId) -> Option<(NodeId, Timestamp)> {
+        let ts = self.ts_req?;
+        self.waits.expire(timer).map(|peer| (peer, ts))
+    }
+
+    /// What to do with a REQUEST stamped `incoming` (the shared Ricart–Agrawala rule).
+    pub(crate) fn decide(&self, incoming: Timestamp) -> Decision {
+        decide(self.status, self.ts_req, incoming)
+    }
+
+    /// Whether a REPLY naming `ts` answers the open request and `from` still owed it; if so the
+    /// wait ends (its timer is cancelled).
+    pub(crate) fn accept_reply<M>(
+        &mut self,
+        from: NodeId,
+        ts: Timestamp,
+        out: &mut Outbox<M>,
+    ) -> bool {
+        self.ts_req == Some(ts) && self.waits.resolve(from, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ts(clock: u64, id: u32) -> Timestamp {
+        Timestamp {
+            clock,
+            id: NodeId(id),
+        }
+    }
+
+    #[test]
+    fn timestamps_order_by_clock_then_id() {
+        assert!(ts(1, 5).beats(ts(2, 0)));
+        assert!(ts(3, 1).beats(ts(3, 2)));
+        assert!(!ts(3, 2).beats(ts(3, 2)));
+    }
+
+    #[test]
+    fn lamport_clock_ticks_merges_and_saturates() {
+        let mut c = LamportClock::default();
+        assert_eq!(c.tick(), 1);
+        c.observe(7);
+        assert_eq!(c.tick(), 8);
+        c.observe(3);
+        assert_eq!(c.now(), 8);
+        c.observe(u64::MAX);
+        assert_eq!(c.tick(), u64::MAX);
+    }
+
+    #[test]
+    fn decide_defers_only_inside_or_for_an_older_own_request() {
+        let (mine, theirs) = (ts(1, 0), ts(2, 1));
+        assert_eq!(decide(Status::Remainder, None, theirs), Decision::Reply);
+        assert_eq!(decide(Status::Critical, None, theirs), Decision::Defer);
+        assert_eq!(decide(Status::Waiting, Some(mine), theirs), Decision::Defer);
+        assert_eq!(decide(Status::Waiting, Some(theirs), mine), Decision::Reply);
+    }
+
+    #[test]
+    fn waits_rearm_with_fresh_ids_and_ignore_stale_timers() {
+        let mut out: Outbox<()> = Outbox::default();
+        let mut w = Waits::default();
+        w.arm(NodeId(1), 10, &mut out);
+        w.arm(NodeId(2), 10, &mut out);
+        let actions: alloc::vec::Vec<_> = out.drain().collect();
+        let Action::SetTimer { timer: first, .. } = actions[0] else {
+            panic!("{actions:?}")
+        };
+        assert_eq!(w.expire(first), Some(NodeId(1)));
+        assert_eq!(w.expire(first), None, "already expired");
+        w.arm(NodeId(1), 10, &mut out);
+        assert_eq!(w.expire(first), None, "re-armed with a new id");
+        assert!(w.resolve(NodeId(2), &mut out));
+        assert!(!w.resolve(NodeId(2), &mut out));
+        assert_eq!(w.peers().collect::<alloc::vec::Vec<_>>(), [NodeId(1)]);
+    }
+
+    #[test]
+    fn deferred_keeps_one_entry_per_peer() {
+        let mut d = Deferred::default();
+        d.insert(NodeId(3), 1);
+        d.insert(NodeId(3), 2);
+        d.insert(NodeId(1), 5);
+        assert!(d.contains(NodeId(3)));
+        let mut out = Outbox::default();
+        d.answer_all(&mut out, |tag| tag * 10);
+        assert_eq!(
+            out.drain().collect::<alloc::vec::Vec<_>>(),
+            [
+                Action::Send {
+                    to: NodeId(1),
+                    msg: 50
+                },
+                Action::Send {
+                    to: NodeId(3),
+                    msg: 20
+                }
+            ]
+        );
+        assert!(d.is_empty());
+        assert!(!d.remove(NodeId(1)));
+    }
+}

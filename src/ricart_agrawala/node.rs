@@ -1,0 +1,144 @@
+//! The Ricart–Agrawala node.
+
+use super::message::Msg;
+use crate::node::Outbox;
+use crate::permission::{Core, Decision, Timestamp};
+use crate::{Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
+
+/// A node's configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// This host's id, `0..hosts`.
+    pub id: NodeId,
+    /// Number of hosts; ids are `0..hosts`.
+    pub hosts: u32,
+    /// Retransmission timeout of a REQUEST, in the embedder's time unit (must be > 0).
+    pub retransmit_after: u64,
+}
+
+/// A Ricart–Agrawala node. `PartialEq` compares state, not the output buffer.
+#[derive(Debug, Clone)]
+pub struct Node {
+    s: Core<Timestamp>,
+    out: Outbox<Msg>,
+}
+
+impl PartialEq for Node {
+    fn eq(&self, other: &Self) -> bool {
+        self.s == other.s
+    }
+}
+impl Eq for Node {}
+
+impl Node {
+    /// A node in the remainder section.
+    pub fn new(config: Config) -> Result<Self, Error> {
+        Ok(Node {
+            s: Core::new(config.id, config.hosts, config.retransmit_after)?,
+            out: Outbox::default(),
+        })
+    }
+
+    /// The open request's timestamp, `None` in the remainder section.
+    pub fn timestamp(&self) -> Option<Timestamp> {
+        self.s.ts_req
+    }
+
+    /// The Lamport clock.
+    pub fn clock(&self) -> u64 {
+        self.s.clock.now()
+    }
+
+    /// The requesters whose REPLY is deferred, in id order.
+    pub fn deferred(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.s.deferred.peers()
+    }
+
+    /// The peers whose REPLY is still outstanding, in id order.
+    pub fn outstanding(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.s.waits.peers()
+    }
+
+    fn request(&mut self, req: CsRequest) -> Result<(), Error> {
+        self.s.check_request(req)?;
+        let ts = self.s.open_request();
+        for peer in self.s.peers() {
+            self.s.ask(peer, Msg::Request { ts }, &mut self.out);
+        }
+        self.s.try_enter(&mut self.out);
+        Ok(())
+    }
+
+    fn release(&mut self) -> Result<(), Error> {
+        self.s
+            .close_request(&mut self.out, |ts| Msg::Reply { ts })?;
+        Ok(())
+    }
+
+    fn receive(&mut self, from: NodeId, msg: Msg) {
+        if !self.s.is_peer(from) {
+            self.out.anomaly(from, Anomaly::UnknownPeer);
+            return;
+        }
+        match msg {
+            Msg::Request { ts } if ts.id == from => {
+                self.s.clock.observe(ts.clock);
+                match self.s.decide(ts) {
+                    Decision::Defer => self.s.deferred.insert(from, ts),
+                    Decision::Reply => {
+                        self.s.deferred.remove(from);
+                        self.out.send(from, Msg::Reply { ts });
+                    }
+                }
+            }
+            Msg::Reply { ts } if ts.id == self.s.id => {
+                if self.s.status != Status::Waiting {
+                    self.out.anomaly(from, Anomaly::Unexpected);
+                } else if self.s.accept_reply(from, ts, &mut self.out) {
+                    self.s.try_enter(&mut self.out);
+                } else {
+                    self.out.anomaly(from, Anomaly::Stale);
+                }
+            }
+            _ => self.out.anomaly(from, Anomaly::OutOfRange),
+        }
+    }
+}
+
+impl Protocol for Node {
+    type Msg = Msg;
+
+    fn id(&self) -> NodeId {
+        self.s.id
+    }
+
+    fn status(&self) -> Status {
+        self.s.status
+    }
+
+    fn handle(&mut self, event: Event<Msg>) -> Result<Actions<'_, Msg>, Error> {
+        self.out.clear();
+        let result = match event {
+            Event::Request(req) => self.request(req),
+            Event::Release => self.release(),
+            Event::Receive { from, msg } => {
+                self.receive(from, msg);
+                Ok(())
+            }
+            Event::Timeout(timer) => {
+                if let Some((peer, ts)) = self.s.expired(timer) {
+                    self.s.ask(peer, Msg::Request { ts }, &mut self.out);
+                }
+                Ok(())
+            }
+            other => Err(Error::Unsupported(other.name())),
+        };
+        match result {
+            Ok(()) => Ok(self.out.drain()),
+            Err(e) => {
+                self.out.clear();
+                Err(e)
+            }
+        }
+    }
+}

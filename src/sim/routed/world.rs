@@ -1,0 +1,409 @@
+//! The routed-mode simulation loop.
+
+use std::collections::{HashSet, VecDeque};
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Exp};
+
+use super::check::{check, Host};
+use super::{Algorithm, RoutedConfig, Unreachable};
+use crate::sim::waypoint::{hop_counts, Waypoint};
+use crate::sim::{EventQueue, Metrics, Time, Violation};
+use crate::{look_ahead, ricart_agrawala, Action, CsRequest, Event, NodeId, Status};
+
+#[derive(Debug, Clone)]
+enum Ev<M> {
+    /// A message reaches `to`.
+    Deliver {
+        from: NodeId,
+        to: NodeId,
+        msg: M,
+    },
+    /// A parked message is routed again.
+    Retry {
+        from: NodeId,
+        to: NodeId,
+        msg: M,
+    },
+    Timer {
+        host: NodeId,
+        timer: crate::TimerId,
+    },
+    Arrival(NodeId),
+    CsEnd(NodeId),
+    Fail(NodeId),
+    Recover(NodeId),
+    ModeStart(NodeId),
+    ModeEnd(NodeId),
+}
+
+/// What a successful run measured.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// Counters over the whole run, drain included.
+    pub metrics: Metrics,
+    /// Messages lost (in transit, to or from an unreachable or failed host).
+    pub lost: u64,
+    /// Peer input the nodes ignored (stale, duplicate or unexpected messages).
+    pub anomalies: u64,
+}
+
+struct World<H: Host> {
+    cfg: RoutedConfig,
+    rng: ChaCha8Rng,
+    q: EventQueue<Ev<H::Msg>>,
+    nodes: Vec<H>,
+    mobility: Waypoint,
+    rates: Vec<f64>,
+    up: Vec<bool>,
+    dozing: Vec<bool>,
+    away: Vec<bool>,
+    requested_at: Vec<Option<Time>>,
+    cancelled: HashSet<(NodeId, crate::TimerId)>,
+    draining: bool,
+    metrics: Metrics,
+    lost: u64,
+    anomalies: u64,
+    trace: VecDeque<(Time, Ev<H::Msg>)>,
+}
+
+/// Run `cfg` with the given algorithm.
+pub fn run_algorithm(algorithm: Algorithm, cfg: &RoutedConfig) -> Result<Report, Violation> {
+    match algorithm {
+        Algorithm::LookAhead => run::<look_ahead::Node>(cfg),
+        Algorithm::RicartAgrawala => run::<ricart_agrawala::Node>(cfg),
+    }
+}
+
+/// Run `cfg` with host type `H`: the main phase, then the drain.
+pub fn run<H: Host>(cfg: &RoutedConfig) -> Result<Report, Violation> {
+    let started = std::time::Instant::now();
+    let mut w = World::<H>::new(cfg)?;
+    w.main_phase()?;
+    w.drain()?;
+    w.metrics.sim_time = w.q.now();
+    w.metrics.wall_seconds = started.elapsed().as_secs_f64();
+    Ok(Report {
+        metrics: w.metrics,
+        lost: w.lost,
+        anomalies: w.anomalies,
+    })
+}
+
+fn exp(rng: &mut ChaCha8Rng, rate: f64) -> f64 {
+    match Exp::new(rate) {
+        Ok(d) if rate > 0.0 => d.sample(rng),
+        _ => f64::INFINITY,
+    }
+}
+
+impl<H: Host> World<H> {
+    fn new(cfg: &RoutedConfig) -> Result<Self, Violation> {
+        let n = cfg.hosts;
+        let ms = (cfg.retransmit_after * 1000.0).round().max(1.0) as u64;
+        let mut nodes = Vec::new();
+        for i in 0..n {
+            let node = H::create(NodeId(i), n, cfg.seed, ms).map_err(|e| Violation {
+                seed: cfg.seed,
+                time: 0.0,
+                message: format!("bad configuration: {e}"),
+                trace: Vec::new(),
+            })?;
+            nodes.push(node);
+        }
+        let mut w = World {
+            rng: ChaCha8Rng::seed_from_u64(cfg.seed),
+            q: EventQueue::new(),
+            mobility: Waypoint::new(n, cfg.mobility, cfg.seed ^ 0x05EE_D0F0_B11E),
+            rates: cfg.load.rates(n, cfg.lambda),
+            up: vec![true; n as usize],
+            dozing: vec![false; n as usize],
+            away: vec![false; n as usize],
+            requested_at: vec![None; n as usize],
+            cancelled: HashSet::new(),
+            draining: false,
+            metrics: Metrics::default(),
+            lost: 0,
+            anomalies: 0,
+            trace: VecDeque::new(),
+            nodes,
+            cfg: cfg.clone(),
+        };
+        for i in 0..n {
+            let h = NodeId(i);
+            let t = exp(&mut w.rng, w.rates[i as usize]);
+            w.q.schedule(t, Ev::Arrival(h));
+            if let Some(f) = w.cfg.failures {
+                let up = f.mean_down * (1.0 - f.fraction) / f.fraction.max(1e-9);
+                let t = exp(&mut w.rng, 1.0 / up.max(1e-9));
+                w.q.schedule(t, Ev::Fail(h));
+            }
+            if let (true, Some(m)) = (H::MODES, w.cfg.modes) {
+                let t = exp(&mut w.rng, m.rate);
+                w.q.schedule(t, Ev::ModeStart(h));
+            }
+        }
+        Ok(w)
+    }
+
+    fn violation(&self, message: String) -> Violation {
+        Violation {
+            seed: self.cfg.seed,
+            time: self.q.now(),
+            message,
+            trace: self
+                .trace
+                .iter()
+                .map(|(t, ev)| format!("t={t:.4} {ev:?}"))
+                .collect(),
+        }
+    }
+
+    fn main_phase(&mut self) -> Result<(), Violation> {
+        while self.metrics.cs_entries < self.cfg.target_entries {
+            match self.q.peek_time() {
+                Some(t) if t <= self.cfg.max_time => self.step()?,
+                _ => break,
+            }
+        }
+        Ok(())
+    }
+
+    /// Stop new requests, failures, loss and mode changes, bring everyone back, and run until
+    /// every host is in its remainder section.
+    fn drain(&mut self) -> Result<(), Violation> {
+        self.draining = true;
+        self.cfg.loss = 0.0;
+        for i in 0..self.nodes.len() {
+            let h = NodeId(i as u32);
+            if !self.up[i] {
+                self.recover(h)?;
+            }
+            self.end_mode(h)?;
+        }
+        let deadline = self.q.now() + self.cfg.drain_time;
+        while self.nodes.iter().any(|n| n.status() != Status::Remainder) {
+            match self.q.peek_time() {
+                Some(t) if t <= deadline => self.step()?,
+                _ => {
+                    let stuck: Vec<String> = self
+                        .nodes
+                        .iter()
+                        .filter(|n| n.status() != Status::Remainder)
+                        .map(|n| format!("{n:?}"))
+                        .collect();
+                    return Err(self.violation(format!(
+                        "starvation: hosts still not served after the drain: {}",
+                        stuck.join("; ")
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn step(&mut self) -> Result<(), Violation> {
+        let Some((now, ev)) = self.q.pop() else {
+            return Ok(());
+        };
+        self.metrics.events += 1;
+        if self.cfg.trace_len > 0 {
+            if self.trace.len() == self.cfg.trace_len {
+                self.trace.pop_front();
+            }
+            self.trace.push_back((now, ev.clone()));
+        }
+        self.dispatch(ev)?;
+        if self.cfg.check_invariants {
+            check(&self.nodes).map_err(|e| self.violation(e))?;
+        }
+        Ok(())
+    }
+
+    fn reachable(&self, h: NodeId) -> bool {
+        self.up[h.index()] && !self.away[h.index()]
+    }
+
+    fn dispatch(&mut self, ev: Ev<H::Msg>) -> Result<(), Violation> {
+        match ev {
+            Ev::Deliver { from, to, msg } => {
+                if self.reachable(to) {
+                    self.feed(to, Event::Receive { from, msg })?;
+                } else {
+                    self.lost += 1;
+                }
+            }
+            Ev::Retry { from, to, msg } => self.route(from, to, msg),
+            Ev::Timer { host, timer } => {
+                if !self.cancelled.remove(&(host, timer)) {
+                    self.feed(host, Event::Timeout(timer))?;
+                }
+            }
+            Ev::Arrival(h) => self.arrival(h)?,
+            Ev::CsEnd(h) => {
+                self.feed(h, Event::Release)?;
+                if !self.draining {
+                    let t = exp(&mut self.rng, self.rates[h.index()]);
+                    self.q.schedule(t, Ev::Arrival(h));
+                }
+            }
+            Ev::Fail(h) => {
+                if !self.draining && self.up[h.index()] {
+                    self.up[h.index()] = false;
+                    let down = self.cfg.failures.map_or(1.0, |f| f.mean_down);
+                    let t = exp(&mut self.rng, 1.0 / down.max(1e-9));
+                    self.q.schedule(t, Ev::Recover(h));
+                }
+            }
+            Ev::Recover(h) => {
+                if !self.up[h.index()] {
+                    self.recover(h)?;
+                }
+            }
+            Ev::ModeStart(h) => self.start_mode(h)?,
+            Ev::ModeEnd(h) => self.end_mode(h)?,
+        }
+        Ok(())
+    }
+
+    fn arrival(&mut self, h: NodeId) -> Result<(), Violation> {
+        if self.draining {
+            return Ok(());
+        }
+        let i = h.index();
+        let idle = self.nodes[i].status() == Status::Remainder;
+        if idle && self.up[i] && !self.dozing[i] && !self.away[i] {
+            self.requested_at[i] = Some(self.q.now());
+            self.feed(h, Event::Request(CsRequest::ONE))
+        } else {
+            // Busy, asleep or away: this arrival is lost; the process goes on.
+            let t = exp(&mut self.rng, self.rates[i]);
+            self.q.schedule(t, Ev::Arrival(h));
+            Ok(())
+        }
+    }
+
+    fn recover(&mut self, h: NodeId) -> Result<(), Violation> {
+        self.up[h.index()] = true;
+        if let Some(f) = self.cfg.failures {
+            if H::MODES && f.reconnect && !self.away[h.index()] && !self.dozing[h.index()] {
+                self.feed(h, Event::Reconnect)?;
+            }
+            if !self.draining {
+                let up = f.mean_down * (1.0 - f.fraction) / f.fraction.max(1e-9);
+                let t = exp(&mut self.rng, 1.0 / up.max(1e-9));
+                self.q.schedule(t, Ev::Fail(h));
+            }
+        }
+        Ok(())
+    }
+
+    fn start_mode(&mut self, h: NodeId) -> Result<(), Violation> {
+        let Some(m) = self.cfg.modes else {
+            return Ok(());
+        };
+        if self.draining {
+            return Ok(());
+        }
+        let i = h.index();
+        let idle = self.nodes[i].status() == Status::Remainder;
+        if idle && self.up[i] && !self.dozing[i] && !self.away[i] {
+            if self.rng.random::<bool>() {
+                self.dozing[i] = true;
+                self.feed(h, Event::Doze)?;
+            } else {
+                self.feed(h, Event::Disconnect)?;
+                self.away[i] = true;
+            }
+            let t = exp(&mut self.rng, 1.0 / m.mean_duration.max(1e-9));
+            self.q.schedule(t, Ev::ModeEnd(h));
+        } else {
+            let t = exp(&mut self.rng, m.rate);
+            self.q.schedule(t, Ev::ModeStart(h));
+        }
+        Ok(())
+    }
+
+    fn end_mode(&mut self, h: NodeId) -> Result<(), Violation> {
+        let i = h.index();
+        if self.dozing[i] {
+            self.dozing[i] = false;
+            self.feed(h, Event::Wake)?;
+        } else if self.away[i] {
+            self.away[i] = false;
+            self.feed(h, Event::Reconnect)?;
+        } else {
+            return Ok(());
+        }
+        if let (false, Some(m)) = (self.draining, self.cfg.modes) {
+            let t = exp(&mut self.rng, m.rate);
+            self.q.schedule(t, Ev::ModeStart(h));
+        }
+        Ok(())
+    }
+
+    /// Hand `event` to host `h` and carry out its actions.
+    fn feed(&mut self, h: NodeId, event: Event<H::Msg>) -> Result<(), Violation> {
+        let result = self.nodes[h.index()]
+            .handle(event)
+            .map(|a| a.collect::<Vec<Action<H::Msg>>>());
+        let actions = match result {
+            Ok(a) => a,
+            Err(e) => return Err(self.violation(format!("{h:?} rejected a simulator event: {e}"))),
+        };
+        for a in actions {
+            match a {
+                Action::Send { to, msg } => {
+                    self.metrics.messages += 1;
+                    self.route(h, to, msg);
+                }
+                Action::EnterCritical { .. } => {
+                    let asked = self.requested_at[h.index()].take().unwrap_or(self.q.now());
+                    self.metrics.entered(self.q.now() - asked, CsRequest::ONE);
+                    self.q.schedule(self.cfg.cs_duration, Ev::CsEnd(h));
+                }
+                Action::SetTimer { timer, after } => {
+                    self.q
+                        .schedule(after as f64 / 1000.0, Ev::Timer { host: h, timer });
+                }
+                Action::CancelTimer { timer } => {
+                    self.cancelled.insert((h, timer));
+                }
+                Action::Anomaly { .. } => self.anomalies += 1,
+            }
+        }
+        Ok(())
+    }
+
+    /// Route a message over the current topology.
+    fn route(&mut self, from: NodeId, to: NodeId, msg: H::Msg) {
+        let (f, t) = (from.index(), to.index());
+        if t >= self.nodes.len() || !self.reachable(from) {
+            self.lost += 1;
+            return;
+        }
+        let pos = self.mobility.positions(self.q.now());
+        let live: Vec<bool> = (0..self.nodes.len())
+            .map(|i| self.up[i] && !self.away[i])
+            .collect();
+        match hop_counts(&pos, self.cfg.mobility.radius, &live, f)[t] {
+            Some(hops) => {
+                self.metrics.hops += u64::from(hops);
+                if self.rng.random::<f64>() < self.cfg.loss {
+                    self.lost += 1;
+                } else {
+                    let delay = f64::from(hops) * self.cfg.hop_delay;
+                    self.q.schedule(delay, Ev::Deliver { from, to, msg });
+                }
+            }
+            None => match self.cfg.unreachable {
+                Unreachable::Park { retry } => {
+                    self.q
+                        .schedule(retry.max(1e-3), Ev::Retry { from, to, msg });
+                }
+                Unreachable::Drop => self.lost += 1,
+            },
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! A hand-driven network for the permission-based algorithms: the test decides which message
+//! is delivered, duplicated or lost and which timer fires, so any delivery order can be staged.
+#![allow(dead_code)] // each test binary uses a different part of the harness
+
+use manet_mutex::sim::routed::{check, Host};
+use manet_mutex::{Action, Anomaly, Error, Event, NodeId, Protocol, Status, TimerId};
+
+/// A message in flight.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flight<M> {
+    pub from: NodeId,
+    pub to: NodeId,
+    pub msg: M,
+}
+
+/// Nodes, the messages between them and their armed timers.
+pub struct Net<N: Protocol> {
+    pub nodes: Vec<N>,
+    pub inflight: Vec<Flight<N::Msg>>,
+    /// The last messages sent, for late duplicates.
+    pub history: Vec<Flight<N::Msg>>,
+    pub timers: Vec<(NodeId, TimerId)>,
+    pub entries: Vec<NodeId>,
+    pub anomalies: Vec<(NodeId, NodeId, Anomaly)>,
+    pub trace: Vec<String>,
+}
+
+impl<N: Host + PartialEq> Net<N> {
+    pub fn new(nodes: Vec<N>) -> Self {
+        Net {
+            nodes,
+            inflight: Vec::new(),
+            history: Vec::new(),
+            timers: Vec::new(),
+            entries: Vec::new(),
+            anomalies: Vec::new(),
+            trace: Vec::new(),
+        }
+    }
+
+    pub fn node(&self, i: u32) -> &N {
+        &self.nodes[i as usize]
+    }
+
+    /// Feed `event` to host `h`; on `Err`, check the node is unchanged.
+    pub fn apply(&mut self, h: u32, event: Event<N::Msg>) -> Result<(), Error> {
+        self.trace.push(format!("n{h} <- {event:?}"));
+        let before = self.nodes[h as usize].clone();
+        let result = self.nodes[h as usize]
+            .handle(event)
+            .map(|a| a.collect::<Vec<Action<N::Msg>>>());
+        let actions = match result {
+            Ok(a) => a,
+            Err(e) => {
+                assert!(
+                    self.nodes[h as usize] == before,
+                    "Err({e}) changed node {h}\n{}",
+                    self.trace.join("\n")
+                );
+                return Err(e);
+            }
+        };
+        for a in actions {
+            match a {
+                Action::Send { to, msg } => {
+                    let f = Flight {
+                        from: NodeId(h),
+                        to,
+                        msg,
+                    };
+                    if self.history.len() == 64 {
+                        self.history.remove(0);
+                    }
+                    self.history.push(f.clone());
+                    self.inflight.push(f);
+                }
+                Action::EnterCritical { .. } => self.entries.push(NodeId(h)),
+                Action::SetTimer { timer, .. } => self.timers.push((NodeId(h), timer)),
+                Action::CancelTimer { timer } => self.timers.retain(|&t| t != (NodeId(h), timer)),
+                Action::Anomaly { from, kind } => self.anomalies.push((NodeId(h), from, kind)),
+                other => panic!("unexpected action {other:?}"),
+            }
+        }
+        self.check();
+        Ok(())
+    }
+
+    /// The invariants, with the trace on failure.
+    pub fn check(&self) {
+        if let Err(e) = check(&self.nodes) {
+            panic!("invariant violated: {e}\ntrace:\n{}", self.trace.join("\n"));
+        }
+    }
+
+    /// Deliver in-flight message `k` (modulo the number in flight); false if none.
+    pub fn deliver(&mut self, k: usize) -> bool {
+        if self.inflight.is_empty() {
+            return false;
+        }
+        let f = self.inflight.remove(k % self.inflight.len());
+        let _ = self.apply(
+            f.to.0,
+            Event::Receive {
+                from: f.from,
+                msg: f.msg,
+            },
+        );
+        true
+    }
+
+    /// Deliver the first in-flight message matching `pred`; panics if there is none.
+    pub fn deliver_where(&mut self, pred: impl Fn(&Flight<N::Msg>) -> bool) {
+        let k = self
+            .inflight
+            .iter()
+            .position(pred)
+            .expect("no such message in flight");
+        self.deliver(k);
+    }
+
+    /// Lose in-flight message `k`.
+    pub fn drop_msg(&mut self, k: usize) {
+        if !self.inflight.is_empty() {
+            let f = self.inflight.remove(k % self.inflight.len());
+            self.trace.push(format!("lost {f:?}"));
+        }
+    }
+
+    /// Deliver a copy of in-flight message `k`, keeping the original in flight.
+    pub fn duplicate(&mut self, k: usize) {
+        if !self.inflight.is_empty() {
+            let f = self.inflight[k % self.inflight.len()].clone();
+            self.inflight.push(f);
+            let last = self.inflight.len() - 1;
+            self.deliver(last);
+        }
+    }
+
+    /// Deliver, arbitrarily late, a copy of one of the last messages sent.
+    pub fn replay(&mut self, k: usize) {
+        if !self.history.is_empty() {
+            let f = self.history[k % self.history.len()].clone();
+            self.trace.push(format!("replay {f:?}"));
+            let _ = self.apply(
+                f.to.0,
+                Event::Receive {
+                    from: f.from,
+                    msg: f.msg,
+                },
+            );
+        }
+    }
+
+    /// Fire armed timer `k`.
+    pub fn fire(&mut self, k: usize) {
+        if !self.timers.is_empty() {
+            let (h, t) = self.timers.remove(k % self.timers.len());
+            let _ = self.apply(h.0, Event::Timeout(t));
+        }
+    }
+
+    /// Deliver everything in flight, oldest first, until nothing is left.
+    pub fn deliver_all(&mut self) {
+        let mut budget = 100_000;
+        while self.deliver(0) {
+            budget -= 1;
+            assert!(budget > 0, "message storm");
+        }
+    }
+
+    /// Reliable delivery from now on: release hosts in the critical section, deliver, fire
+    /// timers when quiet, until every host is back in its remainder section.
+    pub fn drain(&mut self) {
+        for _ in 0..500 {
+            for i in 0..self.nodes.len() as u32 {
+                if self.nodes[i as usize].status() == Status::Critical {
+                    self.apply(i, Event::Release).expect("release in CS");
+                }
+            }
+            self.deliver_all();
+            let idle = self.nodes.iter().all(|n| n.status() == Status::Remainder);
+            if idle && self.inflight.is_empty() {
+                return;
+            }
+            if self.inflight.is_empty() {
+                let armed = std::mem::take(&mut self.timers);
+                for (h, t) in armed {
+                    let _ = self.apply(h.0, Event::Timeout(t));
+                }
+            }
+        }
+        let stuck: Vec<String> = self
+            .nodes
+            .iter()
+            .filter(|n| n.status() != Status::Remainder)
+            .map(|n| format!("{n:?}"))
+            .collect();
+        panic!("not drained: {stuck:?}\ntrace:\n{}", self.trace.join("\n"));
+    }
+
+    /// Messages in flight to `to` (for assertions).
+    pub fn to(&self, to: u32) -> Vec<&Flight<N::Msg>> {
+        self.inflight
+            .iter()
+            .filter(|f| f.to == NodeId(to))
+            .collect()
+    }
+}

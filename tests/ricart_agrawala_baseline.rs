@@ -1,0 +1,221 @@
+//! Ricart–Agrawala: 2(n − 1) messages per entry, the deferral rule, stale input, errors, and
+//! safety/liveness under adversarial schedules.
+
+mod la_net;
+
+use la_net::Net;
+use manet_mutex::permission::Timestamp;
+use manet_mutex::ricart_agrawala::{Config, Msg, Node};
+use manet_mutex::{Action, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
+use proptest::prelude::*;
+
+fn node(id: u32, n: u32) -> Node {
+    Node::new(Config {
+        id: NodeId(id),
+        hosts: n,
+        retransmit_after: 10,
+    })
+    .unwrap()
+}
+
+fn net(n: u32) -> Net<Node> {
+    Net::new((0..n).map(|i| node(i, n)).collect())
+}
+
+fn ts(clock: u64, id: u32) -> Timestamp {
+    Timestamp {
+        clock,
+        id: NodeId(id),
+    }
+}
+
+#[test]
+fn one_entry_costs_two_n_minus_one_messages() {
+    for n in 1..8u32 {
+        let mut net = net(n);
+        net.apply(0, Event::Request(CsRequest::ONE)).unwrap();
+        let mut sent = net.inflight.len();
+        while !net.inflight.is_empty() {
+            let before = net.inflight.len();
+            net.deliver(0);
+            sent += net.inflight.len() + 1 - before;
+        }
+        assert_eq!(net.node(0).status(), Status::Critical);
+        assert_eq!(sent, 2 * (n as usize - 1));
+    }
+}
+
+#[test]
+fn defers_while_inside_or_older_and_replies_on_exit() {
+    let mut a = node(0, 3);
+    let _ = a.handle(Event::Request(CsRequest::ONE)).unwrap(); // (1,0)
+    let acts: Vec<_> = a
+        .handle(Event::Receive {
+            from: NodeId(2),
+            msg: Msg::Request { ts: ts(1, 2) },
+        })
+        .unwrap()
+        .collect();
+    assert!(acts.is_empty(), "(1,0) beats (1,2)");
+    assert_eq!(a.deferred().collect::<Vec<_>>(), vec![NodeId(2)]);
+    for p in [1, 2] {
+        let _ = a
+            .handle(Event::Receive {
+                from: NodeId(p),
+                msg: Msg::Reply { ts: ts(1, 0) },
+            })
+            .unwrap();
+    }
+    assert_eq!(a.status(), Status::Critical);
+    let acts: Vec<_> = a.handle(Event::Release).unwrap().collect();
+    assert_eq!(
+        acts,
+        vec![Action::Send {
+            to: NodeId(2),
+            msg: Msg::Reply { ts: ts(1, 2) }
+        }]
+    );
+}
+
+#[test]
+fn stale_unexpected_and_unknown_input_is_ignored() {
+    let mut a = node(0, 2);
+    let snapshot = a.clone();
+    for (from, msg, kind) in [
+        (1, Msg::Reply { ts: ts(1, 0) }, Anomaly::Unexpected),
+        (5, Msg::Request { ts: ts(1, 5) }, Anomaly::UnknownPeer),
+        (1, Msg::Request { ts: ts(1, 0) }, Anomaly::OutOfRange),
+    ] {
+        let acts: Vec<_> = a
+            .handle(Event::Receive {
+                from: NodeId(from),
+                msg,
+            })
+            .unwrap()
+            .collect();
+        assert_eq!(
+            acts,
+            vec![Action::Anomaly {
+                from: NodeId(from),
+                kind
+            }]
+        );
+        assert_eq!(a, snapshot);
+    }
+    let _ = a.handle(Event::Request(CsRequest::ONE)).unwrap();
+    let acts: Vec<_> = a
+        .handle(Event::Receive {
+            from: NodeId(1),
+            msg: Msg::Reply { ts: ts(0, 0) },
+        })
+        .unwrap()
+        .collect();
+    assert_eq!(
+        acts,
+        vec![Action::Anomaly {
+            from: NodeId(1),
+            kind: Anomaly::Stale
+        }]
+    );
+    assert_eq!(a.status(), Status::Waiting);
+}
+
+#[test]
+fn misuse_is_an_error_and_changes_nothing() {
+    let mut a = node(0, 2);
+    let snapshot = a.clone();
+    assert_eq!(
+        a.handle(Event::Release).err(),
+        Some(Error::NotInCritical(Status::Remainder))
+    );
+    assert_eq!(
+        a.handle(Event::Doze).err(),
+        Some(Error::Unsupported("Doze"))
+    );
+    assert_eq!(a, snapshot);
+    let _ = a.handle(Event::Request(CsRequest::ONE)).unwrap();
+    let snapshot = a.clone();
+    assert_eq!(
+        a.handle(Event::Request(CsRequest::ONE)).err(),
+        Some(Error::AlreadyRequested(Status::Waiting))
+    );
+    assert_eq!(a, snapshot);
+    assert!(Node::new(Config {
+        id: NodeId(2),
+        hosts: 2,
+        retransmit_after: 1
+    })
+    .is_err());
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Request(u32),
+    Release(u32),
+    Deliver(usize),
+    Duplicate(usize),
+    Replay(usize),
+    Lose(usize),
+    Fire(usize),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => any::<u32>().prop_map(Op::Request),
+        2 => any::<u32>().prop_map(Op::Release),
+        10 => any::<usize>().prop_map(Op::Deliver),
+        1 => any::<usize>().prop_map(Op::Duplicate),
+        1 => any::<usize>().prop_map(Op::Replay),
+        1 => any::<usize>().prop_map(Op::Lose),
+        2 => any::<usize>().prop_map(Op::Fire),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn adversarial_schedules_keep_safety_and_liveness(
+        n in 2u32..6,
+        ops in prop::collection::vec(op(), 0..300),
+    ) {
+        let mut net = net(n);
+        for op in ops {
+            match op {
+                Op::Request(h) => drop(net.apply(h % n, Event::Request(CsRequest::ONE))),
+                Op::Release(h) => drop(net.apply(h % n, Event::Release)),
+                Op::Deliver(k) => {
+                    net.deliver(k);
+                }
+                Op::Duplicate(k) => net.duplicate(k),
+                Op::Replay(k) => net.replay(k),
+                Op::Lose(k) => net.drop_msg(k),
+                Op::Fire(k) => net.fire(k),
+            }
+        }
+        net.drain();
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    #[test]
+    fn routed_runs_with_loss_and_failures_keep_safety_and_drain(
+        hosts in 2u32..9,
+        seed in any::<u64>(),
+        loss in prop::sample::select(vec![0.0, 0.05, 0.3]),
+        failures in any::<bool>(),
+    ) {
+        use manet_mutex::sim::routed::{self, RoutedConfig};
+        let mut cfg = RoutedConfig::paper(hosts, 1e-2, 0.5, seed);
+        cfg.target_entries = 30;
+        cfg.loss = loss;
+        if failures {
+            cfg = cfg.with_paper_failures();
+        }
+        let r = routed::run::<Node>(&cfg).map_err(|v| TestCaseError::fail(v.to_string()))?;
+        prop_assert!(r.metrics.cs_entries >= 30);
+        prop_assert!(r.metrics.messages >= 2 * u64::from(hosts - 1) * 30);
+    }
+}

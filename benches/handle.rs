@@ -85,3 +85,95 @@ fn token_round_trip(bencher: Bencher, n: usize) {
         }
     });
 }
+
+enum Step<M> {
+    Request(NodeId),
+    Deliver(NodeId, NodeId, M),
+    Release(NodeId),
+}
+
+/// One round: every node requests, every message is delivered, every entrant releases.
+/// Returns the number of `handle` calls (divan reports the time per round).
+fn round_of<P: Protocol>(
+    nodes: &mut [P],
+    request: CsRequest,
+    steps: &mut VecDeque<Step<P::Msg>>,
+) -> usize {
+    let mut calls = 0;
+    steps.extend((0..nodes.len() as u32).map(|i| Step::Request(NodeId(i))));
+    while let Some(step) = steps.pop_front() {
+        let (at, event) = match step {
+            Step::Request(at) => (at, Event::Request(request)),
+            Step::Deliver(from, to, msg) => (to, Event::Receive { from, msg }),
+            Step::Release(at) => (at, Event::Release),
+        };
+        calls += 1;
+        for a in nodes[at.index()].handle(event).unwrap() {
+            match a {
+                Action::Send { to, msg } => steps.push_back(Step::Deliver(at, to, msg)),
+                Action::EnterCritical { .. } => steps.push_back(Step::Release(at)),
+                _ => {}
+            }
+        }
+    }
+    calls
+}
+
+fn ring(n: u32) -> Vec<(NodeId, NodeId)> {
+    (0..n).map(|i| (NodeId(i), NodeId((i + 1) % n))).collect()
+}
+
+/// Prioritized h-out-of-k, 5 nodes on a ring, k = 3, every node asking for 2 resources.
+#[divan::bench]
+fn prioritized_round_5_nodes(bencher: Bencher) {
+    use manet_mutex::prioritized;
+    let settings = prioritized::Settings::new(3, prioritized::Policy::MaxConcurrency);
+    let mut nodes: Vec<_> = prioritized::build_network(5, &ring(5), NodeId(0), settings)
+        .unwrap()
+        .into_iter()
+        .map(|c| prioritized::Node::new(c).unwrap())
+        .collect();
+    let mut steps = VecDeque::new();
+    let request = CsRequest {
+        resources: 2,
+        priority: 0,
+    };
+    bencher.bench_local(|| round_of(&mut nodes, request, &mut steps));
+}
+
+/// Look-ahead, 5 hosts, every host requesting once.
+#[divan::bench]
+fn look_ahead_round_5_hosts(bencher: Bencher) {
+    use manet_mutex::look_ahead;
+    let mut nodes: Vec<_> = (0..5)
+        .map(|i| {
+            look_ahead::Node::new(look_ahead::Config {
+                id: NodeId(i),
+                hosts: 5,
+                initial: look_ahead::Initial::Seed(7),
+                retransmit_after: 100,
+            })
+            .unwrap()
+        })
+        .collect();
+    let mut steps = VecDeque::new();
+    bencher.bench_local(|| round_of(&mut nodes, CsRequest::ONE, &mut steps));
+}
+
+/// Ricart–Agrawala, 5 hosts, every host requesting once.
+#[divan::bench]
+fn ricart_agrawala_round_5_hosts(bencher: Bencher) {
+    use manet_mutex::ricart_agrawala;
+    let mut nodes: Vec<_> = (0..5)
+        .map(|i| {
+            ricart_agrawala::Node::new(ricart_agrawala::Config {
+                id: NodeId(i),
+                hosts: 5,
+                retransmit_after: 100,
+            })
+            .unwrap()
+        })
+        .collect();
+    let mut steps = VecDeque::new();
+    bencher.bench_local(|| round_of(&mut nodes, CsRequest::ONE, &mut steps));
+}

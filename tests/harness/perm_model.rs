@@ -1,0 +1,267 @@
+//! The stateright model shared by the permission algorithms (`tests/model_look_ahead.rs`,
+//! `tests/model_ricart_agrawala.rs`). From the initial state of `n` hosts it branches on every:
+//! - delivery of any message in flight (any order), unless its destination is disconnected;
+//! - loss of any message in flight, up to a number of losses;
+//! - expiry of any armed retransmission timer, up to a number of expiries (a timeout may come
+//!   before the REPLY it guards, since delays are arbitrary);
+//! - request by a host in the remainder section (up to a number per host), release by a host
+//!   in the critical section;
+//! - for look-ahead, every valid doze, wake, disconnect and reconnect (a reconnect while
+//!   connected reports an accidental outage), up to a number of mode changes.
+//!
+//! Properties, on every explored state: *safety* (`sim::routed::check`: one host in the
+//! critical section, each host's own invariants, pairwise consistency of the sets; no valid
+//! event rejected) and *every waiting host enters* (`PermNet::drain`, a deterministic bounded
+//! fair drain with retransmissions, as a state predicate).
+
+use std::hash::{Hash, Hasher};
+
+use manet_mutex::{CsRequest, Event, NodeId, Status, TimerId};
+use stateright::{Checker, Model, Property};
+
+use crate::perm_net::{PermNet, Permission};
+
+/// Drain rounds: a request, its REPLYs and one retransmission per host fit many times over.
+const DRAIN_ROUNDS: usize = 64;
+
+#[derive(Clone, Copy, Debug)]
+pub struct Bounds {
+    pub requests_per_node: u8,
+    pub losses: u8,
+    pub timeouts: u8,
+    pub mode_changes: u8,
+    /// The checker stops once it has generated this many states (a hard memory bound).
+    pub states: usize,
+}
+
+impl Bounds {
+    pub fn from_env(default_states: usize, deep_states: usize) -> Self {
+        if std::env::var_os("MANET_MUTEX_DEEP").is_some_and(|v| v == "1") {
+            Bounds {
+                requests_per_node: 2,
+                losses: 2,
+                timeouts: 3,
+                mode_changes: 3,
+                states: deep_states,
+            }
+        } else {
+            Bounds {
+                requests_per_node: 1,
+                losses: 1,
+                timeouts: 2,
+                mode_changes: 2,
+                states: default_states,
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    Doze,
+    Wake,
+    Disconnect,
+    Reconnect,
+}
+
+impl Mode {
+    fn event<M>(self) -> Event<M> {
+        match self {
+            Mode::Doze => Event::Doze,
+            Mode::Wake => Event::Wake,
+            Mode::Disconnect => Event::Disconnect,
+            Mode::Reconnect => Event::Reconnect,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Step {
+    /// Deliver the i-th message in flight (sent by the first host to the second).
+    Deliver(usize, NodeId, NodeId),
+    Lose(usize, NodeId, NodeId),
+    Fire(NodeId, TimerId),
+    Request(NodeId),
+    Release(NodeId),
+    Mode(NodeId, Mode),
+}
+
+#[derive(Clone, Debug)]
+pub struct State<H: Permission> {
+    pub net: PermNet<H>,
+    requests_left: Vec<u8>,
+    losses_left: u8,
+    timeouts_left: u8,
+    mode_changes_left: u8,
+}
+
+/// Stateright identifies states by this hash alone. Hosts are hashed through their `Debug`
+/// form, which shows every field (the output buffer is empty between events), so nothing that
+/// can influence the future is left out; the messages in flight are a bag, so their order is
+/// not.
+impl<H: Permission> Hash for State<H> {
+    fn hash<S: Hasher>(&self, hasher: &mut S) {
+        for node in &self.net.nodes {
+            format!("{node:?}").hash(hasher);
+        }
+        let mut bag: Vec<String> = self
+            .net
+            .in_flight
+            .iter()
+            .map(|m| format!("{m:?}"))
+            .collect();
+        bag.sort_unstable();
+        bag.hash(hasher);
+        self.net.timers.hash(hasher);
+        self.net.fault.hash(hasher);
+        self.requests_left.hash(hasher);
+        (self.losses_left, self.timeouts_left, self.mode_changes_left).hash(hasher);
+    }
+}
+
+pub struct PermModel<H> {
+    pub hosts: u32,
+    pub seed: u64,
+    pub bounds: Bounds,
+    pub _algorithm: std::marker::PhantomData<fn() -> H>,
+}
+
+impl<H> Model for PermModel<H>
+where
+    H: Permission + Send + Sync + 'static,
+    H::Msg: Send + Sync + 'static,
+{
+    type State = State<H>;
+    type Action = Step;
+
+    fn init_states(&self) -> Vec<State<H>> {
+        let net = PermNet::new(self.hosts, self.seed).expect("the modelled systems are valid");
+        vec![State {
+            net,
+            requests_left: vec![self.bounds.requests_per_node; self.hosts as usize],
+            losses_left: self.bounds.losses,
+            timeouts_left: self.bounds.timeouts,
+            mode_changes_left: self.bounds.mode_changes,
+        }]
+    }
+
+    fn actions(&self, state: &State<H>, actions: &mut Vec<Step>) {
+        let net = &state.net;
+        if net.fault.is_some() {
+            return;
+        }
+        for i in net.deliverable() {
+            let (from, to, _) = net.in_flight[i];
+            actions.push(Step::Deliver(i, from, to));
+        }
+        if state.losses_left > 0 {
+            for (i, &(from, to, _)) in net.in_flight.iter().enumerate() {
+                actions.push(Step::Lose(i, from, to));
+            }
+        }
+        if state.timeouts_left > 0 {
+            for (node, timer) in net.armed() {
+                actions.push(Step::Fire(node, timer));
+            }
+        }
+        for (i, node) in net.nodes.iter().enumerate() {
+            let id = NodeId(i as u32);
+            // Only where the host accepts a request (look-ahead refuses one while dozing).
+            let accepts = |node: &H| node.clone().handle(Event::Request(CsRequest::ONE)).is_ok();
+            match node.status() {
+                Status::Remainder if state.requests_left[i] > 0 && accepts(node) => {
+                    actions.push(Step::Request(id));
+                }
+                Status::Critical => actions.push(Step::Release(id)),
+                _ => {}
+            }
+            if H::MODES && state.mode_changes_left > 0 {
+                for mode in [Mode::Doze, Mode::Wake, Mode::Disconnect, Mode::Reconnect] {
+                    if node.clone().handle(mode.event()).is_ok() {
+                        actions.push(Step::Mode(id, mode));
+                    }
+                }
+            }
+        }
+    }
+
+    fn next_state(&self, state: &State<H>, step: Step) -> Option<State<H>> {
+        let mut next = state.clone();
+        match step {
+            Step::Deliver(i, ..) => next.net.deliver(i),
+            Step::Lose(i, ..) => {
+                next.losses_left -= 1;
+                next.net.lose(i);
+            }
+            Step::Fire(node, timer) => {
+                next.timeouts_left -= 1;
+                next.net.fire(node, timer);
+            }
+            Step::Request(node) => {
+                next.requests_left[node.index()] -= 1;
+                next.net.request(node);
+            }
+            Step::Release(node) => next.net.release(node),
+            Step::Mode(node, mode) => {
+                next.mode_changes_left -= 1;
+                next.net.apply(node, mode.event());
+            }
+        }
+        Some(next)
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always("safety", |_, s: &State<H>| s.net.check_safety().is_ok()),
+            Property::always("every waiting host enters", |_, s: &State<H>| {
+                s.net.fault.is_some() || s.net.drain(DRAIN_ROUNDS).is_ok()
+            }),
+        ]
+    }
+}
+
+/// Check each labelled configuration; print what was explored and every counterexample, then
+/// fail if there was one.
+pub fn check<H>(algorithm: &str, models: impl IntoIterator<Item = (String, PermModel<H>)>)
+where
+    H: Permission + Send + Sync + 'static,
+    H::Msg: Send + Sync + 'static,
+{
+    let mut failures = Vec::new();
+    for (label, model) in models {
+        let bounds = model.bounds;
+        let checker = model
+            .checker()
+            .threads(1)
+            .target_state_count(bounds.states)
+            .spawn_bfs()
+            .join();
+        let discoveries = checker.discoveries();
+        // The checker stops early only at the state target or on a counterexample.
+        let extent = if checker.state_count() < bounds.states && discoveries.is_empty() {
+            "exhaustive"
+        } else {
+            "bounded"
+        };
+        println!(
+            "model_{algorithm} {label} {bounds:?}: {} unique states, depth {}, {extent}",
+            checker.unique_state_count(),
+            checker.max_depth(),
+        );
+        for (property, path) in discoveries {
+            let last = path.last_state();
+            let reason = last
+                .net
+                .check_safety()
+                .and_then(|()| last.net.drain(DRAIN_ROUNDS))
+                .err()
+                .unwrap_or_default();
+            let last = format!("{last:#?}");
+            failures.push(format!(
+                "{label}: \"{property}\" fails: {reason}\n  steps: {:?}\n  last state: {last}",
+                path.into_actions()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

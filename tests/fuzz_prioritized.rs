@@ -1,6 +1,8 @@
 //! The `prioritized` fuzz targets' bodies as ordinary tests: seeded random inputs plus every
 //! committed reproducer, on stable and without cargo-fuzz (see `docs/verification.md`).
 
+#[path = "harness/height_input.rs"]
+mod height_input;
 #[path = "harness/input.rs"]
 mod input;
 #[path = "harness/network_input.rs"]

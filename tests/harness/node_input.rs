@@ -7,31 +7,10 @@
 use std::fmt::Debug;
 
 use arbitrary::Arbitrary;
-use manet_mutex::height::Height;
-use manet_mutex::{Action, CsRequest, Event, NodeId, Protocol, Status, TimerId};
+use manet_mutex::{Action, CsRequest, Event, NodeId, Protocol, TimerId};
 
 /// Events beyond this are ignored, so one input is one bounded run.
 const MAX_EVENTS: usize = 256;
-
-/// A height component: mostly small, sometimes at or near the ends of the range.
-#[derive(Debug, Clone, Copy, Arbitrary)]
-pub enum Coord {
-    Small(i8),
-    Min,
-    Max,
-    Any(i64),
-}
-
-impl Coord {
-    pub fn value(self) -> i64 {
-        match self {
-            Coord::Small(v) => i64::from(v),
-            Coord::Min => i64::MIN,
-            Coord::Max => i64::MAX,
-            Coord::Any(v) => v,
-        }
-    }
-}
 
 /// A node id: mostly one of the first six (so that it is often a neighbour), sometimes any.
 #[derive(Debug, Clone, Copy, Arbitrary)]
@@ -47,10 +26,6 @@ impl Peer {
             Peer::Any(v) => NodeId(v),
         }
     }
-}
-
-pub fn height(h1: Coord, h2: Coord, owner: Peer) -> Height {
-    Height::new(h1.value(), h2.value(), owner.id())
 }
 
 /// Events from the application, the link layer, timers and the host.
@@ -89,32 +64,20 @@ impl Local {
     }
 }
 
-/// Whether `event` is local misuse for a token algorithm whose requests may ask for
-/// `1..=max_resources`, judged from the status before it. Token algorithms have no timers or
-/// host modes, so those events are unsupported.
-fn is_misuse<M>(status: Status, event: &Event<M>, max_resources: u32) -> bool {
-    match event {
-        Event::Request(r) => {
-            status != Status::Remainder || r.resources == 0 || r.resources > max_resources
-        }
-        Event::Release => status != Status::Critical,
-        Event::Receive { .. } | Event::LinkUp(_) | Event::LinkDown(_) => false,
-        _ => true,
-    }
-}
-
-/// Feed `events` to `node` one by one and check the rules above; `consistent` is the
-/// algorithm's local consistency after an accepted event, given the actions it produced.
+/// Feed `events` to `node` one by one and check the rules above. `misuse` says whether an
+/// event is local misuse in the node's state before it (the only case `Err` is allowed, and
+/// required); `consistent` is the algorithm's local consistency after an accepted event, given
+/// the actions it produced.
 pub fn drive<P>(
     mut node: P,
     events: impl IntoIterator<Item = Event<P::Msg>>,
-    max_resources: u32,
+    misuse: impl Fn(&P, &Event<P::Msg>) -> bool,
     consistent: impl Fn(&P, &[Action<P::Msg>]) -> Result<(), String>,
 ) where
     P: Protocol + Clone + PartialEq + Debug,
 {
     for (i, event) in events.into_iter().take(MAX_EVENTS).enumerate() {
-        let misuse = is_misuse(node.status(), &event, max_resources);
+        let misuse = misuse(&node, &event);
         let before = node.clone();
         let mut twin = node.clone();
         let outcome = node

@@ -16,7 +16,8 @@ use manet_mutex::prioritized::{Config, Message, Node, Policy, Settings};
 use manet_mutex::queue::Priority;
 use manet_mutex::{Action, Event, Protocol, Status};
 
-use crate::node_input::{drive, height, Coord, Local, Peer};
+use crate::height_input::{height, Coord};
+use crate::node_input::{drive, Local, Peer};
 
 #[derive(Debug, Clone, Copy, Arbitrary)]
 enum Kind {
@@ -87,6 +88,19 @@ pub struct Input {
     neighbors: Vec<(Peer, Coord, Coord)>,
     #[arbitrary(with = crate::input::sized_vec)]
     events: Vec<In>,
+}
+
+/// Local misuse for a token algorithm whose requests may ask for `1..=max_resources`: token
+/// algorithms have no timers or host modes, so those events are unsupported.
+fn misuse<M>(status: Status, event: &Event<M>, max_resources: u32) -> bool {
+    match event {
+        Event::Request(r) => {
+            status != Status::Remainder || r.resources == 0 || r.resources > max_resources
+        }
+        Event::Release => status != Status::Critical,
+        Event::Receive { .. } | Event::LinkUp(_) | Event::LinkDown(_) => false,
+        _ => true,
+    }
 }
 
 fn consistent(node: &Node, actions: &[Action<Message>]) -> Result<(), String> {
@@ -163,5 +177,10 @@ pub fn run(input: &Input) {
     let Ok(node) = Node::new(config) else {
         return;
     };
-    drive(node, input.events.iter().map(|e| e.event()), k, consistent);
+    drive(
+        node,
+        input.events.iter().map(|e| e.event()),
+        |n: &Node, e| misuse(n.status(), e, k),
+        consistent,
+    );
 }

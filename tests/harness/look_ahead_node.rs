@@ -1,0 +1,121 @@
+//! Fuzz body: one look-ahead host fed arbitrary events directly — REQUESTs, REPLYs and
+//! DOZE/DISCONNECT/RECONNECT announcements with any timestamp and epoch from any sender,
+//! timeouts of timers it never set, mode changes in every mode and section. The rules checked
+//! on every event are `node_input::drive`'s, with `perm_input::consistent` (the sets'
+//! partition, a REPLY outstanding exactly while waiting) after each accepted one.
+//!
+//! Compiled into the `look_ahead_node` fuzz target (`fuzz/`) and run over seeded inputs by
+//! `tests/fuzz_look_ahead.rs`.
+
+use arbitrary::Arbitrary;
+use manet_mutex::look_ahead::{Config, Initial, Mode, Msg, Node};
+use manet_mutex::{Event, Protocol, Status};
+
+use crate::node_input::{drive, Local, Peer};
+use crate::perm_input::{consistent, hosts_and_id, Stamp};
+
+#[derive(Debug, Clone, Copy, Arbitrary)]
+enum Kind {
+    Request,
+    Reply,
+    Doze,
+    Disconnect,
+    Reconnect,
+}
+
+#[derive(Debug, Clone, Copy, Arbitrary)]
+enum In {
+    Local(Local),
+    Receive {
+        from: Peer,
+        kind: Kind,
+        ts: Stamp,
+        epoch: u64,
+    },
+}
+
+impl In {
+    fn event(self) -> Event<Msg> {
+        match self {
+            In::Local(local) => local.event(),
+            In::Receive {
+                from,
+                kind,
+                ts,
+                epoch,
+            } => {
+                let ts = ts.ts();
+                let msg = match kind {
+                    Kind::Request => Msg::Request { ts, epoch },
+                    Kind::Reply => Msg::Reply { ts, epoch },
+                    Kind::Doze => Msg::Doze { ts },
+                    Kind::Disconnect => Msg::Disconnect { ts },
+                    Kind::Reconnect => Msg::Reconnect { ts },
+                };
+                Event::Receive {
+                    from: from.id(),
+                    msg,
+                }
+            }
+        }
+    }
+}
+
+#[derive(Debug, Arbitrary)]
+pub struct Input {
+    hosts: u8,
+    id: Peer,
+    retransmit_after: u8,
+    /// `None`: the seeded matrix; `Some`: an explicit `Info_set` (possibly invalid).
+    #[arbitrary(with = info_set)]
+    info: Option<Vec<Peer>>,
+    seed: u64,
+    #[arbitrary(with = crate::input::sized_vec)]
+    events: Vec<In>,
+}
+
+fn info_set(u: &mut arbitrary::Unstructured<'_>) -> arbitrary::Result<Option<Vec<Peer>>> {
+    Ok(if bool::arbitrary(u)? {
+        Some(crate::input::sized_vec(u)?)
+    } else {
+        None
+    })
+}
+
+/// The application's misuse and mode changes the host's mode or section forbids.
+fn misuse(node: &Node, event: &Event<Msg>) -> bool {
+    let (status, mode) = (node.status(), node.mode());
+    let remainder = status == Status::Remainder;
+    match event {
+        Event::Request(r) => !remainder || r.resources != 1 || mode != Mode::Normal,
+        Event::Release => status != Status::Critical,
+        Event::Receive { .. } | Event::Timeout(_) => false,
+        Event::Doze | Event::Disconnect => mode != Mode::Normal || !remainder,
+        Event::Wake => mode != Mode::Dozing,
+        Event::Reconnect => mode == Mode::Dozing,
+        _ => true,
+    }
+}
+
+pub fn run(input: &Input) {
+    let (hosts, id) = hosts_and_id(input.hosts, input.id);
+    let initial = match &input.info {
+        None => Initial::Seed(input.seed),
+        Some(info) => Initial::InfoSet(info.iter().take(8).map(|p| p.id()).collect()),
+    };
+    let config = Config {
+        id,
+        hosts,
+        initial,
+        retransmit_after: u64::from(input.retransmit_after % 4),
+    };
+    let Ok(node) = Node::new(config) else {
+        return;
+    };
+    drive(
+        node,
+        input.events.iter().map(|e| e.event()),
+        misuse,
+        |n: &Node, actions| consistent(n, actions, hosts),
+    );
+}

@@ -1,0 +1,106 @@
+//! Fuzz body, generic over the permission algorithms: 2 to 5 hosts driven by an arbitrary
+//! sequence of operations — requests, releases, delivery of any message in flight (any order),
+//! loss of any message, expiry of any armed timer, and (look-ahead) any valid doze, wake,
+//! disconnect or reconnect — with `sim::routed::check` after each one and, at the end, a fair
+//! drain with retransmissions (`PermNet::drain`) that must serve every waiting host.
+//!
+//! Compiled into the `ricart_agrawala_network` and `look_ahead_network` fuzz targets (`fuzz/`)
+//! and run over seeded inputs by `tests/fuzz_ricart_agrawala.rs` and `tests/fuzz_look_ahead.rs`.
+
+use arbitrary::Arbitrary;
+use manet_mutex::{Event, NodeId, Status};
+
+use crate::perm_net::{PermNet, Permission};
+
+/// Operations beyond this are ignored, so one input is one bounded run.
+const MAX_OPS: usize = 256;
+/// Drain rounds: every host's request, its REPLYs and a few retransmissions fit many times.
+const DRAIN_ROUNDS: usize = 256;
+
+#[derive(Debug, Arbitrary)]
+pub struct Input {
+    /// `2 + hosts % 4` hosts.
+    hosts: u8,
+    /// Seeds look-ahead's initial `Info_set`s.
+    seed: u64,
+    #[arbitrary(with = crate::input::sized_vec)]
+    ops: Vec<Op>,
+}
+
+/// One step; choices are taken modulo what exists, and a step that is not possible now does
+/// nothing.
+#[derive(Debug, Clone, Copy, Arbitrary)]
+enum Op {
+    Request(u8),
+    Release(u8),
+    Deliver(u8),
+    Lose(u8),
+    Fire(u8),
+    /// Doze, wake, disconnect or reconnect (look-ahead only), if the host accepts it now.
+    Mode(u8, u8),
+}
+
+fn nth<T: Copy>(items: &[T], i: u8) -> Option<T> {
+    (!items.is_empty()).then(|| items[usize::from(i) % items.len()])
+}
+
+pub fn run<H: Permission>(input: &Input) {
+    let hosts = 2 + u32::from(input.hosts % 4);
+    let mut net = PermNet::<H>::new(hosts, input.seed)
+        .unwrap_or_else(|e| panic!("{hosts} hosts must build: {e}"));
+    let node = |x: u8| NodeId(u32::from(x) % hosts);
+    for (i, &op) in input.ops.iter().take(MAX_OPS).enumerate() {
+        match op {
+            Op::Request(x) => {
+                let accepts = net.nodes[node(x).index()]
+                    .clone()
+                    .handle(Event::Request(manet_mutex::CsRequest::ONE))
+                    .is_ok();
+                if accepts {
+                    net.request(node(x));
+                }
+            }
+            Op::Release(x) if net.status(node(x)) == Status::Critical => net.release(node(x)),
+            Op::Release(_) => {}
+            Op::Deliver(x) => {
+                if let Some(m) = nth(&net.deliverable(), x) {
+                    net.deliver(m);
+                }
+            }
+            Op::Lose(x) => {
+                let all: Vec<usize> = (0..net.in_flight.len()).collect();
+                if let Some(m) = nth(&all, x) {
+                    net.lose(m);
+                }
+            }
+            Op::Fire(x) => {
+                if let Some((at, timer)) = nth(&net.armed(), x) {
+                    net.fire(at, timer);
+                }
+            }
+            Op::Mode(x, which) if H::MODES => {
+                let event = [
+                    Event::Doze,
+                    Event::Wake,
+                    Event::Disconnect,
+                    Event::Reconnect,
+                ][usize::from(which % 4)]
+                .clone();
+                if net.nodes[node(x).index()]
+                    .clone()
+                    .handle(event.clone())
+                    .is_ok()
+                {
+                    net.apply(node(x), event);
+                }
+            }
+            Op::Mode(..) => {}
+        }
+        if let Err(e) = net.check_safety() {
+            panic!("after op {i} ({op:?}), {hosts} hosts: {e}");
+        }
+    }
+    if let Err(e) = net.drain(DRAIN_ROUNDS) {
+        panic!("{hosts} hosts: {e}");
+    }
+}

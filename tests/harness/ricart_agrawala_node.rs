@@ -1,0 +1,75 @@
+//! Fuzz body: one Ricart–Agrawala host fed arbitrary events directly — REQUESTs and REPLYs with
+//! any timestamp from any sender (strangers, itself), stale and duplicate REPLYs, timeouts of
+//! timers it never set, events in the wrong state or unsupported. The rules checked on every
+//! event are `node_input::drive`'s, with `perm_input::consistent` after each accepted one.
+//!
+//! Compiled into the `ricart_agrawala_node` fuzz target (`fuzz/`) and run over seeded inputs
+//! by `tests/fuzz_ricart_agrawala.rs`.
+
+use arbitrary::Arbitrary;
+use manet_mutex::ricart_agrawala::{Config, Msg, Node};
+use manet_mutex::{Event, Protocol, Status};
+
+use crate::node_input::{drive, Local, Peer};
+use crate::perm_input::{consistent, hosts_and_id, Stamp};
+
+#[derive(Debug, Clone, Copy, Arbitrary)]
+enum In {
+    Local(Local),
+    Request { from: Peer, ts: Stamp },
+    Reply { from: Peer, ts: Stamp },
+}
+
+impl In {
+    fn event(self) -> Event<Msg> {
+        match self {
+            In::Local(local) => local.event(),
+            In::Request { from, ts } => Event::Receive {
+                from: from.id(),
+                msg: Msg::Request { ts: ts.ts() },
+            },
+            In::Reply { from, ts } => Event::Receive {
+                from: from.id(),
+                msg: Msg::Reply { ts: ts.ts() },
+            },
+        }
+    }
+}
+
+#[derive(Debug, Arbitrary)]
+pub struct Input {
+    hosts: u8,
+    id: Peer,
+    retransmit_after: u8,
+    #[arbitrary(with = crate::input::sized_vec)]
+    events: Vec<In>,
+}
+
+/// Only the application's misuse is an error; Ricart–Agrawala has no host modes or links.
+fn misuse(node: &Node, event: &Event<Msg>) -> bool {
+    match event {
+        Event::Request(r) => node.status() != Status::Remainder || r.resources != 1,
+        Event::Release => node.status() != Status::Critical,
+        Event::Receive { .. } | Event::Timeout(_) => false,
+        _ => true,
+    }
+}
+
+pub fn run(input: &Input) {
+    let (hosts, id) = hosts_and_id(input.hosts, input.id);
+    let config = Config {
+        id,
+        hosts,
+        // Sometimes 0, which the configuration check must refuse.
+        retransmit_after: u64::from(input.retransmit_after % 4),
+    };
+    let Ok(node) = Node::new(config) else {
+        return;
+    };
+    drive(
+        node,
+        input.events.iter().map(|e| e.event()),
+        misuse,
+        |n: &Node, actions| consistent(n, actions, hosts),
+    );
+}

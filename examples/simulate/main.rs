@@ -157,11 +157,12 @@ fn run_all<J: Sync>(
 
 fn footer(args: &Args, rows: &[Row], wall: f64) {
     let entries: u64 = rows.iter().map(|r| r.summary.cs_entries).sum();
+    let events: u64 = rows.iter().map(|r| r.summary.events).sum();
     let rate = manet_mutex::sim::experiment::mean_of(rows, |_| true, |s| s.events_per_second)
         .unwrap_or(0.0);
     println!(
-        "\n{} runs, {entries} critical-section entries, {wall:.1} s wall; simulator throughput \
-         {rate:.0} events/s per thread (invariants {})",
+        "\n{} runs, {entries} critical-section entries, {events} simulator events, {wall:.1} s \
+         wall; simulator throughput {rate:.0} events/s per thread (invariants {})",
         rows.len(),
         if args.no_checks {
             "off"

@@ -48,6 +48,8 @@ pub struct Summary {
     pub hops_per_cs: f64,
     /// Height raises per link change.
     pub raises_per_link_change: f64,
+    /// Simulator events processed (each followed by an invariant check when checks are on).
+    pub events: u64,
     /// Simulator events per wall-clock second.
     pub events_per_second: f64,
 }
@@ -106,6 +108,7 @@ impl Metrics {
             } else {
                 self.raises as f64 / self.link_changes as f64
             },
+            events: self.events,
             events_per_second: if self.wall_seconds > 0.0 {
                 self.events as f64 / self.wall_seconds
             } else {

@@ -61,8 +61,8 @@ impl Fingerprint for Node {
 /// KRL and KRLF with every `k < n` on one network. `build` refuses a token at every node (V1
 /// in docs/ALGORITHMS.md).
 fn check_network(network: &str, n: usize, pairs: &[(u32, u32)]) {
-    // All 30 models in about 1.5 minutes on 2 cores under 1.3 GiB; deep: about 2.5 GiB per
-    // model at the peak, run with --test-threads 1.
+    // All 30 models in about 1.5 minutes on 2 cores under 1.3 GiB; deep: 7.5 minutes and
+    // 3 GiB at the peak with --test-threads 1.
     let bounds = Bounds::from_env(1_500_000, 6_000_000);
     let models = (1..n as u32).flat_map(|k| {
         [false, true].map(|forwarding| {

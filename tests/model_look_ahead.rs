@@ -9,6 +9,8 @@
 //! `MANET_MUTEX_DEEP=1` raises every bound (see `docs/verification.md`). Run with
 //! `cargo test --release --test model_look_ahead -- --nocapture` to see the state counts.
 
+#[path = "harness/explore.rs"]
+mod explore;
 #[path = "harness/perm_model.rs"]
 mod perm_model;
 #[path = "harness/perm_net.rs"]

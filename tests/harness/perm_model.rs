@@ -17,7 +17,9 @@
 use std::hash::{Hash, Hasher};
 
 use manet_mutex::{CsRequest, Event, NodeId, Status, TimerId};
-use stateright::{Checker, Model, Property};
+use stateright::{Model, Property};
+
+use crate::explore::{explore, Run};
 
 use crate::perm_net::{PermNet, Permission};
 
@@ -227,41 +229,17 @@ where
     H: Permission + Send + Sync + 'static,
     H::Msg: Send + Sync + 'static,
 {
-    let mut failures = Vec::new();
-    for (label, model) in models {
-        let bounds = model.bounds;
-        let checker = model
-            .checker()
-            .threads(1)
-            .target_state_count(bounds.states)
-            .spawn_bfs()
-            .join();
-        let discoveries = checker.discoveries();
-        // The checker stops early only at the state target or on a counterexample.
-        let extent = if checker.state_count() < bounds.states && discoveries.is_empty() {
-            "exhaustive"
-        } else {
-            "bounded"
-        };
-        println!(
-            "model_{algorithm} {label} {bounds:?}: {} unique states, depth {}, {extent}",
-            checker.unique_state_count(),
-            checker.max_depth(),
-        );
-        for (property, path) in discoveries {
-            let last = path.last_state();
-            let reason = last
-                .net
-                .check_safety()
-                .and_then(|()| last.net.drain(DRAIN_ROUNDS))
-                .err()
-                .unwrap_or_default();
-            let last = format!("{last:#?}");
-            failures.push(format!(
-                "{label}: \"{property}\" fails: {reason}\n  steps: {:?}\n  last state: {last}",
-                path.into_actions()
-            ));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    let runs = models.into_iter().map(|(label, model)| Run {
+        label,
+        states: model.bounds.states,
+        bounds: format!("{:?}", model.bounds),
+        model,
+    });
+    explore(&format!("model_{algorithm}"), runs, |last: &State<H>| {
+        last.net
+            .check_safety()
+            .and_then(|()| last.net.drain(DRAIN_ROUNDS))
+            .err()
+            .unwrap_or_default()
+    });
 }

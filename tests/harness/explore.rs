@@ -1,0 +1,64 @@
+//! Running labelled stateright models and reporting them, shared by the token and permission
+//! model harnesses: explore each breadth-first on one thread up to its state budget, print what
+//! was explored, collect every counterexample with the reason its last state fails, and fail
+//! at the end if there was any.
+
+use std::fmt::Debug;
+
+use stateright::{Checker, Model};
+
+/// One model to explore: its label, the model, its state budget and a printable summary of
+/// its bounds.
+pub struct Run<M> {
+    pub label: String,
+    pub model: M,
+    pub states: usize,
+    pub bounds: String,
+}
+
+/// Explore every run; `explain` says why a counterexample's last state fails.
+pub fn explore<M>(
+    name: &str,
+    runs: impl IntoIterator<Item = Run<M>>,
+    explain: impl Fn(&M::State) -> String,
+) where
+    M: Model + Send + Sync + 'static,
+    M::State: Debug + std::hash::Hash + Send + Sync,
+    M::Action: Debug + Send + Sync,
+{
+    let mut failures = Vec::new();
+    for run in runs {
+        let checker = run
+            .model
+            .checker()
+            .threads(1)
+            .target_state_count(run.states)
+            .spawn_bfs()
+            .join();
+        let discoveries = checker.discoveries();
+        // The checker stops early only at the state target or on a counterexample.
+        let extent = if checker.state_count() < run.states && discoveries.is_empty() {
+            "exhaustive"
+        } else {
+            "bounded"
+        };
+        println!(
+            "{name} {} {}: {} unique states, depth {}, {extent}",
+            run.label,
+            run.bounds,
+            checker.unique_state_count(),
+            checker.max_depth(),
+        );
+        for (property, path) in discoveries {
+            let last = path.last_state();
+            let reason = explain(last);
+            let last = format!("{last:#?}");
+            failures.push(format!(
+                "{}: \"{property}\" fails: {reason}\n  steps: {:?}\n  last state: {last}",
+                run.label,
+                path.into_actions()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

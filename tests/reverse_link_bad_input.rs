@@ -1,6 +1,10 @@
 //! Local misuse is an `Err` that leaves the node unchanged; peer garbage never panics, never
 //! returns `Err`, and never creates or destroys a token.
 
+mod cases;
+
+use cases::cases;
+
 use manet_mutex::height::Height;
 use manet_mutex::reverse_link::{Config, Message, Node};
 use manet_mutex::{Action, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status, TimerId};
@@ -494,14 +498,6 @@ fn local_invariants(n: &Node) -> Result<(), TestCaseError> {
         prop_assert_eq!(n.next(), Some(n.id()), "a holder's next points home");
     }
     Ok(())
-}
-
-/// `PROPTEST_CASES` if set, else `default` (the convention of `tests/common`).
-fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 proptest! {

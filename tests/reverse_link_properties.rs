@@ -3,6 +3,9 @@
 //! arbitrary ones that cut nodes off — and bring every waiting node into the critical section
 //! once link changes and new requests stop (and the network is connected again).
 
+mod cases;
+
+use cases::cases;
 use manet_mutex::reverse_link::{Node, Params};
 use manet_mutex::sim::token::{self, Config};
 use manet_mutex::sim::{Graph, Workload};
@@ -43,18 +46,6 @@ fn scenario() -> impl Strategy<Value = Config<Params>> {
         )
 }
 
-/// 256 cases by default; `PROPTEST_CASES=N` sets the count, `MANET_MUTEX_SOAK=1` means 5000.
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(if std::env::var_os("MANET_MUTEX_SOAK").is_some() {
-            5000
-        } else {
-            256
-        })
-}
-
 /// Small networks under fast, arbitrary link changes: nodes are cut off and links re-form
 /// often, the interleavings that break request re-forwarding.
 fn small_and_wild() -> impl Strategy<Value = Config<Params>> {
@@ -87,7 +78,7 @@ fn small_and_wild() -> impl Strategy<Value = Config<Params>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases()))]
+    #![proptest_config(ProptestConfig::with_cases(cases(256)))]
 
     #[test]
     fn invariants_hold_and_every_request_is_served(config in scenario()) {

@@ -12,18 +12,10 @@ use manet_mutex::prioritized::{
 };
 use manet_mutex::{Action, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
 
-/// Proptest case count: `PROPTEST_CASES` if set (an explicit count in the config would
-/// otherwise override it), 5000 with `MANET_MUTEX_SOAK=1`, else `default`.
-pub fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(if std::env::var_os("MANET_MUTEX_SOAK").is_some() {
-            5000
-        } else {
-            default
-        })
-}
+#[path = "../cases/mod.rs"]
+mod case_count;
+#[allow(unused_imports)] // not every test file runs property tests
+pub use case_count::cases;
 
 pub fn n(i: u32) -> NodeId {
     NodeId(i)

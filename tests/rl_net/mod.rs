@@ -5,18 +5,10 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-/// Proptest case count: `PROPTEST_CASES` if set, 20 times `default` with `MANET_MUTEX_SOAK=1`,
-/// else `default` (the convention of `tests/common`).
-pub fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(if std::env::var_os("MANET_MUTEX_SOAK").is_some() {
-            default * 20
-        } else {
-            default
-        })
-}
+#[path = "../cases/mod.rs"]
+mod case_count;
+#[allow(unused_imports)] // not every test file runs property tests
+pub use case_count::cases;
 
 use manet_mutex::height::Height;
 use manet_mutex::reverse_link::{invariants, Config, Message, Node};

@@ -238,6 +238,8 @@ pub(crate) struct Core<T> {
     pub(crate) ts_req: Option<Timestamp>,
     pub(crate) waits: Waits,
     pub(crate) deferred: Deferred<T>,
+    /// The newest REQUEST timestamp seen from each peer (at most one entry per peer).
+    pub(crate) newest_request: BTreeMap<NodeId, Timestamp>,
 }
 
 impl<T: Copy> Core<T> {
@@ -259,6 +261,7 @@ impl<T: Copy> Core<T> {
             ts_req: None,
             waits: Waits::default(),
             deferred: Deferred::default(),
+            newest_request: BTreeMap::new(),
         })
     }
 
@@ -337,6 +340,22 @@ impl<T: Copy> Core<T> {
     pub(crate) fn expired(&mut self, timer: TimerId) -> Option<(NodeId, Timestamp)> {
         let ts = self.ts_req?;
         self.waits.expire(timer).map(|peer| (peer, ts))
+    }
+
+    /// Whether a REQUEST stamped `ts` from peer `from` is current, recording it as the newest
+    /// if so. A peer stamps each request with a fresh tick of its clock, so a timestamp older
+    /// than one already seen from it belongs to a late copy of a request it has since been
+    /// answered for. Acting on such a copy would answer a request nobody waits for and, worse,
+    /// drop or overwrite the deferral of the peer's newer request, which would then never be
+    /// answered. Retransmissions repeat the timestamp and stay current.
+    pub(crate) fn current_request(&mut self, from: NodeId, ts: Timestamp) -> bool {
+        match self.newest_request.get(&from) {
+            Some(&newest) if ts < newest => false,
+            _ => {
+                self.newest_request.insert(from, ts);
+                true
+            }
+        }
     }
 
     /// What to do with a REQUEST stamped `incoming` (the shared Ricart–Agrawala rule).

@@ -266,14 +266,18 @@ impl Node {
             return;
         }
         self.s.core.clock.observe(ts.clock);
-        let seen = &mut self.s.peer_epoch[from.index()];
-        if epoch < *seen {
+        if epoch < self.s.peer_epoch[from.index()] {
             // A copy sent before an announcement we already applied: superseded.
             self.out.anomaly(from, Anomaly::Stale);
             return;
         }
+        if !self.s.core.current_request(from, ts) {
+            // A late copy of a request the peer has since been answered for.
+            self.out.anomaly(from, Anomaly::Stale);
+            return;
+        }
         // A newer epoch means the announcement was lost or overtaken; it is now superseded.
-        *seen = epoch;
+        self.s.peer_epoch[from.index()] = epoch;
         // Our REPLY (now or on exit) moves us into the requester's Status_set, so it must be in
         // our Info_set: of two hosts, at least one always asks the other.
         self.s.sets.set(from, Relation::Info);

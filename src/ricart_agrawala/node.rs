@@ -83,6 +83,10 @@ impl Node {
         match msg {
             Msg::Request { ts } if ts.id == from => {
                 self.s.clock.observe(ts.clock);
+                if !self.s.current_request(from, ts) {
+                    self.out.anomaly(from, Anomaly::Stale);
+                    return;
+                }
                 match self.s.decide(ts) {
                     Decision::Defer => self.s.deferred.insert(from, ts),
                     Decision::Reply => {

@@ -105,6 +105,10 @@ impl<V> PeerMap<V> {
         self.position(peer).is_ok()
     }
 
+    fn get(&self, peer: NodeId) -> Option<&V> {
+        self.position(peer).ok().map(|i| &self.0[i].1)
+    }
+
     fn keys(&self) -> impl Iterator<Item = NodeId> + '_ {
         self.0.iter().map(|(p, _)| *p)
     }
@@ -239,7 +243,7 @@ pub(crate) struct Core<T> {
     pub(crate) waits: Waits,
     pub(crate) deferred: Deferred<T>,
     /// The newest REQUEST timestamp seen from each peer (at most one entry per peer).
-    pub(crate) newest_request: BTreeMap<NodeId, Timestamp>,
+    newest_request: PeerMap<Timestamp>,
 }
 
 impl<T: Copy> Core<T> {
@@ -261,7 +265,7 @@ impl<T: Copy> Core<T> {
             ts_req: None,
             waits: Waits::default(),
             deferred: Deferred::default(),
-            newest_request: BTreeMap::new(),
+            newest_request: PeerMap::default(),
         })
     }
 
@@ -349,7 +353,7 @@ impl<T: Copy> Core<T> {
     /// drop or overwrite the deferral of the peer's newer request, which would then never be
     /// answered. Retransmissions repeat the timestamp and stay current.
     pub(crate) fn current_request(&mut self, from: NodeId, ts: Timestamp) -> bool {
-        match self.newest_request.get(&from) {
+        match self.newest_request.get(from) {
             Some(&newest) if ts < newest => false,
             _ => {
                 self.newest_request.insert(from, ts);

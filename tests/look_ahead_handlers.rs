@@ -1,42 +1,11 @@
 //! One test per look-ahead handler rule: initialisation, REQUEST, REPLY, exit, timeouts and
 //! ignored peer input.
 
-use manet_mutex::look_ahead::{
-    initial_info_set, initial_sets, Config, Initial, Msg, Node, Relation,
-};
-use manet_mutex::permission::Timestamp;
+use manet_mutex::look_ahead::{initial_info_set, initial_sets, Config, Msg, Node, Relation};
+mod la_net;
+
+use la_net::{node, recv, run, ts};
 use manet_mutex::{Action, Anomaly, CsRequest, Event, NodeId, Protocol, Status, TimerId};
-
-fn node(id: u32, n: u32, info: &[u32]) -> Node {
-    Node::new(Config {
-        id: NodeId(id),
-        hosts: n,
-        initial: Initial::InfoSet(info.iter().map(|&i| NodeId(i)).collect()),
-        retransmit_after: 50,
-    })
-    .unwrap()
-}
-
-fn run(node: &mut Node, event: Event<Msg>) -> Vec<Action<Msg>> {
-    node.handle(event).expect("event accepted").collect()
-}
-
-fn recv(node: &mut Node, from: u32, msg: Msg) -> Vec<Action<Msg>> {
-    run(
-        node,
-        Event::Receive {
-            from: NodeId(from),
-            msg,
-        },
-    )
-}
-
-fn ts(clock: u64, id: u32) -> Timestamp {
-    Timestamp {
-        clock,
-        id: NodeId(id),
-    }
-}
 
 fn sends(actions: &[Action<Msg>]) -> Vec<(u32, Msg)> {
     actions

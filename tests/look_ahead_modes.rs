@@ -3,41 +3,9 @@
 
 mod la_net;
 
-use la_net::Net;
-use manet_mutex::look_ahead::{Config, Initial, Mode, Msg, Node, Relation};
-use manet_mutex::permission::Timestamp;
+use la_net::{node, recv, run, ts, Net};
+use manet_mutex::look_ahead::{Mode, Msg, Node, Relation};
 use manet_mutex::{Action, Anomaly, CsRequest, Event, NodeId, Protocol, Status};
-
-fn node(id: u32, n: u32, info: &[u32]) -> Node {
-    Node::new(Config {
-        id: NodeId(id),
-        hosts: n,
-        initial: Initial::InfoSet(info.iter().map(|&i| NodeId(i)).collect()),
-        retransmit_after: 50,
-    })
-    .unwrap()
-}
-
-fn run(node: &mut Node, event: Event<Msg>) -> Vec<Action<Msg>> {
-    node.handle(event).expect("event accepted").collect()
-}
-
-fn recv(node: &mut Node, from: u32, msg: Msg) -> Vec<Action<Msg>> {
-    run(
-        node,
-        Event::Receive {
-            from: NodeId(from),
-            msg,
-        },
-    )
-}
-
-fn ts(clock: u64, id: u32) -> Timestamp {
-    Timestamp {
-        clock,
-        id: NodeId(id),
-    }
-}
 
 /// Two hosts; host 0 asks host 1 (the paper's consistent starting state).
 fn pair() -> Net<Node> {

@@ -2,6 +2,7 @@
 //! is delivered, duplicated or lost and which timer fires, so any delivery order can be staged.
 #![allow(dead_code)] // each test binary uses a different part of the harness
 
+use manet_mutex::look_ahead;
 use manet_mutex::sim::routed::{check, Host};
 use manet_mutex::{Action, Anomaly, Error, Event, NodeId, Protocol, Status, TimerId};
 
@@ -204,5 +205,49 @@ impl<N: Host + PartialEq> Net<N> {
             .iter()
             .filter(|f| f.to == NodeId(to))
             .collect()
+    }
+}
+
+// Fixtures for driving one look-ahead host by hand.
+
+/// A look-ahead host with an explicit `Info_set` and retransmission timeout 50.
+pub fn node(id: u32, n: u32, info: &[u32]) -> look_ahead::Node {
+    look_ahead::Node::new(look_ahead::Config {
+        id: NodeId(id),
+        hosts: n,
+        initial: look_ahead::Initial::InfoSet(info.iter().map(|&i| NodeId(i)).collect()),
+        retransmit_after: 50,
+    })
+    .unwrap()
+}
+
+/// Feed an event that must be accepted; collect the actions.
+pub fn run(
+    node: &mut look_ahead::Node,
+    event: Event<look_ahead::Msg>,
+) -> Vec<Action<look_ahead::Msg>> {
+    node.handle(event).expect("event accepted").collect()
+}
+
+/// Deliver `msg` from `from`.
+pub fn recv(
+    node: &mut look_ahead::Node,
+    from: u32,
+    msg: look_ahead::Msg,
+) -> Vec<Action<look_ahead::Msg>> {
+    run(
+        node,
+        Event::Receive {
+            from: NodeId(from),
+            msg,
+        },
+    )
+}
+
+/// A Lamport timestamp.
+pub fn ts(clock: u64, id: u32) -> manet_mutex::permission::Timestamp {
+    manet_mutex::permission::Timestamp {
+        clock,
+        id: NodeId(id),
     }
 }

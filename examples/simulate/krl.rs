@@ -101,9 +101,11 @@ pub fn print_table(args: &Args, rows: &[Row]) {
                 for name in &names {
                     let at = |r: &Row| {
                         r.algorithm == *name
-                            && r.param("connectivity") == Some(&c.to_string())
-                            && r.param("mobility") == Some(&m.to_string())
-                            && r.param("load") == Some(&l.to_string())
+                            && r.at(&[
+                                ("connectivity", c.to_string()),
+                                ("mobility", m.to_string()),
+                                ("load", l.to_string()),
+                            ])
                     };
                     let time = mean_of(rows, at, |s| s.mean_wait).unwrap_or(f64::NAN);
                     let msgs = mean_of(rows, at, |s| s.messages_per_cs).unwrap_or(f64::NAN);

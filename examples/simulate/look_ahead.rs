@@ -78,11 +78,13 @@ pub fn print_table(args: &Args, rows: &[Row]) {
                             for h in &cfg.hosts {
                                 let at = |r: &Row| {
                                     r.algorithm == algorithm.name()
-                                        && r.param("hosts") == Some(&h.to_string())
-                                        && r.param("lambda") == Some(&lambda.to_string())
-                                        && r.param("load_pattern") == Some(load.name())
-                                        && r.param("failures") == Some(&failures.to_string())
-                                        && r.param("mobility") == Some(&mobility.to_string())
+                                        && r.at(&[
+                                            ("hosts", h.to_string()),
+                                            ("lambda", lambda.to_string()),
+                                            ("load_pattern", load.name().into()),
+                                            ("failures", failures.to_string()),
+                                            ("mobility", mobility.to_string()),
+                                        ])
                                 };
                                 let v = mean_of(rows, at, pick).unwrap_or(f64::NAN);
                                 line += &format!(" {v:>7.2}");

@@ -178,10 +178,12 @@ pub fn print_table(args: &Args, rows: &[Row]) {
             for &m in args.mobility.as_deref().unwrap_or(&MOBILITY) {
                 for &l in args.load.as_deref().unwrap_or(&LOAD) {
                     let at = |r: &Row| {
-                        r.param("policy") == Some(pol.name())
-                            && r.param("connectivity") == Some(&c.to_string())
-                            && r.param("mobility") == Some(&m.to_string())
-                            && r.param("load") == Some(&l.to_string())
+                        r.at(&[
+                            ("policy", pol.name().into()),
+                            ("connectivity", c.to_string()),
+                            ("mobility", m.to_string()),
+                            ("load", l.to_string()),
+                        ])
                     };
                     let mean = |f: fn(&manet_mutex::sim::Summary) -> f64| {
                         mean_of(rows, at, f).unwrap_or(f64::NAN)
@@ -225,10 +227,7 @@ pub fn print_table(args: &Args, rows: &[Row]) {
             for &l in args.load.as_deref().unwrap_or(&LOAD) {
                 let matching: Vec<&Row> = rows
                     .iter()
-                    .filter(|r| {
-                        r.param("policy") == Some(pol.name())
-                            && r.param("load") == Some(&l.to_string())
-                    })
+                    .filter(|r| r.at(&[("policy", pol.name().into()), ("load", l.to_string())]))
                     .collect();
                 let mut line = format!("{:>16} {:>7}", pol.name(), l);
                 for key in &keys {

@@ -21,6 +21,13 @@ pub struct Row {
 }
 
 impl Row {
+    /// Whether every `(name, value)` coordinate of `coords` has that value in this row.
+    pub fn at(&self, coords: &[(&str, String)]) -> bool {
+        coords
+            .iter()
+            .all(|(name, value)| self.param(name) == Some(value.as_str()))
+    }
+
     /// The value of coordinate `name`.
     pub fn param(&self, name: &str) -> Option<&str> {
         self.params
@@ -152,6 +159,8 @@ mod tests {
         assert!(lines[1].starts_with("KRL,30,7,3,"));
         assert!(lines[1].ends_with(",0.5"));
         assert_eq!(row.param("nodes"), Some("30"));
+        assert!(row.at(&[("nodes", "30".into())]));
+        assert!(!row.at(&[("nodes", "30".into()), ("k", "3".into())]));
         assert_eq!(
             mean_of(&[row], |_| true, |s| s.cs_entries as f64),
             Some(3.0)

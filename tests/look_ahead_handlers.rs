@@ -4,7 +4,7 @@
 use manet_mutex::look_ahead::{initial_info_set, initial_sets, Config, Msg, Node, Relation};
 mod la_net;
 
-use la_net::{node, recv, run, ts};
+use la_net::{ann, node, recv, run, ts};
 use manet_mutex::{Action, Anomaly, CsRequest, Event, NodeId, Protocol, Status, TimerId};
 
 fn sends(actions: &[Action<Msg>]) -> Vec<(u32, Msg)> {
@@ -445,7 +445,7 @@ fn input_from_unknown_or_lying_peers_is_ignored() {
             },
             Anomaly::OutOfRange,
         ),
-        (1, Msg::Doze { ts: ts(1, 2) }, Anomaly::OutOfRange),
+        (1, Msg::Doze(ann(ts(1, 2))), Anomaly::OutOfRange),
     ] {
         let acts = recv(&mut a, from, msg);
         assert_eq!(

@@ -1,9 +1,9 @@
-//! Doze, voluntary disconnection and reconnection: the announcements, the `T_rec` comparison
-//! and the stale-announcement rules.
+//! Doze, voluntary disconnection and reconnection: the announcements, which of them a
+//! receiver applies (causal or concurrent, absent peers) and the stale-announcement rules.
 
 mod la_net;
 
-use la_net::{node, recv, run, ts, Net};
+use la_net::{ann, node, recv, run, ts, Net};
 use manet_mutex::look_ahead::{Mode, Msg, Node, Relation};
 use manet_mutex::{Action, Anomaly, CsRequest, Event, NodeId, Protocol, Status};
 
@@ -26,11 +26,11 @@ fn doze_broadcasts_and_moves_every_peer_into_info_set() {
         vec![
             Action::Send {
                 to: NodeId(0),
-                msg: Msg::Doze { ts: t }
+                msg: Msg::Doze(ann(t))
             },
             Action::Send {
                 to: NodeId(2),
-                msg: Msg::Doze { ts: t }
+                msg: Msg::Doze(ann(t))
             },
         ]
     );
@@ -45,7 +45,7 @@ fn doze_broadcasts_and_moves_every_peer_into_info_set() {
 fn doze_receiver_stops_waiting_for_the_dozer_and_may_enter() {
     let mut a = node(0, 2, &[1]);
     run(&mut a, Event::Request(CsRequest::ONE));
-    let acts = recv(&mut a, 1, Msg::Doze { ts: ts(1, 1) });
+    let acts = recv(&mut a, 1, Msg::Doze(ann(ts(1, 1))));
     assert!(acts.iter().any(|x| matches!(x, Action::CancelTimer { .. })));
     assert!(acts.contains(&Action::EnterCritical { resources: 1 }));
     assert_eq!(a.relation(NodeId(1)), Some(Relation::Status));
@@ -83,11 +83,11 @@ fn disconnect_drops_the_disconnecting_hosts_q_req_entry_and_wait() {
     ); // deferred
     assert_eq!(c.q_req().map(|p| p.0).collect::<Vec<_>>(), vec![0]);
     // 0 disconnects: it is in its remainder section, so its deferred request is stale.
-    recv(&mut c, 0, Msg::Disconnect { ts: ts(6, 0) });
+    recv(&mut c, 0, Msg::Disconnect(ann(ts(6, 0))));
     assert_eq!(c.q_req().count(), 0);
     assert_eq!(c.relation(NodeId(0)), Some(Relation::Status));
     // 1 disconnects: c no longer needs its REPLY.
-    let acts = recv(&mut c, 1, Msg::Disconnect { ts: ts(3, 1) });
+    let acts = recv(&mut c, 1, Msg::Disconnect(ann(ts(3, 1))));
     assert!(acts.contains(&Action::EnterCritical { resources: 1 }));
     // Exit owes nobody a REPLY.
     let acts = run(&mut c, Event::Release);
@@ -105,7 +105,7 @@ fn voluntary_disconnection_and_reconnection_round_trip() {
     net.apply(1, Event::Reconnect).unwrap();
     assert_eq!(net.node(1).mode(), Mode::Normal);
     net.deliver_all();
-    // 0 reconnected never, so T_rec(0) = 0 < the RECONNECT's timestamp: 1 goes to Status_set.
+    // Host 1's RECONNECT had seen everything host 0 announced (nothing): 1 goes to Status_set.
     assert_eq!(net.node(0).relation(NodeId(1)), Some(Relation::Status));
     assert_eq!(net.node(1).relation(NodeId(0)), Some(Relation::Info));
     net.apply(1, Event::Request(CsRequest::ONE)).unwrap();
@@ -114,22 +114,36 @@ fn voluntary_disconnection_and_reconnection_round_trip() {
 }
 
 #[test]
-fn concurrent_reconnects_leave_exactly_one_direction_by_t_rec() {
+fn concurrent_reconnects_leave_both_hosts_asking() {
+    // Neither RECONNECT had seen the other: applying both would leave each host in the other's
+    // Status_set (the paper's reason for comparing T_rec); applying neither keeps both asking.
     let mut net = pair();
     net.apply(0, Event::Reconnect).unwrap();
     net.apply(1, Event::Reconnect).unwrap();
-    let (t0, t1) = (net.node(0).t_rec(), net.node(1).t_rec());
-    assert_eq!((t0, t1), (ts(1, 0), ts(1, 1)));
     net.deliver_all();
-    // (1,0) < (1,1): host 1 reconnected "later", so only host 0 moves it into Status_set.
+    assert_eq!(net.node(0).relation(NodeId(1)), Some(Relation::Info));
+    assert_eq!(net.node(1).relation(NodeId(0)), Some(Relation::Info));
+    net.apply(0, Event::Request(CsRequest::ONE)).unwrap();
+    net.apply(1, Event::Request(CsRequest::ONE)).unwrap();
+    net.drain();
+    assert_eq!(net.entries.len(), 2);
+}
+
+#[test]
+fn a_reconnect_that_had_seen_ours_is_applied() {
+    let mut net = pair();
+    net.apply(0, Event::Reconnect).unwrap();
+    net.deliver_all();
+    net.apply(1, Event::Reconnect).unwrap();
+    net.deliver_all();
+    // Host 1 announced after seeing host 0's RECONNECT: host 0 stops asking it.
     assert_eq!(net.node(0).relation(NodeId(1)), Some(Relation::Status));
     assert_eq!(net.node(1).relation(NodeId(0)), Some(Relation::Info));
 }
 
 #[test]
-fn concurrent_dozes_use_the_same_comparison_and_stay_safe() {
-    // Without the comparison both would move the other into Status_set and, once awake,
-    // both could enter without asking.
+fn concurrent_dozes_leave_both_hosts_asking() {
+    // Applying both would let both, once awake, enter without asking.
     let mut net = pair();
     net.apply(0, Event::Doze).unwrap();
     net.apply(1, Event::Doze).unwrap();
@@ -138,22 +152,113 @@ fn concurrent_dozes_use_the_same_comparison_and_stay_safe() {
     net.apply(1, Event::Wake).unwrap();
     let asks =
         |net: &Net<Node>, a: u32, b: u32| net.node(a).relation(NodeId(b)) == Some(Relation::Info);
-    assert!(asks(&net, 0, 1) || asks(&net, 1, 0));
+    assert!(asks(&net, 0, 1) && asks(&net, 1, 0));
     net.apply(0, Event::Request(CsRequest::ONE)).unwrap();
     net.apply(1, Event::Request(CsRequest::ONE)).unwrap();
     net.drain();
     assert_eq!(net.entries.len(), 2);
 }
 
+/// V4: a DISCONNECT concurrent with our own announcement still ends our wait, and the host
+/// that left, back, keeps asking us (it does not apply our concurrent RECONNECT), so it cannot
+/// enter while we are inside.
+#[test]
+fn disconnect_concurrent_with_our_reconnect_ends_the_wait_and_the_leaver_asks_on_return() {
+    let mut net = pair();
+    net.apply(0, Event::Request(CsRequest::ONE)).unwrap();
+    net.apply(0, Event::Reconnect).unwrap(); // an accidental outage, reported while waiting
+    net.apply(1, Event::Disconnect).unwrap(); // concurrently: host 1 leaves
+    net.deliver_where(|f| matches!(f.msg, Msg::Disconnect(_)));
+    assert_eq!(
+        net.node(0).status(),
+        Status::Critical,
+        "no wait for a host that left"
+    );
+    assert!(net.node(0).is_absent(NodeId(1)));
+    net.apply(1, Event::Reconnect).unwrap();
+    // Host 0's RECONNECT reaches host 1 before anything else from host 0.
+    net.deliver_where(|f| f.to == NodeId(1) && matches!(f.msg, Msg::Reconnect(_)));
+    assert_eq!(net.node(1).relation(NodeId(0)), Some(Relation::Info));
+    net.apply(1, Event::Request(CsRequest::ONE)).unwrap();
+    net.deliver_all();
+    assert_eq!(net.node(1).status(), Status::Waiting, "host 0 is inside");
+    net.drain();
+    assert_eq!(net.entries, vec![NodeId(0), NodeId(1)]);
+}
+
+#[test]
+fn an_absent_host_stays_unasked_across_our_own_announcements() {
+    let mut net = Net::new(vec![node(0, 3, &[1, 2]), node(1, 3, &[2]), node(2, 3, &[])]);
+    net.apply(2, Event::Disconnect).unwrap();
+    net.deliver_all();
+    assert!(net.node(0).is_absent(NodeId(2)));
+    // Host 0 dozes, wakes and reports an outage: host 2 stays in its Status_set, and the
+    // copies host 2 will find on return say it is counted as absent.
+    net.apply(0, Event::Doze).unwrap();
+    net.apply(0, Event::Wake).unwrap();
+    net.apply(0, Event::Reconnect).unwrap();
+    assert_eq!(net.node(0).relation(NodeId(2)), Some(Relation::Status));
+    assert!(net
+        .to(2)
+        .iter()
+        .filter(|f| f.from == NodeId(0))
+        .all(|f| matches!(f.msg, Msg::Doze(a) | Msg::Reconnect(a) if a.absent)));
+    net.apply(0, Event::Request(CsRequest::ONE)).unwrap();
+    // Deliver to the hosts present only: host 2 is away.
+    while let Some(k) = net.inflight.iter().position(|f| f.to != NodeId(2)) {
+        net.deliver(k);
+    }
+    assert_eq!(net.node(0).status(), Status::Critical);
+    // Back, host 2 does not apply what host 0 sent while counting it absent: it asks host 0.
+    net.apply(2, Event::Reconnect).unwrap();
+    net.deliver_all();
+    assert_eq!(net.node(2).relation(NodeId(0)), Some(Relation::Info));
+    assert!(!net.node(0).is_absent(NodeId(2)), "heard from it again");
+    net.apply(2, Event::Request(CsRequest::ONE)).unwrap();
+    net.drain();
+    assert_eq!(net.entries, vec![NodeId(0), NodeId(2)]);
+}
+
+#[test]
+fn of_two_concurrent_disconnects_only_the_later_is_applied() {
+    let mut net = pair();
+    net.apply(0, Event::Disconnect).unwrap(); // (1, 0)
+    net.apply(1, Event::Disconnect).unwrap(); // (1, 1): later
+    net.deliver_all();
+    assert!(net.node(0).is_absent(NodeId(1)));
+    assert_eq!(net.node(1).relation(NodeId(0)), Some(Relation::Info));
+    assert!(!net.node(1).is_absent(NodeId(0)));
+    // Host 0, back first, does not wait for host 1; host 1, back, asks host 0.
+    net.apply(0, Event::Reconnect).unwrap();
+    net.apply(0, Event::Request(CsRequest::ONE)).unwrap();
+    while let Some(k) = net.inflight.iter().position(|f| f.to != NodeId(1)) {
+        net.deliver(k);
+    }
+    assert_eq!(net.node(0).status(), Status::Critical);
+    net.apply(1, Event::Reconnect).unwrap();
+    net.apply(1, Event::Request(CsRequest::ONE)).unwrap();
+    net.drain();
+    assert_eq!(net.entries, vec![NodeId(0), NodeId(1)]);
+}
+
+#[test]
+fn announcement_from_a_host_counting_us_absent_is_not_applied() {
+    let mut a = node(0, 2, &[]);
+    let mut absent = ann(ts(4, 1));
+    absent.absent = true;
+    recv(&mut a, 1, Msg::Doze(absent));
+    assert_eq!(a.relation(NodeId(1)), Some(Relation::Info));
+}
+
 #[test]
 fn reconnect_with_an_old_timestamp_is_stale() {
     let mut a = node(0, 2, &[1]);
-    recv(&mut a, 1, Msg::Reconnect { ts: ts(5, 1) });
+    recv(&mut a, 1, Msg::Reconnect(ann(ts(5, 1))));
     let snapshot = a.clone();
     for msg in [
-        Msg::Reconnect { ts: ts(5, 1) },
-        Msg::Reconnect { ts: ts(3, 1) },
-        Msg::Doze { ts: ts(4, 1) },
+        Msg::Reconnect(ann(ts(5, 1))),
+        Msg::Reconnect(ann(ts(3, 1))),
+        Msg::Doze(ann(ts(4, 1))),
     ] {
         let acts = recv(&mut a, 1, msg);
         assert_eq!(
@@ -188,7 +293,7 @@ fn announcement_overtaken_by_a_later_request_is_stale() {
 #[test]
 fn request_copy_from_before_an_applied_announcement_is_stale() {
     let mut a = node(0, 2, &[]);
-    recv(&mut a, 1, Msg::Disconnect { ts: ts(4, 1) });
+    recv(&mut a, 1, Msg::Disconnect(ann(ts(4, 1))));
     let snapshot = a.clone();
     let acts = recv(
         &mut a,
@@ -254,7 +359,7 @@ fn reconnect_does_not_release_a_wait_on_the_reconnecting_host() {
     // be waiting or inside the critical section after an accidental disconnection.
     let mut a = node(0, 2, &[1]);
     run(&mut a, Event::Request(CsRequest::ONE));
-    let acts = recv(&mut a, 1, Msg::Reconnect { ts: ts(3, 1) });
+    let acts = recv(&mut a, 1, Msg::Reconnect(ann(ts(3, 1))));
     assert!(acts.is_empty());
     assert_eq!(a.outstanding().count(), 1);
     assert_eq!(a.status(), Status::Waiting);

@@ -170,6 +170,15 @@ proptest! {
     }
 }
 
+/// A forged announcement: `seen` from the epoch, `absent` from its lowest bit.
+fn announcement(ts: Timestamp, epoch: u64) -> look_ahead::Announcement {
+    look_ahead::Announcement {
+        ts,
+        seen: epoch >> 1,
+        absent: epoch & 1 == 1,
+    }
+}
+
 fn forged(kind: u8, clock: u64, id: u32, epoch: u64) -> look_ahead::Msg {
     let ts = Timestamp {
         clock,
@@ -178,9 +187,9 @@ fn forged(kind: u8, clock: u64, id: u32, epoch: u64) -> look_ahead::Msg {
     match kind % 5 {
         0 => look_ahead::Msg::Request { ts, epoch },
         1 => look_ahead::Msg::Reply { ts, epoch },
-        2 => look_ahead::Msg::Doze { ts },
-        3 => look_ahead::Msg::Disconnect { ts },
-        _ => look_ahead::Msg::Reconnect { ts },
+        2 => look_ahead::Msg::Doze(announcement(ts, epoch)),
+        3 => look_ahead::Msg::Disconnect(announcement(ts, epoch)),
+        _ => look_ahead::Msg::Reconnect(announcement(ts, epoch)),
     }
 }
 

@@ -28,18 +28,25 @@ pub enum Msg {
         epoch: u64,
     },
     /// The sender enters doze mode; it will ask everyone before its next critical section.
-    Doze {
-        /// The announcement's timestamp (the sender's new epoch).
-        ts: Timestamp,
-    },
-    /// The sender disconnects voluntarily; as for `Doze`.
-    Disconnect {
-        /// The announcement's timestamp (the sender's new epoch).
-        ts: Timestamp,
-    },
+    Doze(Announcement),
+    /// The sender disconnects voluntarily; as for `Doze`, and it cannot be reached until it
+    /// reconnects.
+    Disconnect(Announcement),
     /// The sender is back after a voluntary or accidental disconnection.
-    Reconnect {
-        /// The announcement's timestamp (the sender's new epoch and `T_rec`).
-        ts: Timestamp,
-    },
+    Reconnect(Announcement),
+}
+
+/// What a DOZE, DISCONNECT or RECONNECT tells its recipient. Each recipient gets its own copy:
+/// `seen` and `absent` describe the sender's view of that recipient.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct Announcement {
+    /// The announcement's timestamp: the sender's new epoch and `T_rec`.
+    pub ts: Timestamp,
+    /// The latest epoch of the recipient the sender had seen. An announcement that had not
+    /// seen the recipient's own latest one is *concurrent* with it.
+    pub seen: u64,
+    /// The sender counts the recipient as disconnected and will not ask it, so the recipient
+    /// must go on asking the sender.
+    pub absent: bool,
 }

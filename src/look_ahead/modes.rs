@@ -1,18 +1,50 @@
 //! Doze mode, voluntary disconnection and reconnection (section III-C-3).
 //!
 //! An announcing host moves every peer into its `Info_set` (it will ask everyone before its
-//! next critical section) and broadcasts the announcement stamped with a fresh Lamport
-//! timestamp, which becomes its `T_rec` and its epoch. A receiver moves the announcer into its
-//! `Status_set` only if the announcement is newer than everything it has seen from the
-//! announcer and than its own last announcement (`T_rec` comparison): of two hosts that
-//! announce concurrently, only the later one ends up in the other's `Status_set`, so the two
-//! never both wait to be asked.
+//! next critical section) and sends each peer the announcement, stamped with a fresh Lamport
+//! timestamp that becomes its `T_rec` and its epoch. Peers it knows to be disconnected are the
+//! exception: they stay in its `Status_set`, and their copy says so (`absent`).
+//!
+//! A receiver *applies* an announcement, moving the announcer into its `Status_set` (and, for
+//! DOZE and DISCONNECT, no longer waiting for its REPLY), when that cannot leave the two hosts
+//! in each other's `Status_set`:
+//! - never when the announcer counts the receiver as absent (then the receiver must ask it);
+//! - always when the announcer had seen the receiver's own latest announcement (`seen`);
+//! - otherwise the two announcements are concurrent, and only a DISCONNECT is applied, unless
+//!   the receiver sent a concurrent DISCONNECT with a later timestamp. A host that has left
+//!   must not be waited for; of two concurrent leavers one must ask the other (see V4 in
+//!   `docs/ALGORITHMS.md` for why no rule can spare both).
+//!
+//! An announcement that is not applied puts the announcer in `Info_set`: it asks everyone, and
+//! so do we.
 
-use super::message::Msg;
+use super::message::{Announcement, Msg};
 use super::node::{Mode, Node};
 use super::sets::Relation;
-use crate::permission::Timestamp;
 use crate::{Anomaly, Error, NodeId, Status};
+
+/// Which announcement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Doze,
+    Disconnect,
+    Reconnect,
+}
+
+impl Kind {
+    fn message(self, a: Announcement) -> Msg {
+        match self {
+            Kind::Doze => Msg::Doze(a),
+            Kind::Disconnect => Msg::Disconnect(a),
+            Kind::Reconnect => Msg::Reconnect(a),
+        }
+    }
+
+    /// The announcer is in its remainder section and asks everyone before entering again.
+    fn leaves(self) -> bool {
+        self != Kind::Reconnect
+    }
+}
 
 impl Node {
     fn in_remainder(&self, event: &'static str) -> Result<(), Error> {
@@ -40,27 +72,45 @@ impl Node {
         }
     }
 
-    /// Stamp a new announcement, make it our epoch and ask everyone from now on.
-    fn announce(&mut self, make: fn(Timestamp) -> Msg) {
+    /// Move every peer that is not absent into `Info_set`.
+    fn ask_everyone_present(&mut self) {
+        for peer in self.s.core.peers() {
+            if !self.s.peers[peer.index()].absent {
+                self.s.sets.set(peer, Relation::Info);
+            }
+        }
+    }
+
+    /// Stamp a new announcement, make it our epoch and ask everyone present from now on.
+    fn announce(&mut self, kind: Kind) {
         let ts = self.s.core.stamp();
         self.s.t_rec = ts;
-        self.s.sets.all_info();
+        if kind == Kind::Disconnect {
+            self.s.departed = ts;
+        }
+        self.ask_everyone_present();
         for peer in self.s.core.peers() {
-            self.out.send(peer, make(ts));
+            let view = self.s.peers[peer.index()];
+            let a = Announcement {
+                ts,
+                seen: view.epoch,
+                absent: view.absent,
+            };
+            self.out.send(peer, kind.message(a));
         }
     }
 
     pub(super) fn doze(&mut self) -> Result<(), Error> {
         self.in_mode("Doze", &[Mode::Normal])?;
         self.in_remainder("Doze")?;
-        self.announce(|ts| Msg::Doze { ts });
+        self.announce(Kind::Doze);
         self.s.mode = Mode::Dozing;
         Ok(())
     }
 
     pub(super) fn wake(&mut self) -> Result<(), Error> {
         self.in_mode("Wake", &[Mode::Dozing])?;
-        // Nothing to send: every peer is in our Info_set since the DOZE.
+        // Nothing to send: every peer present is in our Info_set since the DOZE.
         self.s.mode = Mode::Normal;
         Ok(())
     }
@@ -68,7 +118,7 @@ impl Node {
     pub(super) fn disconnect(&mut self) -> Result<(), Error> {
         self.in_mode("Disconnect", &[Mode::Normal])?;
         self.in_remainder("Disconnect")?;
-        self.announce(|ts| Msg::Disconnect { ts });
+        self.announce(Kind::Disconnect);
         self.s.mode = Mode::Disconnected;
         Ok(())
     }
@@ -82,14 +132,16 @@ impl Node {
         if self.s.core.status == Status::Critical {
             // Receivers move us into their Status_set and would then enter without asking us,
             // which is only safe once we are out: announce on release.
-            self.s.sets.all_info();
+            self.ask_everyone_present();
             self.s.reconnect_pending = true;
             return Ok(());
         }
         self.announce_reconnect();
         if let (Status::Waiting, Some(ts)) = (self.s.core.status, self.s.core.ts_req) {
             for peer in self.s.core.peers() {
-                self.ask(peer, ts);
+                if self.s.sets.get(peer) == Some(Relation::Info) {
+                    self.ask(peer, ts);
+                }
             }
         }
         Ok(())
@@ -98,32 +150,36 @@ impl Node {
     /// Broadcast a RECONNECT (now, or on release if it was postponed).
     pub(super) fn announce_reconnect(&mut self) {
         self.s.reconnect_pending = false;
-        self.announce(|ts| Msg::Reconnect { ts });
+        self.announce(Kind::Reconnect);
     }
 
-    /// A DOZE or DISCONNECT (`leaves`) or a RECONNECT from `from`.
-    pub(super) fn on_announce(&mut self, from: NodeId, ts: Timestamp, leaves: bool) {
-        if ts.id != from {
+    /// A DOZE, DISCONNECT or RECONNECT from `from`.
+    pub(super) fn on_announce(&mut self, from: NodeId, kind: Kind, a: Announcement) {
+        if a.ts.id != from {
             self.out.anomaly(from, Anomaly::OutOfRange);
             return;
         }
-        self.s.core.clock.observe(ts.clock);
-        let seen = &mut self.s.peer_epoch[from.index()];
-        if ts.clock <= *seen {
+        self.s.core.clock.observe(a.ts.clock);
+        let view = &mut self.s.peers[from.index()];
+        if a.ts.clock <= view.epoch {
             // Older than something we already got from this host: it no longer describes it.
             self.out.anomaly(from, Anomaly::Stale);
             return;
         }
-        *seen = ts.clock;
-        if self.s.t_rec >= ts {
-            // We announced later: the announcer will move us into its Status_set, so it must
-            // stay in our Info_set, and any REPLY we wait for from it is still needed.
+        view.epoch = a.ts.clock;
+        view.absent = false;
+        // A request it sent before announcing is superseded (it resends one if still waiting).
+        self.s.core.deferred.remove(from);
+        let concurrent = a.seen < self.s.t_rec.clock;
+        let departed_later = self.s.departed.clock > a.seen && self.s.departed > a.ts;
+        let applies = !a.absent && (!concurrent || (kind == Kind::Disconnect && !departed_later));
+        if !applies {
+            self.s.sets.set(from, Relation::Info);
             return;
         }
         self.s.sets.set(from, Relation::Status);
-        // A request it sent before announcing is superseded (it resends one if still waiting).
-        self.s.core.deferred.remove(from);
-        if leaves {
+        self.s.peers[from.index()].absent = kind == Kind::Disconnect;
+        if kind.leaves() {
             // It is in its remainder section and will ask us before entering: its REPLY is no
             // longer needed.
             self.s.core.waits.resolve(from, &mut self.out);

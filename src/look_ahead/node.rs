@@ -3,6 +3,7 @@
 use alloc::vec::Vec;
 
 use super::message::Msg;
+use super::modes::Kind;
 use super::sets::{initial_info_set, Relation, Sets};
 use crate::node::Outbox;
 use crate::permission::{Core, Decision, Timestamp};
@@ -76,10 +77,23 @@ pub(super) struct State {
     /// `T_rec`: the timestamp of this host's last DOZE/DISCONNECT/RECONNECT announcement. Its
     /// clock is also the host's epoch.
     pub(super) t_rec: Timestamp,
-    /// The latest epoch seen from each peer.
-    pub(super) peer_epoch: Vec<u64>,
+    /// The timestamp of this host's last DISCONNECT (clock 0: never), for the tie-break between
+    /// concurrent DISCONNECTs.
+    pub(super) departed: Timestamp,
+    /// What the host knows of each peer (indexed by id; the own slot is unused).
+    pub(super) peers: Vec<PeerView>,
     /// A reconnect reported inside the critical section, to announce on release.
     pub(super) reconnect_pending: bool,
+}
+
+/// What a host knows of one peer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct PeerView {
+    /// The latest epoch seen from the peer.
+    pub(super) epoch: u64,
+    /// The peer's last word was a DISCONNECT this host applied: it is away, in `Status_set`,
+    /// and not asked until it is heard from again (under a newer epoch).
+    pub(super) absent: bool,
 }
 
 /// A look-ahead node. `Clone` and `PartialEq` (which compares state, not the output buffer)
@@ -129,7 +143,8 @@ impl Node {
                 mode: Mode::Normal,
                 sets: Sets::from_info(id, hosts, info),
                 t_rec: Timestamp { clock: 0, id },
-                peer_epoch: alloc::vec![0; hosts as usize],
+                departed: Timestamp { clock: 0, id },
+                peers: alloc::vec![PeerView::default(); hosts as usize],
                 reconnect_pending: false,
             },
             out: Outbox::default(),
@@ -193,7 +208,21 @@ impl Node {
 
     /// The latest epoch seen from `peer` (0 for none or an unknown host).
     pub fn peer_epoch(&self, peer: NodeId) -> u64 {
-        self.s.peer_epoch.get(peer.index()).copied().unwrap_or(0)
+        self.peer(peer).epoch
+    }
+
+    /// Whether the host counts `peer` as voluntarily disconnected: its DISCONNECT was applied
+    /// and nothing newer has been heard from it. An absent peer is in `Status_set` and stays
+    /// there when this host announces, so nobody waits for a host that is away.
+    pub fn is_absent(&self, peer: NodeId) -> bool {
+        self.peer(peer).absent
+    }
+
+    fn peer(&self, peer: NodeId) -> PeerView {
+        match self.s.peers.get(peer.index()) {
+            Some(view) if peer != self.s.core.id => *view,
+            _ => PeerView::default(),
+        }
     }
 
     pub(super) fn epoch(&self) -> u64 {
@@ -255,8 +284,9 @@ impl Node {
         match msg {
             Msg::Request { ts, epoch } => self.on_request(from, ts, epoch),
             Msg::Reply { ts, epoch } => self.on_reply(from, ts, epoch),
-            Msg::Doze { ts } | Msg::Disconnect { ts } => self.on_announce(from, ts, true),
-            Msg::Reconnect { ts } => self.on_announce(from, ts, false),
+            Msg::Doze(a) => self.on_announce(from, Kind::Doze, a),
+            Msg::Disconnect(a) => self.on_announce(from, Kind::Disconnect, a),
+            Msg::Reconnect(a) => self.on_announce(from, Kind::Reconnect, a),
         }
     }
 
@@ -266,7 +296,7 @@ impl Node {
             return;
         }
         self.s.core.clock.observe(ts.clock);
-        if epoch < self.s.peer_epoch[from.index()] {
+        if epoch < self.s.peers[from.index()].epoch {
             // A copy sent before an announcement we already applied: superseded.
             self.out.anomaly(from, Anomaly::Stale);
             return;
@@ -277,7 +307,10 @@ impl Node {
             return;
         }
         // A newer epoch means the announcement was lost or overtaken; it is now superseded.
-        self.s.peer_epoch[from.index()] = epoch;
+        // A requester is present, whatever we knew of it before.
+        let view = &mut self.s.peers[from.index()];
+        view.epoch = epoch;
+        view.absent = false;
         // Our REPLY (now or on exit) moves us into the requester's Status_set, so it must be in
         // our Info_set: of two hosts, at least one always asks the other.
         self.s.sets.set(from, Relation::Info);

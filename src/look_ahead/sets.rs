@@ -56,11 +56,6 @@ impl Sets {
         }
     }
 
-    /// Move every peer into `Info_set` (doze, disconnect, reconnect).
-    pub(crate) fn all_info(&mut self) {
-        self.rel.fill(Relation::Info);
-    }
-
     fn members(&self, which: Relation) -> impl Iterator<Item = NodeId> + '_ {
         let me = self.me;
         (0..self.rel.len() as u32)

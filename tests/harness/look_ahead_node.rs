@@ -8,7 +8,7 @@
 //! `tests/fuzz_look_ahead.rs`.
 
 use arbitrary::Arbitrary;
-use manet_mutex::look_ahead::{Config, Initial, Mode, Msg, Node};
+use manet_mutex::look_ahead::{Announcement, Config, Initial, Mode, Msg, Node};
 use manet_mutex::{Event, Protocol, Status};
 
 use crate::node_input::{drive, Local, Peer};
@@ -30,7 +30,10 @@ enum In {
         from: Peer,
         kind: Kind,
         ts: Stamp,
+        /// The epoch of a REQUEST or REPLY, `seen` of an announcement.
         epoch: u64,
+        /// An announcement's `absent`.
+        absent: bool,
     },
 }
 
@@ -43,14 +46,20 @@ impl In {
                 kind,
                 ts,
                 epoch,
+                absent,
             } => {
                 let ts = ts.ts();
+                let a = Announcement {
+                    ts,
+                    seen: epoch,
+                    absent,
+                };
                 let msg = match kind {
                     Kind::Request => Msg::Request { ts, epoch },
                     Kind::Reply => Msg::Reply { ts, epoch },
-                    Kind::Doze => Msg::Doze { ts },
-                    Kind::Disconnect => Msg::Disconnect { ts },
-                    Kind::Reconnect => Msg::Reconnect { ts },
+                    Kind::Doze => Msg::Doze(a),
+                    Kind::Disconnect => Msg::Disconnect(a),
+                    Kind::Reconnect => Msg::Reconnect(a),
                 };
                 Event::Receive {
                     from: from.id(),

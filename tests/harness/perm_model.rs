@@ -116,6 +116,8 @@ impl<H: Permission> Hash for State<H> {
         bag.hash(hasher);
         self.net.timers.hash(hasher);
         self.net.fault.hash(hasher);
+        self.net.departures.hash(hasher);
+        self.net.waived.hash(hasher);
         self.requests_left.hash(hasher);
         (self.losses_left, self.timeouts_left, self.mode_changes_left).hash(hasher);
     }

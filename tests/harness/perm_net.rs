@@ -4,6 +4,12 @@
 //! in flight form a bag (any one may be delivered next), may be lost, and are recovered by the
 //! retransmission timers, which may fire at any time while armed; a host that disconnected
 //! receives nothing until it reconnects (its messages wait in flight).
+//!
+//! Liveness is checked strictly: hosts that disconnected voluntarily stay away and every other
+//! waiting host must still enter; then they come back and everyone must enter. The strict part
+//! is waived only where no protocol can be live (V4 in `docs/ALGORITHMS.md`): after a
+//! DISCONNECT was lost, or after two hosts were away at once (one left while it counted the
+//! other as away, or without having seen the other's DISCONNECT).
 
 use manet_mutex::look_ahead::{self, Mode};
 use manet_mutex::sim::routed::{self, Host};
@@ -15,6 +21,26 @@ pub trait Permission: Host {
     fn reachable(&self) -> bool {
         true
     }
+
+    /// Whether `msg` announces a voluntary disconnection.
+    fn departure(_msg: &Self::Msg) -> bool {
+        false
+    }
+
+    /// The host's epoch (the clock of its last announcement).
+    fn epoch(&self) -> u64 {
+        0
+    }
+
+    /// The latest epoch of `peer` the host has seen.
+    fn seen(&self, _peer: NodeId) -> u64 {
+        0
+    }
+
+    /// Whether the host counts `peer` as disconnected.
+    fn absent(&self, _peer: NodeId) -> bool {
+        false
+    }
 }
 
 impl Permission for ricart_agrawala::Node {}
@@ -23,17 +49,36 @@ impl Permission for look_ahead::Node {
     fn reachable(&self) -> bool {
         self.mode() != Mode::Disconnected
     }
+
+    fn departure(msg: &look_ahead::Msg) -> bool {
+        matches!(msg, look_ahead::Msg::Disconnect(_))
+    }
+
+    fn epoch(&self) -> u64 {
+        self.t_rec().clock
+    }
+
+    fn seen(&self, peer: NodeId) -> u64 {
+        self.peer_epoch(peer)
+    }
+
+    fn absent(&self, peer: NodeId) -> bool {
+        self.is_absent(peer)
+    }
 }
 
-/// Hosts, messages in flight, each host's armed timers (sorted), and the first contract breach
+/// Hosts, messages in flight, each host's armed timers (sorted), the first contract breach
 /// seen (a send to an unknown host or to itself, a valid event rejected, a timer id armed
-/// twice): once set, the system stops changing.
+/// twice: once set, the system stops changing), the epoch of each host's last DISCONNECT, and
+/// why strict liveness no longer holds, if it does not.
 #[derive(Clone, Debug)]
 pub struct PermNet<H: Permission> {
     pub nodes: Vec<H>,
     pub in_flight: Vec<(NodeId, NodeId, H::Msg)>,
     pub timers: Vec<Vec<TimerId>>,
     pub fault: Option<String>,
+    pub departures: Vec<Option<u64>>,
+    pub waived: Option<&'static str>,
 }
 
 impl<H: Permission> PermNet<H> {
@@ -47,6 +92,8 @@ impl<H: Permission> PermNet<H> {
             in_flight: Vec::new(),
             timers: vec![Vec::new(); hosts as usize],
             fault: None,
+            departures: vec![None; hosts as usize],
+            waived: None,
         })
     }
 
@@ -55,6 +102,7 @@ impl<H: Permission> PermNet<H> {
         if self.fault.is_some() {
             return;
         }
+        let departs = matches!(event, Event::Disconnect);
         let outcome = self.nodes[at.index()]
             .handle(event)
             .map(|actions| actions.collect::<Vec<_>>());
@@ -65,6 +113,20 @@ impl<H: Permission> PermNet<H> {
                 return;
             }
         };
+        if departs {
+            // Two absences overlap when a host leaves while it counts another as away or
+            // has not seen that host's last DISCONNECT (the two are concurrent).
+            let node = &self.nodes[at.index()];
+            let overlap = self.departures.iter().enumerate().any(|(j, d)| {
+                let peer = NodeId(j as u32);
+                j != at.index()
+                    && d.is_some_and(|clock| node.seen(peer) < clock || node.absent(peer))
+            });
+            if overlap {
+                self.waived = Some("two hosts were away at once");
+            }
+            self.departures[at.index()] = Some(node.epoch());
+        }
         let timers = &mut self.timers[at.index()];
         for action in actions {
             match action {
@@ -106,7 +168,10 @@ impl<H: Permission> PermNet<H> {
 
     /// Lose the `i`-th message in flight.
     pub fn lose(&mut self, i: usize) {
-        self.in_flight.remove(i);
+        let (.., msg) = self.in_flight.remove(i);
+        if H::departure(&msg) {
+            self.waived = Some("a DISCONNECT was lost");
+        }
     }
 
     /// Every armed timer, as `(host, timer)`.
@@ -149,43 +214,52 @@ impl<H: Permission> PermNet<H> {
             .collect()
     }
 
-    /// Liveness as a check on one state: every disconnected host reconnects, and then, with
-    /// no further requests, losses or mode changes, each round releases every host in the critical section and delivers every deliverable
-    /// message; a round with nothing to deliver fires every armed timer instead (the
-    /// retransmissions that recover lost messages). Within `rounds` rounds every waiting host
-    /// must have entered. Safety is checked after every round.
+    /// Liveness as a check on one state: with no further requests, losses or mode changes,
+    /// every waiting host enters within `rounds` rounds of [`PermNet::settle`] while the hosts
+    /// that disconnected stay away (unless [`PermNet::waived`]), and again after they all
+    /// reconnect. Safety is checked after every round.
     pub fn drain(&self, rounds: usize) -> Result<(), String> {
+        if self.waived.is_none() {
+            self.clone()
+                .settle(rounds)
+                .map_err(|e| format!("{e}, with the disconnected hosts away"))?;
+        }
         let mut net = self.clone();
-        // A host that disconnected comes back first. Without this, look-ahead can starve a
-        // host that waits for the REPLY of a host that stays away (V4 in docs/ALGORITHMS.md,
-        // open, pinned by an ignored test in tests/model_look_ahead.rs).
         for i in 0..net.nodes.len() {
             if !net.nodes[i].reachable() {
                 net.apply(NodeId(i as u32), Event::Reconnect);
             }
         }
+        net.settle(rounds)
+    }
+
+    /// Each round releases every host in the critical section and delivers every deliverable
+    /// message; a round with nothing to deliver fires every armed timer instead (the
+    /// retransmissions that recover lost messages). Fails if a host still waits (or is inside)
+    /// after `rounds` rounds.
+    pub fn settle(&mut self, rounds: usize) -> Result<(), String> {
         for _ in 0..rounds {
-            if net.busy().is_empty() {
+            if self.busy().is_empty() {
                 return Ok(());
             }
-            for i in 0..net.nodes.len() {
-                if net.status(NodeId(i as u32)) == Status::Critical {
-                    net.release(NodeId(i as u32));
+            for i in 0..self.nodes.len() {
+                if self.status(NodeId(i as u32)) == Status::Critical {
+                    self.release(NodeId(i as u32));
                 }
             }
-            let deliverable = net.deliverable();
+            let deliverable = self.deliverable();
             if deliverable.is_empty() {
-                for (node, timer) in net.armed() {
-                    net.fire(node, timer);
+                for (node, timer) in self.armed() {
+                    self.fire(node, timer);
                 }
             }
             // Highest index first, so earlier indices stay valid.
             for &i in deliverable.iter().rev() {
-                net.deliver(i);
+                self.deliver(i);
             }
-            net.check_safety()?;
+            self.check_safety()?;
         }
-        match net.busy() {
+        match self.busy() {
             busy if busy.is_empty() => Ok(()),
             busy => Err(format!("starvation: {busy:?} after {rounds} drain rounds")),
         }

@@ -251,3 +251,13 @@ pub fn ts(clock: u64, id: u32) -> manet_mutex::permission::Timestamp {
         id: NodeId(id),
     }
 }
+
+/// An announcement stamped `ts` from a sender that had seen no announcement of ours and counts
+/// us as present.
+pub fn ann(ts: manet_mutex::permission::Timestamp) -> manet_mutex::look_ahead::Announcement {
+    manet_mutex::look_ahead::Announcement {
+        ts,
+        seen: 0,
+        absent: false,
+    }
+}

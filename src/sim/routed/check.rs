@@ -33,8 +33,8 @@ impl Host for look_ahead::Node {
     }
 
     /// `Info_set` and `Status_set` partition the other hosts; every deferred requester is in
-    /// `Info_set` (the REPLY it is owed moves us into its `Status_set`); REPLYs are awaited
-    /// exactly while waiting.
+    /// `Info_set` (the REPLY it is owed moves us into its `Status_set`); a peer counted as
+    /// absent is in `Status_set` and owes no REPLY; REPLYs are awaited exactly while waiting.
     fn check_local(&self) -> Result<(), String> {
         let me = self.id();
         let info: Vec<NodeId> = self.info_set().collect();
@@ -50,6 +50,14 @@ impl Host for look_ahead::Node {
         if let Some(p) = self.q_req().find(|&p| !self.asks(p)) {
             return Err(format!(
                 "{me:?}: owes {p:?} a REPLY but has it in Status_set"
+            ));
+        }
+        if let Some(p) = expected
+            .iter()
+            .find(|&&p| self.is_absent(p) && (self.asks(p) || self.outstanding().any(|w| w == p)))
+        {
+            return Err(format!(
+                "{me:?}: counts {p:?} as absent but asks it or waits for its REPLY"
             ));
         }
         waits_match_status(me, self.status(), self.outstanding().count())

@@ -4,7 +4,8 @@
 //! reconnect, an accidental outage reported by a reconnect), requests and releases
 //! (`tests/harness/perm_model.rs`). Checks `sim::routed::check` (one host in the critical
 //! section, the sets' partition and pairwise consistency) and that a fair drain with
-//! retransmissions serves every waiting host, in every state.
+//! retransmissions serves every waiting host, in every state, first with the hosts that
+//! disconnected still away (unless no protocol could, V4) and then after they return.
 //!
 //! `MANET_MUTEX_DEEP=1` raises every bound (see `docs/verification.md`). Run with
 //! `cargo test --release --test model_look_ahead -- --nocapture` to see the state counts.
@@ -44,7 +45,7 @@ fn three_hosts() {
 }
 
 /// Two hosts that change mode often: every sequence of up to five dozes, wakes, disconnects
-/// and reconnects (two requests per host, no loss), which is what it takes to reach two
+/// and reconnects (one request per host, no loss or early timeout), which is what it takes to reach two
 /// absences one after the other, a return concurrent with the other host's departure, and
 /// announcements from a host that counts the receiver as away.
 #[test]
@@ -69,21 +70,14 @@ fn two_hosts_many_mode_changes() {
     perm_model::check("look_ahead", models);
 }
 
-/// Counterexample found by this model (2 hosts, either seed; V4 in `docs/ALGORITHMS.md`), when
-/// its drain still left disconnected hosts away:
-/// host 0 requests, then reports an accidental outage (RECONNECT, which re-asks everyone);
-/// host 1, in its remainder section, disconnects voluntarily. Host 0 receives the DISCONNECT,
-/// whose timestamp is older than its own RECONNECT, and ignored it altogether (deviation 8
-/// keeps the later announcer's view of the sets), so it kept waiting for the REPLY of a host
-/// that can no longer receive its REQUEST: starvation for as long as host 1 stays away.
-///
-/// Open: ending the wait on such an announcement is not safe as it stands (host 1, back, can
-/// apply host 0's newer RECONNECT, put host 0 in its `Status_set` and enter without asking it
-/// while host 0 is inside), so the fix belongs to the look-ahead protocol. Until then the model
-/// checks liveness once every host is back (`PermNet::drain` reconnects them first), and this
-/// test, which delivers only to connected hosts and never reconnects host 1, is ignored.
+/// Counterexample found by this model (2 hosts, either seed; V4 in `docs/ALGORITHMS.md`) once
+/// its drain left disconnected hosts away: host 0 requests, then reports an accidental outage
+/// (RECONNECT, which re-asks everyone); host 1, in its remainder section, disconnects
+/// voluntarily. Host 0 used to discard the DISCONNECT because its own RECONNECT was newer, and
+/// waited for the REPLY of a host that, disconnected, receives nothing. The two announcements
+/// are concurrent, and a concurrent DISCONNECT is now applied (host 1, back, does not apply the
+/// concurrent RECONNECT, so it asks host 0 before entering).
 #[test]
-
 fn regression_a_disconnect_older_than_our_reconnect_still_ends_the_wait() {
     use manet_mutex::{Event, NodeId, Status};
     let mut net = perm_net::PermNet::<Node>::new(2, 0).unwrap();

@@ -15,6 +15,15 @@
 //! [`crate::Event::Reconnect`] when the host changes mode; `Reconnect` is also the way to report
 //! that the host regained connectivity after an unannounced (accidental) outage.
 //!
+//! # Liveness with hosts away
+//! No host waits for one that disconnected voluntarily: receivers of its DISCONNECT count it as
+//! absent and stop asking it until they hear from it again. Two exceptions, which no protocol
+//! can avoid (`docs/ALGORITHMS.md`, V4): a DISCONNECT that is lost (announcements are not
+//! retransmitted, so deliver them reliably if hosts may stay away for long), and two absences
+//! that overlap (a host leaves while it counts another as away, or concurrently with the
+//! other's DISCONNECT), after which one of the two asks the other when it is back and waits
+//! for its return. Every request is served once the hosts that left are back.
+//!
 //! See `docs/ALGORITHMS.md` for every interpretation of the paper this module makes.
 
 mod message;

@@ -3,8 +3,8 @@
 //! messages, early retransmission timeouts and mode changes (doze, wake, disconnect,
 //! reconnect, an accidental outage reported by a reconnect), requests and releases
 //! (`tests/harness/perm_model.rs`). Checks `sim::routed::check` (one host in the critical
-//! section, the sets' partition and pairwise consistency) and that a fair drain with
-//! retransmissions serves every waiting host, in every state, first with the hosts that
+//! section, the sets' partition and pairwise consistency) and that a fair drain, retransmitting
+//! only after a loss, serves every waiting host, in every state, first with the hosts that
 //! disconnected still away (unless no protocol could, V4) and then after they return.
 //!
 //! `MANET_MUTEX_DEEP=1` raises every bound (see `docs/verification.md`). Run with

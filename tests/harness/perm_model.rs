@@ -12,7 +12,7 @@
 //! Properties, on every explored state: *safety* (`sim::routed::check`: one host in the
 //! critical section, each host's own invariants, pairwise consistency of the sets; no valid
 //! event rejected) and *every waiting host enters* (`PermNet::drain`, a deterministic bounded
-//! fair drain with retransmissions, as a state predicate).
+//! fair drain, retransmitting only after a loss, as a state predicate).
 
 use std::hash::{Hash, Hasher};
 
@@ -118,6 +118,7 @@ impl<H: Permission> Hash for State<H> {
         self.net.fault.hash(hasher);
         self.net.departures.hash(hasher);
         self.net.waived.hash(hasher);
+        self.net.lost.hash(hasher);
         self.requests_left.hash(hasher);
         (self.losses_left, self.timeouts_left, self.mode_changes_left).hash(hasher);
     }

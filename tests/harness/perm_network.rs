@@ -2,7 +2,8 @@
 //! sequence of operations — requests, releases, delivery of any message in flight (any order),
 //! loss of any message, expiry of any armed timer, and (look-ahead) any valid doze, wake,
 //! disconnect or reconnect — with `sim::routed::check` after each one and, at the end, a fair
-//! drain with retransmissions (`PermNet::drain`) that must serve every waiting host.
+//! drain (`PermNet::drain`, retransmitting only after a loss) that must serve every waiting
+//! host.
 //!
 //! Compiled into the `ricart_agrawala_network` and `look_ahead_network` fuzz targets (`fuzz/`)
 //! and run over seeded inputs by `tests/fuzz_ricart_agrawala.rs` and `tests/fuzz_look_ahead.rs`.

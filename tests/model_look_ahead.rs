@@ -1,7 +1,7 @@
 //! Exhaustive model checking of the look-ahead algorithm (stateright) with 2 and 3 hosts and
 //! two seeds for the initial `Info_set`s: every order of delivery, a bounded number of lost
-//! messages, early retransmission timeouts and mode changes (doze, wake, disconnect,
-//! reconnect, an accidental outage reported by a reconnect), requests and releases
+//! and duplicated messages, early retransmission timeouts and mode changes (doze, wake,
+//! disconnect, reconnect, an accidental outage reported by a reconnect), requests and releases
 //! (`tests/harness/perm_model.rs`). Checks `sim::routed::check` (one host in the critical
 //! section, the sets' partition and pairwise consistency) and that a fair drain, retransmitting
 //! only after a loss, serves every waiting host, in every state, first with the hosts that
@@ -45,15 +45,16 @@ fn three_hosts() {
 }
 
 /// Two hosts that change mode often: every sequence of up to five dozes, wakes, disconnects
-/// and reconnects (one request per host, no loss or early timeout), which is what it takes to reach two
-/// absences one after the other, a return concurrent with the other host's departure, and
-/// announcements from a host that counts the receiver as away.
+/// and reconnects (one request per host, no other fault), which is what it takes to reach
+/// two absences one after the other, a return concurrent with the other host's departure,
+/// and announcements from a host that counts the receiver as away.
 #[test]
 fn two_hosts_many_mode_changes() {
     let deep = std::env::var_os("MANET_MUTEX_DEEP").is_some_and(|v| v == "1");
     let bounds = Bounds {
         requests_per_node: 1,
         losses: 0,
+        duplicates: 0,
         timeouts: 0,
         mode_changes: if deep { 6 } else { 5 },
         states: if deep { 4_000_000 } else { 1_000_000 },

@@ -1,7 +1,8 @@
 //! Exhaustive model checking of Ricart–Agrawala (stateright) with 2 and 3 hosts: every order
-//! of delivery, a bounded number of lost messages and early retransmission timeouts, requests
-//! and releases (`tests/harness/perm_model.rs`). Checks `sim::routed::check` and that a fair
-//! drain, retransmitting only after a loss, serves every waiting host, in every state.
+//! of delivery, a bounded number of lost and duplicated messages and early retransmission
+//! timeouts, requests and releases (`tests/harness/perm_model.rs`). Checks
+//! `sim::routed::check` and that a fair drain, retransmitting only after a loss, serves every
+//! waiting host, in every state.
 //!
 //! `MANET_MUTEX_DEEP=1` raises every bound (see `docs/verification.md`). Run with
 //! `cargo test --release --test model_ricart_agrawala -- --nocapture` to see the state counts.

@@ -2,6 +2,7 @@
 //! `tests/model_ricart_agrawala.rs`). From the initial state of `n` hosts it branches on every:
 //! - delivery of any message in flight (any order), unless its destination is disconnected;
 //! - loss of any message in flight, up to a number of losses;
+//! - a second copy of any message in flight, up to a number of duplicates;
 //! - expiry of any armed retransmission timer, up to a number of expiries (a timeout may come
 //!   before the REPLY it guards, since delays are arbitrary);
 //! - request by a host in the remainder section (up to a number per host), release by a host
@@ -30,6 +31,7 @@ const DRAIN_ROUNDS: usize = 64;
 pub struct Bounds {
     pub requests_per_node: u8,
     pub losses: u8,
+    pub duplicates: u8,
     pub timeouts: u8,
     pub mode_changes: u8,
     /// The checker stops once it has generated this many states (a hard memory bound).
@@ -42,6 +44,7 @@ impl Bounds {
             Bounds {
                 requests_per_node: 2,
                 losses: 2,
+                duplicates: 2,
                 timeouts: 3,
                 mode_changes: 3,
                 states: deep_states,
@@ -50,6 +53,7 @@ impl Bounds {
             Bounds {
                 requests_per_node: 1,
                 losses: 1,
+                duplicates: 1,
                 timeouts: 2,
                 mode_changes: 2,
                 states: default_states,
@@ -82,6 +86,7 @@ pub enum Step {
     /// Deliver the i-th message in flight (sent by the first host to the second).
     Deliver(usize, NodeId, NodeId),
     Lose(usize, NodeId, NodeId),
+    Duplicate(usize, NodeId, NodeId),
     Fire(NodeId, TimerId),
     Request(NodeId),
     Release(NodeId),
@@ -93,6 +98,7 @@ pub struct State<H: Permission> {
     pub net: PermNet<H>,
     requests_left: Vec<u8>,
     losses_left: u8,
+    duplicates_left: u8,
     timeouts_left: u8,
     mode_changes_left: u8,
 }
@@ -120,7 +126,13 @@ impl<H: Permission> Hash for State<H> {
         self.net.waived.hash(hasher);
         self.net.lost.hash(hasher);
         self.requests_left.hash(hasher);
-        (self.losses_left, self.timeouts_left, self.mode_changes_left).hash(hasher);
+        (
+            self.losses_left,
+            self.duplicates_left,
+            self.timeouts_left,
+            self.mode_changes_left,
+        )
+            .hash(hasher);
     }
 }
 
@@ -145,6 +157,7 @@ where
             net,
             requests_left: vec![self.bounds.requests_per_node; self.hosts as usize],
             losses_left: self.bounds.losses,
+            duplicates_left: self.bounds.duplicates,
             timeouts_left: self.bounds.timeouts,
             mode_changes_left: self.bounds.mode_changes,
         }]
@@ -155,13 +168,21 @@ where
         if net.fault.is_some() {
             return;
         }
-        for i in net.deliverable() {
-            let (from, to, _) = net.in_flight[i];
-            actions.push(Step::Deliver(i, from, to));
-        }
-        if state.losses_left > 0 {
-            for (i, &(from, to, _)) in net.in_flight.iter().enumerate() {
+        let deliverable = net.deliverable();
+        for (i, m) in net.in_flight.iter().enumerate() {
+            // Equal copies are interchangeable: branch on the first of them only.
+            if net.in_flight[..i].contains(m) {
+                continue;
+            }
+            let (from, to, _) = *m;
+            if deliverable.contains(&i) {
+                actions.push(Step::Deliver(i, from, to));
+            }
+            if state.losses_left > 0 {
                 actions.push(Step::Lose(i, from, to));
+            }
+            if state.duplicates_left > 0 {
+                actions.push(Step::Duplicate(i, from, to));
             }
         }
         if state.timeouts_left > 0 {
@@ -197,6 +218,10 @@ where
             Step::Lose(i, ..) => {
                 next.losses_left -= 1;
                 next.net.lose(i);
+            }
+            Step::Duplicate(i, ..) => {
+                next.duplicates_left -= 1;
+                next.net.duplicate(i);
             }
             Step::Fire(node, timer) => {
                 next.timeouts_left -= 1;

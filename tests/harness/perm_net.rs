@@ -1,9 +1,9 @@
 //! A permission-based system (look-ahead, Ricart–Agrawala) driven one chosen step at a time,
 //! shared by their models (`tests/model_look_ahead.rs`, `tests/model_ricart_agrawala.rs`) and
 //! fuzz bodies. It follows their driving contract: any host can message any host; messages
-//! in flight form a bag (any one may be delivered next), may be lost, and are recovered by the
-//! retransmission timers, which may fire at any time while armed; a host that disconnected
-//! receives nothing until it reconnects (its messages wait in flight).
+//! in flight form a bag (any one may be delivered next), may be duplicated or lost, and are
+//! recovered by the retransmission timers, which may fire at any time while armed; a host that
+//! disconnected receives nothing until it reconnects (its messages wait in flight).
 //!
 //! Liveness is checked strictly: hosts that disconnected voluntarily stay away and every other
 //! waiting host must still enter; then they come back and everyone must enter. The strict part
@@ -176,6 +176,12 @@ impl<H: Permission> PermNet<H> {
         if H::departure(&msg) {
             self.waived = Some("a DISCONNECT was lost");
         }
+    }
+
+    /// Put a second copy of the `i`-th message in flight. A copy of a DISCONNECT waives
+    /// nothing: the original still arrives.
+    pub fn duplicate(&mut self, i: usize) {
+        self.in_flight.push(self.in_flight[i].clone());
     }
 
     /// Every armed timer, as `(host, timer)`.

@@ -38,28 +38,80 @@ pub struct Bounds {
     pub states: usize,
 }
 
-impl Bounds {
-    pub fn from_env(default_states: usize, deep_states: usize) -> Self {
-        if std::env::var_os("MANET_MUTEX_DEEP").is_some_and(|v| v == "1") {
+pub fn deep() -> bool {
+    std::env::var_os("MANET_MUTEX_DEEP").is_some_and(|v| v == "1")
+}
+
+/// The fault profiles checked on `hosts` hosts: requests, releases and deliveries alone, then
+/// one kind of fault on top of them each (one loss with a timeout to race the retransmission,
+/// one duplicate, early timeouts, and mode changes where the algorithm has them), which keeps
+/// each space small enough to be exhaustive on two and three hosts; only mode changes with a
+/// loss on three hosts stop at the state budget. Deep runs allow a second request per host and
+/// two mode changes on three hosts, and add every fault at once.
+fn profiles(hosts: u32, modes: bool) -> Vec<(&'static str, Bounds)> {
+    let base = Bounds {
+        requests_per_node: if deep() { 2 } else { 1 },
+        losses: 0,
+        duplicates: 0,
+        timeouts: 0,
+        mode_changes: 0,
+        states: if deep() { 4_000_000 } else { 3_000_000 },
+    };
+    let mut profiles = vec![
+        ("reliable", base),
+        (
+            "one loss",
             Bounds {
-                requests_per_node: 2,
-                losses: 2,
-                duplicates: 2,
-                timeouts: 3,
-                mode_changes: 3,
-                states: deep_states,
-            }
-        } else {
+                losses: 1,
+                timeouts: 1,
+                ..base
+            },
+        ),
+        (
+            "one duplicate",
             Bounds {
-                requests_per_node: 1,
+                duplicates: 1,
+                ..base
+            },
+        ),
+        (
+            "early timeouts",
+            Bounds {
+                timeouts: 2,
+                ..base
+            },
+        ),
+    ];
+    if modes {
+        // Two changes allow a doze and a wake, or a disconnection and its return; on three
+        // hosts (every change a broadcast) only one is exhaustive by default.
+        let mode_changes = Bounds {
+            mode_changes: if hosts <= 2 || deep() { 2 } else { 1 },
+            ..base
+        };
+        profiles.push(("mode changes", mode_changes));
+        profiles.push((
+            "mode changes, one loss",
+            Bounds {
+                losses: 1,
+                timeouts: 1,
+                ..mode_changes
+            },
+        ));
+    }
+    if deep() {
+        profiles.push((
+            "every fault",
+            Bounds {
                 losses: 1,
                 duplicates: 1,
                 timeouts: 2,
-                mode_changes: 2,
-                states: default_states,
-            }
-        }
+                mode_changes: if modes { 2 } else { 0 },
+                ..base
+            },
+        ));
     }
+    profiles
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -248,6 +300,29 @@ where
             }),
         ]
     }
+}
+
+/// Check `hosts` hosts from each of `seeds` (look-ahead's initial `Info_set`s) under every
+/// fault profile.
+pub fn check_profiles<H>(algorithm: &str, hosts: u32, seeds: &[u64])
+where
+    H: Permission + Send + Sync + 'static,
+    H::Msg: Send + Sync + 'static,
+{
+    let models = seeds.iter().flat_map(|&seed| {
+        profiles(hosts, H::MODES)
+            .into_iter()
+            .map(move |(label, bounds)| {
+                let model = PermModel::<H> {
+                    hosts,
+                    seed,
+                    bounds,
+                    _algorithm: std::marker::PhantomData,
+                };
+                (format!("{hosts} hosts seed {seed} {label}"), model)
+            })
+    });
+    check(algorithm, models);
 }
 
 /// Check each labelled configuration; print what was explored and every counterexample, then

@@ -1,11 +1,11 @@
-//! Exhaustive model checking of the look-ahead algorithm (stateright) with 2 and 3 hosts and
-//! two seeds for the initial `Info_set`s: every order of delivery, a bounded number of lost
-//! messages, early retransmission timeouts and mode changes (doze, wake, disconnect,
-//! reconnect, an accidental outage reported by a reconnect), requests and releases
-//! (`tests/harness/perm_model.rs`). Checks `sim::routed::check` (one host in the critical
-//! section, the sets' partition and pairwise consistency) and that a fair drain with
-//! retransmissions serves every waiting host, in every state, first with the hosts that
-//! disconnected still away (unless no protocol could, V4) and then after they return.
+//! Model checking of the look-ahead algorithm (stateright) with 2 and 3 hosts and two seeds
+//! for the initial `Info_set`s: every order of delivery, requests and releases, and per fault
+//! profile (`tests/harness/perm_model.rs`) lost or duplicated messages, early retransmission
+//! timeouts or mode changes (doze, wake, disconnect, reconnect, an accidental outage reported
+//! by a reconnect). Checks `sim::routed::check` (one host in the critical section, the sets'
+//! partition and pairwise consistency) and that a fair drain, retransmitting only after a
+//! loss, serves every waiting host, in every state, first with the hosts that disconnected
+//! still away (unless no protocol could, V4) and then after they return.
 //!
 //! `MANET_MUTEX_DEEP=1` raises every bound (see `docs/verification.md`). Run with
 //! `cargo test --release --test model_look_ahead -- --nocapture` to see the state counts.
@@ -20,40 +20,33 @@ mod perm_net;
 use manet_mutex::look_ahead::Node;
 use perm_model::{Bounds, PermModel};
 
-fn check_hosts(hosts: u32) {
-    let bounds = Bounds::from_env(500_000, 4_000_000);
-    let models = [0, 1].map(|seed| {
-        let model = PermModel::<Node> {
-            hosts,
-            seed,
-            bounds,
-            _algorithm: std::marker::PhantomData,
-        };
-        (format!("{hosts} hosts seed {seed}"), model)
-    });
-    perm_model::check("look_ahead", models);
-}
-
 #[test]
 fn two_hosts() {
-    check_hosts(2);
+    perm_model::check_profiles::<Node>("look_ahead", 2, &[0, 1]);
+}
+
+// One test per seed, so that the two run in parallel.
+#[test]
+fn three_hosts_seed_0() {
+    perm_model::check_profiles::<Node>("look_ahead", 3, &[0]);
 }
 
 #[test]
-fn three_hosts() {
-    check_hosts(3);
+fn three_hosts_seed_1() {
+    perm_model::check_profiles::<Node>("look_ahead", 3, &[1]);
 }
 
 /// Two hosts that change mode often: every sequence of up to five dozes, wakes, disconnects
-/// and reconnects (one request per host, no loss or early timeout), which is what it takes to reach two
+/// and reconnects (one request per host, no other fault), which is what it takes to reach two
 /// absences one after the other, a return concurrent with the other host's departure, and
 /// announcements from a host that counts the receiver as away.
 #[test]
 fn two_hosts_many_mode_changes() {
-    let deep = std::env::var_os("MANET_MUTEX_DEEP").is_some_and(|v| v == "1");
+    let deep = perm_model::deep();
     let bounds = Bounds {
         requests_per_node: 1,
         losses: 0,
+        duplicates: 0,
         timeouts: 0,
         mode_changes: if deep { 6 } else { 5 },
         states: if deep { 4_000_000 } else { 1_000_000 },

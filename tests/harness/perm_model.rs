@@ -2,6 +2,7 @@
 //! `tests/model_ricart_agrawala.rs`). From the initial state of `n` hosts it branches on every:
 //! - delivery of any message in flight (any order), unless its destination is disconnected;
 //! - loss of any message in flight, up to a number of losses;
+//! - a second copy of any message in flight, up to a number of duplicates;
 //! - expiry of any armed retransmission timer, up to a number of expiries (a timeout may come
 //!   before the REPLY it guards, since delays are arbitrary);
 //! - request by a host in the remainder section (up to a number per host), release by a host
@@ -12,7 +13,7 @@
 //! Properties, on every explored state: *safety* (`sim::routed::check`: one host in the
 //! critical section, each host's own invariants, pairwise consistency of the sets; no valid
 //! event rejected) and *every waiting host enters* (`PermNet::drain`, a deterministic bounded
-//! fair drain with retransmissions, as a state predicate).
+//! fair drain, retransmitting only after a loss, as a state predicate).
 
 use std::hash::{Hash, Hasher};
 
@@ -30,32 +31,87 @@ const DRAIN_ROUNDS: usize = 64;
 pub struct Bounds {
     pub requests_per_node: u8,
     pub losses: u8,
+    pub duplicates: u8,
     pub timeouts: u8,
     pub mode_changes: u8,
     /// The checker stops once it has generated this many states (a hard memory bound).
     pub states: usize,
 }
 
-impl Bounds {
-    pub fn from_env(default_states: usize, deep_states: usize) -> Self {
-        if std::env::var_os("MANET_MUTEX_DEEP").is_some_and(|v| v == "1") {
+pub fn deep() -> bool {
+    std::env::var_os("MANET_MUTEX_DEEP").is_some_and(|v| v == "1")
+}
+
+/// The fault profiles checked on `hosts` hosts: requests, releases and deliveries alone, then
+/// one kind of fault on top of them each (one loss with a timeout to race the retransmission,
+/// one duplicate, early timeouts, and mode changes where the algorithm has them), which keeps
+/// each space small enough to be exhaustive on two and three hosts; only mode changes with a
+/// loss on three hosts stop at the state budget. Deep runs allow a second request per host and
+/// two mode changes on three hosts, and add every fault at once.
+fn profiles(hosts: u32, modes: bool) -> Vec<(&'static str, Bounds)> {
+    let base = Bounds {
+        requests_per_node: if deep() { 2 } else { 1 },
+        losses: 0,
+        duplicates: 0,
+        timeouts: 0,
+        mode_changes: 0,
+        states: if deep() { 4_000_000 } else { 3_000_000 },
+    };
+    let mut profiles = vec![
+        ("reliable", base),
+        (
+            "one loss",
             Bounds {
-                requests_per_node: 2,
-                losses: 2,
-                timeouts: 3,
-                mode_changes: 3,
-                states: deep_states,
-            }
-        } else {
-            Bounds {
-                requests_per_node: 1,
                 losses: 1,
+                timeouts: 1,
+                ..base
+            },
+        ),
+        (
+            "one duplicate",
+            Bounds {
+                duplicates: 1,
+                ..base
+            },
+        ),
+        (
+            "early timeouts",
+            Bounds {
                 timeouts: 2,
-                mode_changes: 2,
-                states: default_states,
-            }
-        }
+                ..base
+            },
+        ),
+    ];
+    if modes {
+        // Two changes allow a doze and a wake, or a disconnection and its return; on three
+        // hosts (every change a broadcast) only one is exhaustive by default.
+        let mode_changes = Bounds {
+            mode_changes: if hosts <= 2 || deep() { 2 } else { 1 },
+            ..base
+        };
+        profiles.push(("mode changes", mode_changes));
+        profiles.push((
+            "mode changes, one loss",
+            Bounds {
+                losses: 1,
+                timeouts: 1,
+                ..mode_changes
+            },
+        ));
     }
+    if deep() {
+        profiles.push((
+            "every fault",
+            Bounds {
+                losses: 1,
+                duplicates: 1,
+                timeouts: 2,
+                mode_changes: if modes { 2 } else { 0 },
+                ..base
+            },
+        ));
+    }
+    profiles
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -82,6 +138,7 @@ pub enum Step {
     /// Deliver the i-th message in flight (sent by the first host to the second).
     Deliver(usize, NodeId, NodeId),
     Lose(usize, NodeId, NodeId),
+    Duplicate(usize, NodeId, NodeId),
     Fire(NodeId, TimerId),
     Request(NodeId),
     Release(NodeId),
@@ -93,6 +150,7 @@ pub struct State<H: Permission> {
     pub net: PermNet<H>,
     requests_left: Vec<u8>,
     losses_left: u8,
+    duplicates_left: u8,
     timeouts_left: u8,
     mode_changes_left: u8,
 }
@@ -118,8 +176,15 @@ impl<H: Permission> Hash for State<H> {
         self.net.fault.hash(hasher);
         self.net.departures.hash(hasher);
         self.net.waived.hash(hasher);
+        self.net.lost.hash(hasher);
         self.requests_left.hash(hasher);
-        (self.losses_left, self.timeouts_left, self.mode_changes_left).hash(hasher);
+        (
+            self.losses_left,
+            self.duplicates_left,
+            self.timeouts_left,
+            self.mode_changes_left,
+        )
+            .hash(hasher);
     }
 }
 
@@ -144,6 +209,7 @@ where
             net,
             requests_left: vec![self.bounds.requests_per_node; self.hosts as usize],
             losses_left: self.bounds.losses,
+            duplicates_left: self.bounds.duplicates,
             timeouts_left: self.bounds.timeouts,
             mode_changes_left: self.bounds.mode_changes,
         }]
@@ -154,13 +220,21 @@ where
         if net.fault.is_some() {
             return;
         }
-        for i in net.deliverable() {
-            let (from, to, _) = net.in_flight[i];
-            actions.push(Step::Deliver(i, from, to));
-        }
-        if state.losses_left > 0 {
-            for (i, &(from, to, _)) in net.in_flight.iter().enumerate() {
+        let deliverable = net.deliverable();
+        for (i, m) in net.in_flight.iter().enumerate() {
+            // Equal copies are interchangeable: branch on the first of them only.
+            if net.in_flight[..i].contains(m) {
+                continue;
+            }
+            let (from, to, _) = *m;
+            if deliverable.contains(&i) {
+                actions.push(Step::Deliver(i, from, to));
+            }
+            if state.losses_left > 0 {
                 actions.push(Step::Lose(i, from, to));
+            }
+            if state.duplicates_left > 0 {
+                actions.push(Step::Duplicate(i, from, to));
             }
         }
         if state.timeouts_left > 0 {
@@ -197,6 +271,10 @@ where
                 next.losses_left -= 1;
                 next.net.lose(i);
             }
+            Step::Duplicate(i, ..) => {
+                next.duplicates_left -= 1;
+                next.net.duplicate(i);
+            }
             Step::Fire(node, timer) => {
                 next.timeouts_left -= 1;
                 next.net.fire(node, timer);
@@ -222,6 +300,29 @@ where
             }),
         ]
     }
+}
+
+/// Check `hosts` hosts from each of `seeds` (look-ahead's initial `Info_set`s) under every
+/// fault profile.
+pub fn check_profiles<H>(algorithm: &str, hosts: u32, seeds: &[u64])
+where
+    H: Permission + Send + Sync + 'static,
+    H::Msg: Send + Sync + 'static,
+{
+    let models = seeds.iter().flat_map(|&seed| {
+        profiles(hosts, H::MODES)
+            .into_iter()
+            .map(move |(label, bounds)| {
+                let model = PermModel::<H> {
+                    hosts,
+                    seed,
+                    bounds,
+                    _algorithm: std::marker::PhantomData,
+                };
+                (format!("{hosts} hosts seed {seed} {label}"), model)
+            })
+    });
+    check(algorithm, models);
 }
 
 /// Check each labelled configuration; print what was explored and every counterexample, then

@@ -1,15 +1,16 @@
 //! A permission-based system (look-ahead, Ricart–Agrawala) driven one chosen step at a time,
 //! shared by their models (`tests/model_look_ahead.rs`, `tests/model_ricart_agrawala.rs`) and
 //! fuzz bodies. It follows their driving contract: any host can message any host; messages
-//! in flight form a bag (any one may be delivered next), may be lost, and are recovered by the
-//! retransmission timers, which may fire at any time while armed; a host that disconnected
-//! receives nothing until it reconnects (its messages wait in flight).
+//! in flight form a bag (any one may be delivered next), may be duplicated or lost, and are
+//! recovered by the retransmission timers, which may fire at any time while armed; a host that
+//! disconnected receives nothing until it reconnects (its messages wait in flight).
 //!
 //! Liveness is checked strictly: hosts that disconnected voluntarily stay away and every other
 //! waiting host must still enter; then they come back and everyone must enter. The strict part
 //! is waived only where no protocol can be live (V4 in `docs/ALGORITHMS.md`): after a
 //! DISCONNECT was lost, or after two hosts were away at once (one left while it counted the
-//! other as away, or without having seen the other's DISCONNECT).
+//! other as away, or without having seen the other's DISCONNECT). Retransmission is the
+//! recovery from loss and nothing else: until a message is lost, the drain fires no timer.
 
 use manet_mutex::look_ahead::{self, Mode};
 use manet_mutex::sim::routed::{self, Host};
@@ -69,8 +70,8 @@ impl Permission for look_ahead::Node {
 
 /// Hosts, messages in flight, each host's armed timers (sorted), the first contract breach
 /// seen (a send to an unknown host or to itself, a valid event rejected, a timer id armed
-/// twice: once set, the system stops changing), the epoch of each host's last DISCONNECT, and
-/// why strict liveness no longer holds, if it does not.
+/// twice: once set, the system stops changing), the epoch of each host's last DISCONNECT, why
+/// strict liveness no longer holds, if it does not, and whether a message was lost.
 #[derive(Clone, Debug)]
 pub struct PermNet<H: Permission> {
     pub nodes: Vec<H>,
@@ -79,6 +80,7 @@ pub struct PermNet<H: Permission> {
     pub fault: Option<String>,
     pub departures: Vec<Option<u64>>,
     pub waived: Option<&'static str>,
+    pub lost: bool,
 }
 
 impl<H: Permission> PermNet<H> {
@@ -94,6 +96,7 @@ impl<H: Permission> PermNet<H> {
             fault: None,
             departures: vec![None; hosts as usize],
             waived: None,
+            lost: false,
         })
     }
 
@@ -169,9 +172,16 @@ impl<H: Permission> PermNet<H> {
     /// Lose the `i`-th message in flight.
     pub fn lose(&mut self, i: usize) {
         let (.., msg) = self.in_flight.remove(i);
+        self.lost = true;
         if H::departure(&msg) {
             self.waived = Some("a DISCONNECT was lost");
         }
+    }
+
+    /// Put a second copy of the `i`-th message in flight. A copy of a DISCONNECT waives
+    /// nothing: the original still arrives.
+    pub fn duplicate(&mut self, i: usize) {
+        self.in_flight.push(self.in_flight[i].clone());
     }
 
     /// Every armed timer, as `(host, timer)`.
@@ -235,8 +245,10 @@ impl<H: Permission> PermNet<H> {
 
     /// Each round releases every host in the critical section and delivers every deliverable
     /// message; a round with nothing to deliver fires every armed timer instead (the
-    /// retransmissions that recover lost messages). Fails if a host still waits (or is inside)
-    /// after `rounds` rounds.
+    /// retransmissions that recover lost messages), or fails if no message was lost: the
+    /// messages already sent must serve every request, or a host that forgot a deferred REPLY
+    /// would pass, rescued by the requester's retransmission. Fails if a host still waits (or
+    /// is inside) after `rounds` rounds.
     pub fn settle(&mut self, rounds: usize) -> Result<(), String> {
         for _ in 0..rounds {
             if self.busy().is_empty() {
@@ -249,6 +261,13 @@ impl<H: Permission> PermNet<H> {
             }
             let deliverable = self.deliverable();
             if deliverable.is_empty() {
+                let busy = self.busy();
+                if !self.lost && !busy.is_empty() {
+                    return Err(format!(
+                        "nothing lost and nothing to deliver, yet {busy:?} not served: only a \
+                         retransmission would help"
+                    ));
+                }
                 for (node, timer) in self.armed() {
                     self.fire(node, timer);
                 }

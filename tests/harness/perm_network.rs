@@ -1,8 +1,9 @@
 //! Fuzz body, generic over the permission algorithms: 2 to 5 hosts driven by an arbitrary
 //! sequence of operations — requests, releases, delivery of any message in flight (any order),
-//! loss of any message, expiry of any armed timer, and (look-ahead) any valid doze, wake,
-//! disconnect or reconnect — with `sim::routed::check` after each one and, at the end, a fair
-//! drain with retransmissions (`PermNet::drain`) that must serve every waiting host.
+//! loss or duplication of any message, expiry of any armed timer, and (look-ahead) any valid
+//! doze, wake, disconnect or reconnect — with `sim::routed::check` after each one and, at the
+//! end, a fair drain (`PermNet::drain`, retransmitting only after a loss) that must serve
+//! every waiting host.
 //!
 //! Compiled into the `ricart_agrawala_network` and `look_ahead_network` fuzz targets (`fuzz/`)
 //! and run over seeded inputs by `tests/fuzz_ricart_agrawala.rs` and `tests/fuzz_look_ahead.rs`.
@@ -35,6 +36,7 @@ enum Op {
     Release(u8),
     Deliver(u8),
     Lose(u8),
+    Duplicate(u8),
     Fire(u8),
     /// Doze, wake, disconnect or reconnect (look-ahead only), if the host accepts it now.
     Mode(u8, u8),
@@ -67,10 +69,12 @@ pub fn run<H: Permission>(input: &Input) {
                     net.deliver(m);
                 }
             }
-            Op::Lose(x) => {
+            Op::Lose(x) | Op::Duplicate(x) => {
                 let all: Vec<usize> = (0..net.in_flight.len()).collect();
-                if let Some(m) = nth(&all, x) {
-                    net.lose(m);
+                match nth(&all, x) {
+                    Some(m) if matches!(op, Op::Lose(_)) => net.lose(m),
+                    Some(m) => net.duplicate(m),
+                    None => {}
                 }
             }
             Op::Fire(x) => {

@@ -167,6 +167,9 @@ proptest! {
         }
         let report = routed::run::<Node>(&cfg).map_err(|v| TestCaseError::fail(v.to_string()))?;
         prop_assert!(report.metrics.cs_entries > 0);
+        // A routed message travels at least one hop; the rest were sent but found no route.
+        prop_assert!(report.routed <= report.metrics.messages);
+        prop_assert!(report.metrics.hops >= report.routed);
     }
 }
 

@@ -1,8 +1,8 @@
 //! Look-ahead beside Ricart–Agrawala: the look-ahead paper's section V (MPCS and HPCS against
 //! the number of hosts; load level, load pattern, host failures, mobility).
 
-use manet_mutex::sim::experiment::{mean_of, Row};
-use manet_mutex::sim::routed::{sweep, SweepConfig};
+use manet_mutex::sim::experiment::{mean_extra, mean_of, Row};
+use manet_mutex::sim::routed::{sweep, LoadPattern, SweepConfig};
 
 use super::Args;
 
@@ -97,4 +97,38 @@ pub fn print_table(args: &Args, rows: &[Row]) {
         }
         println!();
     }
+    print_hops_per_message(&cfg, rows);
+}
+
+/// Fig. 4: hops per message that reached its host, against mobility (look-ahead, uniform load,
+/// no failures, mean over the loads and seeds).
+fn print_hops_per_message(cfg: &SweepConfig, rows: &[Row]) {
+    println!("Hops per routed message (Fig. 4), look-ahead, uniform load, no failures");
+    let mut header = format!("{:>4}", "mob");
+    for h in &cfg.hosts {
+        header += &format!(" {:>7}", format!("n={h}"));
+    }
+    println!("{header}");
+    println!("{}", "-".repeat(header.len()));
+    for &mobility in &cfg.mobility {
+        let mut line = format!("{mobility:>4}");
+        for h in &cfg.hosts {
+            let matching: Vec<&Row> = rows
+                .iter()
+                .filter(|r| {
+                    r.algorithm == "look_ahead"
+                        && r.at(&[
+                            ("hosts", h.to_string()),
+                            ("load_pattern", LoadPattern::Uniform.name().into()),
+                            ("failures", "false".into()),
+                            ("mobility", mobility.to_string()),
+                        ])
+                })
+                .collect();
+            let v = mean_extra(&matching, "hops_per_routed_message").unwrap_or(f64::NAN);
+            line += &format!(" {v:>7.2}");
+        }
+        println!("{line}");
+    }
+    println!();
 }

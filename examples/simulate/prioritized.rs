@@ -2,7 +2,7 @@
 
 use clap::ValueEnum;
 use manet_mutex::prioritized::{Node, Params, Policy, Settings};
-use manet_mutex::sim::experiment::{mean_of, Row};
+use manet_mutex::sim::experiment::{mean_extra, mean_of, Row};
 use manet_mutex::sim::token::{self, Config};
 use manet_mutex::sim::{Dist, Workload};
 use manet_mutex::NodeId;
@@ -144,16 +144,6 @@ pub fn run(args: &Args) -> (Vec<Row>, f64) {
         .flat_map(|&pol| points.iter().map(move |p| (pol, *p)))
         .collect();
     run_all(args, &jobs, |(pol, p)| run_one(args, *pol, p))
-}
-
-/// The mean over `rows` of the extra column `name` (runs without such entries are skipped).
-fn mean_extra(rows: &[&Row], name: &str) -> Option<f64> {
-    let xs: Vec<f64> = rows
-        .iter()
-        .filter_map(|r| r.extra.iter().find(|(n, _)| *n == name))
-        .filter_map(|(_, v)| v.parse().ok())
-        .collect();
-    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
 }
 
 pub fn print_table(args: &Args, rows: &[Row]) {

@@ -111,6 +111,17 @@ pub fn to_csv(rows: &[Row]) -> String {
     out
 }
 
+/// The mean over `rows` of the extra column `name` (rows without it, or whose value is not a
+/// number, are skipped), or `None` if there is none.
+pub fn mean_extra(rows: &[&Row], name: &str) -> Option<f64> {
+    let xs: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| r.extra.iter().find(|(n, _)| *n == name))
+        .filter_map(|(_, v)| v.parse().ok())
+        .collect();
+    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+}
+
 /// The mean of `metric` over the rows that match `filter` (the paper's "average of averages"
 /// over seeds), or `None` if none match.
 pub fn mean_of(
@@ -165,5 +176,25 @@ mod tests {
             mean_of(&[row], |_| true, |s| s.cs_entries as f64),
             Some(3.0)
         );
+    }
+
+    #[test]
+    fn mean_extra_skips_rows_without_a_number() {
+        let row = |extra: Vec<(&'static str, String)>| Row {
+            algorithm: "LA".into(),
+            params: Vec::new(),
+            seed: 1,
+            summary: Summary::default(),
+            extra,
+        };
+        let rows = [
+            row(vec![("hops", "1.5".into())]),
+            row(vec![("hops", "2.5".into())]),
+            row(vec![("hops", "n/a".into())]),
+            row(Vec::new()),
+        ];
+        let refs: Vec<&Row> = rows.iter().collect();
+        assert_eq!(mean_extra(&refs, "hops"), Some(2.0));
+        assert_eq!(mean_extra(&refs, "other"), None);
     }
 }

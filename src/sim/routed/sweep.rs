@@ -89,7 +89,8 @@ impl Default for SweepConfig {
 }
 
 /// Run the grid on up to `threads` threads, one [`Row`] per run (coordinates `hosts`,
-/// `lambda`, `load_pattern`, `failures`, `mobility`), in grid order. Stops at the first
+/// `lambda`, `load_pattern`, `failures`, `mobility`; extra column `hops_per_routed_message`),
+/// in grid order. Stops at the first
 /// invariant violation or starved host.
 pub fn sweep(cfg: &SweepConfig, threads: usize) -> Result<Vec<Row>, Violation> {
     let mut jobs = Vec::new();
@@ -120,7 +121,9 @@ pub fn sweep(cfg: &SweepConfig, threads: usize) -> Result<Vec<Row>, Violation> {
         &jobs,
         threads,
         |(algorithm, load, failures, mobility, run)| {
-            let summary = run_algorithm(*algorithm, run)?.metrics.summary();
+            let report = run_algorithm(*algorithm, run)?;
+            // The look-ahead paper's Fig. 4 counts hops of messages that reach their host.
+            let hops_per_message = report.metrics.hops as f64 / report.routed.max(1) as f64;
             Ok(Row {
                 algorithm: algorithm.name().into(),
                 params: vec![
@@ -131,8 +134,8 @@ pub fn sweep(cfg: &SweepConfig, threads: usize) -> Result<Vec<Row>, Violation> {
                     ("mobility", mobility.to_string()),
                 ],
                 seed: run.seed,
-                summary,
-                extra: Vec::new(),
+                summary: report.metrics.summary(),
+                extra: vec![("hops_per_routed_message", format!("{hops_per_message:.4}"))],
             })
         },
     )

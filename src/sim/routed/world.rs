@@ -45,6 +45,8 @@ pub struct Report {
     pub metrics: Metrics,
     /// Messages lost (in transit, to or from an unreachable or failed host).
     pub lost: u64,
+    /// Messages that found a route when sent (`metrics.hops` counts their hops).
+    pub routed: u64,
     /// Peer input the nodes ignored (stale, duplicate or unexpected messages).
     pub anomalies: u64,
 }
@@ -64,6 +66,7 @@ struct World<H: Host> {
     draining: bool,
     metrics: Metrics,
     lost: u64,
+    routed: u64,
     anomalies: u64,
     trace: VecDeque<(Time, Ev<H::Msg>)>,
 }
@@ -87,6 +90,7 @@ pub fn run<H: Host>(cfg: &RoutedConfig) -> Result<Report, Violation> {
     Ok(Report {
         metrics: w.metrics,
         lost: w.lost,
+        routed: w.routed,
         anomalies: w.anomalies,
     })
 }
@@ -125,6 +129,7 @@ impl<H: Host> World<H> {
             draining: false,
             metrics: Metrics::default(),
             lost: 0,
+            routed: 0,
             anomalies: 0,
             trace: VecDeque::new(),
             nodes,
@@ -389,6 +394,7 @@ impl<H: Host> World<H> {
             .collect();
         match hop_counts(&pos, self.cfg.mobility.radius, &live, f)[t] {
             Some(hops) => {
+                self.routed += 1;
                 self.metrics.hops += u64::from(hops);
                 if self.rng.random::<f64>() < self.cfg.loss {
                     self.lost += 1;

@@ -2,8 +2,10 @@
 //! doze/disconnect/reconnect at any time) never break the invariants, and once delivery is
 //! reliable every waiting host enters. Plus random routed-simulator runs.
 
+mod cases;
 mod la_net;
 
+use cases::cases;
 use la_net::Net;
 use manet_mutex::look_ahead::{self, Config, Node};
 use manet_mutex::permission::Timestamp;
@@ -95,7 +97,7 @@ fn all_back(net: &mut Net<Node>, n: u32) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(256), ..ProptestConfig::default() })]
 
     #[test]
     fn adversarial_schedules_keep_safety_and_liveness(
@@ -140,7 +142,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(48), ..ProptestConfig::default() })]
 
     #[test]
     fn routed_runs_with_loss_failures_and_modes_keep_the_invariants_and_drain(
@@ -197,7 +199,7 @@ fn forged(kind: u8, clock: u64, id: u32, epoch: u64) -> look_ahead::Msg {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(256), ..ProptestConfig::default() })]
 
     /// Arbitrary (even forged) peer input and local events never panic and never break a
     /// node's own invariants; misuse is rejected without changing anything.

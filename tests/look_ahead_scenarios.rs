@@ -1,8 +1,10 @@
 //! Staged look-ahead scenarios: the paper's non-FIFO case, crossing requests, a stale REPLY
 //! overtaking, loss recovery, and when the paper's exact pairwise consistency holds.
 
+mod cases;
 mod la_net;
 
+use cases::cases;
 use la_net::{Flight, Net};
 use manet_mutex::look_ahead::{Config, Initial, Msg, Node, Relation};
 use manet_mutex::{CsRequest, Event, NodeId, Protocol, Status};
@@ -141,7 +143,7 @@ fn exact_form_holds(net: &Net<Node>) -> Result<(), String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(128), ..ProptestConfig::default() })]
 
     /// Without loss, duplicates, timeouts or mode changes, messages in any order: once quiet,
     /// the paper's exact form (S_i ∈ Info_j ⇔ S_j ∈ Status_i) holds again, and nobody needed

@@ -1,8 +1,10 @@
 //! Ricart–Agrawala: 2(n − 1) messages per entry, the deferral rule, stale input, errors, and
 //! safety/liveness under adversarial schedules.
 
+mod cases;
 mod la_net;
 
+use cases::cases;
 use la_net::Net;
 use manet_mutex::permission::Timestamp;
 use manet_mutex::ricart_agrawala::{Config, Msg, Node};
@@ -172,7 +174,7 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(128), ..ProptestConfig::default() })]
 
     #[test]
     fn adversarial_schedules_keep_safety_and_liveness(
@@ -198,7 +200,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(32), ..ProptestConfig::default() })]
 
     #[test]
     fn routed_runs_with_loss_and_failures_keep_safety_and_drain(

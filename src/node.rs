@@ -120,4 +120,20 @@ impl<M> Outbox<M> {
     pub(crate) fn clear(&mut self) {
         self.0.clear();
     }
+
+    /// The outcome of one `handle` call: the buffered actions, or the handler's error with
+    /// whatever it buffered forgotten (local handlers validate before they mutate, so an `Err`
+    /// leaves the node as it was).
+    pub(crate) fn finish(
+        &mut self,
+        outcome: Result<(), crate::Error>,
+    ) -> Result<Actions<'_, M>, crate::Error> {
+        match outcome {
+            Ok(()) => Ok(self.drain()),
+            Err(e) => {
+                self.clear();
+                Err(e)
+            }
+        }
+    }
 }

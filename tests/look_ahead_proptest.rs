@@ -6,43 +6,12 @@ mod cases;
 mod la_net;
 
 use cases::cases;
-use la_net::Net;
+use la_net::{play, schedule_op as op, Net};
 use manet_mutex::look_ahead::{self, Config, Node};
 use manet_mutex::permission::Timestamp;
 use manet_mutex::sim::routed::{self, Failures, Host, LoadPattern, ModeChanges, RoutedConfig};
 use manet_mutex::{CsRequest, Event, NodeId, Protocol, TimerId};
 use proptest::prelude::*;
-
-#[derive(Debug, Clone)]
-enum Op {
-    Request(u32),
-    Release(u32),
-    Deliver(usize),
-    Duplicate(usize),
-    Replay(usize),
-    Lose(usize),
-    Fire(usize),
-    Doze(u32),
-    Wake(u32),
-    Disconnect(u32),
-    Reconnect(u32),
-}
-
-fn op() -> impl Strategy<Value = Op> {
-    prop_oneof![
-        3 => any::<u32>().prop_map(Op::Request),
-        2 => any::<u32>().prop_map(Op::Release),
-        10 => any::<usize>().prop_map(Op::Deliver),
-        1 => any::<usize>().prop_map(Op::Duplicate),
-        1 => any::<usize>().prop_map(Op::Replay),
-        1 => any::<usize>().prop_map(Op::Lose),
-        2 => any::<usize>().prop_map(Op::Fire),
-        1 => any::<u32>().prop_map(Op::Doze),
-        1 => any::<u32>().prop_map(Op::Wake),
-        1 => any::<u32>().prop_map(Op::Disconnect),
-        1 => any::<u32>().prop_map(Op::Reconnect),
-    ]
-}
 
 fn net(n: u32, seed: u64) -> Net<Node> {
     Net::new(
@@ -50,43 +19,6 @@ fn net(n: u32, seed: u64) -> Net<Node> {
             .map(|i| Node::new(Config::seeded(NodeId(i), n, seed, 100)).unwrap())
             .collect(),
     )
-}
-
-/// Errors are expected for ops that do not fit the node's state; `Net::apply` checks that an
-/// `Err` changed nothing, and the invariants after every step.
-fn play(net: &mut Net<Node>, n: u32, ops: &[Op], modes: bool) {
-    for op in ops {
-        let event = match *op {
-            Op::Request(h) => (h, Event::Request(CsRequest::ONE)),
-            Op::Release(h) => (h, Event::Release),
-            Op::Doze(h) if modes => (h, Event::Doze),
-            Op::Wake(h) if modes => (h, Event::Wake),
-            Op::Disconnect(h) if modes => (h, Event::Disconnect),
-            Op::Reconnect(h) if modes => (h, Event::Reconnect),
-            Op::Deliver(k) => {
-                net.deliver(k);
-                continue;
-            }
-            Op::Duplicate(k) => {
-                net.duplicate(k);
-                continue;
-            }
-            Op::Replay(k) => {
-                net.replay(k);
-                continue;
-            }
-            Op::Lose(k) => {
-                net.drop_msg(k);
-                continue;
-            }
-            Op::Fire(k) => {
-                net.fire(k);
-                continue;
-            }
-            _ => continue,
-        };
-        let _ = net.apply(event.0 % n, event.1);
-    }
 }
 
 fn all_back(net: &mut Net<Node>, n: u32) {

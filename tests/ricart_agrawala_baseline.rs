@@ -5,7 +5,7 @@ mod cases;
 mod la_net;
 
 use cases::cases;
-use la_net::Net;
+use la_net::{play, schedule_op, Net};
 use manet_mutex::permission::Timestamp;
 use manet_mutex::ricart_agrawala::{Config, Msg, Node};
 use manet_mutex::{Action, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
@@ -150,51 +150,16 @@ fn misuse_is_an_error_and_changes_nothing() {
     .is_err());
 }
 
-#[derive(Debug, Clone)]
-enum Op {
-    Request(u32),
-    Release(u32),
-    Deliver(usize),
-    Duplicate(usize),
-    Replay(usize),
-    Lose(usize),
-    Fire(usize),
-}
-
-fn op() -> impl Strategy<Value = Op> {
-    prop_oneof![
-        3 => any::<u32>().prop_map(Op::Request),
-        2 => any::<u32>().prop_map(Op::Release),
-        10 => any::<usize>().prop_map(Op::Deliver),
-        1 => any::<usize>().prop_map(Op::Duplicate),
-        1 => any::<usize>().prop_map(Op::Replay),
-        1 => any::<usize>().prop_map(Op::Lose),
-        2 => any::<usize>().prop_map(Op::Fire),
-    ]
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: cases(128), ..ProptestConfig::default() })]
 
     #[test]
     fn adversarial_schedules_keep_safety_and_liveness(
         n in 2u32..6,
-        ops in prop::collection::vec(op(), 0..300),
+        ops in prop::collection::vec(schedule_op(), 0..300),
     ) {
         let mut net = net(n);
-        for op in ops {
-            match op {
-                Op::Request(h) => drop(net.apply(h % n, Event::Request(CsRequest::ONE))),
-                Op::Release(h) => drop(net.apply(h % n, Event::Release)),
-                Op::Deliver(k) => {
-                    net.deliver(k);
-                }
-                Op::Duplicate(k) => net.duplicate(k),
-                Op::Replay(k) => net.replay(k),
-                Op::Lose(k) => net.drop_msg(k),
-                Op::Fire(k) => net.fire(k),
-            }
-        }
+        play(&mut net, n, &ops, false);
         net.drain();
     }
 }

@@ -186,13 +186,6 @@ impl Protocol for Node {
             }
             other => Err(Error::Unsupported(other.name())),
         };
-        match outcome {
-            Ok(()) => Ok(self.outbox.drain()),
-            Err(e) => {
-                // Local handlers validate before they mutate or emit; this keeps it so.
-                self.outbox.clear();
-                Err(e)
-            }
-        }
+        self.outbox.finish(outcome)
     }
 }

@@ -137,12 +137,6 @@ impl Protocol for Node {
             }
             other => Err(Error::Unsupported(other.name())),
         };
-        match result {
-            Ok(()) => Ok(self.out.drain()),
-            Err(e) => {
-                self.out.clear();
-                Err(e)
-            }
-        }
+        self.out.finish(result)
     }
 }

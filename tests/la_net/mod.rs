@@ -4,7 +4,8 @@
 
 use manet_mutex::look_ahead;
 use manet_mutex::sim::routed::{check, Host};
-use manet_mutex::{Action, Anomaly, Error, Event, NodeId, Protocol, Status, TimerId};
+use manet_mutex::{Action, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status, TimerId};
+use proptest::prelude::*;
 
 /// A message in flight.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -259,5 +260,76 @@ pub fn ann(ts: manet_mutex::permission::Timestamp) -> manet_mutex::look_ahead::A
         ts,
         seen: 0,
         absent: false,
+    }
+}
+
+/// One step of an adversarial schedule; hosts and messages are taken modulo what exists.
+#[derive(Debug, Clone)]
+pub enum Op {
+    Request(u32),
+    Release(u32),
+    Deliver(usize),
+    Duplicate(usize),
+    Replay(usize),
+    Lose(usize),
+    Fire(usize),
+    Doze(u32),
+    Wake(u32),
+    Disconnect(u32),
+    Reconnect(u32),
+}
+
+/// Schedule steps, deliveries the most likely.
+pub fn schedule_op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => any::<u32>().prop_map(Op::Request),
+        2 => any::<u32>().prop_map(Op::Release),
+        10 => any::<usize>().prop_map(Op::Deliver),
+        1 => any::<usize>().prop_map(Op::Duplicate),
+        1 => any::<usize>().prop_map(Op::Replay),
+        1 => any::<usize>().prop_map(Op::Lose),
+        2 => any::<usize>().prop_map(Op::Fire),
+        1 => any::<u32>().prop_map(Op::Doze),
+        1 => any::<u32>().prop_map(Op::Wake),
+        1 => any::<u32>().prop_map(Op::Disconnect),
+        1 => any::<u32>().prop_map(Op::Reconnect),
+    ]
+}
+
+/// Play `ops` on `n` hosts; mode changes only if `modes`. Errors are expected for steps that
+/// do not fit a host's state; `Net::apply` checks that an `Err` changed nothing, and the
+/// invariants after every step.
+pub fn play<N: Host + PartialEq>(net: &mut Net<N>, n: u32, ops: &[Op], modes: bool) {
+    for op in ops {
+        let event = match *op {
+            Op::Request(h) => (h, Event::Request(CsRequest::ONE)),
+            Op::Release(h) => (h, Event::Release),
+            Op::Doze(h) if modes => (h, Event::Doze),
+            Op::Wake(h) if modes => (h, Event::Wake),
+            Op::Disconnect(h) if modes => (h, Event::Disconnect),
+            Op::Reconnect(h) if modes => (h, Event::Reconnect),
+            Op::Deliver(k) => {
+                net.deliver(k);
+                continue;
+            }
+            Op::Duplicate(k) => {
+                net.duplicate(k);
+                continue;
+            }
+            Op::Replay(k) => {
+                net.replay(k);
+                continue;
+            }
+            Op::Lose(k) => {
+                net.drop_msg(k);
+                continue;
+            }
+            Op::Fire(k) => {
+                net.fire(k);
+                continue;
+            }
+            _ => continue,
+        };
+        let _ = net.apply(event.0 % n, event.1);
     }
 }

@@ -138,11 +138,7 @@ impl Node {
         }
         self.announce_reconnect();
         if let (Status::Waiting, Some(ts)) = (self.s.core.status, self.s.core.ts_req) {
-            for peer in self.s.core.peers() {
-                if self.s.sets.get(peer) == Some(Relation::Info) {
-                    self.ask(peer, ts);
-                }
-            }
+            self.ask_info_set(ts);
         }
         Ok(())
     }
@@ -166,8 +162,7 @@ impl Node {
             self.out.anomaly(from, Anomaly::Stale);
             return;
         }
-        view.epoch = a.ts.clock;
-        view.absent = false;
+        view.heard(a.ts.clock);
         // A request it sent before announcing is superseded (it resends one if still waiting).
         self.s.core.deferred.remove(from);
         let concurrent = a.seen < self.s.t_rec.clock;

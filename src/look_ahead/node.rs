@@ -96,6 +96,15 @@ pub(super) struct PeerView {
     pub(super) absent: bool,
 }
 
+impl PeerView {
+    /// Something from the peer's epoch `epoch` (not older than the one known) arrived: it is
+    /// present, whatever was known of it before.
+    pub(super) fn heard(&mut self, epoch: u64) {
+        self.epoch = epoch;
+        self.absent = false;
+    }
+}
+
 /// A look-ahead node. `Clone` and `PartialEq` (which compares state, not the output buffer)
 /// let tests snapshot it.
 #[derive(Debug, Clone)]
@@ -237,6 +246,17 @@ impl Node {
             .ask(peer, Msg::Request { ts, epoch }, &mut self.out);
     }
 
+    /// Send the open request `ts` to every member of `Info_set`.
+    pub(super) fn ask_info_set(&mut self, ts: Timestamp) {
+        // By id rather than through `sets.info()`, which would borrow the sets while `ask`
+        // needs the node (and collecting them would allocate on every request).
+        for peer in self.s.core.peers() {
+            if self.s.sets.get(peer) == Some(Relation::Info) {
+                self.ask(peer, ts);
+            }
+        }
+    }
+
     fn request(&mut self, req: CsRequest) -> Result<(), Error> {
         self.s.core.check_request(req)?;
         if self.s.mode != Mode::Normal {
@@ -246,13 +266,7 @@ impl Node {
             });
         }
         let ts = self.s.core.open_request();
-        // By id rather than through `sets.info()`, which would borrow the sets while `ask`
-        // needs the node (and collecting them would allocate on every request).
-        for peer in self.s.core.peers() {
-            if self.s.sets.get(peer) == Some(Relation::Info) {
-                self.ask(peer, ts);
-            }
-        }
+        self.ask_info_set(ts);
         self.s.core.try_enter(&mut self.out);
         Ok(())
     }
@@ -307,10 +321,7 @@ impl Node {
             return;
         }
         // A newer epoch means the announcement was lost or overtaken; it is now superseded.
-        // A requester is present, whatever we knew of it before.
-        let view = &mut self.s.peers[from.index()];
-        view.epoch = epoch;
-        view.absent = false;
+        self.s.peers[from.index()].heard(epoch);
         // Our REPLY (now or on exit) moves us into the requester's Status_set, so it must be in
         // our Info_set: of two hosts, at least one always asks the other.
         self.s.sets.set(from, Relation::Info);

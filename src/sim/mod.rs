@@ -23,3 +23,11 @@ pub use token::{Channels, TokenAlgorithm};
 pub use topology::Graph;
 pub use violation::Violation;
 pub use workload::{Dist, Workload};
+
+use crate::{Protocol, Status};
+
+/// The nodes waiting for or inside the critical section: what a drain must bring back to the
+/// remainder section.
+pub fn busy<P: Protocol>(nodes: &[P]) -> impl Iterator<Item = &P> {
+    nodes.iter().filter(|n| n.status() != Status::Remainder)
+}

@@ -386,11 +386,7 @@ impl<P: TokenAlgorithm> Sim<P> {
     }
 
     fn busy(&self) -> Vec<NodeId> {
-        self.nodes
-            .iter()
-            .filter(|n| n.status() != Status::Remainder)
-            .map(|n| n.id())
-            .collect()
+        super::busy(&self.nodes).map(|n| n.id()).collect()
     }
 
     fn run_to_end(&mut self) -> Result<(), Violation> {

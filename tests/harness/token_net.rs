@@ -8,7 +8,7 @@
 //! both ends learn it in the same step, and — as in the paper's mobility model — a failure never
 //! disconnects the graph, so every waiting node can still be served.
 
-use manet_mutex::sim::{Channels, Graph, TokenAlgorithm};
+use manet_mutex::sim::{busy, Channels, Graph, TokenAlgorithm};
 use manet_mutex::{Action, CsRequest, Event, NodeId, Status};
 
 /// Nodes, messages in flight, the current topology, and the first contract breach seen (a send
@@ -131,7 +131,7 @@ impl<P: TokenAlgorithm> Net<P> {
     }
 
     fn anyone_busy(&self) -> bool {
-        self.nodes.iter().any(|n| n.status() != Status::Remainder)
+        busy(&self.nodes).next().is_some()
     }
 
     /// Liveness as a check on one state: with no further requests or link changes, deliver
@@ -165,12 +165,7 @@ impl<P: TokenAlgorithm> Net<P> {
             net.check_safety()?;
         }
         if net.anyone_busy() {
-            let stuck: Vec<_> = net
-                .nodes
-                .iter()
-                .filter(|n| n.status() != Status::Remainder)
-                .map(|n| (n.id(), n.status()))
-                .collect();
+            let stuck: Vec<_> = busy(&net.nodes).map(|n| (n.id(), n.status())).collect();
             return Err(format!("starvation: {stuck:?} after {rounds} drain rounds"));
         }
         P::check_drained(&net.nodes, &net.channels, net.channels.is_empty())

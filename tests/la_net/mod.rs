@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each test binary uses a different part of the harness
 
 use manet_mutex::look_ahead;
+use manet_mutex::sim::busy;
 use manet_mutex::sim::routed::{check, Host};
 use manet_mutex::{Action, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status, TimerId};
 use proptest::prelude::*;
@@ -170,6 +171,14 @@ impl<N: Host + PartialEq> Net<N> {
         }
     }
 
+    /// Deliver everything in flight except to `away`, whose messages stay in flight (a host
+    /// that is disconnected receives nothing).
+    pub fn deliver_all_except(&mut self, away: u32) {
+        while let Some(k) = self.inflight.iter().position(|f| f.to != NodeId(away)) {
+            self.deliver(k);
+        }
+    }
+
     /// Reliable delivery from now on: release hosts in the critical section, deliver, fire
     /// timers when quiet, until every host is back in its remainder section.
     pub fn drain(&mut self) {
@@ -191,12 +200,7 @@ impl<N: Host + PartialEq> Net<N> {
                 }
             }
         }
-        let stuck: Vec<String> = self
-            .nodes
-            .iter()
-            .filter(|n| n.status() != Status::Remainder)
-            .map(|n| format!("{n:?}"))
-            .collect();
+        let stuck: Vec<String> = busy(&self.nodes).map(|n| format!("{n:?}")).collect();
         panic!("not drained: {stuck:?}\ntrace:\n{}", self.trace.join("\n"));
     }
 
@@ -243,6 +247,21 @@ pub fn recv(
             msg,
         },
     )
+}
+
+/// Deliver `msg` from `from` and check that it is ignored: one `kind` anomaly, nothing else,
+/// and the node unchanged.
+pub fn assert_ignored(node: &mut look_ahead::Node, from: u32, msg: look_ahead::Msg, kind: Anomaly) {
+    let before = node.clone();
+    let acts = recv(node, from, msg);
+    assert_eq!(
+        acts,
+        vec![Action::Anomaly {
+            from: NodeId(from),
+            kind
+        }]
+    );
+    assert_eq!(*node, before, "an ignored message changes nothing");
 }
 
 /// A Lamport timestamp.

@@ -9,7 +9,7 @@ use rand_distr::{Distribution, Exp};
 use super::check::{check, Host};
 use super::{Algorithm, RoutedConfig, Unreachable};
 use crate::sim::waypoint::{hop_counts, Waypoint};
-use crate::sim::{EventQueue, Metrics, Time, Violation};
+use crate::sim::{busy, EventQueue, Metrics, Time, Violation};
 use crate::{look_ahead, ricart_agrawala, Action, CsRequest, Event, NodeId, Status};
 
 #[derive(Debug, Clone)]
@@ -188,16 +188,11 @@ impl<H: Host> World<H> {
             self.end_mode(h)?;
         }
         let deadline = self.q.now() + self.cfg.drain_time;
-        while self.nodes.iter().any(|n| n.status() != Status::Remainder) {
+        while busy(&self.nodes).next().is_some() {
             match self.q.peek_time() {
                 Some(t) if t <= deadline => self.step()?,
                 _ => {
-                    let stuck: Vec<String> = self
-                        .nodes
-                        .iter()
-                        .filter(|n| n.status() != Status::Remainder)
-                        .map(|n| format!("{n:?}"))
-                        .collect();
+                    let stuck: Vec<String> = busy(&self.nodes).map(|n| format!("{n:?}")).collect();
                     return Err(self.violation(format!(
                         "starvation: hosts still not served after the drain: {}",
                         stuck.join("; ")

@@ -51,15 +51,13 @@ pub fn print_table(args: &Args, rows: &[Row]) {
         ),
         ("HPCS", |s| s.hops_per_cs),
     ] {
-        let mut header = format!(
-            "{:<5} {:>7} {:<9} {:<5} {:>4}",
-            metric, "lambda", "load", "fail", "mob"
+        print_header(
+            &format!(
+                "{:<5} {:>7} {:<9} {:<5} {:>4}",
+                metric, "lambda", "load", "fail", "mob"
+            ),
+            &cfg.hosts,
         );
-        for h in &cfg.hosts {
-            header += &format!(" {:>7}", format!("n={h}"));
-        }
-        println!("{header}");
-        println!("{}", "-".repeat(header.len()));
         for &failures in &cfg.failures {
             for &mobility in &cfg.mobility {
                 for &load in &cfg.loads {
@@ -104,12 +102,7 @@ pub fn print_table(args: &Args, rows: &[Row]) {
 /// no failures, mean over the loads and seeds).
 fn print_hops_per_message(cfg: &SweepConfig, rows: &[Row]) {
     println!("Hops per routed message (Fig. 4), look-ahead, uniform load, no failures");
-    let mut header = format!("{:>4}", "mob");
-    for h in &cfg.hosts {
-        header += &format!(" {:>7}", format!("n={h}"));
-    }
-    println!("{header}");
-    println!("{}", "-".repeat(header.len()));
+    print_header(&format!("{:>4}", "mob"), &cfg.hosts);
     for &mobility in &cfg.mobility {
         let mut line = format!("{mobility:>4}");
         for h in &cfg.hosts {
@@ -131,4 +124,14 @@ fn print_hops_per_message(cfg: &SweepConfig, rows: &[Row]) {
         println!("{line}");
     }
     println!();
+}
+
+/// A table header: the row labels, one column per host count, and a rule under it.
+fn print_header(labels: &str, hosts: &[u32]) {
+    let mut header = labels.to_string();
+    for h in hosts {
+        header += &format!(" {:>7}", format!("n={h}"));
+    }
+    println!("{header}");
+    println!("{}", "-".repeat(header.len()));
 }

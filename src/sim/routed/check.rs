@@ -52,9 +52,10 @@ impl Host for look_ahead::Node {
                 "{me:?}: owes {p:?} a REPLY but has it in Status_set"
             ));
         }
-        if let Some(p) = expected
-            .iter()
-            .find(|&&p| self.is_absent(p) && (self.asks(p) || self.outstanding().any(|w| w == p)))
+        let needed = expected.iter().copied().filter(|&p| self.asks(p));
+        if let Some(p) = needed
+            .chain(self.outstanding())
+            .find(|&p| self.is_absent(p))
         {
             return Err(format!(
                 "{me:?}: counts {p:?} as absent but asks it or waits for its REPLY"

@@ -4,11 +4,37 @@
 //! replies owed to lower-priority requesters (`Q_req`) and keep one retransmission timer per
 //! REQUEST still waiting for its REPLY (`TO_req`). Those pieces, and the request / enter / exit
 //! / timeout / REPLY-acceptance rules built on them (the crate-internal `Core`), live here once.
+//!
+//! # What a peer's counters can do
+//! Clock values and epochs come from peers, so a corrupted or forged one must not be able to
+//! exhaust a counter or make two requests look alike (`docs/ALGORITHMS.md`, A1):
+//! - a value above [`COUNTER_LIMIT`] (2^62) is impossible (no host ticks that often) and the
+//!   message carrying it is dropped as [`crate::Anomaly::OutOfRange`];
+//! - a value is merged into a clock (or a per-peer record) only up to [`MERGE_LIMIT`] (2^61),
+//!   so from any state a host has at least 2^61 ticks of its own left before its values
+//!   become impossible for its peers;
+//! - every request also carries the requester's own sequence number, which no peer can
+//!   influence; a REPLY names both, so two requests of one host are never confused, whatever
+//!   the clocks did.
 
 use alloc::vec::Vec;
 
 use crate::node::Outbox;
 use crate::{Action, CsRequest, Error, NodeId, Status, TimerId};
+
+/// Clock values, epochs and request sequence numbers above this are impossible: the message
+/// carrying one is dropped as out of range.
+pub const COUNTER_LIMIT: u64 = 1 << 62;
+
+/// Peer values merge into a host's clock and its records of its peers only up to this, which
+/// leaves every host `COUNTER_LIMIT - MERGE_LIMIT` ticks of its own before its values become
+/// impossible, however its peers' values were corrupted.
+pub const MERGE_LIMIT: u64 = 1 << 61;
+
+/// Whether a peer's clock value, epoch or sequence number is possible (`0..=COUNTER_LIMIT`).
+pub(crate) fn possible(value: u64) -> bool {
+    value <= COUNTER_LIMIT
+}
 
 /// A request priority: a Lamport clock value and the requester's id. Smaller is more urgent;
 /// equal clocks are ordered by id, so two distinct requesters never tie.
@@ -26,34 +52,49 @@ impl Timestamp {
     pub fn beats(self, other: Timestamp) -> bool {
         self < other
     }
+
+    /// Whether a stamp received from `from` can be one `from` made: its own id, and a clock
+    /// that a tick produced (at least 1) within [`COUNTER_LIMIT`].
+    pub(crate) fn possible_from(self, from: NodeId) -> bool {
+        self.id == from && self.clock >= 1 && possible(self.clock)
+    }
 }
 
-/// A Lamport logical clock.
+/// One request of one host: its priority and the host's own request number. A REPLY names
+/// both, so it grants exactly that request: a peer can push the clock (priorities may then
+/// repeat) but not the sequence number, which the requester alone advances.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Ticket {
+    pub(crate) ts: Timestamp,
+    pub(crate) seq: u64,
+}
+
+/// A Lamport logical clock that merges peer values only up to [`MERGE_LIMIT`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct LamportClock(u64);
+pub(crate) struct LamportClock(u64);
 
 impl LamportClock {
     /// The current value.
-    pub fn now(self) -> u64 {
+    pub(crate) fn now(self) -> u64 {
         self.0
     }
 
-    /// Advance for a local event and return the new value. Saturates rather than wrapping, so a
-    /// hostile peer's huge clock cannot make timestamps go backwards.
-    pub fn tick(&mut self) -> u64 {
+    /// Advance for a local event and return the new value. Above `MERGE_LIMIT` only local
+    /// events move the clock, so it stays below `u64::MAX` for longer than any host runs.
+    pub(crate) fn tick(&mut self) -> u64 {
         self.0 = self.0.saturating_add(1);
         self.0
     }
 
-    /// Merge a clock value seen in a message.
-    pub fn observe(&mut self, seen: u64) {
-        self.0 = self.0.max(seen);
+    /// Merge a clock value seen in a message, up to [`MERGE_LIMIT`].
+    pub(crate) fn observe(&mut self, seen: u64) {
+        self.0 = self.0.max(seen.min(MERGE_LIMIT));
     }
 }
 
 /// What a node does with a peer's REQUEST: the Ricart–Agrawala rule both algorithms share.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// Grant now: the node is not competing, or its own request is less urgent.
     Reply,
     /// Owe the reply until the node leaves the critical section.
@@ -61,17 +102,12 @@ pub enum Decision {
 }
 
 /// Decide on a REQUEST stamped `incoming` given the node's section and its own open request.
-pub fn decide(status: Status, own: Option<Timestamp>, incoming: Timestamp) -> Decision {
+fn decide(status: Status, own: Option<Timestamp>, incoming: Timestamp) -> Decision {
     match (status, own) {
         (Status::Critical, _) => Decision::Defer,
         (Status::Waiting, Some(mine)) if mine.beats(incoming) => Decision::Defer,
         _ => Decision::Reply,
     }
-}
-
-/// Whether `from` is a peer a node `me` of an `n`-host system can talk to.
-pub fn is_peer(n: u32, me: NodeId, from: NodeId) -> bool {
-    from.0 < n && from != me
 }
 
 /// A map keyed by peer, kept as a vector sorted by id: at most one entry per host, and unlike
@@ -121,7 +157,7 @@ impl<V> PeerMap<V> {
 /// `TO_req`: the peers whose REPLY the node still waits for, each with its retransmission
 /// timer. At most one entry per peer, so it is bounded by the number of hosts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Waits {
+pub(crate) struct Waits {
     timers: PeerMap<TimerId>,
     next_timer: u64,
 }
@@ -152,7 +188,7 @@ impl Waits {
 
     /// Timer `timer` fired: stop waiting for its peer (the caller re-arms after resending) and
     /// return the peer. A stale or unknown timer gives `None` and changes nothing.
-    pub fn expire(&mut self, timer: TimerId) -> Option<NodeId> {
+    pub(crate) fn expire(&mut self, timer: TimerId) -> Option<NodeId> {
         let peer = self
             .timers
             .0
@@ -164,26 +200,26 @@ impl Waits {
     }
 
     /// Whether the node waits for `peer`.
-    pub fn contains(&self, peer: NodeId) -> bool {
+    pub(crate) fn contains(&self, peer: NodeId) -> bool {
         self.timers.contains(peer)
     }
 
     /// Whether no REPLY is outstanding.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.timers.is_empty()
     }
 
     /// The peers still owing a REPLY, in id order.
-    pub fn peers(&self) -> impl Iterator<Item = NodeId> + '_ {
+    pub(crate) fn peers(&self) -> impl Iterator<Item = NodeId> + '_ {
         self.timers.keys()
     }
 }
 
-/// `Q_req`: the requests whose REPLY the node defers, one per requester, each with whatever
-/// the algorithm needs to address the eventual REPLY (`T`).
+/// `Q_req`: the requests whose REPLY the node defers, one per requester: the request's
+/// ticket, and whatever else the algorithm needs to address the eventual REPLY (`T`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Deferred<T> {
-    entries: PeerMap<T>,
+pub(crate) struct Deferred<T> {
+    entries: PeerMap<(Ticket, T)>,
 }
 
 impl<T> Default for Deferred<T> {
@@ -196,42 +232,47 @@ impl<T> Default for Deferred<T> {
 
 impl<T: Copy> Deferred<T> {
     /// Record (or refresh, for a retransmitted copy) `peer`'s deferred request.
-    pub fn insert(&mut self, peer: NodeId, tag: T) {
-        self.entries.insert(peer, tag);
+    pub(crate) fn insert(&mut self, peer: NodeId, ticket: Ticket, tag: T) {
+        self.entries.insert(peer, (ticket, tag));
     }
 
     /// Forget `peer`'s request. Returns whether it was deferred.
-    pub fn remove(&mut self, peer: NodeId) -> bool {
+    pub(crate) fn remove(&mut self, peer: NodeId) -> bool {
         self.entries.remove(peer).is_some()
     }
 
     /// Whether `peer`'s request is deferred.
-    pub fn contains(&self, peer: NodeId) -> bool {
+    pub(crate) fn contains(&self, peer: NodeId) -> bool {
         self.entries.contains(peer)
     }
 
+    /// The deferred request of `peer`, if any.
+    fn get(&self, peer: NodeId) -> Option<Ticket> {
+        self.entries.get(peer).map(|(ticket, _)| *ticket)
+    }
+
     /// The deferred requesters, in id order.
-    pub fn peers(&self) -> impl Iterator<Item = NodeId> + '_ {
+    pub(crate) fn peers(&self) -> impl Iterator<Item = NodeId> + '_ {
         self.entries.keys()
     }
 
-    /// Answer every deferred request with `reply(tag)`, in id order, leaving the set empty (on
-    /// leaving the critical section).
-    pub(crate) fn answer_all<M>(&mut self, out: &mut Outbox<M>, reply: impl Fn(T) -> M) {
-        for (peer, tag) in self.entries.0.drain(..) {
-            out.send(peer, reply(tag));
+    /// Answer every deferred request with `reply(peer, ticket, tag)`, in id order, leaving the
+    /// set empty (on leaving the critical section).
+    pub(crate) fn answer_all<M>(
+        &mut self,
+        out: &mut Outbox<M>,
+        mut reply: impl FnMut(NodeId, Ticket, T) -> M,
+    ) {
+        for (peer, (ticket, tag)) in self.entries.0.drain(..) {
+            out.send(peer, reply(peer, ticket, tag));
         }
-    }
-
-    /// Whether nothing is deferred.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
     }
 }
 
 /// The state and rules every permission-based node shares: its section, Lamport clock, open
-/// request (`ts_req`), outstanding REPLYs (`TO_req`) and deferred requests (`Q_req`, each
-/// with the `T` needed to answer it). The algorithms add their own state around it.
+/// request, its own request counter, outstanding REPLYs (`TO_req`) and deferred requests
+/// (`Q_req`, each with the `T` needed to answer it). The algorithms add their own state around
+/// it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Core<T> {
     pub(crate) id: NodeId,
@@ -239,11 +280,12 @@ pub(crate) struct Core<T> {
     pub(crate) retransmit_after: u64,
     pub(crate) status: Status,
     pub(crate) clock: LamportClock,
-    pub(crate) ts_req: Option<Timestamp>,
+    /// The open request (`ts_req` and its number), `None` in the remainder section.
+    pub(crate) open: Option<Ticket>,
+    /// Requests made so far: the number of the last one. Only the host itself advances it.
+    seq: u64,
     pub(crate) waits: Waits,
     pub(crate) deferred: Deferred<T>,
-    /// The newest REQUEST timestamp seen from each peer (at most one entry per peer).
-    newest_request: PeerMap<Timestamp>,
 }
 
 impl<T: Copy> Core<T> {
@@ -262,16 +304,16 @@ impl<T: Copy> Core<T> {
             retransmit_after,
             status: Status::Remainder,
             clock: LamportClock::default(),
-            ts_req: None,
+            open: None,
+            seq: 0,
             waits: Waits::default(),
             deferred: Deferred::default(),
-            newest_request: PeerMap::default(),
         })
     }
 
     /// Whether `from` is another host of the system.
     pub(crate) fn is_peer(&self, from: NodeId) -> bool {
-        is_peer(self.hosts, self.id, from)
+        from.0 < self.hosts && from != self.id
     }
 
     /// Every other host, in id order.
@@ -302,12 +344,16 @@ impl<T: Copy> Core<T> {
         Ok(())
     }
 
-    /// Open a request (after [`Core::check_request`]) and return its priority.
-    pub(crate) fn open_request(&mut self) -> Timestamp {
-        let ts = self.stamp();
-        self.ts_req = Some(ts);
+    /// Open a request (after [`Core::check_request`]) and return it.
+    pub(crate) fn open_request(&mut self) -> Ticket {
+        self.seq = self.seq.saturating_add(1);
+        let ticket = Ticket {
+            ts: self.stamp(),
+            seq: self.seq,
+        };
+        self.open = Some(ticket);
         self.status = Status::Waiting;
-        ts
+        ticket
     }
 
     /// Send the open request to `peer` with `msg` and (re)arm its timer.
@@ -324,58 +370,55 @@ impl<T: Copy> Core<T> {
         }
     }
 
-    /// Leave the critical section, answering every deferred request with `reply(tag)`.
+    /// Leave the critical section, answering every deferred request with `reply`.
     pub(crate) fn close_request<M>(
         &mut self,
         out: &mut Outbox<M>,
-        reply: impl Fn(T) -> M,
+        reply: impl FnMut(NodeId, Ticket, T) -> M,
     ) -> Result<(), Error> {
         if self.status != Status::Critical {
             return Err(Error::NotInCritical(self.status));
         }
         self.status = Status::Remainder;
-        self.ts_req = None;
+        self.open = None;
         self.deferred.answer_all(out, reply);
         Ok(())
     }
 
     /// Timer `timer` fired: the peer to ask again and the open request, or `None` for a timer
     /// that is not current (cancelled or re-armed since), which is a no-op.
-    pub(crate) fn expired(&mut self, timer: TimerId) -> Option<(NodeId, Timestamp)> {
-        let ts = self.ts_req?;
-        self.waits.expire(timer).map(|peer| (peer, ts))
+    pub(crate) fn expired(&mut self, timer: TimerId) -> Option<(NodeId, Ticket)> {
+        let open = self.open?;
+        self.waits.expire(timer).map(|peer| (peer, open))
     }
 
-    /// Whether a REQUEST stamped `ts` from peer `from` is current, recording it as the newest
-    /// if so. A peer stamps each request with a fresh tick of its clock, so a timestamp older
-    /// than one already seen from it belongs to a late copy of a request it has since been
-    /// answered for. Acting on such a copy would answer a request nobody waits for and, worse,
-    /// drop or overwrite the deferral of the peer's newer request, which would then never be
-    /// answered. Retransmissions repeat the timestamp and stay current.
-    pub(crate) fn current_request(&mut self, from: NodeId, ts: Timestamp) -> bool {
-        match self.newest_request.get(from) {
-            Some(&newest) if ts < newest => false,
-            _ => {
-                self.newest_request.insert(from, ts);
-                true
-            }
-        }
+    /// Whether a REQUEST `ticket` from `from` is current, i.e. not older than the request of
+    /// `from` already deferred here. A host numbers its requests, so a lower number belongs to
+    /// a late copy of a request it has since been answered for; acting on it would drop or
+    /// overwrite the deferral of the newer one, which would then never be answered (V5).
+    /// Retransmissions repeat the number and stay current. Only a deferred entry is compared:
+    /// nothing a peer sends raises a permanent mark, so no single message can make the
+    /// peer's later requests look old.
+    pub(crate) fn current_request(&self, from: NodeId, ticket: Ticket) -> bool {
+        self.deferred
+            .get(from)
+            .is_none_or(|deferred| ticket.seq >= deferred.seq)
     }
 
     /// What to do with a REQUEST stamped `incoming` (the shared Ricart–Agrawala rule).
     pub(crate) fn decide(&self, incoming: Timestamp) -> Decision {
-        decide(self.status, self.ts_req, incoming)
+        decide(self.status, self.open.map(|t| t.ts), incoming)
     }
 
-    /// Whether a REPLY naming `ts` answers the open request and `from` still owed it; if so the
-    /// wait ends (its timer is cancelled).
+    /// Whether a REPLY naming `ticket` answers the open request and `from` still owed it; if
+    /// so the wait ends (its timer is cancelled).
     pub(crate) fn accept_reply<M>(
         &mut self,
         from: NodeId,
-        ts: Timestamp,
+        ticket: Ticket,
         out: &mut Outbox<M>,
     ) -> bool {
-        self.ts_req == Some(ts) && self.waits.resolve(from, out)
+        self.open == Some(ticket) && self.waits.resolve(from, out)
     }
 }
 
@@ -398,15 +441,42 @@ mod tests {
     }
 
     #[test]
-    fn lamport_clock_ticks_merges_and_saturates() {
+    fn lamport_clock_merges_peer_values_only_up_to_the_merge_limit() {
         let mut c = LamportClock::default();
         assert_eq!(c.tick(), 1);
         c.observe(7);
         assert_eq!(c.tick(), 8);
         c.observe(3);
         assert_eq!(c.now(), 8);
+        // A peer's huge value leaves the host 2^61 ticks of its own before its values become
+        // impossible for its peers.
         c.observe(u64::MAX);
-        assert_eq!(c.tick(), u64::MAX);
+        assert_eq!(c.now(), MERGE_LIMIT);
+        assert_eq!(c.tick(), MERGE_LIMIT + 1);
+        assert!(possible(c.now()) && COUNTER_LIMIT - c.now() >= MERGE_LIMIT - 1);
+    }
+
+    #[test]
+    fn impossible_stamps_are_recognised() {
+        assert!(ts(1, 4).possible_from(NodeId(4)));
+        assert!(ts(COUNTER_LIMIT, 4).possible_from(NodeId(4)));
+        assert!(!ts(0, 4).possible_from(NodeId(4)), "a tick never gives 0");
+        assert!(!ts(COUNTER_LIMIT + 1, 4).possible_from(NodeId(4)));
+        assert!(!ts(u64::MAX, 4).possible_from(NodeId(4)));
+        assert!(!ts(3, 5).possible_from(NodeId(4)), "names another host");
+    }
+
+    #[test]
+    fn requests_of_one_host_never_share_a_ticket_even_with_a_pinned_clock() {
+        let mut core: Core<()> = Core::new(NodeId(0), 2, 1).unwrap();
+        core.clock.observe(u64::MAX);
+        let first = core.open_request();
+        core.status = Status::Remainder;
+        core.open = None;
+        core.clock.observe(u64::MAX);
+        let second = core.open_request();
+        assert_ne!(first, second);
+        assert_eq!(second.seq, first.seq + 1);
     }
 
     #[test]
@@ -438,28 +508,52 @@ mod tests {
     }
 
     #[test]
-    fn deferred_keeps_one_entry_per_peer() {
+    fn deferred_keeps_one_entry_per_peer_and_answers_in_id_order() {
+        let ticket = |seq| Ticket {
+            ts: ts(seq, 9),
+            seq,
+        };
         let mut d = Deferred::default();
-        d.insert(NodeId(3), 1);
-        d.insert(NodeId(3), 2);
-        d.insert(NodeId(1), 5);
+        d.insert(NodeId(3), ticket(1), 1);
+        d.insert(NodeId(3), ticket(2), 2);
+        d.insert(NodeId(1), ticket(7), 5);
         assert!(d.contains(NodeId(3)));
+        assert_eq!(d.get(NodeId(3)), Some(ticket(2)));
         let mut out = Outbox::default();
-        d.answer_all(&mut out, |tag| tag * 10);
+        d.answer_all(&mut out, |_, t, tag| t.seq * 10 + tag);
         assert_eq!(
             out.drain().collect::<alloc::vec::Vec<_>>(),
             [
                 Action::Send {
                     to: NodeId(1),
-                    msg: 50
+                    msg: 75
                 },
                 Action::Send {
                     to: NodeId(3),
-                    msg: 20
+                    msg: 22
                 }
             ]
         );
-        assert!(d.is_empty());
+        assert!(d.peers().next().is_none());
         assert!(!d.remove(NodeId(1)));
+    }
+
+    #[test]
+    fn only_a_deferred_request_makes_an_older_one_stale() {
+        let ticket = |seq| Ticket {
+            ts: ts(seq, 1),
+            seq,
+        };
+        let mut core: Core<()> = Core::new(NodeId(0), 2, 1).unwrap();
+        // Nothing deferred: any number is current (no permanent mark to poison).
+        assert!(core.current_request(NodeId(1), ticket(u64::MAX)));
+        assert!(core.current_request(NodeId(1), ticket(1)));
+        core.deferred.insert(NodeId(1), ticket(5), ());
+        assert!(!core.current_request(NodeId(1), ticket(4)));
+        assert!(
+            core.current_request(NodeId(1), ticket(5)),
+            "a retransmission"
+        );
+        assert!(core.current_request(NodeId(1), ticket(6)));
     }
 }

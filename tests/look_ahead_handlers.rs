@@ -74,8 +74,22 @@ fn request_goes_to_info_set_only_with_one_timer_each() {
     assert_eq!(
         sends(&acts),
         vec![
-            (1, Msg::Request { ts: t, epoch: 0 }),
-            (3, Msg::Request { ts: t, epoch: 0 })
+            (
+                1,
+                Msg::Request {
+                    ts: t,
+                    seq: 1,
+                    epoch: 0
+                }
+            ),
+            (
+                3,
+                Msg::Request {
+                    ts: t,
+                    seq: 1,
+                    epoch: 0
+                }
+            )
         ]
     );
     assert_eq!(timers(&acts).len(), 2);
@@ -101,6 +115,7 @@ fn idle_host_replies_and_moves_requester_from_status_to_info() {
         0,
         Msg::Request {
             ts: ts(5, 0),
+            seq: 1,
             epoch: 0,
         },
     );
@@ -110,7 +125,9 @@ fn idle_host_replies_and_moves_requester_from_status_to_info() {
             0,
             Msg::Reply {
                 ts: ts(5, 0),
-                epoch: 0
+                seq: 1,
+                epoch: 0,
+                seen: 0
             }
         )]
     );
@@ -128,6 +145,7 @@ fn waiting_host_with_lower_priority_replies_and_asks_the_requester() {
         0,
         Msg::Request {
             ts: ts(1, 0),
+            seq: 1,
             epoch: 0,
         },
     );
@@ -138,13 +156,16 @@ fn waiting_host_with_lower_priority_replies_and_asks_the_requester() {
                 0,
                 Msg::Reply {
                     ts: ts(1, 0),
-                    epoch: 0
+                    seq: 1,
+                    epoch: 0,
+                    seen: 0
                 }
             ),
             (
                 0,
                 Msg::Request {
                     ts: ts(1, 1),
+                    seq: 1,
                     epoch: 0
                 }
             )
@@ -163,6 +184,7 @@ fn waiting_host_with_higher_priority_defers_into_q_req() {
         0,
         Msg::Request {
             ts: ts(1, 0),
+            seq: 1,
             epoch: 0,
         },
     );
@@ -175,6 +197,7 @@ fn waiting_host_with_higher_priority_defers_into_q_req() {
         0,
         Msg::Request {
             ts: ts(1, 0),
+            seq: 1,
             epoch: 0,
         },
     );
@@ -188,6 +211,7 @@ fn waiting_host_with_higher_priority_defers_into_q_req() {
         0,
         Msg::Request {
             ts: ts(3, 0),
+            seq: 1,
             epoch: 0,
         },
     );
@@ -204,6 +228,7 @@ fn reply_moves_replier_to_status_set_unless_its_request_is_deferred() {
         2,
         Msg::Request {
             ts: ts(4, 2),
+            seq: 1,
             epoch: 0,
         },
     ); // deferred
@@ -212,7 +237,9 @@ fn reply_moves_replier_to_status_set_unless_its_request_is_deferred() {
         1,
         Msg::Reply {
             ts: ts(1, 0),
+            seq: 1,
             epoch: 0,
+            seen: 0,
         },
     );
     assert!(acts.iter().any(|x| matches!(x, Action::CancelTimer { .. })));
@@ -222,7 +249,9 @@ fn reply_moves_replier_to_status_set_unless_its_request_is_deferred() {
         2,
         Msg::Reply {
             ts: ts(1, 0),
+            seq: 1,
             epoch: 0,
+            seen: 0,
         },
     );
     assert!(acts.contains(&Action::EnterCritical { resources: 1 }));
@@ -239,7 +268,9 @@ fn exit_replies_to_q_req_only_not_to_the_whole_info_set() {
         1,
         Msg::Reply {
             ts: ts(1, 0),
+            seq: 1,
             epoch: 0,
+            seen: 0,
         },
     );
     recv(
@@ -247,7 +278,9 @@ fn exit_replies_to_q_req_only_not_to_the_whole_info_set() {
         3,
         Msg::Reply {
             ts: ts(1, 0),
+            seq: 1,
             epoch: 0,
+            seen: 0,
         },
     );
     assert_eq!(a.status(), Status::Critical);
@@ -256,6 +289,7 @@ fn exit_replies_to_q_req_only_not_to_the_whole_info_set() {
         2,
         Msg::Request {
             ts: ts(9, 2),
+            seq: 1,
             epoch: 0,
         },
     );
@@ -264,6 +298,7 @@ fn exit_replies_to_q_req_only_not_to_the_whole_info_set() {
         3,
         Msg::Request {
             ts: ts(9, 3),
+            seq: 1,
             epoch: 0,
         },
     );
@@ -276,14 +311,18 @@ fn exit_replies_to_q_req_only_not_to_the_whole_info_set() {
                 2,
                 Msg::Reply {
                     ts: ts(9, 2),
-                    epoch: 0
+                    seq: 1,
+                    epoch: 0,
+                    seen: 0
                 }
             ),
             (
                 3,
                 Msg::Reply {
                     ts: ts(9, 3),
-                    epoch: 0
+                    seq: 1,
+                    epoch: 0,
+                    seen: 0
                 }
             )
         ]
@@ -300,7 +339,9 @@ fn reply_to_a_host_that_is_not_requesting_is_ignored() {
     let mut a = node(0, 3, &[1]);
     let reply = Msg::Reply {
         ts: ts(1, 0),
+        seq: 1,
         epoch: 0,
+        seen: 0,
     };
     // In particular no set moves.
     assert_ignored(&mut a, 2, reply, Anomaly::Unexpected);
@@ -315,7 +356,9 @@ fn stale_and_duplicate_replies_grant_nothing() {
         1,
         Msg::Reply {
             ts: ts(1, 0),
+            seq: 1,
             epoch: 0,
+            seen: 0,
         },
     );
     // Duplicate from 1, a REPLY to an older request, a REPLY to an older epoch's copy.
@@ -324,21 +367,27 @@ fn stale_and_duplicate_replies_grant_nothing() {
             1,
             Msg::Reply {
                 ts: ts(1, 0),
+                seq: 1,
                 epoch: 0,
+                seen: 0,
             },
         ),
         (
             2,
             Msg::Reply {
                 ts: ts(0, 0),
+                seq: 1,
                 epoch: 0,
+                seen: 0,
             },
         ),
         (
             2,
             Msg::Reply {
                 ts: ts(1, 0),
+                seq: 1,
                 epoch: 7,
+                seen: 0,
             },
         ),
     ] {
@@ -359,6 +408,7 @@ fn timeout_retransmits_with_a_fresh_timer_and_stale_timeouts_are_noops() {
             1,
             Msg::Request {
                 ts: ts(1, 0),
+                seq: 1,
                 epoch: 0
             }
         )]
@@ -380,7 +430,9 @@ fn timeout_retransmits_with_a_fresh_timer_and_stale_timeouts_are_noops() {
         1,
         Msg::Reply {
             ts: ts(1, 0),
+            seq: 1,
             epoch: 0,
+            seen: 0,
         },
     );
     assert!(acts.contains(&Action::CancelTimer { timer: second }));
@@ -397,6 +449,7 @@ fn input_from_unknown_or_lying_peers_is_ignored() {
             7,
             Msg::Request {
                 ts: ts(1, 7),
+                seq: 1,
                 epoch: 0,
             },
             Anomaly::UnknownPeer,
@@ -405,6 +458,7 @@ fn input_from_unknown_or_lying_peers_is_ignored() {
             0,
             Msg::Request {
                 ts: ts(1, 0),
+                seq: 1,
                 epoch: 0,
             },
             Anomaly::UnknownPeer,
@@ -413,6 +467,7 @@ fn input_from_unknown_or_lying_peers_is_ignored() {
             1,
             Msg::Request {
                 ts: ts(1, 2),
+                seq: 1,
                 epoch: 0,
             },
             Anomaly::OutOfRange,
@@ -421,7 +476,9 @@ fn input_from_unknown_or_lying_peers_is_ignored() {
             1,
             Msg::Reply {
                 ts: ts(1, 2),
+                seq: 1,
                 epoch: 0,
+                seen: 0,
             },
             Anomaly::OutOfRange,
         ),
@@ -440,17 +497,20 @@ fn input_from_unknown_or_lying_peers_is_ignored() {
 }
 
 #[test]
-fn huge_peer_clock_saturates_instead_of_wrapping() {
+fn impossible_peer_clocks_are_refused_and_huge_ones_merge_only_up_to_the_limit() {
+    use manet_mutex::permission::{COUNTER_LIMIT, MERGE_LIMIT};
     let mut a = node(0, 2, &[1]);
-    recv(
-        &mut a,
-        1,
-        Msg::Request {
-            ts: ts(u64::MAX, 1),
-            epoch: 0,
-        },
-    );
+    let request = |clock| Msg::Request {
+        ts: ts(clock, 1),
+        seq: 1,
+        epoch: 0,
+    };
+    assert_ignored(&mut a, 1, request(u64::MAX), Anomaly::OutOfRange);
+    assert_ignored(&mut a, 1, request(COUNTER_LIMIT + 1), Anomaly::OutOfRange);
+    assert_ignored(&mut a, 1, request(0), Anomaly::OutOfRange);
+    recv(&mut a, 1, request(COUNTER_LIMIT));
+    assert_eq!(a.clock(), MERGE_LIMIT);
     let acts = run(&mut a, Event::Request(CsRequest::ONE));
-    assert_eq!(a.timestamp(), Some(ts(u64::MAX, 0)));
+    assert_eq!(a.timestamp(), Some(ts(MERGE_LIMIT + 1, 0)));
     assert_eq!(sends(&acts).len(), 1);
 }

@@ -4,7 +4,7 @@
 mod la_net;
 
 use la_net::{ann, assert_ignored, node, recv, run, ts, Net};
-use manet_mutex::look_ahead::{Mode, Msg, Node, Relation};
+use manet_mutex::look_ahead::{Announcement, Mode, Msg, Node, Relation};
 use manet_mutex::{Action, Anomaly, CsRequest, Event, NodeId, Protocol, Status};
 
 /// Two hosts; host 0 asks host 1 (the paper's consistent starting state).
@@ -78,6 +78,7 @@ fn disconnect_drops_the_disconnecting_hosts_q_req_entry_and_wait() {
         0,
         Msg::Request {
             ts: ts(5, 0),
+            seq: 1,
             epoch: 0,
         },
     ); // deferred
@@ -239,8 +240,7 @@ fn of_two_concurrent_disconnects_only_the_later_is_applied() {
 #[test]
 fn announcement_from_a_host_counting_us_absent_is_not_applied() {
     let mut a = node(0, 2, &[]);
-    let mut absent = ann(ts(4, 1));
-    absent.absent = true;
+    let absent = Announcement::new(ts(4, 1), 0, true);
     recv(&mut a, 1, Msg::Doze(absent));
     assert_eq!(a.relation(NodeId(1)), Some(Relation::Info));
 }
@@ -282,9 +282,33 @@ fn request_copy_from_before_an_applied_announcement_is_stale() {
     recv(&mut a, 1, Msg::Disconnect(ann(ts(4, 1))));
     let copy = Msg::Request {
         ts: ts(2, 1),
+        seq: 1,
         epoch: 0,
     };
-    assert_ignored(&mut a, 1, copy, Anomaly::Stale);
+    let before = a.clone();
+    // Ignored, but answered with a REPLY that grants nothing: it names the old epoch, and says
+    // which epoch of the sender we have seen (the sender re-announces if that is beyond its
+    // own: `request_from_a_host_whose_epoch_we_overrate_gets_a_resync_hint`).
+    let acts = recv(&mut a, 1, copy);
+    assert_eq!(
+        acts,
+        vec![
+            Action::Anomaly {
+                from: NodeId(1),
+                kind: Anomaly::Stale
+            },
+            Action::Send {
+                to: NodeId(1),
+                msg: Msg::Reply {
+                    ts: ts(2, 1),
+                    seq: 1,
+                    epoch: 0,
+                    seen: 4
+                }
+            }
+        ]
+    );
+    assert_eq!(a, before);
 }
 
 #[test]
@@ -296,7 +320,17 @@ fn reconnect_while_waiting_restarts_permission_collection() {
     net.apply(0, Event::Reconnect).unwrap();
     assert_eq!(net.node(0).status(), Status::Waiting);
     assert_eq!(net.node(0).outstanding().count(), 1);
-    net.deliver_where(|f| matches!(f.msg, Msg::Reply { epoch: 0, .. }));
+    net.deliver_where(|f| {
+        matches!(
+            f.msg,
+            Msg::Reply {
+                seq: 1,
+                epoch: 0,
+                seen: 0,
+                ..
+            }
+        )
+    });
     assert_eq!(
         net.node(0).status(),
         Status::Waiting,
@@ -337,4 +371,105 @@ fn reconnect_does_not_release_a_wait_on_the_reconnecting_host() {
     assert!(acts.is_empty());
     assert_eq!(a.outstanding().count(), 1);
     assert_eq!(a.status(), Status::Waiting);
+}
+
+#[test]
+fn request_from_a_host_whose_epoch_we_overrate_gets_a_resync_hint() {
+    // A corrupted REQUEST pushed our record of host 1's epoch to 1000; its real requests (epoch
+    // 0) now look older than that. We answer them with a REPLY that says what we have seen.
+    let mut a = node(0, 2, &[]);
+    let poisoned = Msg::Request {
+        ts: ts(3, 1),
+        seq: 1,
+        epoch: 1000,
+    };
+    recv(&mut a, 1, poisoned);
+    assert_eq!(a.peer_epoch(NodeId(1)), 1000);
+    let real = Msg::Request {
+        ts: ts(3, 1),
+        seq: 1,
+        epoch: 0,
+    };
+    let acts = recv(&mut a, 1, real);
+    assert!(acts.contains(&Action::Send {
+        to: NodeId(1),
+        msg: Msg::Reply {
+            ts: ts(3, 1),
+            seq: 1,
+            epoch: 0,
+            seen: 1000
+        }
+    }));
+}
+
+#[test]
+fn reply_that_has_seen_beyond_our_epoch_grants_nothing_and_we_reannounce_beyond_it() {
+    let mut a = node(0, 2, &[1]);
+    run(&mut a, Event::Request(CsRequest::ONE));
+    let reply = Msg::Reply {
+        ts: ts(1, 0),
+        seq: 1,
+        epoch: 0,
+        seen: 1000,
+    };
+    let acts = recv(&mut a, 1, reply);
+    assert_eq!(a.status(), Status::Waiting, "the REPLY granted nothing");
+    assert!(a.t_rec().clock > 1000, "re-announced beyond what host 1 has seen");
+    assert!(acts
+        .iter()
+        .any(|x| matches!(x, Action::Send { msg: Msg::Reconnect(r), .. } if r.ts.clock > 1000)));
+    // The request goes out again under the new epoch, which host 1 takes as current.
+    assert!(acts.iter().any(|x| matches!(
+        x,
+        Action::Send { msg: Msg::Request { epoch, .. }, .. } if *epoch > 1000
+    )));
+}
+
+#[test]
+fn a_request_epoch_corrupted_upwards_heals_within_one_exchange() {
+    let mut net = pair();
+    net.apply(0, Event::Request(CsRequest::ONE)).unwrap();
+    // The REQUEST's epoch is corrupted on the way to host 1.
+    let Msg::Request { epoch, .. } = &mut net.inflight[0].msg else {
+        panic!("{:?}", net.inflight)
+    };
+    *epoch = 1 << 40;
+    net.drain();
+    assert_eq!(net.entries, vec![NodeId(0)]);
+    // Both hosts still serve each other afterwards: nobody is muted.
+    for round in 0..3 {
+        net.apply(1, Event::Request(CsRequest::ONE)).unwrap();
+        net.apply(0, Event::Request(CsRequest::ONE)).unwrap();
+        net.drain();
+        assert_eq!(net.entries.len(), 3 + 2 * round);
+    }
+    assert!(net.node(1).peer_epoch(NodeId(0)) <= net.node(0).t_rec().clock);
+}
+
+#[test]
+fn an_announcement_with_any_field_corrupted_is_dropped_like_a_lost_one() {
+    let good = Announcement::new(ts(4, 1), 0, false);
+    let mut corrupted = Vec::new();
+    for v in [0, 1, 5, u64::MAX] {
+        let mut a = good;
+        a.ts.clock = v;
+        corrupted.push(a);
+        let mut a = good;
+        a.seen = v;
+        corrupted.push(a);
+        let mut a = good;
+        a.check = v;
+        corrupted.push(a);
+    }
+    let mut a = good;
+    a.absent = true;
+    corrupted.push(a);
+    let mut a = good;
+    a.ts.id = NodeId(0);
+    corrupted.push(a);
+    for bad in corrupted.into_iter().filter(|bad| *bad != good) {
+        assert!(!bad.is_intact() || bad.ts.id != NodeId(1), "{bad:?}");
+        let mut host = node(0, 2, &[1]);
+        assert_ignored(&mut host, 1, Msg::Disconnect(bad), Anomaly::OutOfRange);
+    }
 }

@@ -107,13 +107,14 @@ proptest! {
     }
 }
 
-/// A forged announcement: `seen` from the epoch, `absent` from its lowest bit.
+/// A forged announcement: `seen` from the epoch, `absent` from its lowest bit, sealed unless
+/// bit 1 is set (then it carries a wrong check word, as a corrupted copy would).
 fn announcement(ts: Timestamp, epoch: u64) -> look_ahead::Announcement {
-    look_ahead::Announcement {
-        ts,
-        seen: epoch >> 1,
-        absent: epoch & 1 == 1,
+    let mut a = look_ahead::Announcement::new(ts, epoch >> 2, epoch & 1 == 1);
+    if epoch & 2 == 2 {
+        a.check ^= 1;
     }
+    a
 }
 
 fn forged(kind: u8, clock: u64, id: u32, epoch: u64) -> look_ahead::Msg {
@@ -122,8 +123,17 @@ fn forged(kind: u8, clock: u64, id: u32, epoch: u64) -> look_ahead::Msg {
         id: NodeId(id),
     };
     match kind % 5 {
-        0 => look_ahead::Msg::Request { ts, epoch },
-        1 => look_ahead::Msg::Reply { ts, epoch },
+        0 => look_ahead::Msg::Request {
+            ts,
+            seq: epoch % 3,
+            epoch,
+        },
+        1 => look_ahead::Msg::Reply {
+            ts,
+            seq: epoch % 3,
+            epoch,
+            seen: epoch >> 1,
+        },
         2 => look_ahead::Msg::Doze(announcement(ts, epoch)),
         3 => look_ahead::Msg::Disconnect(announcement(ts, epoch)),
         _ => look_ahead::Msg::Reconnect(announcement(ts, epoch)),
@@ -140,7 +150,7 @@ proptest! {
         n in 1u32..5,
         seed in any::<u64>(),
         inputs in prop::collection::vec(
-            (0u8..12, 0u32..7, prop_oneof![0u64..6, Just(u64::MAX)], 0u32..7, 0u64..6, any::<u64>()),
+            (0u8..12, 0u32..7, prop_oneof![0u64..6, Just(u64::MAX)], 0u32..7, prop_oneof![0u64..12, Just(u64::MAX)], any::<u64>()),
             0..200,
         ),
     ) {

@@ -54,7 +54,10 @@ fn defers_while_inside_or_older_and_replies_on_exit() {
     let acts: Vec<_> = a
         .handle(Event::Receive {
             from: NodeId(2),
-            msg: Msg::Request { ts: ts(1, 2) },
+            msg: Msg::Request {
+                ts: ts(1, 2),
+                seq: 1,
+            },
         })
         .unwrap()
         .collect();
@@ -64,7 +67,10 @@ fn defers_while_inside_or_older_and_replies_on_exit() {
         let _ = a
             .handle(Event::Receive {
                 from: NodeId(p),
-                msg: Msg::Reply { ts: ts(1, 0) },
+                msg: Msg::Reply {
+                    ts: ts(1, 0),
+                    seq: 1,
+                },
             })
             .unwrap();
     }
@@ -74,7 +80,10 @@ fn defers_while_inside_or_older_and_replies_on_exit() {
         acts,
         vec![Action::Send {
             to: NodeId(2),
-            msg: Msg::Reply { ts: ts(1, 2) }
+            msg: Msg::Reply {
+                ts: ts(1, 2),
+                seq: 1
+            }
         }]
     );
 }
@@ -84,9 +93,30 @@ fn stale_unexpected_and_unknown_input_is_ignored() {
     let mut a = node(0, 2);
     let snapshot = a.clone();
     for (from, msg, kind) in [
-        (1, Msg::Reply { ts: ts(1, 0) }, Anomaly::Unexpected),
-        (5, Msg::Request { ts: ts(1, 5) }, Anomaly::UnknownPeer),
-        (1, Msg::Request { ts: ts(1, 0) }, Anomaly::OutOfRange),
+        (
+            1,
+            Msg::Reply {
+                ts: ts(1, 0),
+                seq: 1,
+            },
+            Anomaly::Unexpected,
+        ),
+        (
+            5,
+            Msg::Request {
+                ts: ts(1, 5),
+                seq: 1,
+            },
+            Anomaly::UnknownPeer,
+        ),
+        (
+            1,
+            Msg::Request {
+                ts: ts(1, 0),
+                seq: 1,
+            },
+            Anomaly::OutOfRange,
+        ),
     ] {
         let acts: Vec<_> = a
             .handle(Event::Receive {
@@ -108,7 +138,10 @@ fn stale_unexpected_and_unknown_input_is_ignored() {
     let acts: Vec<_> = a
         .handle(Event::Receive {
             from: NodeId(1),
-            msg: Msg::Reply { ts: ts(0, 0) },
+            msg: Msg::Reply {
+                ts: ts(0, 0),
+                seq: 1,
+            },
         })
         .unwrap()
         .collect();

@@ -12,20 +12,29 @@ use crate::permission::Timestamp;
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[non_exhaustive]
 pub enum Msg {
-    /// A request for permission, stamped with the request's priority. Retransmissions repeat
-    /// the timestamp.
+    /// A request for permission. Retransmissions repeat `ts` and `seq`.
     Request {
         /// The request's priority (its `id` is the sender).
         ts: Timestamp,
+        /// The sender's own request number (1 for its first request): no peer can influence
+        /// it, so two requests of one host never look alike.
+        seq: u64,
         /// The sender's epoch when this copy was sent.
         epoch: u64,
     },
-    /// Permission for the request stamped `ts`, sent in answer to its copy of epoch `epoch`.
+    /// Permission for the request `(ts, seq)`, sent in answer to its copy of epoch `epoch`.
     Reply {
         /// The timestamp of the request being granted (its `id` is the receiver).
         ts: Timestamp,
+        /// The number of the request being granted.
+        seq: u64,
         /// The epoch of the request copy being answered.
         epoch: u64,
+        /// The latest epoch of the receiver the sender has seen. It can never exceed the
+        /// receiver's own epoch; if it does, the sender's record of the receiver was corrupted
+        /// on the way, the REPLY grants nothing, and the receiver re-announces itself with an
+        /// epoch beyond it (`docs/ALGORITHMS.md`, A3).
+        seen: u64,
     },
     /// The sender enters doze mode; it will ask everyone before its next critical section.
     Doze(Announcement),
@@ -38,6 +47,11 @@ pub enum Msg {
 
 /// What a DOZE, DISCONNECT or RECONNECT tells its recipient. Each recipient gets its own copy:
 /// `seen` and `absent` describe the sender's view of that recipient.
+///
+/// Announcements are not retransmitted and every field decides whether the receiver may stop
+/// asking the sender, so a copy carries a check word over its fields: a copy with any one
+/// field corrupted is recognised and dropped, like a lost one (`docs/ALGORITHMS.md`, A4).
+/// Build one with [`Announcement::new`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Announcement {
@@ -49,4 +63,35 @@ pub struct Announcement {
     /// The sender counts the recipient as disconnected and will not ask it, so the recipient
     /// must go on asking the sender.
     pub absent: bool,
+    /// [`Announcement::seal`] of the other fields.
+    pub check: u64,
+}
+
+impl Announcement {
+    /// An announcement with its check word.
+    pub fn new(ts: Timestamp, seen: u64, absent: bool) -> Self {
+        Announcement {
+            ts,
+            seen,
+            absent,
+            check: Self::seal(ts, seen, absent),
+        }
+    }
+
+    /// The check word of the fields: each passes through its own odd multiplier, a bijection
+    /// of `u64`, before they are summed, so changing any single field changes the sum.
+    pub fn seal(ts: Timestamp, seen: u64, absent: bool) -> u64 {
+        const SALT: u64 = 0x6c6f_6f6b_2d61_6865; // "look-ahe"
+        ts.clock
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .wrapping_add(u64::from(ts.id.0).wrapping_mul(0xBF58_476D_1CE4_E5B9))
+            .wrapping_add(seen.wrapping_mul(0x94D0_49BB_1331_11EB))
+            .wrapping_add(u64::from(absent).wrapping_mul(0xD6E8_FEB8_6659_FD93))
+            ^ SALT
+    }
+
+    /// Whether the check word matches the fields.
+    pub fn is_intact(&self) -> bool {
+        self.check == Self::seal(self.ts, self.seen, self.absent)
+    }
 }

@@ -21,6 +21,7 @@
 use super::message::{Announcement, Msg};
 use super::node::{Mode, Node};
 use super::sets::Relation;
+use crate::permission::possible;
 use crate::{Anomaly, Error, NodeId, Status};
 
 /// Which announcement.
@@ -91,11 +92,7 @@ impl Node {
         self.ask_everyone_present();
         for peer in self.s.core.peers() {
             let view = self.s.peers[peer.index()];
-            let a = Announcement {
-                ts,
-                seen: view.epoch,
-                absent: view.absent,
-            };
+            let a = Announcement::new(ts, view.epoch, view.absent);
             self.out.send(peer, kind.message(a));
         }
     }
@@ -129,18 +126,35 @@ impl Node {
     pub(super) fn reconnect(&mut self) -> Result<(), Error> {
         self.in_mode("Reconnect", &[Mode::Normal, Mode::Disconnected])?;
         self.s.mode = Mode::Normal;
+        self.restart();
+        Ok(())
+    }
+
+    /// Announce a new epoch and, if waiting, ask again under it (postponed to the release if
+    /// inside the critical section): a reconnect, or a resync.
+    fn restart(&mut self) {
         if self.s.core.status == Status::Critical {
             // Receivers move us into their Status_set and would then enter without asking us,
             // which is only safe once we are out: announce on release.
             self.ask_everyone_present();
             self.s.reconnect_pending = true;
-            return Ok(());
+            return;
         }
         self.announce_reconnect();
-        if let (Status::Waiting, Some(ts)) = (self.s.core.status, self.s.core.ts_req) {
-            self.ask_info_set(ts);
+        if let (Status::Waiting, Some(ticket)) = (self.s.core.status, self.s.core.open) {
+            self.ask_info_set(ticket);
         }
-        Ok(())
+    }
+
+    /// A peer's record of our epoch is `seen`, beyond anything we announced (a corrupted or
+    /// forged value reached it): it takes our messages for old ones until we announce an
+    /// epoch beyond it, so do that now, as a reconnect (A3). Only an awake, connected host can
+    /// announce; a dozing one gets the same hint again when it next asks.
+    pub(super) fn resync(&mut self, seen: u64) {
+        if self.s.mode == Mode::Normal {
+            self.s.core.clock.observe(seen);
+            self.restart();
+        }
     }
 
     /// Broadcast a RECONNECT (now, or on release if it was postponed).
@@ -151,7 +165,8 @@ impl Node {
 
     /// A DOZE, DISCONNECT or RECONNECT from `from`.
     pub(super) fn on_announce(&mut self, from: NodeId, kind: Kind, a: Announcement) {
-        if a.ts.id != from {
+        if !a.is_intact() || !a.ts.possible_from(from) || !possible(a.seen) {
+            // Corrupted on the way (or impossible): dropped like a lost announcement.
             self.out.anomaly(from, Anomaly::OutOfRange);
             return;
         }
@@ -165,20 +180,29 @@ impl Node {
         view.heard(a.ts.clock);
         // A request it sent before announcing is superseded (it resends one if still waiting).
         self.s.core.deferred.remove(from);
-        let concurrent = a.seen < self.s.t_rec.clock;
-        let departed_later = self.s.departed.clock > a.seen && self.s.departed > a.ts;
+        // `seen` beyond our own epoch: the sender's record of us was corrupted on the way.
+        // Nothing can be concluded from it, so the announcement counts as concurrent, and we
+        // announce beyond that record afterwards (A3).
+        let ahead = a.seen > self.s.t_rec.clock;
+        let concurrent = ahead || a.seen < self.s.t_rec.clock;
+        // Our own DISCONNECT is concurrent with it unless it had seen that one (with `ahead`,
+        // what it had seen is unknown: assume it had not).
+        let departed_later = (ahead || self.s.departed.clock > a.seen) && self.s.departed > a.ts;
         let applies = !a.absent && (!concurrent || (kind == Kind::Disconnect && !departed_later));
         if !applies {
             self.s.sets.set(from, Relation::Info);
-            return;
+        } else {
+            self.s.sets.set(from, Relation::Status);
+            self.s.peers[from.index()].absent = kind == Kind::Disconnect;
+            if kind.leaves() {
+                // It is in its remainder section and will ask us before entering: its REPLY
+                // is no longer needed.
+                self.s.core.waits.resolve(from, &mut self.out);
+                self.s.core.try_enter(&mut self.out);
+            }
         }
-        self.s.sets.set(from, Relation::Status);
-        self.s.peers[from.index()].absent = kind == Kind::Disconnect;
-        if kind.leaves() {
-            // It is in its remainder section and will ask us before entering: its REPLY is no
-            // longer needed.
-            self.s.core.waits.resolve(from, &mut self.out);
-            self.s.core.try_enter(&mut self.out);
+        if ahead {
+            self.resync(a.seen);
         }
     }
 }

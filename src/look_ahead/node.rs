@@ -6,7 +6,7 @@ use super::message::Msg;
 use super::modes::Kind;
 use super::sets::{initial_info_set, Relation, Sets};
 use crate::node::Outbox;
-use crate::permission::{Core, Decision, Timestamp};
+use crate::permission::{possible, Core, Decision, Ticket, Timestamp, MERGE_LIMIT};
 use crate::{Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
 
 /// How a node's `Info_set` starts.
@@ -69,9 +69,9 @@ impl Mode {
 /// Everything but the output buffer, so snapshots compare state only.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct State {
-    /// Section, clock, `ts_req`, `TO_req` and `Q_req` (deferred requests with the timestamp
-    /// and epoch to answer them with).
-    pub(super) core: Core<(Timestamp, u64)>,
+    /// Section, clock, the open request, `TO_req` and `Q_req` (deferred requests with the
+    /// epoch of the copy to answer).
+    pub(super) core: Core<u64>,
     pub(super) mode: Mode,
     pub(super) sets: Sets,
     /// `T_rec`: the timestamp of this host's last DOZE/DISCONNECT/RECONNECT announcement. Its
@@ -98,9 +98,10 @@ pub(super) struct PeerView {
 
 impl PeerView {
     /// Something from the peer's epoch `epoch` (not older than the one known) arrived: it is
-    /// present, whatever was known of it before.
+    /// present, whatever was known of it before. The record merges only up to `MERGE_LIMIT`,
+    /// so the peer can always get past it with an announcement of its own.
     pub(super) fn heard(&mut self, epoch: u64) {
-        self.epoch = epoch;
+        self.epoch = self.epoch.max(epoch.min(MERGE_LIMIT));
         self.absent = false;
     }
 }
@@ -172,7 +173,7 @@ impl Node {
 
     /// The open request's timestamp (`ts_req`), `None` in the remainder section.
     pub fn timestamp(&self) -> Option<Timestamp> {
-        self.s.core.ts_req
+        self.s.core.open.map(|t| t.ts)
     }
 
     /// The Lamport clock.
@@ -239,21 +240,32 @@ impl Node {
     }
 
     /// Send the open request to `peer` under our current epoch and (re)arm its timer.
-    pub(super) fn ask(&mut self, peer: NodeId, ts: Timestamp) {
+    pub(super) fn ask(&mut self, peer: NodeId, Ticket { ts, seq }: Ticket) {
         let epoch = self.epoch();
         self.s
             .core
-            .ask(peer, Msg::Request { ts, epoch }, &mut self.out);
+            .ask(peer, Msg::Request { ts, seq, epoch }, &mut self.out);
     }
 
-    /// Send the open request `ts` to every member of `Info_set`.
-    pub(super) fn ask_info_set(&mut self, ts: Timestamp) {
+    /// Send the open request to every member of `Info_set`.
+    pub(super) fn ask_info_set(&mut self, ticket: Ticket) {
         // By id rather than through `sets.info()`, which would borrow the sets while `ask`
         // needs the node (and collecting them would allocate on every request).
         for peer in self.s.core.peers() {
             if self.s.sets.get(peer) == Some(Relation::Info) {
-                self.ask(peer, ts);
+                self.ask(peer, ticket);
             }
+        }
+    }
+
+    /// A REPLY to `peer` for its request `ticket`, copy of epoch `epoch`, telling it what we
+    /// have seen of it.
+    fn reply(peers: &[PeerView], peer: NodeId, Ticket { ts, seq }: Ticket, epoch: u64) -> Msg {
+        Msg::Reply {
+            ts,
+            seq,
+            epoch,
+            seen: peers[peer.index()].epoch,
         }
     }
 
@@ -265,8 +277,8 @@ impl Node {
                 mode: self.s.mode.name(),
             });
         }
-        let ts = self.s.core.open_request();
-        self.ask_info_set(ts);
+        let ticket = self.s.core.open_request();
+        self.ask_info_set(ticket);
         self.s.core.try_enter(&mut self.out);
         Ok(())
     }
@@ -275,9 +287,10 @@ impl Node {
         // The usual look-ahead rule: the deferred requesters (Q_req) get their REPLY. They are
         // all in our Info_set (Q_req ⊆ Info_set always holds), as they must be: the REPLY
         // moves us into their Status_set.
-        self.s
-            .core
-            .close_request(&mut self.out, |(ts, epoch)| Msg::Reply { ts, epoch })?;
+        let State { core, peers, .. } = &mut self.s;
+        core.close_request(&mut self.out, |peer, ticket, epoch| {
+            Self::reply(peers, peer, ticket, epoch)
+        })?;
         if self.s.reconnect_pending {
             self.announce_reconnect();
         }
@@ -285,8 +298,8 @@ impl Node {
     }
 
     fn timeout(&mut self, timer: crate::TimerId) {
-        if let Some((peer, ts)) = self.s.core.expired(timer) {
-            self.ask(peer, ts);
+        if let Some((peer, ticket)) = self.s.core.expired(timer) {
+            self.ask(peer, ticket);
         }
     }
 
@@ -296,26 +309,41 @@ impl Node {
             return;
         }
         match msg {
-            Msg::Request { ts, epoch } => self.on_request(from, ts, epoch),
-            Msg::Reply { ts, epoch } => self.on_reply(from, ts, epoch),
+            Msg::Request { ts, seq, epoch } => self.on_request(from, Ticket { ts, seq }, epoch),
+            Msg::Reply {
+                ts,
+                seq,
+                epoch,
+                seen,
+            } => self.on_reply(from, Ticket { ts, seq }, epoch, seen),
             Msg::Doze(a) => self.on_announce(from, Kind::Doze, a),
             Msg::Disconnect(a) => self.on_announce(from, Kind::Disconnect, a),
             Msg::Reconnect(a) => self.on_announce(from, Kind::Reconnect, a),
         }
     }
 
-    fn on_request(&mut self, from: NodeId, ts: Timestamp, epoch: u64) {
-        if ts.id != from {
+    fn on_request(&mut self, from: NodeId, ticket: Ticket, epoch: u64) {
+        if !ticket.ts.possible_from(from) || ticket.seq == 0 || !possible(ticket.seq) {
             self.out.anomaly(from, Anomaly::OutOfRange);
             return;
         }
-        self.s.core.clock.observe(ts.clock);
-        if epoch < self.s.peers[from.index()].epoch {
-            // A copy sent before an announcement we already applied: superseded.
-            self.out.anomaly(from, Anomaly::Stale);
+        if !possible(epoch) {
+            self.out.anomaly(from, Anomaly::OutOfRange);
             return;
         }
-        if !self.s.core.current_request(from, ts) {
+        self.s.core.clock.observe(ticket.ts.clock);
+        let known = self.s.peers[from.index()].epoch;
+        if epoch < known {
+            // A copy sent before an announcement we already have, or our record of the peer
+            // was pushed past its real epoch by a corrupted message. This REPLY grants nothing
+            // either way: it names an epoch the peer has left, or it says we have seen an epoch
+            // the peer never announced, and the peer then re-announces beyond it (A3).
+            self.out.anomaly(from, Anomaly::Stale);
+            let reply = Self::reply(&self.s.peers, from, ticket, epoch);
+            self.out.send(from, reply);
+            return;
+        }
+        if !self.s.core.current_request(from, ticket) {
             // A late copy of a request the peer has since been answered for.
             self.out.anomaly(from, Anomaly::Stale);
             return;
@@ -325,14 +353,15 @@ impl Node {
         // Our REPLY (now or on exit) moves us into the requester's Status_set, so it must be in
         // our Info_set: of two hosts, at least one always asks the other.
         self.s.sets.set(from, Relation::Info);
-        match self.s.core.decide(ts) {
-            Decision::Defer => self.s.core.deferred.insert(from, (ts, epoch)),
+        match self.s.core.decide(ticket.ts) {
+            Decision::Defer => self.s.core.deferred.insert(from, ticket, epoch),
             Decision::Reply => {
                 self.s.core.deferred.remove(from);
-                self.out.send(from, Msg::Reply { ts, epoch });
+                let reply = Self::reply(&self.s.peers, from, ticket, epoch);
+                self.out.send(from, reply);
                 // Waiting with lower priority: the requester will enter first, so we need its
                 // permission as well (it defers us until it leaves the critical section).
-                if let Some(mine) = self.s.core.ts_req {
+                if let Some(mine) = self.s.core.open {
                     if self.s.core.status == Status::Waiting && !self.s.core.waits.contains(from) {
                         self.ask(from, mine);
                     }
@@ -341,16 +370,24 @@ impl Node {
         }
     }
 
-    fn on_reply(&mut self, from: NodeId, ts: Timestamp, epoch: u64) {
-        if ts.id != self.s.core.id {
+    fn on_reply(&mut self, from: NodeId, ticket: Ticket, epoch: u64, seen: u64) {
+        if ticket.ts.id != self.s.core.id || ![ticket.seq, epoch, seen].into_iter().all(possible) {
             self.out.anomaly(from, Anomaly::OutOfRange);
+            return;
+        }
+        if seen > self.epoch() {
+            // The replier has "seen" an epoch of ours we never announced: its record of us was
+            // corrupted on the way. What it grants cannot be trusted, and until we announce
+            // beyond it, it takes our messages for old ones (A3).
+            self.out.anomaly(from, Anomaly::OutOfRange);
+            self.resync(seen);
             return;
         }
         if self.s.core.status != Status::Waiting {
             self.out.anomaly(from, Anomaly::Unexpected);
             return;
         }
-        if epoch != self.epoch() || !self.s.core.accept_reply(from, ts, &mut self.out) {
+        if epoch != self.epoch() || !self.s.core.accept_reply(from, ticket, &mut self.out) {
             // A REPLY to an older request, to a copy sent before our last reconnect, or a
             // duplicate: it grants nothing and must not move any set.
             self.out.anomaly(from, Anomaly::Stale);

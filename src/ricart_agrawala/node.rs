@@ -2,7 +2,7 @@
 
 use super::message::Msg;
 use crate::node::Outbox;
-use crate::permission::{Core, Decision, Timestamp};
+use crate::permission::{possible, Core, Decision, Ticket, Timestamp};
 use crate::{Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
 
 /// A node's configuration.
@@ -19,7 +19,7 @@ pub struct Config {
 /// A Ricart–Agrawala node. `PartialEq` compares state, not the output buffer.
 #[derive(Debug, Clone)]
 pub struct Node {
-    s: Core<Timestamp>,
+    s: Core<()>,
     out: Outbox<Msg>,
 }
 
@@ -41,7 +41,7 @@ impl Node {
 
     /// The open request's timestamp, `None` in the remainder section.
     pub fn timestamp(&self) -> Option<Timestamp> {
-        self.s.ts_req
+        self.s.open.map(|t| t.ts)
     }
 
     /// The Lamport clock.
@@ -61,9 +61,9 @@ impl Node {
 
     fn request(&mut self, req: CsRequest) -> Result<(), Error> {
         self.s.check_request(req)?;
-        let ts = self.s.open_request();
+        let Ticket { ts, seq } = self.s.open_request();
         for peer in self.s.peers() {
-            self.s.ask(peer, Msg::Request { ts }, &mut self.out);
+            self.s.ask(peer, Msg::Request { ts, seq }, &mut self.out);
         }
         self.s.try_enter(&mut self.out);
         Ok(())
@@ -71,7 +71,10 @@ impl Node {
 
     fn release(&mut self) -> Result<(), Error> {
         self.s
-            .close_request(&mut self.out, |ts| Msg::Reply { ts })?;
+            .close_request(&mut self.out, |_, Ticket { ts, seq }, ()| Msg::Reply {
+                ts,
+                seq,
+            })?;
         Ok(())
     }
 
@@ -81,24 +84,25 @@ impl Node {
             return;
         }
         match msg {
-            Msg::Request { ts } if ts.id == from => {
+            Msg::Request { ts, seq } if ts.possible_from(from) && seq >= 1 && possible(seq) => {
                 self.s.clock.observe(ts.clock);
-                if !self.s.current_request(from, ts) {
+                let ticket = Ticket { ts, seq };
+                if !self.s.current_request(from, ticket) {
                     self.out.anomaly(from, Anomaly::Stale);
                     return;
                 }
                 match self.s.decide(ts) {
-                    Decision::Defer => self.s.deferred.insert(from, ts),
+                    Decision::Defer => self.s.deferred.insert(from, ticket, ()),
                     Decision::Reply => {
                         self.s.deferred.remove(from);
-                        self.out.send(from, Msg::Reply { ts });
+                        self.out.send(from, Msg::Reply { ts, seq });
                     }
                 }
             }
-            Msg::Reply { ts } if ts.id == self.s.id => {
+            Msg::Reply { ts, seq } if ts.id == self.s.id => {
                 if self.s.status != Status::Waiting {
                     self.out.anomaly(from, Anomaly::Unexpected);
-                } else if self.s.accept_reply(from, ts, &mut self.out) {
+                } else if self.s.accept_reply(from, Ticket { ts, seq }, &mut self.out) {
                     self.s.try_enter(&mut self.out);
                 } else {
                     self.out.anomaly(from, Anomaly::Stale);
@@ -130,8 +134,8 @@ impl Protocol for Node {
                 Ok(())
             }
             Event::Timeout(timer) => {
-                if let Some((peer, ts)) = self.s.expired(timer) {
-                    self.s.ask(peer, Msg::Request { ts }, &mut self.out);
+                if let Some((peer, Ticket { ts, seq })) = self.s.expired(timer) {
+                    self.s.ask(peer, Msg::Request { ts, seq }, &mut self.out);
                 }
                 Ok(())
             }

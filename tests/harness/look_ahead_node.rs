@@ -32,8 +32,12 @@ enum In {
         ts: Stamp,
         /// The epoch of a REQUEST or REPLY, `seen` of an announcement.
         epoch: u64,
+        /// The request number of a REQUEST or REPLY, `seen` of a REPLY.
+        seq: u64,
         /// An announcement's `absent`.
         absent: bool,
+        /// Whether an announcement carries its check word or a corrupted one.
+        sealed: bool,
     },
 }
 
@@ -46,17 +50,23 @@ impl In {
                 kind,
                 ts,
                 epoch,
+                seq,
                 absent,
+                sealed,
             } => {
                 let ts = ts.ts();
-                let a = Announcement {
-                    ts,
-                    seen: epoch,
-                    absent,
-                };
+                let mut a = Announcement::new(ts, epoch, absent);
+                if !sealed {
+                    a.check = a.check.wrapping_add(seq | 1);
+                }
                 let msg = match kind {
-                    Kind::Request => Msg::Request { ts, epoch },
-                    Kind::Reply => Msg::Reply { ts, epoch },
+                    Kind::Request => Msg::Request { ts, seq, epoch },
+                    Kind::Reply => Msg::Reply {
+                        ts,
+                        seq,
+                        epoch,
+                        seen: seq,
+                    },
                     Kind::Doze => Msg::Doze(a),
                     Kind::Disconnect => Msg::Disconnect(a),
                     Kind::Reconnect => Msg::Reconnect(a),

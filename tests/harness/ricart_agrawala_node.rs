@@ -16,21 +16,21 @@ use crate::perm_input::{consistent, hosts_and_id, Stamp};
 #[derive(Debug, Clone, Copy, Arbitrary)]
 enum In {
     Local(Local),
-    Request { from: Peer, ts: Stamp },
-    Reply { from: Peer, ts: Stamp },
+    Request { from: Peer, ts: Stamp, seq: u64 },
+    Reply { from: Peer, ts: Stamp, seq: u64 },
 }
 
 impl In {
     fn event(self) -> Event<Msg> {
         match self {
             In::Local(local) => local.event(),
-            In::Request { from, ts } => Event::Receive {
+            In::Request { from, ts, seq } => Event::Receive {
                 from: from.id(),
-                msg: Msg::Request { ts: ts.ts() },
+                msg: Msg::Request { ts: ts.ts(), seq },
             },
-            In::Reply { from, ts } => Event::Receive {
+            In::Reply { from, ts, seq } => Event::Receive {
                 from: from.id(),
-                msg: Msg::Reply { ts: ts.ts() },
+                msg: Msg::Reply { ts: ts.ts(), seq },
             },
         }
     }

@@ -275,11 +275,7 @@ pub fn ts(clock: u64, id: u32) -> manet_mutex::permission::Timestamp {
 /// An announcement stamped `ts` from a sender that had seen no announcement of ours and counts
 /// us as present.
 pub fn ann(ts: manet_mutex::permission::Timestamp) -> manet_mutex::look_ahead::Announcement {
-    manet_mutex::look_ahead::Announcement {
-        ts,
-        seen: 0,
-        absent: false,
-    }
+    manet_mutex::look_ahead::Announcement::new(ts, 0, false)
 }
 
 /// One step of an adversarial schedule; hosts and messages are taken modulo what exists.

@@ -7,6 +7,12 @@
 //! [`raise`] is partial reversal: a node that has lost every outgoing link lifts itself above at
 //! least one neighbour. [`lower`] is its mirror, used by a token holder that has lost every
 //! incoming link. Both are pure functions of the node's view of its neighbours.
+//!
+//! Heights drift by design (`h2` falls by one on every token hop), and a peer can report any
+//! value, so both components are kept within `±`[`Height::LIMIT`] (2^61): a height outside it
+//! is impossible (no network moves a token 2^61 times) and is refused as
+//! [`crate::Anomaly::OutOfRange`]; a node never adopts one, so `just_below` and partial reversal
+//! never saturate and every height a node announces is one its neighbours accept.
 
 use crate::NodeId;
 
@@ -23,9 +29,22 @@ pub struct Height {
 }
 
 impl Height {
+    /// The largest magnitude of either component of a possible height.
+    pub const LIMIT: i64 = 1 << 61;
+
     /// A height from its three components.
     pub const fn new(h1: i64, h2: i64, id: NodeId) -> Self {
         Height { h1, h2, id }
+    }
+
+    /// Whether both components are within `±LIMIT`.
+    pub const fn is_valid(self) -> bool {
+        self.h1.unsigned_abs() <= Self::LIMIT as u64 && self.h2.unsigned_abs() <= Self::LIMIT as u64
+    }
+
+    /// Whether a height received from `from` can be one `from` holds: its own id, and valid.
+    pub fn possible_from(self, from: NodeId) -> bool {
+        self.id == from && self.is_valid()
     }
 
     /// The height just below `self` in the second component, owned by `id`: what a token
@@ -44,7 +63,9 @@ impl Height {
 /// neighbours that share that new `h1`, the node places itself just below the lowest, so it
 /// reverses as few links as possible while gaining at least one outgoing link.
 ///
-/// Returns `None` when there are no neighbours: an isolated node cannot reverse anything.
+/// Returns `None` when there are no neighbours (an isolated node cannot reverse anything) or
+/// when the result would not be a valid height (only a view at the edge of the range, which
+/// a correct network takes 2^61 reversals to produce, leads there).
 pub fn raise(own: Height, neighbors: impl Iterator<Item = Height> + Clone) -> Option<Height> {
     let min_h1 = neighbors.clone().map(|h| h.h1).min()?;
     let h1 = min_h1.saturating_add(1);
@@ -53,14 +74,14 @@ pub fn raise(own: Height, neighbors: impl Iterator<Item = Height> + Clone) -> Op
         .map(|h| h.h2)
         .min()
         .map_or(own.h2, |m| m.saturating_sub(1));
-    Some(Height { h1, h2, id: own.id })
+    Some(Height { h1, h2, id: own.id }).filter(|h| h.is_valid())
 }
 
 /// The mirror of [`raise`] (KRL `LowerHeight`): `h1` becomes one less than the largest neighbour
 /// `h1`; among the neighbours that share it the node places itself just above the highest, so
 /// it gains at least one incoming link.
 ///
-/// Returns `None` when there are no neighbours.
+/// Returns `None` when there are no neighbours or the result would not be a valid height.
 pub fn lower(own: Height, neighbors: impl Iterator<Item = Height> + Clone) -> Option<Height> {
     let max_h1 = neighbors.clone().map(|h| h.h1).max()?;
     let h1 = max_h1.saturating_sub(1);
@@ -69,7 +90,7 @@ pub fn lower(own: Height, neighbors: impl Iterator<Item = Height> + Clone) -> Op
         .map(|h| h.h2)
         .max()
         .map_or(own.h2, |m| m.saturating_add(1));
-    Some(Height { h1, h2, id: own.id })
+    Some(Height { h1, h2, id: own.id }).filter(|h| h.is_valid())
 }
 
 #[cfg(test)]
@@ -122,12 +143,25 @@ mod tests {
     }
 
     #[test]
-    fn extreme_components_saturate_instead_of_overflowing() {
-        let top = raise(h(0, 0, 1), [h(i64::MAX, i64::MIN, 2)].into_iter()).unwrap();
-        assert_eq!(top.h1, i64::MAX);
-        let bottom = lower(h(0, 0, 1), [h(i64::MIN, i64::MAX, 2)].into_iter()).unwrap();
-        assert_eq!(bottom.h1, i64::MIN);
-        assert_eq!(h(0, i64::MIN, 1).just_below(NodeId(2)).h2, i64::MIN);
+    fn heights_outside_the_limit_are_invalid_and_never_result_from_a_reversal() {
+        let l = Height::LIMIT;
+        assert!(h(l, -l, 1).is_valid() && h(-l, l, 1).is_valid());
+        for bad in [l + 1, -l - 1, i64::MAX, i64::MIN] {
+            assert!(!h(bad, 0, 1).is_valid() && !h(0, bad, 1).is_valid());
+        }
+        assert!(h(3, 4, 5).possible_from(NodeId(5)) && !h(3, 4, 5).possible_from(NodeId(6)));
+        // A reversal that would leave the range is refused, not saturated into a height that
+        // is no longer above (or below) the neighbour it must pass.
+        assert_eq!(raise(h(0, 0, 1), [h(l, 0, 2)].into_iter()), None);
+        assert_eq!(lower(h(0, 0, 1), [h(-l, 0, 2)].into_iter()), None);
+        assert_eq!(
+            raise(h(0, 0, 1), [h(i64::MAX, i64::MIN, 2)].into_iter()),
+            None
+        );
+        assert_eq!(
+            raise(h(0, 0, 1), [h(l - 1, 0, 2)].into_iter()),
+            Some(h(l, 0, 1))
+        );
     }
 
     proptest::proptest! {

@@ -9,7 +9,20 @@
 //!   and is not recorded;
 //! - `forming` / `form_height`: the link was detected forming while our height was
 //!   `form_height`; if our height changed before the peer's first LinkInfo, we resend ours.
+//! - `asked`: while the link is forming, we sent the peer a second Hello to ask for its
+//!   height (see below).
 //! - `visited`: KRLF's token-forwarding mark.
+//!
+//! # Each end of a link learns of it at its own time
+//! A node announces its height with a Hello when its link layer reports a new link. The
+//! peer's Hello can arrive before the node's own `LinkUp`; the node then has no link to the
+//! peer and drops it, and the peer, which received our Hello later, never sends another. So a
+//! Hello from a peer that is already a member of `N` is a question (the peer lacks our
+//! height) and is answered with our height; and a node that needs a link that is still
+//! forming (it has a request to forward and nowhere to send it, or it must reverse) asks
+//! each forming peer once with a second Hello. Any height-carrying message from a forming
+//! peer (a REQUEST or a TOKEN: the peer has us in `N`) completes the handshake as its Hello
+//! would. See `docs/ALGORITHMS.md`, T1.
 //!
 //! Entries are kept sorted by id in a `Vec`, so lookups are binary searches and a static
 //! topology never allocates.
@@ -33,8 +46,10 @@ pub struct Neighbor {
     pub unacked: u32,
     /// The link was detected forming and the peer's first LinkInfo has not arrived yet.
     pub forming: bool,
-    /// Our height when the link was detected forming.
+    /// Our height when we last announced it to the peer while the link was forming.
     pub form_height: Height,
+    /// While forming: we sent the peer a second Hello to ask for its height.
+    pub asked: bool,
     /// KRLF: a token was forwarded over this link since the marks were last cleared.
     pub visited: bool,
 }
@@ -48,10 +63,32 @@ impl Neighbor {
 
     /// We are sending the peer a token: until it acknowledges, assume it took `assumed` (just
     /// below us) and ignore its older height reports.
-    pub fn token_sent(&mut self, assumed: Height) {
+    pub(crate) fn token_sent(&mut self, assumed: Height) {
         self.height = assumed;
         self.unacked = self.unacked.saturating_add(1);
     }
+}
+
+/// What kind of height announcement a peer's message is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Said {
+    /// A Hello: the peer's height at link formation, or a question (it lacks ours).
+    Hello,
+    /// A height change, a bounce, or the height inside a REQUEST or TOKEN.
+    Info,
+    /// The acknowledgement of a token we sent: the first height of the peer we may trust
+    /// again (the last one of several outstanding).
+    Ack,
+}
+
+/// What the node must do after hearing a peer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Heard {
+    /// Tell the peer our height: it asked (a Hello from a member), or our height changed since
+    /// we announced it while the link was forming.
+    pub(crate) tell: bool,
+    /// The height carried was valid and recorded (or the peer joined `N` with it).
+    pub(crate) recorded: bool,
 }
 
 /// The neighbour table.
@@ -72,6 +109,7 @@ impl Neighbors {
                 unacked: 0,
                 forming: false,
                 form_height: own,
+                asked: false,
                 visited: false,
             })
             .collect();
@@ -90,7 +128,7 @@ impl Neighbors {
     }
 
     /// Mutable entry for `id`.
-    pub fn get_mut(&mut self, id: NodeId) -> Option<&mut Neighbor> {
+    pub(crate) fn get_mut(&mut self, id: NodeId) -> Option<&mut Neighbor> {
         self.position(id).ok().map(move |i| &mut self.entries[i])
     }
 
@@ -101,7 +139,7 @@ impl Neighbors {
 
     /// Record a forming link to `id` detected while our height is `own`. Returns false (and
     /// changes nothing) if a link to `id` already exists.
-    pub fn link_up(&mut self, id: NodeId, own: Height) -> bool {
+    pub(crate) fn link_up(&mut self, id: NodeId, own: Height) -> bool {
         match self.position(id) {
             Ok(_) => false,
             Err(i) => {
@@ -114,6 +152,7 @@ impl Neighbors {
                         unacked: 0,
                         forming: true,
                         form_height: own,
+                        asked: false,
                         visited: false,
                     },
                 );
@@ -122,39 +161,57 @@ impl Neighbors {
         }
     }
 
-    /// Take in a height announcement from `from` (KRL LinkInfo lines 1–6, the prioritized
-    /// algorithm's LINK): `from` joins `N`, its `forming` mark is cleared, and its height is
-    /// recorded unless a token acknowledgement from it is still pending. `acknowledges` says
-    /// whether this message is that acknowledgement (the algorithms identify it differently).
+    /// Take in what `from` says of its height (`None`: the message's height was impossible)
+    /// while ours is `own` (KRL LinkInfo lines 1–6, the prioritized algorithm's LINK, and the
+    /// Hello and acknowledgement rules of this crate).
     ///
-    /// Returns whether our own height changed since we announced it at link formation, in
-    /// which case the caller must announce it again; `Err` for a height naming another node or
-    /// a sender with no link.
-    pub fn hear(
+    /// An acknowledgement settles one outstanding token whatever height it carries, so a
+    /// corrupted height cannot mute the peer. A valid height makes the peer a member of `N`,
+    /// clears its `forming` mark, and is recorded unless a token acknowledgement from it is
+    /// still pending. `Err(UnknownPeer)` for a sender with no link.
+    pub(crate) fn hear(
         &mut self,
         from: NodeId,
-        height: Height,
+        height: Option<Height>,
         own: Height,
-        acknowledges: impl FnOnce(&Neighbor) -> bool,
-    ) -> Result<bool, Anomaly> {
-        if height.id != from {
-            return Err(Anomaly::OutOfRange);
-        }
+        said: Said,
+    ) -> Result<Heard, Anomaly> {
         let entry = self.get_mut(from).ok_or(Anomaly::UnknownPeer)?;
-        entry.in_n = true;
-        let resend = entry.forming && own != entry.form_height;
-        entry.forming = false;
-        if entry.unacked > 0 && acknowledges(entry) {
+        let mut heard = Heard {
+            tell: said == Said::Hello && entry.in_n,
+            recorded: false,
+        };
+        if said == Said::Ack && entry.unacked > 0 {
             entry.unacked -= 1;
         }
+        let Some(height) = height else {
+            return Ok(heard);
+        };
+        heard.tell |= entry.forming && own != entry.form_height;
+        entry.in_n = true;
+        entry.forming = false;
         if entry.received_li() {
             entry.height = height;
+            heard.recorded = true;
         }
-        Ok(resend)
+        Ok(heard)
+    }
+
+    /// The forming links whose peer we have not asked yet, now marked asked (with our height
+    /// `own` as the one announced): the caller sends each a Hello.
+    pub(crate) fn ask_forming(&mut self, own: Height) -> impl Iterator<Item = NodeId> + '_ {
+        self.entries
+            .iter_mut()
+            .filter(|n| n.forming && !n.asked)
+            .map(move |n| {
+                n.asked = true;
+                n.form_height = own;
+                n.id
+            })
     }
 
     /// Forget the link to `id`. Returns whether it existed.
-    pub fn link_down(&mut self, id: NodeId) -> bool {
+    pub(crate) fn link_down(&mut self, id: NodeId) -> bool {
         match self.position(id) {
             Ok(i) => {
                 self.entries.remove(i);
@@ -175,7 +232,7 @@ impl Neighbors {
     }
 
     /// Mutable members of `N`.
-    pub fn members_mut(&mut self) -> impl Iterator<Item = &mut Neighbor> {
+    pub(crate) fn members_mut(&mut self) -> impl Iterator<Item = &mut Neighbor> {
         self.entries.iter_mut().filter(|n| n.in_n)
     }
 
@@ -257,30 +314,70 @@ mod tests {
         let own = h(5, 0);
         let mut t = Neighbors::with_known([h(3, 1)], own);
         assert_eq!(
-            t.hear(NodeId(1), h(7, 2), own, |_| false),
-            Err(Anomaly::OutOfRange)
-        );
-        assert_eq!(
-            t.hear(NodeId(9), h(7, 9), own, |_| false),
+            t.hear(NodeId(9), Some(h(7, 9)), own, Said::Info),
             Err(Anomaly::UnknownPeer)
         );
-        assert_eq!(t.hear(NodeId(1), h(7, 1), own, |_| false), Ok(false));
+        let heard = t.hear(NodeId(1), Some(h(7, 1)), own, Said::Info).unwrap();
+        assert!(heard.recorded && !heard.tell);
         assert_eq!(t.get(NodeId(1)).unwrap().height, h(7, 1));
         t.get_mut(NodeId(1)).unwrap().token_sent(h(7, 1));
-        assert_eq!(t.hear(NodeId(1), h(8, 1), own, |_| false), Ok(false));
-        assert_eq!(
-            t.get(NodeId(1)).unwrap().height,
-            h(7, 1),
-            "stale while unacknowledged"
+        t.get_mut(NodeId(1)).unwrap().token_sent(h(7, 1));
+        let heard = t.hear(NodeId(1), Some(h(8, 1)), own, Said::Info).unwrap();
+        assert!(!heard.recorded, "stale while unacknowledged");
+        assert_eq!(t.get(NodeId(1)).unwrap().height, h(7, 1));
+        // An acknowledgement with an impossible height still settles its token.
+        assert!(!t.hear(NodeId(1), None, own, Said::Ack).unwrap().recorded);
+        assert_eq!(t.get(NodeId(1)).unwrap().unacked, 1);
+        assert!(
+            t.hear(NodeId(1), Some(h(4, 1)), own, Said::Ack)
+                .unwrap()
+                .recorded
         );
-        assert_eq!(t.hear(NodeId(1), h(4, 1), own, |_| true), Ok(false));
         assert!(t.get(NodeId(1)).unwrap().received_li());
         assert_eq!(t.get(NodeId(1)).unwrap().height, h(4, 1));
-        // A link detected while we were at `own`; we moved before the peer's first word.
+    }
+
+    #[test]
+    fn a_hello_from_a_member_is_a_question_and_a_moved_height_is_announced_again() {
+        let own = h(0, 0);
+        let mut t = Neighbors::default();
         t.link_up(NodeId(2), own);
-        assert_eq!(t.hear(NodeId(2), h(1, 2), h(6, 0), |_| false), Ok(true));
+        // Our height changed before the peer's first word: tell it again.
+        let heard = t
+            .hear(NodeId(2), Some(h(1, 2)), h(6, 0), Said::Hello)
+            .unwrap();
+        assert!(heard.tell && heard.recorded);
         assert!(t.is_member(NodeId(2)) && !t.get(NodeId(2)).unwrap().forming);
-        assert_eq!(t.hear(NodeId(2), h(1, 2), h(6, 0), |_| false), Ok(false));
+        assert!(
+            !t.hear(NodeId(2), Some(h(1, 2)), h(6, 0), Said::Info)
+                .unwrap()
+                .tell
+        );
+        // A second Hello from a member asks for our height.
+        assert!(
+            t.hear(NodeId(2), Some(h(1, 2)), h(6, 0), Said::Hello)
+                .unwrap()
+                .tell
+        );
+        assert!(t.hear(NodeId(2), None, h(6, 0), Said::Hello).unwrap().tell);
+    }
+
+    #[test]
+    fn forming_peers_are_asked_once_each() {
+        let own = h(0, 0);
+        let mut t = Neighbors::default();
+        t.link_up(NodeId(3), own);
+        t.link_up(NodeId(4), own);
+        t.hear(NodeId(4), Some(h(1, 4)), own, Said::Hello).unwrap();
+        let moved = h(9, 0);
+        assert_eq!(t.ask_forming(moved).collect::<Vec<_>>(), vec![NodeId(3)]);
+        assert_eq!(t.ask_forming(moved).count(), 0);
+        // The question announced our current height: no need to announce it again.
+        assert!(
+            !t.hear(NodeId(3), Some(h(1, 3)), moved, Said::Info)
+                .unwrap()
+                .tell
+        );
     }
 
     #[test]

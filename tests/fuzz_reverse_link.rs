@@ -82,3 +82,13 @@ fn regression_holders_surrounded_by_holders_stop_lowering() {
     let input = arbitrary::Unstructured::new(&bytes);
     reverse_link_network::run(&arbitrary::Arbitrary::arbitrary_take_rest(input).unwrap());
 }
+
+#[test]
+#[ignore]
+fn debug_replay() {
+    let bytes = std::fs::read(std::env::var("REPLAY").unwrap()).unwrap();
+    let input: reverse_link_network::Input =
+        arbitrary::Arbitrary::arbitrary_take_rest(arbitrary::Unstructured::new(&bytes)).unwrap();
+    eprintln!("{input:?}");
+    reverse_link_network::run(&input);
+}

@@ -414,7 +414,10 @@ fn reply_that_has_seen_beyond_our_epoch_grants_nothing_and_we_reannounce_beyond_
     };
     let acts = recv(&mut a, 1, reply);
     assert_eq!(a.status(), Status::Waiting, "the REPLY granted nothing");
-    assert!(a.t_rec().clock > 1000, "re-announced beyond what host 1 has seen");
+    assert!(
+        a.t_rec().clock > 1000,
+        "re-announced beyond what host 1 has seen"
+    );
     assert!(acts
         .iter()
         .any(|x| matches!(x, Action::Send { msg: Msg::Reconnect(r), .. } if r.ts.clock > 1000)));

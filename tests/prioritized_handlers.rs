@@ -5,7 +5,7 @@ mod common;
 
 use common::unit::*;
 use manet_mutex::height::Height;
-use manet_mutex::prioritized::{Config, Message, Node, Policy, Settings};
+use manet_mutex::prioritized::{Config, Message, Node, Policy, Resources, Settings};
 use manet_mutex::{Action, Anomaly, Error, Event, Protocol, Status};
 
 // ---- local misuse -------------------------------------------------------------------------
@@ -110,7 +110,7 @@ fn holder_short_of_resources_keeps_the_token_and_waits() {
         recv(
             2,
             Message::Token {
-                available: 3,
+                available: Resources::new(3),
                 priority: p(0),
                 height: h(0, -1, 2),
             },
@@ -167,7 +167,15 @@ fn release_returns_resources_towards_the_token_and_ages_the_queue() {
     assert!(!a.holds_token());
     go(&mut a, request_msg(3, 2, h(0, 2, 3)));
     let out = go(&mut a, Event::Release);
-    assert_eq!(out, vec![send(2, Message::Release { resources: 5 })]);
+    assert_eq!(
+        out,
+        vec![send(
+            2,
+            Message::Release {
+                resources: Resources::new(5)
+            }
+        )]
+    );
     assert_eq!(a.status(), Status::Remainder);
     assert_eq!(a.queue().next(), Some((n(3), p(3))), "aging(Q) on release");
 }
@@ -177,8 +185,24 @@ fn release_at_the_holder_adds_to_t_and_serves_the_queue() {
     let mut a = waiting_holder(0, 5, 9);
     // The waiting holder gets the resources back in two RELEASEs and enters; its own release
     // then returns them to t.
-    go(&mut a, recv(2, Message::Release { resources: 3 }));
-    let out = go(&mut a, recv(3, Message::Release { resources: 2 }));
+    go(
+        &mut a,
+        recv(
+            2,
+            Message::Release {
+                resources: Resources::new(3),
+            },
+        ),
+    );
+    let out = go(
+        &mut a,
+        recv(
+            3,
+            Message::Release {
+                resources: Resources::new(2),
+            },
+        ),
+    );
     assert_eq!(out, vec![Action::EnterCritical { resources: 5 }]);
     assert!(go(&mut a, Event::Release).is_empty());
     assert_eq!(a.available(), Some(5));
@@ -197,12 +221,25 @@ fn release_at_a_non_holder_is_forwarded_without_moving_next() {
     go(&mut a, req(1, 0));
     assert_eq!(a.next(), Some(n(0)));
     go(&mut a, recv(2, Message::Link { height: h(0, 1, 2) }));
-    let out = go(&mut a, recv(3, Message::Release { resources: 2 }));
+    let out = go(
+        &mut a,
+        recv(
+            3,
+            Message::Release {
+                resources: Resources::new(2),
+            },
+        ),
+    );
     assert_eq!(
         out,
         vec![
             anomaly(3, Anomaly::UnknownPeer),
-            send(2, Message::Release { resources: 2 })
+            send(
+                2,
+                Message::Release {
+                    resources: Resources::new(2)
+                }
+            )
         ]
     );
     assert_eq!(a.next(), Some(n(0)), "forwardRelease leaves next alone");
@@ -225,7 +262,7 @@ fn token_recipient_adopts_the_height_just_below_the_sender_unconditionally() {
         recv(
             0,
             Message::Token {
-                available: 5,
+                available: Resources::new(5),
                 priority: p(0),
                 height: h(0, 0, 0),
             },
@@ -236,9 +273,19 @@ fn token_recipient_adopts_the_height_just_below_the_sender_unconditionally() {
     let link = Message::Link {
         height: h(0, -1, 1),
     };
+    // The sender hears the new height in the acknowledgement (T3), the others in a LINK.
     assert_eq!(
         out,
-        vec![send(0, link.clone()), send(2, link.clone()), send(3, link)]
+        vec![
+            send(2, link.clone()),
+            send(3, link),
+            send(
+                0,
+                Message::TokenAck {
+                    height: h(0, -1, 1)
+                }
+            )
+        ]
     );
 }
 
@@ -253,7 +300,7 @@ fn token_serves_the_queue_and_follows_with_a_request_for_the_rest() {
         recv(
             0,
             Message::Token {
-                available: 4,
+                available: Resources::new(4),
                 priority: p(0),
                 height: h(0, 0, 0),
             },
@@ -268,7 +315,7 @@ fn token_serves_the_queue_and_follows_with_a_request_for_the_rest() {
         (
             2,
             Message::Token {
-                available: 4,
+                available: Resources::new(4),
                 priority: p(5),
                 height: h(0, -1, 1)
             }
@@ -297,7 +344,7 @@ fn a_second_token_is_refused_and_reported() {
         recv(
             2,
             Message::Token {
-                available: 5,
+                available: Resources::new(5),
                 priority: p(0),
                 height: h(0, 1, 2),
             },
@@ -308,21 +355,55 @@ fn a_second_token_is_refused_and_reported() {
 }
 
 #[test]
-fn a_token_with_t_above_k_is_kept_but_clamped_and_reported() {
+fn a_token_whose_count_is_impossible_is_kept_with_nothing_free_and_reported() {
     let mut a = middle();
     let out = go(
         &mut a,
         recv(
             0,
             Message::Token {
-                available: K + 10,
+                available: Resources::new(K + 10),
                 priority: p(0),
                 height: h(0, 0, 0),
             },
         ),
     );
-    assert_eq!(out[0], anomaly(0, Anomaly::OutOfRange));
-    assert_eq!(a.available(), Some(K), "never dropped, never above k");
+    assert!(out.contains(&anomaly(0, Anomaly::OutOfRange)));
+    // Clamping to k could create resources; 0 can only lose some (T4).
+    assert_eq!(
+        a.available(),
+        Some(0),
+        "never dropped, never more than there is"
+    );
+}
+
+#[test]
+fn a_token_with_one_copy_of_its_count_corrupted_keeps_the_smaller_possible_copy() {
+    for (count, copy, kept) in [
+        (3, 1, 1),
+        (1, 3, 1),
+        (3, K + 1, 3),
+        (u32::MAX, 2, 2),
+        (0, 4, 0),
+    ] {
+        let mut a = middle();
+        let out = go(
+            &mut a,
+            recv(
+                0,
+                Message::Token {
+                    available: Resources { count, copy },
+                    priority: p(0),
+                    height: h(0, 0, 0),
+                },
+            ),
+        );
+        assert!(
+            out.contains(&anomaly(0, Anomaly::OutOfRange)),
+            "{count} {copy}"
+        );
+        assert_eq!(a.available(), Some(kept), "{count} {copy}");
+    }
 }
 
 // ---- REQUEST ---------------------------------------------------------------------------------
@@ -336,7 +417,7 @@ fn idle_holder_passes_the_token_to_a_requester() {
         vec![send(
             2,
             Message::Token {
-                available: K,
+                available: Resources::new(K),
                 priority: p(0),
                 height: h(0, 0, 1)
             }
@@ -358,7 +439,7 @@ fn holder_in_the_cs_passes_the_remaining_resources_on() {
         vec![send(
             3,
             Message::Token {
-                available: 3,
+                available: Resources::new(3),
                 priority: p(0),
                 height: h(0, 0, 1)
             }
@@ -388,7 +469,7 @@ fn waiting_holder_is_preempted_by_a_higher_priority_request() {
             (
                 3,
                 Message::Token {
-                    available: 3,
+                    available: Resources::new(3),
                     priority: p(9),
                     height: h(0, -2, 1)
                 }
@@ -434,10 +515,18 @@ fn update_is_sent_when_a_second_entry_takes_the_front() {
 }
 
 #[test]
-fn request_from_a_lower_neighbour_is_not_queued() {
+fn request_from_a_lower_neighbour_is_not_queued_and_is_answered_with_our_height() {
     let mut a = middle();
     let out = go(&mut a, request_msg(0, 4, h(0, 0, 0)));
-    assert!(out.is_empty());
+    // The sender takes us for lower than it is (a crossing height change, or a corrupted
+    // height): it learns ours and asks again if we are lower after all (T2).
+    assert_eq!(
+        out,
+        vec![
+            anomaly(0, Anomaly::Stale),
+            send(0, Message::Link { height: h(0, 1, 1) })
+        ]
+    );
     assert_eq!(a.queue().count(), 0);
 }
 
@@ -449,12 +538,23 @@ fn request_before_the_token_handshake_completes_is_stale() {
     let out = go(&mut a, request_msg(2, 0, h(0, 1, 2)));
     assert_eq!(out, vec![anomaly(2, Anomaly::Stale)]);
     assert_eq!(a, before);
-    // The LINK acknowledging the token re-enables node 2's height information.
+    // A LINK sent before node 2 took the token does not count; its acknowledgement (with
+    // whatever height) re-enables node 2's height information (T3).
     go(
         &mut a,
         recv(
             2,
             Message::Link {
+                height: h(0, -1, 2),
+            },
+        ),
+    );
+    assert!(!a.neighbors().get(n(2)).unwrap().received_li());
+    go(
+        &mut a,
+        recv(
+            2,
+            Message::TokenAck {
                 height: h(0, -1, 2),
             },
         ),
@@ -478,12 +578,19 @@ fn messages_from_strangers_are_reported_and_ignored() {
         go(&mut a, recv(9, Message::Link { height: h(0, 9, 9) })),
         vec![anomaly(9, Anomaly::UnknownPeer)]
     );
-    assert_eq!(
-        go(&mut a, request_msg(2, 1, h(0, 9, 3))),
-        vec![anomaly(2, Anomaly::OutOfRange)],
-        "height naming another node"
-    );
     assert_eq!(a, before);
+}
+
+#[test]
+fn a_request_with_an_impossible_height_is_kept_on_the_view_we_had() {
+    // Dropping it would lose the request: the sender waits for a token from us.
+    let mut a = middle();
+    for bad in [h(0, 9, 3), h(i64::MAX, 0, 2), h(0, -Height::LIMIT - 1, 2)] {
+        let out = go(&mut a, request_msg(2, 1, bad));
+        assert_eq!(out[0], anomaly(2, Anomaly::OutOfRange), "{bad:?}");
+        assert_eq!(a.neighbors().get(n(2)).unwrap().height, h(0, 2, 2));
+    }
+    assert_eq!(a.queue().map(|(q, _)| q).collect::<Vec<_>>(), vec![n(2)]);
 }
 
 // ---- UPDATE ----------------------------------------------------------------------------------
@@ -523,7 +630,16 @@ fn update_preempts_a_waiting_holder() {
     go(&mut a, request_msg(3, 1, h(0, 2, 3)));
     let out = go(&mut a, recv(3, Message::Update { priority: p(9) }));
     let s = sends(&out);
-    assert!(matches!(s[0], (3, Message::Token { available: 3, .. })));
+    assert!(matches!(
+        s[0],
+        (
+            3,
+            Message::Token {
+                available: Resources { count: 3, copy: 3 },
+                ..
+            }
+        )
+    ));
     assert!(matches!(s[1], (3, Message::Request { .. })));
     assert!(!a.holds_token());
 }
@@ -539,7 +655,7 @@ fn token_raises_the_front_to_the_priority_it_was_granted_at() {
         recv(
             0,
             Message::Token {
-                available: 2,
+                available: Resources::new(2),
                 priority: p(7),
                 height: h(0, 0, 0),
             },

@@ -4,7 +4,7 @@
 mod common;
 
 use common::unit::*;
-use manet_mutex::prioritized::Message;
+use manet_mutex::prioritized::{Message, Resources};
 use manet_mutex::{Action, Anomaly, Event};
 
 // ---- RELEASE ---------------------------------------------------------------------------------
@@ -12,9 +12,26 @@ use manet_mutex::{Action, Anomaly, Event};
 #[test]
 fn release_message_at_a_waiting_holder_completes_its_wait() {
     let mut a = waiting_holder(2, 4, 0);
-    assert!(go(&mut a, recv(2, Message::Release { resources: 1 })).is_empty());
+    assert!(go(
+        &mut a,
+        recv(
+            2,
+            Message::Release {
+                resources: Resources::new(1)
+            }
+        )
+    )
+    .is_empty());
     assert_eq!(a.available(), Some(3));
-    let out = go(&mut a, recv(3, Message::Release { resources: 2 }));
+    let out = go(
+        &mut a,
+        recv(
+            3,
+            Message::Release {
+                resources: Resources::new(2),
+            },
+        ),
+    );
     assert_eq!(out, vec![Action::EnterCritical { resources: 4 }]);
     assert_eq!(a.available(), Some(1));
 }
@@ -24,32 +41,101 @@ fn impossible_release_amounts_are_refused_and_reported() {
     let mut a = holder();
     let before = a.clone();
     for r in [0, K + 1] {
-        let out = go(&mut a, recv(2, Message::Release { resources: r }));
+        let out = go(
+            &mut a,
+            recv(
+                2,
+                Message::Release {
+                    resources: Resources::new(r),
+                },
+            ),
+        );
         assert_eq!(out, vec![anomaly(2, Anomaly::OutOfRange)]);
     }
     // t = k already: one more resource would exceed k.
-    let out = go(&mut a, recv(2, Message::Release { resources: 1 }));
+    let out = go(
+        &mut a,
+        recv(
+            2,
+            Message::Release {
+                resources: Resources::new(1),
+            },
+        ),
+    );
     assert_eq!(out, vec![anomaly(2, Anomaly::OutOfRange)]);
     assert_eq!(a, before);
     let mut b = middle();
-    let out = go(&mut b, recv(2, Message::Release { resources: K + 1 }));
+    let out = go(
+        &mut b,
+        recv(
+            2,
+            Message::Release {
+                resources: Resources::new(K + 1),
+            },
+        ),
+    );
     assert_eq!(out, vec![anomaly(2, Anomaly::OutOfRange)]);
 }
 
 // ---- LINK, link formation and failure ----------------------------------------------------------
 
 #[test]
-fn link_formation_sends_link_and_joins_n_on_the_first_link() {
+fn link_formation_sends_hello_and_joins_n_on_the_first_height() {
     let mut a = middle();
     let out = go(&mut a, Event::LinkUp(n(4)));
-    assert_eq!(out, vec![send(4, Message::Link { height: h(0, 1, 1) })]);
+    assert_eq!(out, vec![send(4, Message::Hello { height: h(0, 1, 1) })]);
     assert!(!a.neighbors().is_member(n(4)));
     assert_eq!(
         go(&mut a, Event::LinkUp(n(4))),
         vec![anomaly(4, Anomaly::RedundantLinkEvent)]
     );
-    assert!(go(&mut a, recv(4, Message::Link { height: h(0, 7, 4) })).is_empty());
+    assert!(go(&mut a, recv(4, Message::Hello { height: h(0, 7, 4) })).is_empty());
     assert!(a.neighbors().is_member(n(4)));
+    // A second Hello from a member asks for our height (its first one crossed our LinkUp).
+    assert_eq!(
+        go(&mut a, recv(4, Message::Hello { height: h(0, 7, 4) })),
+        vec![send(4, Message::Link { height: h(0, 1, 1) })]
+    );
+}
+
+#[test]
+fn a_hello_before_our_own_link_up_is_dropped_and_the_peer_is_asked_when_we_need_it() {
+    // Node 1's only link is to 0; the link to 4 forms and 4's Hello arrives first.
+    let mut a = node(1, h(0, 1, 1), &[h(0, 0, 0)], false);
+    assert_eq!(
+        go(
+            &mut a,
+            recv(
+                4,
+                Message::Hello {
+                    height: h(-1, 0, 4)
+                }
+            )
+        ),
+        vec![anomaly(4, Anomaly::UnknownPeer)]
+    );
+    go(&mut a, Event::LinkUp(n(4)));
+    go(&mut a, Event::LinkDown(n(0)));
+    // Node 1 has nobody in N and, now that it must forward a request, asks 4.
+    let out = go(&mut a, req(1, 0));
+    assert!(
+        out.contains(&send(4, Message::Hello { height: a.height() })),
+        "{out:?}"
+    );
+    let out = go(
+        &mut a,
+        recv(
+            4,
+            Message::Link {
+                height: h(-1, 0, 4),
+            },
+        ),
+    );
+    assert!(a.neighbors().is_member(n(4)));
+    assert_eq!(a.next(), Some(n(4)));
+    assert!(
+        matches!(out.last(), Some(Action::Send { to, msg: Message::Request { .. } }) if *to == n(4))
+    );
 }
 
 #[test]
@@ -179,7 +265,7 @@ fn an_isolated_node_keeps_released_resources_until_a_link_forms() {
         recv(
             0,
             Message::Token {
-                available: K,
+                available: Resources::new(K),
                 priority: p(0),
                 height: h(0, 0, 0),
             },
@@ -206,7 +292,12 @@ fn an_isolated_node_keeps_released_resources_until_a_link_forms() {
                     height: h(1, -1, 1)
                 }
             ),
-            send(5, Message::Release { resources: 2 })
+            send(
+                5,
+                Message::Release {
+                    resources: Resources::new(2)
+                }
+            )
         ]
     );
     assert_eq!(a.release_backlog(), 0);

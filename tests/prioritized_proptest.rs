@@ -5,7 +5,7 @@ mod common;
 
 use common::{n, Net};
 use manet_mutex::height::Height;
-use manet_mutex::prioritized::{build_network, Message, Node, Policy, Settings};
+use manet_mutex::prioritized::{build_network, Message, Node, Policy, Resources, Settings};
 use manet_mutex::queue::Priority;
 use manet_mutex::{Anomaly, CsRequest, Event, Protocol, Status};
 use proptest::collection::vec;
@@ -38,6 +38,19 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (any::<u32>(), any::<u32>(), any::<u32>())
             .prop_map(|(drop, a, b)| Op::Churn { drop, a, b }),
     ]
+}
+
+/// A resource count whose copy agrees unless `level` is odd (then it is the level's low bits,
+/// as a corrupted copy would be).
+fn resources(count: u32, level: u64) -> Resources {
+    Resources {
+        count,
+        copy: if level % 2 == 0 {
+            count
+        } else {
+            (level >> 1) as u32
+        },
+    }
 }
 
 fn policy(i: u8) -> Policy {
@@ -138,10 +151,10 @@ proptest! {
                 let priority = Priority::new(level, x);
                 let receive = |msg| Event::Receive { from: n(peer), msg };
                 let event = match kind {
-                    0 => receive(Message::Token { available: x, priority, height }),
+                    0 => receive(Message::Token { available: resources(x, level), priority, height }),
                     1 => receive(Message::Request { priority, height }),
                     2 => receive(Message::Update { priority }),
-                    3 => receive(Message::Release { resources: x }),
+                    3 => receive(Message::Release { resources: resources(x, level) }),
                     4 => receive(Message::Link { height }),
                     5 => Event::Request(CsRequest { resources: x, priority: 0 }),
                     6 => Event::Release,

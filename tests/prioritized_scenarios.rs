@@ -3,7 +3,7 @@
 mod common;
 
 use common::{n, Net};
-use manet_mutex::prioritized::{Message, Policy, Settings};
+use manet_mutex::prioritized::{Message, Policy, Resources, Settings};
 use manet_mutex::Status;
 
 fn complete(count: u32) -> Vec<(u32, u32)> {
@@ -161,7 +161,9 @@ fn a_release_chases_the_token_that_moved_away() {
     assert!(net.deliver(1, 0)); // RELEASE reaches 0 after the token left: forwarded to 1
     assert_eq!(
         net.chans[&(n(0), n(1))].back(),
-        Some(&Message::Release { resources: 1 })
+        Some(&Message::Release {
+            resources: Resources::new(1)
+        })
     );
     net.run();
     assert!(net.in_cs(1), "the chasing release reached the token");

@@ -242,6 +242,7 @@ fn messages_from_non_neighbours_are_reported_and_ignored() {
     for msg in [
         Message::Request(h(9, 0, 9)),
         Message::LinkInfo(h(9, 0, 9)),
+        Message::Hello(h(9, 0, 9)),
         Message::TokenAck(h(9, 0, 9)),
     ] {
         let mut n = waiter();
@@ -262,25 +263,57 @@ fn a_message_from_the_node_itself_is_from_a_non_neighbour() {
 }
 
 #[test]
-fn request_from_a_forming_link_not_yet_in_n_is_ignored() {
+fn request_from_a_forming_link_completes_the_handshake_its_lost_hello_would_have() {
+    // Node 7's Hello reached node 5 before node 5's own LinkUp and was dropped; node 7 has
+    // node 5 in N and asks it. The REQUEST carries 7's height: it joins N and is served.
     let mut n = waiter();
     run(&mut n, Event::LinkUp(NodeId(7)));
-    ignores(
-        &mut n,
-        recv(7, Message::Request(h(4, 0, 7))),
-        vec![anomaly(7, Anomaly::UnknownPeer)],
+    let actions = run(&mut n, recv(7, Message::Request(h(4, 0, 7))));
+    assert_eq!(actions, vec![send(1, Message::Request(h(1, 0, 5)))]);
+    assert!(n.neighbors().is_member(NodeId(7)));
+    assert_eq!(n.queue().iter().collect::<Vec<_>>(), vec![NodeId(7)]);
+    // With an impossible height it cannot join: node 5 asks for node 7's height instead.
+    let mut n = waiter();
+    run(&mut n, Event::LinkUp(NodeId(7)));
+    let actions = run(&mut n, recv(7, Message::Request(h(4, 0, 3))));
+    assert_eq!(
+        actions,
+        vec![
+            anomaly(7, Anomaly::OutOfRange),
+            send(7, Message::Hello(h(1, 0, 5)))
+        ]
     );
+    assert!(!n.neighbors().is_member(NodeId(7)));
 }
 
 #[test]
-fn height_triples_naming_another_node_are_out_of_range() {
-    for msg in [
-        Message::Request(h(4, 0, 3)),
-        Message::LinkInfo(h(4, 0, 3)),
-        Message::TokenAck(h(4, 0, 3)),
-    ] {
+fn height_triples_naming_another_node_or_out_of_range_are_not_recorded() {
+    for bad in [h(4, 0, 3), h(i64::MAX, 0, 2), h(0, -Height::LIMIT - 1, 2)] {
+        for msg in [
+            Message::LinkInfo(bad),
+            Message::Hello(bad),
+            Message::TokenAck(bad),
+        ] {
+            let mut n = waiter();
+            let tell = matches!(msg, Message::Hello(_));
+            let mut expected = vec![anomaly(2, Anomaly::OutOfRange)];
+            if tell {
+                // A Hello from a member is a question, answered whatever its height.
+                expected.push(send(2, Message::LinkInfo(h(1, 0, 5))));
+            }
+            ignores(&mut n, recv(2, msg), expected);
+        }
+        // A REQUEST is kept, on the view we had of its sender (dropping it would lose it).
         let mut n = waiter();
-        ignores(&mut n, recv(2, msg), vec![anomaly(2, Anomaly::OutOfRange)]);
+        let actions = run(&mut n, recv(2, Message::Request(bad)));
+        assert_eq!(
+            actions,
+            vec![
+                anomaly(2, Anomaly::OutOfRange),
+                send(1, Message::Request(h(1, 0, 5)))
+            ]
+        );
+        assert_eq!(n.neighbors().get(NodeId(2)).unwrap().height, h(2, 0, 2));
     }
 }
 
@@ -300,13 +333,27 @@ fn stale_link_info_overtaken_by_a_token_is_not_recorded() {
 }
 
 #[test]
-fn request_from_a_lower_neighbour_is_not_queued() {
+fn request_from_a_lower_neighbour_is_not_queued_and_is_answered_with_our_height() {
+    // The requester took us for lower than it is; it learns our height and, if we are lower
+    // after all (its REQUEST's height was corrupted), asks again (T2).
     let mut n = waiter();
-    assert_eq!(run(&mut n, recv(1, Message::Request(h(0, 0, 1)))), vec![]);
+    assert_eq!(
+        run(&mut n, recv(1, Message::Request(h(0, 0, 1)))),
+        vec![
+            anomaly(1, Anomaly::Stale),
+            send(1, Message::LinkInfo(h(1, 0, 5)))
+        ]
+    );
     assert_eq!(n.queue().len(), 0);
     let mut n = holder();
     // 2 claims a height below the holder: not queued, no token.
-    assert_eq!(run(&mut n, recv(2, Message::Request(h(-1, 0, 2)))), vec![]);
+    assert_eq!(
+        run(&mut n, recv(2, Message::Request(h(-1, 0, 2)))),
+        vec![
+            anomaly(2, Anomaly::Stale),
+            send(2, Message::LinkInfo(h(0, 0, 0)))
+        ]
+    );
     assert_eq!(n.queue().len(), 0);
     assert_eq!(n.tokens(), 1);
 }
@@ -345,7 +392,14 @@ fn token_from_a_stranger_is_kept_without_its_height_and_reported() {
 fn token_with_a_height_naming_another_node_is_kept_without_its_height() {
     let mut n = waiter();
     let actions = run(&mut n, recv(1, Message::Token(h(-5, 0, 3))));
-    assert_eq!(actions, vec![anomaly(1, Anomaly::UnknownPeer)]);
+    // Still acknowledged: until it is, node 1 ignores what node 5 says of its height.
+    assert_eq!(
+        actions,
+        vec![
+            anomaly(1, Anomaly::OutOfRange),
+            send(1, Message::TokenAck(h(1, 0, 5)))
+        ]
+    );
     assert_eq!(n.tokens(), 1);
     assert_eq!(n.height(), h(1, 0, 5));
     assert_eq!(n.neighbors().get(NodeId(1)).unwrap().height, h(0, 0, 1));
@@ -379,20 +433,26 @@ fn link_down_for_a_stranger_and_link_up_for_a_neighbour_are_redundant() {
 }
 
 #[test]
-fn extreme_heights_do_not_overflow() {
+fn extreme_heights_are_refused_and_never_adopted() {
     let mut n = waiter();
     run(&mut n, Event::Request(CsRequest::ONE));
-    // 1 claims to be at the very top: every neighbour is now above node 5, which raises.
+    // 1 claims to be at the very top: impossible, so the view of it stays as it was.
+    let before = n.clone();
     let actions = run(&mut n, recv(1, Message::LinkInfo(h(i64::MAX, 0, 1))));
-    assert!(
-        actions.contains(&send(2, Message::Request(n.height()))),
-        "{actions:?}"
-    );
-    // A token from the very bottom: the recipient saturates instead of wrapping.
+    assert_eq!(actions, vec![anomaly(1, Anomaly::OutOfRange)]);
+    assert_eq!(n, before);
+    // A token from the very bottom is kept; its height is not adopted.
     let mut n = waiter();
     run(&mut n, recv(1, Message::Token(h(i64::MIN, i64::MIN, 1))));
-    assert_eq!(n.height(), h(i64::MIN, i64::MIN, 5));
+    assert_eq!(n.height(), h(1, 0, 5));
     assert_eq!(n.tokens(), 1);
+    // A possible height at the edge: adopting the height just below it would leave the
+    // range, so the recipient keeps its own (no saturated height that is not below).
+    let mut n = waiter();
+    let edge = h(0, -Height::LIMIT, 1);
+    let actions = run(&mut n, recv(1, Message::Token(edge)));
+    assert_eq!(n.height(), h(1, 0, 5));
+    assert_eq!(actions, vec![send(1, Message::TokenAck(h(1, 0, 5)))]);
 }
 
 // ---------------------------------------------------------------- random sequences
@@ -413,6 +473,7 @@ fn message() -> impl Strategy<Value = Message> {
         height().prop_map(Message::Token),
         height().prop_map(Message::LinkInfo),
         height().prop_map(Message::TokenAck),
+        height().prop_map(Message::Hello),
     ]
 }
 
@@ -529,9 +590,13 @@ proptest! {
                         Event::Receive { from, msg: Message::Token(_) } => Some(*from),
                         _ => None,
                     };
-                    let received = u32::from(token_from.is_some_and(|from| {
-                        !actions.contains(&Action::Anomaly { from, kind: Anomaly::OutOfRange })
-                    }));
+                    // A token is kept, whatever its height or sender, unless the node already
+                    // holds k (then it is refused and reported).
+                    let received = u32::from(token_from.is_some() && before.tokens() < before.k());
+                    if let (Some(from), 0) = (token_from, received) {
+                        let refused = Action::Anomaly { from, kind: Anomaly::OutOfRange };
+                        prop_assert!(actions.contains(&refused), "{:?}", actions);
+                    }
                     prop_assert_eq!(
                         node.tokens() + sent,
                         before.tokens() + received,

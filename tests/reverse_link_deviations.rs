@@ -141,10 +141,7 @@ fn isolated_node_keeps_its_request_until_a_link_forms() {
     assert_eq!(n.status(), Status::Waiting);
     assert_eq!(n.height(), h(1, 0, 3));
     let out: Vec<_> = n.handle(Event::LinkUp(NodeId(7))).unwrap().collect();
-    assert_eq!(
-        sends(&out),
-        vec![(NodeId(7), Message::LinkInfo(h(1, 0, 3)))]
-    );
+    assert_eq!(sends(&out), vec![(NodeId(7), Message::Hello(h(1, 0, 3)))]);
     // The new neighbour is higher: we are a sink without a token, so we raise and forward.
     let out = recv(&mut n, 7, Message::LinkInfo(h(4, 0, 7)));
     assert!(n.height() > h(4, 0, 7));

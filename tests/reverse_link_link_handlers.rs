@@ -6,6 +6,7 @@
 mod rl_unit;
 
 use rl_unit::*;
+use Message::Hello;
 
 // ---------------------------------------------------------------- LinkInfo and TokenAck
 
@@ -14,7 +15,7 @@ fn link_info_from_new_neighbour_joins_it_to_n_without_resend_if_height_unchanged
     let mut n = waiter();
     assert_eq!(
         run(&mut n, Event::LinkUp(NodeId(7))),
-        vec![send(7, LinkInfo(h(1, 0, 5)))]
+        vec![send(7, Hello(h(1, 0, 5)))]
     );
     assert_eq!(run(&mut n, recv(7, LinkInfo(h(4, 0, 7)))), vec![]);
     let e = entry(&n, 7);
@@ -292,7 +293,7 @@ fn isolated_waiting_node_keeps_its_request_and_forwards_it_when_a_link_forms() {
     assert_eq!(queue(&n), vec![5]);
     assert_eq!(
         run(&mut n, Event::LinkUp(NodeId(7))),
-        vec![send(7, LinkInfo(h(1, 0, 5)))]
+        vec![send(7, Hello(h(1, 0, 5)))]
     );
     assert_eq!(
         run(&mut n, recv(7, LinkInfo(h(0, 0, 7)))),
@@ -311,7 +312,7 @@ fn isolated_waiting_node_resends_its_request_when_the_link_to_its_old_next_comes
     assert_eq!(run(&mut n, Event::LinkDown(NodeId(1))), vec![]);
     assert_eq!(
         run(&mut n, Event::LinkUp(NodeId(1))),
-        vec![send(1, LinkInfo(h(1, 0, 5)))]
+        vec![send(1, Hello(h(1, 0, 5)))]
     );
     assert_eq!(
         run(&mut n, recv(1, LinkInfo(h(0, 0, 1)))),
@@ -350,7 +351,7 @@ fn link_up_sends_own_height_and_records_a_forming_link_outside_n() {
     let mut n = waiter();
     assert_eq!(
         run(&mut n, Event::LinkUp(NodeId(7))),
-        vec![send(7, LinkInfo(h(1, 0, 5)))]
+        vec![send(7, Hello(h(1, 0, 5)))]
     );
     let e = entry(&n, 7);
     assert!(e.forming && !e.in_n && e.received_li() && !e.visited);

@@ -1,15 +1,18 @@
 //! The handlers of peer messages and link events.
 //!
 //! Peer input never panics and never corrupts the resource count: what cannot be valid is
-//! ignored and reported as [`Action::Anomaly`](crate::Action::Anomaly). The token and released
-//! resources are never dropped on a technicality (an unknown sender); only values that would
-//! break `Σ = k` are refused.
+//! reported as [`Action::Anomaly`](crate::Action::Anomaly) and repaired on the safe side.
+//! Nothing is dropped on a technicality (an unknown sender, a bad field) if dropping it would
+//! lose the token, released resources or a request; only values that would break `Σ = k` are
+//! refused.
 
 use crate::height::Height;
+use crate::neighbors::{Heard, Said};
 use crate::queue::Priority;
 use crate::{Anomaly, NodeId};
 
-use super::{Message, Node};
+use super::message::Resources;
+use super::{Message, Node, Policy};
 
 impl Node {
     pub(super) fn receive(&mut self, from: NodeId, msg: Message) {
@@ -22,11 +25,54 @@ impl Node {
             Message::Request { priority, height } => self.on_request(from, priority, height),
             Message::Update { priority } => self.on_update(from, priority),
             Message::Release { resources } => self.on_release(from, resources),
-            Message::Link { height } => self.on_link(from, height),
+            Message::Link { height } => self.on_link(from, height, Said::Info),
+            Message::Hello { height } => self.on_link(from, height, Said::Hello),
+            Message::TokenAck { height } => self.on_link(from, height, Said::Ack),
         }
     }
 
-    fn on_token(&mut self, from: NodeId, available: u32, granted: Priority, ht: Height) {
+    /// A peer's priority, repaired: levels above [`Priority::LEVEL_LIMIT`] are cut down to it,
+    /// and a rank is possible only under the maximum-concurrency policy. Reports a repair.
+    fn sanitize(&mut self, from: NodeId, p: Priority) -> Priority {
+        let rank = match self.settings.policy {
+            Policy::MaxConcurrency => p.rank,
+            _ => 0,
+        };
+        let fixed = Priority::new(p.level.min(Priority::LEVEL_LIMIT), rank);
+        if fixed != p {
+            self.outbox.anomaly(from, Anomaly::OutOfRange);
+        }
+        fixed
+    }
+
+    /// Hear what `from` says of its height (used only if `from` can hold it), report what is
+    /// wrong with it, and tell `from` our height if it asked or ours moved during the
+    /// handshake. `None` if `from` has no link here.
+    fn hear(&mut self, from: NodeId, height: Height, said: Said) -> Option<Heard> {
+        let valid = height.possible_from(from).then_some(height);
+        match self.neighbors.hear(from, valid, self.height, said) {
+            Err(anomaly) => {
+                self.outbox.anomaly(from, anomaly);
+                None
+            }
+            Ok(heard) => {
+                if valid.is_none() {
+                    self.outbox.anomaly(from, Anomaly::OutOfRange);
+                }
+                if heard.tell {
+                    self.outbox.send(
+                        from,
+                        Message::Link {
+                            height: self.height,
+                        },
+                    );
+                }
+                Some(heard)
+            }
+        }
+    }
+
+    fn on_token(&mut self, from: NodeId, available: Resources, granted: Priority, ht: Height) {
         let k = self.settings.k;
         if self.token.is_some() {
             // There is one token; a second one is a duplicate or a faulty peer. Adding its
@@ -34,51 +80,87 @@ impl Node {
             self.outbox.anomaly(from, Anomaly::Unexpected);
             return;
         }
-        if !self.neighbors.is_member(from) {
+        let linked = self.neighbors.get(from).is_some();
+        if linked {
+            // A TOKEN carries the sender's height: from a forming link it completes the
+            // handshake (T1).
+            self.hear(from, ht, Said::Info);
+        } else {
             // Still accepted: dropping the only token would block everyone forever.
             self.outbox.anomaly(from, Anomaly::UnknownPeer);
         }
+        // The smaller copy of t: a corrupted copy loses resources, never creates them (T4).
         // Our own unsent releases join the token here instead of chasing it.
-        let t = available
-            .checked_add(core::mem::take(&mut self.backlog))
-            .filter(|&t| t <= k);
-        if t.is_none() || ht.id != from {
+        let (t, intact) = available.read(k);
+        let backlog = core::mem::take(&mut self.backlog);
+        if !intact || t.saturating_add(backlog) > k {
             self.outbox.anomaly(from, Anomaly::OutOfRange);
         }
+        let granted = self.sanitize(from, granted);
         let before = self.queue.front();
         if let Some((front, _)) = before {
             self.queue.raise(front, granted);
         }
-        self.token = Some(t.unwrap_or(k));
+        self.token = Some(t.saturating_add(backlog).min(k));
         self.next = Some(self.id);
-        if let Some(n) = self.neighbors.get_mut(from).filter(|n| n.in_n) {
-            n.height = Height::new(ht.h1, ht.h2, from);
-        }
         // Unconditionally just below the sender (the paper; KRL only lowers): the sender set
-        // its view of us to exactly this height and waits for a LINK carrying it.
-        self.height = Height::new(ht.h1, ht.h2, from).just_below(self.id);
-        self.broadcast_link();
+        // its view of us to exactly this height. A height outside the range is not adopted.
+        let adopted = Height::new(ht.h1, ht.h2, from).just_below(self.id);
+        if ht.possible_from(from) && adopted.is_valid() && adopted != self.height {
+            self.height = adopted;
+            self.broadcast_link(Some(from));
+        }
+        if linked {
+            // Always acknowledged: until it is, the sender ignores what we say of our height.
+            self.outbox.send(
+                from,
+                Message::TokenAck {
+                    height: self.height,
+                },
+            );
+        }
         self.settle(before);
     }
 
     fn on_request(&mut self, from: NodeId, priority: Priority, ht: Height) {
-        let Some(n) = self.neighbors.get_mut(from).filter(|n| n.in_n) else {
+        let Some(n) = self.neighbors.get(from) else {
             self.outbox.anomaly(from, Anomaly::UnknownPeer);
             return;
         };
-        if ht.id != from {
-            self.outbox.anomaly(from, Anomaly::OutOfRange);
-            return;
-        }
         if !n.received_li() {
             // Sent before `from` received the token we sent it: `from` no longer needs us.
             self.outbox.anomaly(from, Anomaly::Stale);
             return;
         }
-        n.height = ht;
+        let valid = ht.possible_from(from);
+        if !n.in_n && !valid {
+            // Its Hello never reached us and this height is impossible: ask for it; the peer
+            // answers and, since we are its `next`, asks again (T1).
+            self.outbox.anomaly(from, Anomaly::OutOfRange);
+            self.ask(from);
+            return;
+        }
+        self.hear(from, ht, Said::Info);
+        let priority = self.sanitize(from, priority);
         let before = self.queue.front();
-        if self.height < ht {
+        if self
+            .neighbors
+            .get(from)
+            .is_some_and(|n| n.height > self.height)
+        {
             self.queue.upsert(from, priority);
+        } else {
+            // It takes us for lower than it is: tell it our height; if we are lower after
+            // all, it asks again (T2).
+            if valid {
+                self.outbox.anomaly(from, Anomaly::Stale);
+            }
+            self.outbox.send(
+                from,
+                Message::Link {
+                    height: self.height,
+                },
+            );
         }
         self.settle(before);
     }
@@ -88,6 +170,7 @@ impl Node {
             self.outbox.anomaly(from, Anomaly::UnknownPeer);
             return;
         }
+        let priority = self.sanitize(from, priority);
         let before = self.queue.front();
         if !self.queue.raise(from, priority) {
             // Crossed the token we sent `from`, or a reversal that dropped its entry: it is
@@ -98,50 +181,58 @@ impl Node {
         self.settle(before);
     }
 
-    fn on_release(&mut self, from: NodeId, resources: u32) {
+    fn on_release(&mut self, from: NodeId, resources: Resources) {
         let k = self.settings.k;
-        if resources == 0 || resources > k {
+        let (r, intact) = resources.read(k);
+        if !intact {
+            // The smaller possible copy is kept: what is lost is reported (T4).
             self.outbox.anomaly(from, Anomaly::OutOfRange);
+        }
+        if r == 0 {
+            if intact {
+                self.outbox.anomaly(from, Anomaly::OutOfRange);
+            }
             return;
         }
         if !self.neighbors.is_member(from) {
             // Still accepted: dropping it would lose resources for good.
             self.outbox.anomaly(from, Anomaly::UnknownPeer);
         }
-        match self
-            .token
-            .map(|t| t.checked_add(resources).filter(|&sum| sum <= k))
-        {
+        match self.token.map(|t| t.checked_add(r).filter(|&sum| sum <= k)) {
             Some(Some(sum)) => {
                 self.token = Some(sum);
                 self.serve();
             }
             Some(None) => self.outbox.anomaly(from, Anomaly::OutOfRange),
-            None => self.forward_release(resources),
+            None => self.forward_release(r),
         }
     }
 
-    fn on_link(&mut self, from: NodeId, ht: Height) {
-        // The acknowledgement of our token is the LINK carrying exactly the height we assumed
-        // for the recipient (its height update on TOKEN is unconditional, so it always does).
-        match self
-            .neighbors
-            .hear(from, ht, self.height, |n| n.height == ht)
-        {
-            Err(anomaly) => return self.outbox.anomaly(from, anomaly),
-            // Our LINK at link formation carried `form_height`; we moved since, so say it again.
-            Ok(true) => self.outbox.send(
-                from,
-                Message::Link {
-                    height: self.height,
-                },
-            ),
-            Ok(false) => {}
+    /// A LINK, Hello or TokenAck from `from`.
+    fn on_link(&mut self, from: NodeId, ht: Height, said: Said) {
+        // An impossible height changes no view, so nothing else follows from it.
+        if self.hear(from, ht, said).is_none() || !ht.possible_from(from) {
+            return;
         }
-        let lower = self.neighbors.is_lower(from, self.height);
         let before = self.queue.front();
-        if lower {
+        if self.neighbors.is_lower(from, self.height) {
             self.queue.delete(from);
+        }
+        if self.token.is_none() && said != Said::Ack {
+            if let (Some((_, priority)), Some(next)) = (self.queue.front(), self.live_next()) {
+                if next == from {
+                    // `next` answered a REQUEST of ours that took it for higher than it is
+                    // (T2), or changed height and is still below us: ask again (a REQUEST
+                    // already queued there only has its priority raised).
+                    self.outbox.send(
+                        from,
+                        Message::Request {
+                            priority,
+                            height: self.height,
+                        },
+                    );
+                }
+            }
         }
         self.settle(before);
     }
@@ -153,7 +244,7 @@ impl Node {
         }
         self.outbox.send(
             peer,
-            Message::Link {
+            Message::Hello {
                 height: self.height,
             },
         );

@@ -14,7 +14,7 @@ pub enum Message {
     /// TOKEN(t): the unique token, carrying `available` = t free resources.
     Token {
         /// Free resources, `0..=k`.
-        available: u32,
+        available: Resources,
         /// The priority the recipient's request had at the sender when it was granted, aging
         /// included; the recipient raises the front of its queue to it, so aging earned on the
         /// way is not lost (not in the paper, see `docs/ALGORITHMS.md`).
@@ -37,11 +37,56 @@ pub enum Message {
     /// RELEASE(r): `resources` resources left the critical section and travel to the token.
     Release {
         /// Released resources, `1..=k`.
-        resources: u32,
+        resources: Resources,
     },
-    /// LINK: the sender's height (link formation, height changes, token acknowledgement).
+    /// LINK: the sender's height, after a change or in answer to a Hello.
     Link {
         /// The sender's height.
         height: Height,
     },
+    /// The sender's height when its link layer reported the link to the receiver; a second
+    /// one from a member of `N` asks for the receiver's height (`docs/ALGORITHMS.md`, T1).
+    Hello {
+        /// The sender's height.
+        height: Height,
+    },
+    /// The acknowledgement of a TOKEN, carrying the recipient's height: the first message its
+    /// sender may trust again (the paper uses a LINK carrying exactly the height the sender
+    /// assumed, which one corrupted height would keep unrecognised forever; T3).
+    TokenAck {
+        /// The sender's height after taking the token.
+        height: Height,
+    },
+}
+
+/// A resource count sent twice. Safety rests on these counts (Σ = k), and no receiver can
+/// tell a wrong count from a right one, so the message carries two copies and the receiver
+/// acts on the smaller possible one: a copy corrupted on the way can lose resources (reported,
+/// never hidden) but never create them (`docs/ALGORITHMS.md`, T4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct Resources {
+    /// The count.
+    pub count: u32,
+    /// The same count again.
+    pub copy: u32,
+}
+
+impl Resources {
+    /// `count`, with its copy.
+    pub const fn new(count: u32) -> Self {
+        Resources { count, copy: count }
+    }
+
+    /// The count to act on in a system of `k` resources: the smaller of the copies that are
+    /// at most `k` (0 if neither is), and whether the copies agreed and were possible.
+    pub fn read(self, k: u32) -> (u32, bool) {
+        let possible = |c: u32| (c <= k).then_some(c);
+        let value = match (possible(self.count), possible(self.copy)) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => 0,
+        };
+        (value, self.count == self.copy && self.count <= k)
+    }
 }

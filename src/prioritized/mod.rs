@@ -55,7 +55,7 @@ mod procedures;
 mod simulate;
 
 pub use invariants::{check_invariants, check_quiescent};
-pub use message::Message;
+pub use message::{Message, Resources};
 pub use network::build_network;
 pub use node::Node;
 pub use policy::{Config, Policy, Settings};

@@ -5,6 +5,7 @@ use crate::height;
 use crate::queue::Priority;
 use crate::{Action, NodeId, Status};
 
+use super::message::Resources;
 use super::{Message, Node};
 
 impl Node {
@@ -36,7 +37,7 @@ impl Node {
     }
 
     /// `next`, unless its link failed or no longer points down.
-    fn live_next(&self) -> Option<NodeId> {
+    pub(super) fn live_next(&self) -> Option<NodeId> {
         self.next
             .filter(|&v| self.neighbors.is_lower(v, self.height))
     }
@@ -79,7 +80,7 @@ impl Node {
             self.outbox.send(
                 front,
                 Message::Token {
-                    available: t,
+                    available: Resources::new(t),
                     priority: granted,
                     height: self.height,
                 },
@@ -98,19 +99,42 @@ impl Node {
         }
     }
 
-    /// forwardRequest: send REQUEST, with the front's priority, to the lowest neighbour. An
-    /// isolated node sends nothing and has no `next`; its first LINK reroutes.
+    /// forwardRequest: send REQUEST, with the front's priority, to the lowest neighbour. A
+    /// node with no member of `N` has no `next`; it asks its forming links for their peers'
+    /// heights (T1), and the first LINK reroutes.
     pub(super) fn forward_request(&mut self) {
         self.next = self.neighbors.lowest();
-        if let (Some(next), Some((_, priority))) = (self.next, self.queue.front()) {
-            self.outbox.send(
+        let Some((_, priority)) = self.queue.front() else {
+            return;
+        };
+        match self.next {
+            Some(next) => self.outbox.send(
                 next,
                 Message::Request {
                     priority,
                     height: self.height,
                 },
-            );
+            ),
+            None => self.ask_forming(),
         }
+    }
+
+    /// Send a Hello to every forming link not asked yet: this node needs its links now.
+    fn ask_forming(&mut self) {
+        let height = self.height;
+        for peer in self.neighbors.ask_forming(height) {
+            self.outbox.send(peer, Message::Hello { height });
+        }
+    }
+
+    /// Ask one forming link's peer for its height with a Hello.
+    pub(super) fn ask(&mut self, peer: NodeId) {
+        let height = self.height;
+        if let Some(entry) = self.neighbors.get_mut(peer) {
+            entry.asked = true;
+            entry.form_height = height;
+        }
+        self.outbox.send(peer, Message::Hello { height });
     }
 
     /// forwardRelease: send RELEASE(r) towards the token (the lowest neighbour). Unlike the
@@ -119,7 +143,12 @@ impl Node {
     /// resources in its backlog.
     pub(super) fn forward_release(&mut self, resources: u32) {
         match self.neighbors.lowest() {
-            Some(lowest) => self.outbox.send(lowest, Message::Release { resources }),
+            Some(lowest) => self.outbox.send(
+                lowest,
+                Message::Release {
+                    resources: Resources::new(resources),
+                },
+            ),
             None => self.backlog = self.backlog.saturating_add(resources).min(self.settings.k),
         }
     }
@@ -132,24 +161,31 @@ impl Node {
     }
 
     /// raiseHeight: partial reversal, LINK to every neighbour, drop the requests of neighbours
-    /// now below, and reroute the rest.
+    /// now below, and reroute the rest. A node with requests to forward also asks its forming
+    /// links (T1): the way down may lie through one of them.
     pub(super) fn raise_height(&mut self) {
+        if !self.queue.is_empty() {
+            self.ask_forming();
+        }
         let Some(raised) = height::raise(self.height, self.neighbors.heights()) else {
+            // Only a forged view at the edge of the height range leads here (an isolated node
+            // does not raise): ask the lowest neighbour anyway; its answer corrects the view.
+            self.forward_request();
             return;
         };
         self.height = raised;
         self.raises += 1;
-        self.broadcast_link();
+        self.broadcast_link(None);
         let (id, neighbors) = (self.id, &self.neighbors);
         self.queue
             .delete_where(|v| v != id && neighbors.is_lower(v, raised));
         self.forward_request();
     }
 
-    /// Send LINK with the current height to every member of `N`.
-    pub(super) fn broadcast_link(&mut self) {
+    /// Send LINK with the current height to every member of `N` but `except`.
+    pub(super) fn broadcast_link(&mut self, except: Option<NodeId>) {
         let height = self.height;
-        for n in self.neighbors.members() {
+        for n in self.neighbors.members().filter(|n| Some(n.id) != except) {
             self.outbox.send(n.id, Message::Link { height });
         }
     }

@@ -22,6 +22,11 @@ pub struct Priority {
 }
 
 impl Priority {
+    /// The highest level a peer may report: above it a level is impossible (a request would
+    /// have to age 2^62 / step times) and is cut down to it, so that aging, which adds to
+    /// levels, never saturates in a run.
+    pub const LEVEL_LIMIT: u64 = 1 << 62;
+
     /// A priority from its components.
     pub const fn new(level: u64, rank: u32) -> Self {
         Priority { level, rank }

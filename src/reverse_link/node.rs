@@ -4,7 +4,7 @@ use alloc::vec::Vec;
 
 use super::Message;
 use crate::height::{self, Height};
-use crate::neighbors::Neighbors;
+use crate::neighbors::{Heard, Neighbors, Said};
 use crate::node::Outbox;
 use crate::queue::FifoQueue;
 use crate::{Action, Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
@@ -206,20 +206,64 @@ impl Node {
         }
     }
 
+    /// Hear what `j` says of its height (`h`, used only if `j` can hold it), report what is
+    /// wrong with it, and tell `j` our height if it asked or ours moved during the handshake.
+    /// `None` if `j` has no link here.
+    fn hear(&mut self, j: NodeId, h: Height, said: Said) -> Option<Heard> {
+        let valid = h.possible_from(j).then_some(h);
+        match self.neighbors.hear(j, valid, self.height, said) {
+            Err(anomaly) => {
+                self.outbox.anomaly(j, anomaly);
+                None
+            }
+            Ok(heard) => {
+                if valid.is_none() {
+                    self.outbox.anomaly(j, Anomaly::OutOfRange);
+                }
+                if heard.tell {
+                    self.outbox.send(j, Message::LinkInfo(self.height));
+                }
+                Some(heard)
+            }
+        }
+    }
+
     fn on_request_msg(&mut self, j: NodeId, h: Height) {
-        let Some(entry) = self.neighbors.get_mut(j).filter(|n| n.in_n) else {
+        let Some(entry) = self.neighbors.get(j) else {
             return self.outbox.anomaly(j, Anomaly::UnknownPeer);
         };
-        if h.id != j {
-            return self.outbox.anomaly(j, Anomaly::OutOfRange);
-        }
         if !entry.received_li() {
             // Sent before the peer received our token: the token already answered it.
             return self.outbox.anomaly(j, Anomaly::Stale);
         }
-        entry.height = h;
-        if self.height < h {
+        let valid = h.possible_from(j);
+        if !entry.in_n && !valid {
+            // The peer's Hello never reached us and this height is impossible: ask for it. The
+            // peer answers and, since we are its `next`, sends the REQUEST again.
+            self.outbox.anomaly(j, Anomaly::OutOfRange);
+            if let Some(entry) = self.neighbors.get_mut(j) {
+                entry.asked = true;
+                entry.form_height = self.height;
+            }
+            return self.outbox.send(j, Message::Hello(self.height));
+        }
+        // A REQUEST carries the sender's height: from a forming link it completes the handshake
+        // its lost Hello would have (T1). An impossible height leaves our view as it was.
+        self.hear(j, h, Said::Info);
+        if self
+            .neighbors
+            .get(j)
+            .is_some_and(|n| n.height > self.height)
+        {
             self.queue.enqueue(j);
+        } else {
+            // The peer takes us for lower than it is: our height changed in flight (our
+            // LinkInfo is on its way), or a height was corrupted. Tell it ours; if we are
+            // lower after all, it asks again (T2).
+            if valid {
+                self.outbox.anomaly(j, Anomaly::Stale);
+            }
+            self.outbox.send(j, Message::LinkInfo(self.height));
         }
         if self.is_holder() {
             self.serve();
@@ -239,16 +283,18 @@ impl Node {
             return self.outbox.anomaly(j, Anomaly::OutOfRange);
         }
         self.tokens += 1;
-        let known = h.id == j && self.neighbors.is_member(j);
-        if known {
-            if let Some(entry) = self.neighbors.get_mut(j) {
-                entry.height = h;
+        if self.neighbors.get(j).is_some() {
+            // The token is kept whatever its height says, and always acknowledged: until it
+            // is, the sender ignores everything we say of our height.
+            self.hear(j, h, Said::Info);
+            let valid = h.possible_from(j);
+            if let Some(entry) = self.neighbors.get_mut(j).filter(|n| n.in_n && valid) {
                 entry.visited = true;
             }
-            if self.height > h {
+            let lowered = h.just_below(self.id);
+            if valid && self.height > h && lowered.is_valid() {
                 // The paper tells only the neighbours that were below us: those above stay
                 // above, so their (now too high) view of us still gives the right direction.
-                let lowered = h.just_below(self.id);
                 for k in self.neighbors.outgoing(self.height) {
                     if k != j {
                         self.outbox.send(k, Message::LinkInfo(lowered));
@@ -270,14 +316,13 @@ impl Node {
         }
     }
 
-    fn on_link_info(&mut self, j: NodeId, h: Height, ack: bool) {
+    /// A LinkInfo, Hello or TokenAck from `j`.
+    fn on_height_msg(&mut self, j: NodeId, h: Height, said: Said) {
         // KRLF can send `j` a second token before the first is acknowledged; each TokenAck
-        // settles one, so only the last restores trust in what `j` says.
-        match self.neighbors.hear(j, h, self.height, |_| ack) {
-            Err(anomaly) => return self.outbox.anomaly(j, anomaly),
-            // Our height changed after we announced it on link formation.
-            Ok(true) => self.outbox.send(j, Message::LinkInfo(self.height)),
-            Ok(false) => {}
+        // settles one, so only the last restores trust in what `j` says. An impossible
+        // height changes no view, so nothing else follows from it.
+        if self.hear(j, h, said).is_none() || !h.possible_from(j) {
+            return;
         }
         if self.neighbors.is_lower(j, self.height) {
             self.queue.delete(j);
@@ -286,10 +331,20 @@ impl Node {
             self.lowered_on_link_info = true;
             self.lower_height();
         }
-        if !self.is_holder() && self.neighbors.all_higher(self.height) {
+        if self.is_holder() {
+            return;
+        }
+        if self.neighbors.all_higher(self.height) {
             self.raise_height();
-        } else if !self.is_holder() && !self.queue.is_empty() && self.next_is_stale() {
-            self.forward_request();
+        } else if !self.queue.is_empty() {
+            if self.next_is_stale() {
+                self.forward_request();
+            } else if self.next == Some(j) && said != Said::Ack {
+                // `next` answered a REQUEST of ours that took it for higher than it is (T2),
+                // or changed height and is still below us: ask again, which costs nothing if
+                // it has our request queued already.
+                self.outbox.send(j, Message::Request(self.height));
+            }
         }
     }
 
@@ -297,7 +352,7 @@ impl Node {
         if j == self.id || !self.neighbors.link_up(j, self.height) {
             return self.outbox.anomaly(j, Anomaly::RedundantLinkEvent);
         }
-        self.outbox.send(j, Message::LinkInfo(self.height));
+        self.outbox.send(j, Message::Hello(self.height));
     }
 
     fn on_link_down(&mut self, j: NodeId) {
@@ -320,12 +375,21 @@ impl Node {
         }
     }
 
-    /// ForwardRequest: ask the lowest neighbour. With no neighbour the request waits for a
-    /// link to form (the LinkInfo handler then finds `next` stale and forwards).
+    /// ForwardRequest: ask the lowest neighbour. With no member of `N` the request waits for a
+    /// link; links that are still forming are asked for their peer's height (T1).
     fn forward_request(&mut self) {
         self.next = self.neighbors.lowest();
-        if let Some(next) = self.next {
-            self.outbox.send(next, Message::Request(self.height));
+        match self.next {
+            Some(next) => self.outbox.send(next, Message::Request(self.height)),
+            None => self.ask_forming(),
+        }
+    }
+
+    /// Send a Hello to every forming link not asked yet: this node needs its links now.
+    fn ask_forming(&mut self) {
+        let own = self.height;
+        for peer in self.neighbors.ask_forming(own) {
+            self.outbox.send(peer, Message::Hello(own));
         }
     }
 
@@ -386,9 +450,19 @@ impl Node {
     }
 
     /// RaiseHeight: partial reversal, then drop queued requests from nodes now below us
-    /// (their links reversed) and re-forward our own queue.
+    /// (their links reversed) and re-forward our own queue. A node with requests to forward
+    /// also asks its forming links (T1): the way down may lie through one of them.
     fn raise_height(&mut self) {
+        if !self.queue.is_empty() {
+            self.ask_forming();
+        }
         let Some(new) = height::raise(self.height, self.neighbors.heights()) else {
+            // Isolated: wait for a link. Or the reversal would leave the height range, which
+            // only a forged view at its edge causes: ask the lowest neighbour anyway, and let
+            // its answer correct the view (T2).
+            if !self.queue.is_empty() && !self.neighbors.is_empty() {
+                self.forward_request();
+            }
             return;
         };
         self.height = new;
@@ -456,8 +530,9 @@ impl Protocol for Node {
                     self.lowered_on_link_info = false;
                     self.on_token(from, h);
                 }
-                Message::LinkInfo(h) => self.on_link_info(from, h, false),
-                Message::TokenAck(h) => self.on_link_info(from, h, true),
+                Message::LinkInfo(h) => self.on_height_msg(from, h, Said::Info),
+                Message::Hello(h) => self.on_height_msg(from, h, Said::Hello),
+                Message::TokenAck(h) => self.on_height_msg(from, h, Said::Ack),
             },
             Event::LinkUp(j) => {
                 self.lowered_on_link_info = false;

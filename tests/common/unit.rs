@@ -2,7 +2,7 @@
 //! events and actions.
 
 use manet_mutex::height::Height;
-use manet_mutex::prioritized::{Config, Message, Node, Policy, Settings};
+use manet_mutex::prioritized::{Config, Message, Node, Policy, Resources, Settings};
 use manet_mutex::queue::Priority;
 use manet_mutex::{Action, Anomaly, CsRequest, Event, Protocol};
 
@@ -43,7 +43,7 @@ pub fn waiting_holder(available: u32, resources: u32, priority: u32) -> Node {
     go(&mut a, request_msg(2, 0, h(0, 1, 2)));
     go(&mut a, Event::Release);
     let token = Message::Token {
-        available,
+        available: Resources::new(available),
         priority: p(0),
         height: h(0, -1, 2),
     };

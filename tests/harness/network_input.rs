@@ -109,11 +109,14 @@ pub fn run_ops<P: TokenAlgorithm, R: Copy + Debug>(
             Op::Request(..) | Op::Release(_) => {}
         }
         if let Err(e) = net.check_safety() {
-            panic!("after op {i} ({op:?}), {context:?}: {e}");
+            panic!(
+                "after op {i} ({op:?}), {context:?}: {e}\n{}",
+                net.trace_text()
+            );
         }
     }
     let rounds = DRAIN_ROUNDS + DRAIN_ROUNDS_PER_NODE_AND_OP * n as usize * ops.len();
     if let Err(e) = net.drain(rounds) {
-        panic!("{context:?}: {e}");
+        panic!("{context:?}: {e}\n{}", net.trace_text());
     }
 }

@@ -12,7 +12,7 @@
 //! `tests/fuzz_prioritized.rs`.
 
 use arbitrary::Arbitrary;
-use manet_mutex::prioritized::{Config, Message, Node, Policy, Settings};
+use manet_mutex::prioritized::{Config, Message, Node, Policy, Resources, Settings};
 use manet_mutex::queue::Priority;
 use manet_mutex::{Action, Event, Protocol, Status};
 
@@ -21,11 +21,13 @@ use crate::node_input::{drive, Local, Peer};
 
 #[derive(Debug, Clone, Copy, Arbitrary)]
 enum Kind {
-    Token { available: u32 },
+    Token { available: (u32, u32) },
     Request,
     Update,
-    Release { resources: u32 },
+    Release { resources: (u32, u32) },
     Link,
+    Hello,
+    TokenAck,
 }
 
 #[derive(Debug, Clone, Copy, Arbitrary)]
@@ -56,15 +58,23 @@ impl In {
                 let height = height(h1, h2, owner);
                 let priority = Priority::new(level, tie);
                 let msg = match kind {
-                    Kind::Token { available } => Message::Token {
-                        available,
+                    Kind::Token {
+                        available: (count, copy),
+                    } => Message::Token {
+                        available: Resources { count, copy },
                         priority,
                         height,
                     },
                     Kind::Request => Message::Request { priority, height },
                     Kind::Update => Message::Update { priority },
-                    Kind::Release { resources } => Message::Release { resources },
+                    Kind::Release {
+                        resources: (count, copy),
+                    } => Message::Release {
+                        resources: Resources { count, copy },
+                    },
                     Kind::Link => Message::Link { height },
+                    Kind::Hello => Message::Hello { height },
+                    Kind::TokenAck => Message::TokenAck { height },
                 };
                 Event::Receive {
                     from: from.id(),

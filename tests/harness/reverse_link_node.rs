@@ -22,6 +22,7 @@ enum Kind {
     Token,
     LinkInfo,
     TokenAck,
+    Hello,
 }
 
 #[derive(Debug, Clone, Copy, Arbitrary)]
@@ -53,6 +54,7 @@ impl In {
                     Kind::Token => Message::Token(h),
                     Kind::LinkInfo => Message::LinkInfo(h),
                     Kind::TokenAck => Message::TokenAck(h),
+                    Kind::Hello => Message::Hello(h),
                 };
                 Event::Receive {
                     from: from.id(),

@@ -19,6 +19,8 @@ pub struct Net<P: TokenAlgorithm> {
     pub channels: Channels<P::Msg>,
     pub graph: Graph,
     pub fault: Option<String>,
+    /// The events applied and what they produced, when tracing (`MANET_MUTEX_TRACE=1`).
+    pub trace: Option<Vec<String>>,
 }
 
 impl<P: TokenAlgorithm> Net<P> {
@@ -29,6 +31,7 @@ impl<P: TokenAlgorithm> Net<P> {
             channels: Channels::default(),
             graph,
             fault: None,
+            trace: std::env::var_os("MANET_MUTEX_TRACE").map(|_| Vec::new()),
         })
     }
 
@@ -37,9 +40,13 @@ impl<P: TokenAlgorithm> Net<P> {
         if self.fault.is_some() {
             return;
         }
+        let described = self.trace.is_some().then(|| format!("{at:?} <- {event:?}"));
         let outcome = self.nodes[at.index()]
             .handle(event)
             .map(|actions| actions.collect::<Vec<_>>());
+        if let (Some(trace), Some(event)) = (&mut self.trace, described) {
+            trace.push(format!("{event}\n     -> {outcome:?}"));
+        }
         let actions = match outcome {
             Ok(actions) => actions,
             Err(e) => {
@@ -55,6 +62,14 @@ impl<P: TokenAlgorithm> Net<P> {
                 }
                 self.channels.push(at, to, msg);
             }
+        }
+    }
+
+    /// The trace, if one was kept (`MANET_MUTEX_TRACE=1`), for a failure message.
+    pub fn trace_text(&self) -> String {
+        match &self.trace {
+            Some(trace) => trace.join("\n"),
+            None => "(set MANET_MUTEX_TRACE=1 for the trace)".into(),
         }
     }
 
@@ -142,6 +157,12 @@ impl<P: TokenAlgorithm> Net<P> {
     /// DAG). Safety is checked after every round.
     pub fn drain(&self, rounds: usize) -> Result<(), String> {
         let mut net = self.clone();
+        net.drain_here(rounds)
+            .map_err(|e| format!("{e}\n{}", net.trace_text()))
+    }
+
+    fn drain_here(&mut self, rounds: usize) -> Result<(), String> {
+        let net = self;
         for _ in 0..rounds {
             if !net.anyone_busy() {
                 if net.channels.is_empty() {

@@ -49,12 +49,25 @@ impl Height {
 
     /// The height just below `self` in the second component, owned by `id`: what a token
     /// recipient adopts, and what the sender assumes it adopted (KRL `(h.h1, h.h2 - 1, id)`).
+    /// Saturates; see [`Height::below`] for a height that is always valid.
     pub const fn just_below(self, id: NodeId) -> Self {
         Height {
             h1: self.h1,
             h2: self.h2.saturating_sub(1),
             id,
         }
+    }
+
+    /// A valid height below `self` owned by `id`: [`Height::just_below`], or, at the bottom of
+    /// the `h2` range, one level lower in `h1`. `None` at the bottom of both, which only a
+    /// forged height reaches.
+    pub fn below(self, id: NodeId) -> Option<Self> {
+        [
+            self.just_below(id),
+            Height::new(self.h1.saturating_sub(1), self.h2, id),
+        ]
+        .into_iter()
+        .find(|h| h.is_valid() && *h < self)
     }
 }
 
@@ -63,17 +76,20 @@ impl Height {
 /// neighbours that share that new `h1`, the node places itself just below the lowest, so it
 /// reverses as few links as possible while gaining at least one outgoing link.
 ///
-/// Returns `None` when there are no neighbours (an isolated node cannot reverse anything) or
-/// when the result would not be a valid height (only a view at the edge of the range, which
-/// a correct network takes 2^61 reversals to produce, leads there).
+/// Placing itself below the neighbours that share the new `h1` only spares links; what makes
+/// the reversal work is `h1` alone. So at the bottom of the `h2` range (only a forged height
+/// leads there) the node keeps its own `h2` instead. Returns `None` when there are no
+/// neighbours (an isolated node cannot reverse anything) or every neighbour is at the top of
+/// the `h1` range (again only forgery leads there).
 pub fn raise(own: Height, neighbors: impl Iterator<Item = Height> + Clone) -> Option<Height> {
     let min_h1 = neighbors.clone().map(|h| h.h1).min()?;
     let h1 = min_h1.saturating_add(1);
     let h2 = neighbors
         .filter(|h| h.h1 == h1)
-        .map(|h| h.h2)
+        .map(|h| h.h2.saturating_sub(1))
         .min()
-        .map_or(own.h2, |m| m.saturating_sub(1));
+        .filter(|&h2| h2 >= -Height::LIMIT)
+        .unwrap_or(own.h2);
     Some(Height { h1, h2, id: own.id }).filter(|h| h.is_valid())
 }
 
@@ -81,15 +97,17 @@ pub fn raise(own: Height, neighbors: impl Iterator<Item = Height> + Clone) -> Op
 /// `h1`; among the neighbours that share it the node places itself just above the highest, so
 /// it gains at least one incoming link.
 ///
-/// Returns `None` when there are no neighbours or the result would not be a valid height.
+/// As for [`raise`], the node keeps its own `h2` at the top of the `h2` range. Returns `None`
+/// when there are no neighbours or every neighbour is at the bottom of the `h1` range.
 pub fn lower(own: Height, neighbors: impl Iterator<Item = Height> + Clone) -> Option<Height> {
     let max_h1 = neighbors.clone().map(|h| h.h1).max()?;
     let h1 = max_h1.saturating_sub(1);
     let h2 = neighbors
         .filter(|h| h.h1 == h1)
-        .map(|h| h.h2)
+        .map(|h| h.h2.saturating_add(1))
         .max()
-        .map_or(own.h2, |m| m.saturating_add(1));
+        .filter(|&h2| h2 <= Height::LIMIT)
+        .unwrap_or(own.h2);
     Some(Height { h1, h2, id: own.id }).filter(|h| h.is_valid())
 }
 

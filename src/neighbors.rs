@@ -9,20 +9,20 @@
 //!   and is not recorded;
 //! - `forming` / `form_height`: the link was detected forming while our height was
 //!   `form_height`; if our height changed before the peer's first LinkInfo, we resend ours.
-//! - `asked`: while the link is forming, we sent the peer a second Hello to ask for its
-//!   height (see below).
+//! - `asked`: while the link is forming, we sent the peer a Probe to ask for its height (see
+//!   below).
 //! - `visited`: KRLF's token-forwarding mark.
 //!
 //! # Each end of a link learns of it at its own time
-//! A node announces its height with a Hello when its link layer reports a new link. The
-//! peer's Hello can arrive before the node's own `LinkUp`; the node then has no link to the
-//! peer and drops it, and the peer, which received our Hello later, never sends another. So a
-//! Hello from a peer that is already a member of `N` is a question (the peer lacks our
-//! height) and is answered with our height; and a node that needs a link that is still
-//! forming (it has a request to forward and nowhere to send it, or it must reverse) asks
-//! each forming peer once with a second Hello. Any height-carrying message from a forming
-//! peer (a REQUEST or a TOKEN: the peer has us in `N`) completes the handshake as its Hello
-//! would. See `docs/ALGORITHMS.md`, T1.
+//! A node announces its height when its link layer reports a new link (KRL's LinkInfo, the
+//! prioritized algorithm's LINK). The peer's announcement can arrive before the node's own
+//! `LinkUp`; the node then has no link to the peer and drops it, and the peer, which received
+//! our announcement later, never sends another. So a node that needs a link that is still
+//! forming (it has a request to forward and nowhere to send it, or it must reverse) asks the
+//! peer with a Probe, which carries its height and is always answered with the receiver's.
+//! Any height-carrying message from a forming peer (a REQUEST or a TOKEN: the peer has us in
+//! `N`) completes the handshake as its announcement would. An answer whose height is
+//! impossible (corrupted) is asked for again at the next need. See `docs/ALGORITHMS.md`, T1.
 //!
 //! Entries are kept sorted by id in a `Vec`, so lookups are binary searches and a static
 //! topology never allocates.
@@ -48,7 +48,7 @@ pub struct Neighbor {
     pub forming: bool,
     /// Our height when we last announced it to the peer while the link was forming.
     pub form_height: Height,
-    /// While forming: we sent the peer a second Hello to ask for its height.
+    /// While forming: we sent the peer a Probe to ask for its height.
     pub asked: bool,
     /// KRLF: a token was forwarded over this link since the marks were last cleared.
     pub visited: bool,
@@ -72,9 +72,10 @@ impl Neighbor {
 /// What kind of height announcement a peer's message is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Said {
-    /// A Hello: the peer's height at link formation, or a question (it lacks ours).
-    Hello,
-    /// A height change, a bounce, or the height inside a REQUEST or TOKEN.
+    /// A Probe: the peer's height, and a question (it lacks ours).
+    Probe,
+    /// A height announcement (link formation, a change, an answer), or the height inside a
+    /// REQUEST or TOKEN.
     Info,
     /// The acknowledgement of a token we sent: the first height of the peer we may trust
     /// again (the last one of several outstanding).
@@ -84,8 +85,8 @@ pub(crate) enum Said {
 /// What the node must do after hearing a peer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Heard {
-    /// Tell the peer our height: it asked (a Hello from a member), or our height changed since
-    /// we announced it while the link was forming.
+    /// Tell the peer our height: it asked (a Probe), or our height changed since we announced
+    /// it while the link was forming.
     pub(crate) tell: bool,
     /// The height carried was valid and recorded (or the peer joined `N` with it).
     pub(crate) recorded: bool,
@@ -163,7 +164,7 @@ impl Neighbors {
 
     /// Take in what `from` says of its height (`None`: the message's height was impossible)
     /// while ours is `own` (KRL LinkInfo lines 1–6, the prioritized algorithm's LINK, and the
-    /// Hello and acknowledgement rules of this crate).
+    /// Probe and acknowledgement rules of this crate).
     ///
     /// An acknowledgement settles one outstanding token whatever height it carries, so a
     /// corrupted height cannot mute the peer. A valid height makes the peer a member of `N`,
@@ -178,13 +179,15 @@ impl Neighbors {
     ) -> Result<Heard, Anomaly> {
         let entry = self.get_mut(from).ok_or(Anomaly::UnknownPeer)?;
         let mut heard = Heard {
-            tell: said == Said::Hello && entry.in_n,
+            tell: said == Said::Probe,
             recorded: false,
         };
         if said == Said::Ack && entry.unacked > 0 {
             entry.unacked -= 1;
         }
         let Some(height) = height else {
+            // An answer we cannot use: ask again when the link is next needed.
+            entry.asked &= !entry.forming;
             return Ok(heard);
         };
         heard.tell |= entry.forming && own != entry.form_height;
@@ -198,7 +201,7 @@ impl Neighbors {
     }
 
     /// The forming links whose peer we have not asked yet, now marked asked (with our height
-    /// `own` as the one announced): the caller sends each a Hello.
+    /// `own` as the one announced): the caller sends each a Probe.
     pub(crate) fn ask_forming(&mut self, own: Height) -> impl Iterator<Item = NodeId> + '_ {
         self.entries
             .iter_mut()
@@ -338,13 +341,13 @@ mod tests {
     }
 
     #[test]
-    fn a_hello_from_a_member_is_a_question_and_a_moved_height_is_announced_again() {
+    fn a_probe_is_always_answered_and_a_moved_height_is_announced_again() {
         let own = h(0, 0);
         let mut t = Neighbors::default();
         t.link_up(NodeId(2), own);
         // Our height changed before the peer's first word: tell it again.
         let heard = t
-            .hear(NodeId(2), Some(h(1, 2)), h(6, 0), Said::Hello)
+            .hear(NodeId(2), Some(h(1, 2)), h(6, 0), Said::Info)
             .unwrap();
         assert!(heard.tell && heard.recorded);
         assert!(t.is_member(NodeId(2)) && !t.get(NodeId(2)).unwrap().forming);
@@ -353,13 +356,19 @@ mod tests {
                 .unwrap()
                 .tell
         );
-        // A second Hello from a member asks for our height.
+        // A Probe asks for our height, whatever it carries.
         assert!(
-            t.hear(NodeId(2), Some(h(1, 2)), h(6, 0), Said::Hello)
+            t.hear(NodeId(2), Some(h(1, 2)), h(6, 0), Said::Probe)
                 .unwrap()
                 .tell
         );
-        assert!(t.hear(NodeId(2), None, h(6, 0), Said::Hello).unwrap().tell);
+        assert!(t.hear(NodeId(2), None, h(6, 0), Said::Probe).unwrap().tell);
+        t.link_up(NodeId(3), own);
+        assert!(
+            t.hear(NodeId(3), Some(h(1, 3)), own, Said::Probe)
+                .unwrap()
+                .tell
+        );
     }
 
     #[test]
@@ -368,7 +377,7 @@ mod tests {
         let mut t = Neighbors::default();
         t.link_up(NodeId(3), own);
         t.link_up(NodeId(4), own);
-        t.hear(NodeId(4), Some(h(1, 4)), own, Said::Hello).unwrap();
+        t.hear(NodeId(4), Some(h(1, 4)), own, Said::Info).unwrap();
         let moved = h(9, 0);
         assert_eq!(t.ask_forming(moved).collect::<Vec<_>>(), vec![NodeId(3)]);
         assert_eq!(t.ask_forming(moved).count(), 0);

@@ -1,6 +1,8 @@
 //! The `prioritized` fuzz targets' bodies as ordinary tests: seeded random inputs plus every
 //! committed reproducer, on stable and without cargo-fuzz (see `docs/verification.md`).
 
+#[path = "harness/corrupt.rs"]
+mod corrupt;
 #[path = "harness/height_input.rs"]
 mod height_input;
 #[path = "harness/input.rs"]
@@ -27,6 +29,15 @@ fn prioritized_network_keeps_every_invariant() {
         prioritized_network::run,
     );
     println!("prioritized_network: {ran} inputs");
+}
+
+/// The reproducers recorded before the inputs carried faults, decoded as they were then.
+#[test]
+fn prioritized_network_reproducers_from_before_faults_still_pass() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/regressions/prioritized_network/before-faults");
+    let ran = seeded::replay(&dir, &prioritized_network::run_without_faults);
+    assert_eq!(ran, 1);
 }
 
 #[test]

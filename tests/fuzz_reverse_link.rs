@@ -1,6 +1,8 @@
 //! The `reverse_link` fuzz targets' bodies as ordinary tests: seeded random inputs plus every
 //! committed reproducer, on stable and without cargo-fuzz (see `docs/verification.md`).
 
+#[path = "harness/corrupt.rs"]
+mod corrupt;
 #[path = "harness/height_input.rs"]
 mod height_input;
 #[path = "harness/input.rs"]
@@ -29,6 +31,15 @@ fn reverse_link_network_keeps_every_invariant() {
     println!("reverse_link_network: {ran} inputs");
 }
 
+/// The reproducers recorded before the inputs carried faults, decoded as they were then.
+#[test]
+fn reverse_link_network_reproducers_from_before_faults_still_pass() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/regressions/reverse_link_network/before-faults");
+    let ran = seeded::replay(&dir, &reverse_link_network::run_without_faults);
+    assert_eq!(ran, 2);
+}
+
 #[test]
 fn reverse_link_node_survives_arbitrary_events() {
     let ran = seeded::run(
@@ -40,7 +51,7 @@ fn reverse_link_node_survives_arbitrary_events() {
     println!("reverse_link_node: {ran} inputs");
 }
 
-/// Found by `reverse_link_network` (seed 70, kept in `fuzz/regressions/`; V2 in
+/// Found by `reverse_link_network` (seed 70, kept in `fuzz/regressions/…/before-faults/`; V2 in
 /// `docs/ALGORITHMS.md`). Node 1 asks the holder, node 0, which is in the critical section and
 /// queues it. Node 1's only other link is still forming when the link to node 0 fails: node 0
 /// drops node 1 from its queue, and node 1, with nobody in N, cannot forward its request. When
@@ -69,7 +80,7 @@ fn regression_request_is_resent_when_the_link_to_next_fails_and_reforms() {
     net.drain(64).unwrap();
 }
 
-/// Found by the `reverse_link_network` fuzz target (kept in `fuzz/regressions/`; V3 in
+/// Found by the `reverse_link_network` fuzz target (kept in `fuzz/regressions/…/before-faults/`; V3 in
 /// `docs/ALGORITHMS.md`): KRL on six nodes with five tokens; after a series of link changes a
 /// group of token holders whose neighbours all hold tokens keeps lowering below one another
 /// (each LinkInfo makes the receiving holder see no higher neighbour), so the network never
@@ -77,18 +88,10 @@ fn regression_request_is_resent_when_the_link_to_next_fails_and_reforms() {
 #[test]
 fn regression_holders_surrounded_by_holders_stop_lowering() {
     let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fuzz/regressions/reverse_link_network/holders-lower-below-each-other-forever");
+        .join("fuzz/regressions/reverse_link_network/before-faults/holders-lower-below-each-other-forever");
     let bytes = std::fs::read(&file).unwrap();
     let input = arbitrary::Unstructured::new(&bytes);
-    reverse_link_network::run(&arbitrary::Arbitrary::arbitrary_take_rest(input).unwrap());
-}
-
-#[test]
-#[ignore]
-fn debug_replay() {
-    let bytes = std::fs::read(std::env::var("REPLAY").unwrap()).unwrap();
-    let input: reverse_link_network::Input =
-        arbitrary::Arbitrary::arbitrary_take_rest(arbitrary::Unstructured::new(&bytes)).unwrap();
-    eprintln!("{input:?}");
-    reverse_link_network::run(&input);
+    reverse_link_network::run_without_faults(
+        &arbitrary::Arbitrary::arbitrary_take_rest(input).unwrap(),
+    );
 }

@@ -11,6 +11,8 @@
 //! `MANET_MUTEX_DEEP=1` raises every bound (see `docs/verification.md`). Run with
 //! `cargo test --release --test model_prioritized -- --nocapture` to see the state counts.
 
+#[path = "harness/corrupt.rs"]
+mod corrupt;
 #[path = "harness/explore.rs"]
 mod explore;
 #[path = "harness/token_model.rs"]
@@ -58,7 +60,10 @@ impl Fingerprint for Node {
         match *msg {
             Message::Token { height, .. }
             | Message::Request { height, .. }
-            | Message::Link { height } => Some(height),
+            | Message::Release { height, .. }
+            | Message::Link { height }
+            | Message::Probe { height }
+            | Message::TokenAck { height } => Some(height),
             _ => None,
         }
     }
@@ -73,8 +78,10 @@ impl Fingerprint for Node {
             } => (available, priority, shift(height)).hash(hasher),
             Message::Request { priority, height } => (priority, shift(height)).hash(hasher),
             Message::Update { priority } => priority.hash(hasher),
-            Message::Release { resources } => resources.hash(hasher),
-            Message::Link { height } => shift(height).hash(hasher),
+            Message::Release { resources, height } => (resources, shift(height)).hash(hasher),
+            Message::Link { height } | Message::Probe { height } | Message::TokenAck { height } => {
+                shift(height).hash(hasher)
+            }
             // A variant added later: its full contents, heights unshifted (still sound).
             ref other => format!("{other:?}").hash(hasher),
         }

@@ -8,6 +8,8 @@
 //! `MANET_MUTEX_DEEP=1` raises every bound (see `docs/verification.md`). Run with
 //! `cargo test --release --test model_reverse_link -- --nocapture` to see the state counts.
 
+#[path = "harness/corrupt.rs"]
+mod corrupt;
 #[path = "harness/explore.rs"]
 mod explore;
 #[path = "harness/token_model.rs"]

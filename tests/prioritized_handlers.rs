@@ -172,7 +172,8 @@ fn release_returns_resources_towards_the_token_and_ages_the_queue() {
         vec![send(
             2,
             Message::Release {
-                resources: Resources::new(5)
+                resources: Resources::new(5),
+                height: a.height(),
             }
         )]
     );
@@ -191,6 +192,7 @@ fn release_at_the_holder_adds_to_t_and_serves_the_queue() {
             2,
             Message::Release {
                 resources: Resources::new(3),
+                height: h(0, 1, 2),
             },
         ),
     );
@@ -200,6 +202,7 @@ fn release_at_the_holder_adds_to_t_and_serves_the_queue() {
             3,
             Message::Release {
                 resources: Resources::new(2),
+                height: h(0, 2, 3),
             },
         ),
     );
@@ -227,6 +230,7 @@ fn release_at_a_non_holder_is_forwarded_without_moving_next() {
             3,
             Message::Release {
                 resources: Resources::new(2),
+                height: h(0, 9, 3),
             },
         ),
     );
@@ -237,7 +241,8 @@ fn release_at_a_non_holder_is_forwarded_without_moving_next() {
             send(
                 2,
                 Message::Release {
-                    resources: Resources::new(2)
+                    resources: Resources::new(2),
+                    height: h(0, 5, 1),
                 }
             )
         ]
@@ -248,45 +253,43 @@ fn release_at_a_non_holder_is_forwarded_without_moving_next() {
 // ---- TOKEN -----------------------------------------------------------------------------------
 
 #[test]
-fn token_recipient_adopts_the_height_just_below_the_sender_unconditionally() {
-    // Node 1 is already far below the sender; KRL would keep its height, the paper (and we)
-    // set it just below the sender, which is what the sender's LINK handshake expects.
+fn token_recipient_above_the_sender_moves_just_below_it_and_one_below_keeps_its_height() {
+    // Node 1 is above the sender: it moves just below it (as in KRL), tells its other
+    // neighbours, and the sender hears the new height in the acknowledgement (T3).
+    let mut a = node(1, h(2, 0, 1), &[h(0, 0, 0), h(3, 2, 2), h(4, 0, 3)], false);
+    let token = Message::Token {
+        available: Resources::new(5),
+        priority: p(0),
+        height: h(0, 0, 0),
+    };
+    let out = go(&mut a, recv(0, token.clone()));
+    assert_eq!(a.height(), h(0, -1, 1));
+    assert!(a.holds_token() && a.next() == Some(n(1)));
+    let link = Message::Link {
+        height: h(0, -1, 1),
+    };
+    let ack = Message::TokenAck {
+        height: h(0, -1, 1),
+    };
+    assert_eq!(
+        out,
+        vec![send(2, link.clone()), send(3, link), send(0, ack)]
+    );
+    // Node 1 already far below the sender keeps its height (the paper moves it up to just
+    // below the sender; a forged TOKEN height would then lift the holder above every node,
+    // and all would climb over it one level at a time, T5).
     let mut a = node(
         1,
         h(-7, 0, 1),
         &[h(0, 0, 0), h(0, 2, 2), h(-9, 0, 3)],
         false,
     );
-    let out = go(
-        &mut a,
-        recv(
-            0,
-            Message::Token {
-                available: Resources::new(5),
-                priority: p(0),
-                height: h(0, 0, 0),
-            },
-        ),
-    );
-    assert_eq!(a.height(), h(0, -1, 1));
-    assert!(a.holds_token() && a.next() == Some(n(1)));
-    let link = Message::Link {
-        height: h(0, -1, 1),
+    let out = go(&mut a, recv(0, token));
+    assert_eq!(a.height(), h(-7, 0, 1));
+    let ack = Message::TokenAck {
+        height: h(-7, 0, 1),
     };
-    // The sender hears the new height in the acknowledgement (T3), the others in a LINK.
-    assert_eq!(
-        out,
-        vec![
-            send(2, link.clone()),
-            send(3, link),
-            send(
-                0,
-                Message::TokenAck {
-                    height: h(0, -1, 1)
-                }
-            )
-        ]
-    );
+    assert_eq!(out, vec![send(0, ack)]);
 }
 
 #[test]
@@ -524,7 +527,7 @@ fn request_from_a_lower_neighbour_is_not_queued_and_is_answered_with_our_height(
         out,
         vec![
             anomaly(0, Anomaly::Stale),
-            send(0, Message::Link { height: h(0, 1, 1) })
+            send(0, Message::Probe { height: h(0, 1, 1) })
         ]
     );
     assert_eq!(a.queue().count(), 0);

@@ -17,7 +17,8 @@ fn release_message_at_a_waiting_holder_completes_its_wait() {
         recv(
             2,
             Message::Release {
-                resources: Resources::new(1)
+                resources: Resources::new(1),
+                height: h(0, 1, 2),
             }
         )
     )
@@ -29,6 +30,7 @@ fn release_message_at_a_waiting_holder_completes_its_wait() {
             3,
             Message::Release {
                 resources: Resources::new(2),
+                height: h(0, 2, 3),
             },
         ),
     );
@@ -47,6 +49,7 @@ fn impossible_release_amounts_are_refused_and_reported() {
                 2,
                 Message::Release {
                     resources: Resources::new(r),
+                    height: h(0, 1, 2),
                 },
             ),
         );
@@ -59,6 +62,7 @@ fn impossible_release_amounts_are_refused_and_reported() {
             2,
             Message::Release {
                 resources: Resources::new(1),
+                height: h(0, 1, 2),
             },
         ),
     );
@@ -71,6 +75,7 @@ fn impossible_release_amounts_are_refused_and_reported() {
             2,
             Message::Release {
                 resources: Resources::new(K + 1),
+                height: h(0, 1, 2),
             },
         ),
     );
@@ -80,34 +85,35 @@ fn impossible_release_amounts_are_refused_and_reported() {
 // ---- LINK, link formation and failure ----------------------------------------------------------
 
 #[test]
-fn link_formation_sends_hello_and_joins_n_on_the_first_height() {
+fn link_formation_sends_link_and_joins_n_on_the_first_height() {
     let mut a = middle();
     let out = go(&mut a, Event::LinkUp(n(4)));
-    assert_eq!(out, vec![send(4, Message::Hello { height: h(0, 1, 1) })]);
+    assert_eq!(out, vec![send(4, Message::Link { height: h(0, 1, 1) })]);
     assert!(!a.neighbors().is_member(n(4)));
+    // The link layer confirming the link (a keepalive): the height is announced again (T6).
     assert_eq!(
         go(&mut a, Event::LinkUp(n(4))),
-        vec![anomaly(4, Anomaly::RedundantLinkEvent)]
+        vec![send(4, Message::Link { height: h(0, 1, 1) })]
     );
-    assert!(go(&mut a, recv(4, Message::Hello { height: h(0, 7, 4) })).is_empty());
+    assert!(go(&mut a, recv(4, Message::Link { height: h(0, 7, 4) })).is_empty());
     assert!(a.neighbors().is_member(n(4)));
-    // A second Hello from a member asks for our height (its first one crossed our LinkUp).
+    // A Probe asks for our height (our LINK crossed its LinkUp).
     assert_eq!(
-        go(&mut a, recv(4, Message::Hello { height: h(0, 7, 4) })),
+        go(&mut a, recv(4, Message::Probe { height: h(0, 7, 4) })),
         vec![send(4, Message::Link { height: h(0, 1, 1) })]
     );
 }
 
 #[test]
-fn a_hello_before_our_own_link_up_is_dropped_and_the_peer_is_asked_when_we_need_it() {
-    // Node 1's only link is to 0; the link to 4 forms and 4's Hello arrives first.
+fn a_link_before_our_own_link_up_is_dropped_and_the_peer_is_asked_when_we_need_it() {
+    // Node 1's only link is to 0; the link to 4 forms and 4's LINK arrives first.
     let mut a = node(1, h(0, 1, 1), &[h(0, 0, 0)], false);
     assert_eq!(
         go(
             &mut a,
             recv(
                 4,
-                Message::Hello {
+                Message::Link {
                     height: h(-1, 0, 4)
                 }
             )
@@ -119,7 +125,7 @@ fn a_hello_before_our_own_link_up_is_dropped_and_the_peer_is_asked_when_we_need_
     // Node 1 has nobody in N and, now that it must forward a request, asks 4.
     let out = go(&mut a, req(1, 0));
     assert!(
-        out.contains(&send(4, Message::Hello { height: a.height() })),
+        out.contains(&send(4, Message::Probe { height: a.height() })),
         "{out:?}"
     );
     let out = go(
@@ -144,15 +150,28 @@ fn link_is_resent_when_the_height_changed_while_the_link_was_forming() {
     // sense: resend only if the LINK sent at formation is out of date.
     let mut a = node(1, h(0, 1, 1), &[h(0, 0, 0), h(0, 2, 2)], false);
     go(&mut a, Event::LinkUp(n(4)));
-    let out = go(&mut a, Event::LinkDown(n(0)));
-    assert_eq!(a.height(), h(1, 1, 1));
-    assert_eq!(
-        out,
-        vec![send(2, Message::Link { height: h(1, 1, 1) })],
-        "4 is not in N yet"
+    // The token moves node 1 just below node 0.
+    let token = Message::Token {
+        available: Resources::new(K),
+        priority: p(0),
+        height: h(0, 0, 0),
+    };
+    let out = go(&mut a, recv(0, token));
+    assert_eq!(a.height(), h(0, -1, 1));
+    assert!(
+        !sends(&out).iter().any(|(to, _)| *to == 4),
+        "4 is not in N yet: {out:?}"
     );
     let out = go(&mut a, recv(4, Message::Link { height: h(2, 0, 4) }));
-    assert_eq!(out, vec![send(4, Message::Link { height: h(1, 1, 1) })]);
+    assert_eq!(
+        out,
+        vec![send(
+            4,
+            Message::Link {
+                height: h(0, -1, 1)
+            }
+        )]
+    );
     // Height unchanged since formation: no resend.
     go(&mut a, Event::LinkUp(n(5)));
     assert!(go(&mut a, recv(5, Message::Link { height: h(2, 0, 5) })).is_empty());
@@ -295,7 +314,8 @@ fn an_isolated_node_keeps_released_resources_until_a_link_forms() {
             send(
                 5,
                 Message::Release {
-                    resources: Resources::new(2)
+                    resources: Resources::new(2),
+                    height: h(1, -1, 1),
                 }
             )
         ]

@@ -154,7 +154,7 @@ proptest! {
                     0 => receive(Message::Token { available: resources(x, level), priority, height }),
                     1 => receive(Message::Request { priority, height }),
                     2 => receive(Message::Update { priority }),
-                    3 => receive(Message::Release { resources: resources(x, level) }),
+                    3 => receive(Message::Release { resources: resources(x, level), height }),
                     4 => receive(Message::Link { height }),
                     5 => Event::Request(CsRequest { resources: x, priority: 0 }),
                     6 => Event::Release,

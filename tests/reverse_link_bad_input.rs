@@ -242,7 +242,7 @@ fn messages_from_non_neighbours_are_reported_and_ignored() {
     for msg in [
         Message::Request(h(9, 0, 9)),
         Message::LinkInfo(h(9, 0, 9)),
-        Message::Hello(h(9, 0, 9)),
+        Message::Probe(h(9, 0, 9)),
         Message::TokenAck(h(9, 0, 9)),
     ] {
         let mut n = waiter();
@@ -264,7 +264,7 @@ fn a_message_from_the_node_itself_is_from_a_non_neighbour() {
 
 #[test]
 fn request_from_a_forming_link_completes_the_handshake_its_lost_hello_would_have() {
-    // Node 7's Hello reached node 5 before node 5's own LinkUp and was dropped; node 7 has
+    // Node 7's LinkInfo reached node 5 before node 5's own LinkUp and was dropped; node 7 has
     // node 5 in N and asks it. The REQUEST carries 7's height: it joins N and is served.
     let mut n = waiter();
     run(&mut n, Event::LinkUp(NodeId(7)));
@@ -280,7 +280,7 @@ fn request_from_a_forming_link_completes_the_handshake_its_lost_hello_would_have
         actions,
         vec![
             anomaly(7, Anomaly::OutOfRange),
-            send(7, Message::Hello(h(1, 0, 5)))
+            send(7, Message::Probe(h(1, 0, 5)))
         ]
     );
     assert!(!n.neighbors().is_member(NodeId(7)));
@@ -291,14 +291,14 @@ fn height_triples_naming_another_node_or_out_of_range_are_not_recorded() {
     for bad in [h(4, 0, 3), h(i64::MAX, 0, 2), h(0, -Height::LIMIT - 1, 2)] {
         for msg in [
             Message::LinkInfo(bad),
-            Message::Hello(bad),
+            Message::Probe(bad),
             Message::TokenAck(bad),
         ] {
             let mut n = waiter();
-            let tell = matches!(msg, Message::Hello(_));
+            let tell = matches!(msg, Message::Probe(_));
             let mut expected = vec![anomaly(2, Anomaly::OutOfRange)];
             if tell {
-                // A Hello from a member is a question, answered whatever its height.
+                // A Probe is a question, answered whatever its height.
                 expected.push(send(2, Message::LinkInfo(h(1, 0, 5))));
             }
             ignores(&mut n, recv(2, msg), expected);
@@ -341,7 +341,7 @@ fn request_from_a_lower_neighbour_is_not_queued_and_is_answered_with_our_height(
         run(&mut n, recv(1, Message::Request(h(0, 0, 1)))),
         vec![
             anomaly(1, Anomaly::Stale),
-            send(1, Message::LinkInfo(h(1, 0, 5)))
+            send(1, Message::Probe(h(1, 0, 5)))
         ]
     );
     assert_eq!(n.queue().len(), 0);
@@ -351,7 +351,7 @@ fn request_from_a_lower_neighbour_is_not_queued_and_is_answered_with_our_height(
         run(&mut n, recv(2, Message::Request(h(-1, 0, 2)))),
         vec![
             anomaly(2, Anomaly::Stale),
-            send(2, Message::LinkInfo(h(0, 0, 0)))
+            send(2, Message::Probe(h(0, 0, 0)))
         ]
     );
     assert_eq!(n.queue().len(), 0);
@@ -418,7 +418,7 @@ fn token_beyond_k_is_refused_and_reported() {
 }
 
 #[test]
-fn link_down_for_a_stranger_and_link_up_for_a_neighbour_are_redundant() {
+fn link_down_for_a_stranger_and_link_up_to_itself_are_redundant() {
     let mut n = waiter();
     ignores(
         &mut n,
@@ -427,8 +427,20 @@ fn link_down_for_a_stranger_and_link_up_for_a_neighbour_are_redundant() {
     );
     ignores(
         &mut n,
+        Event::LinkUp(NodeId(5)),
+        vec![anomaly(5, Anomaly::RedundantLinkEvent)],
+    );
+}
+
+#[test]
+fn link_up_for_a_neighbour_is_a_keepalive_that_announces_the_height_again() {
+    // A height of ours corrupted on the way to a neighbour leaves a wrong view of us there
+    // until we speak again; the link layer's keepalive makes us speak (T6).
+    let mut n = waiter();
+    ignores(
+        &mut n,
         Event::LinkUp(NodeId(1)),
-        vec![anomaly(1, Anomaly::RedundantLinkEvent)],
+        vec![send(1, Message::LinkInfo(h(1, 0, 5)))],
     );
 }
 
@@ -441,16 +453,33 @@ fn extreme_heights_are_refused_and_never_adopted() {
     let actions = run(&mut n, recv(1, Message::LinkInfo(h(i64::MAX, 0, 1))));
     assert_eq!(actions, vec![anomaly(1, Anomaly::OutOfRange)]);
     assert_eq!(n, before);
+    // A Probe with an impossible height from node 5's `next` is still answered, and may have
+    // been its refusal of node 5's REQUEST: node 5 asks again (T2).
+    let actions = run(&mut n, recv(1, Message::Probe(h(i64::MAX, 0, 1))));
+    assert_eq!(
+        actions,
+        vec![
+            anomaly(1, Anomaly::OutOfRange),
+            send(1, Message::LinkInfo(h(1, 0, 5))),
+            send(1, Message::Request(h(1, 0, 5)))
+        ]
+    );
+    assert_eq!(n, before);
     // A token from the very bottom is kept; its height is not adopted.
     let mut n = waiter();
     run(&mut n, recv(1, Message::Token(h(i64::MIN, i64::MIN, 1))));
     assert_eq!(n.height(), h(1, 0, 5));
     assert_eq!(n.tokens(), 1);
-    // A possible height at the edge: adopting the height just below it would leave the
-    // range, so the recipient keeps its own (no saturated height that is not below).
+    // A possible height at the bottom of h2: just below it would leave the range, so the
+    // recipient goes one level lower in h1 instead (never a saturated height that is not
+    // below); at the bottom of both it keeps its own.
+    let l = Height::LIMIT;
     let mut n = waiter();
-    let edge = h(0, -Height::LIMIT, 1);
-    let actions = run(&mut n, recv(1, Message::Token(edge)));
+    let actions = run(&mut n, recv(1, Message::Token(h(0, -l, 1))));
+    assert_eq!(n.height(), h(-1, -l, 5));
+    assert!(actions.contains(&send(1, Message::TokenAck(h(-1, -l, 5)))));
+    let mut n = waiter();
+    let actions = run(&mut n, recv(1, Message::Token(h(-l, -l, 1))));
     assert_eq!(n.height(), h(1, 0, 5));
     assert_eq!(actions, vec![send(1, Message::TokenAck(h(1, 0, 5)))]);
 }
@@ -473,7 +502,7 @@ fn message() -> impl Strategy<Value = Message> {
         height().prop_map(Message::Token),
         height().prop_map(Message::LinkInfo),
         height().prop_map(Message::TokenAck),
-        height().prop_map(Message::Hello),
+        height().prop_map(Message::Probe),
     ]
 }
 

@@ -129,7 +129,8 @@ fn link_failure_lowers_a_holder_but_not_a_non_holder() {
 
 /// With no neighbour at all, "all neighbours are higher" is vacuously true but RaiseHeight has
 /// no minimum to take: the node keeps its height and its request, and forwards it as soon as a
-/// link forms.
+/// link forms. Needing the new link, it probes the peer rather than just announcing itself
+/// (the peer's own announcement may have come before our LinkUp and been dropped, T1).
 #[test]
 fn isolated_node_keeps_its_request_until_a_link_forms() {
     let mut n = node(3, 1, 0, h(1, 0, 3), &[h(0, 0, 0)]);
@@ -141,7 +142,7 @@ fn isolated_node_keeps_its_request_until_a_link_forms() {
     assert_eq!(n.status(), Status::Waiting);
     assert_eq!(n.height(), h(1, 0, 3));
     let out: Vec<_> = n.handle(Event::LinkUp(NodeId(7))).unwrap().collect();
-    assert_eq!(sends(&out), vec![(NodeId(7), Message::Hello(h(1, 0, 3)))]);
+    assert_eq!(sends(&out), vec![(NodeId(7), Message::Probe(h(1, 0, 3)))]);
     // The new neighbour is higher: we are a sink without a token, so we raise and forward.
     let out = recv(&mut n, 7, Message::LinkInfo(h(4, 0, 7)));
     assert!(n.height() > h(4, 0, 7));
@@ -164,15 +165,30 @@ fn forming_flag_clears_on_the_first_link_info() {
 /// Our height changed between detecting the link and hearing from the peer: resend it.
 #[test]
 fn height_change_while_forming_is_resent() {
+    let mut n = node(3, 2, 0, h(2, 0, 3), &[h(1, 0, 1)]);
+    n.handle(Event::LinkUp(NodeId(2))).unwrap().for_each(drop);
+    // A token from node 1 lowers node 3 before 2's LinkInfo comes.
+    recv(&mut n, 1, Message::Token(h(1, 0, 1)));
+    let lowered = n.height();
+    assert_eq!(lowered, h(1, -1, 3));
+    let out = recv(&mut n, 2, Message::LinkInfo(h(0, 0, 2)));
+    assert!(sends(&out).contains(&(NodeId(2), Message::LinkInfo(lowered))));
+}
+
+/// A raise while a link is forming probes the peer with the new height (so no resend is
+/// needed when the peer's LinkInfo comes): the way down may lie through that link (T1).
+#[test]
+fn a_raise_while_a_link_is_forming_probes_the_peer() {
     let mut n = node(3, 1, 0, h(2, 0, 3), &[h(1, 0, 1)]);
     n.handle(Event::LinkUp(NodeId(2))).unwrap().for_each(drop);
-    // Losing the only member link makes node 3 a sink-less isolated node: nothing changes.
-    // Instead, make its neighbour rise above it so it must raise before 2's LinkInfo comes.
-    recv(&mut n, 1, Message::LinkInfo(h(5, 0, 1)));
+    let out = recv(&mut n, 1, Message::LinkInfo(h(5, 0, 1)));
     let raised = n.height();
     assert!(raised > h(5, 0, 1));
+    assert!(sends(&out).contains(&(NodeId(2), Message::Probe(raised))));
     let out = recv(&mut n, 2, Message::LinkInfo(h(0, 0, 2)));
-    assert!(sends(&out).contains(&(NodeId(2), Message::LinkInfo(raised))));
+    assert!(!sends(&out)
+        .iter()
+        .any(|(_, m)| matches!(m, Message::LinkInfo(_))));
 }
 
 /// A token is never silently dropped: one from a node that is not a neighbour is kept (its

@@ -252,7 +252,7 @@ fn request_from_lower_neighbour_updates_the_view_but_is_not_queued() {
                 from: NodeId(1),
                 kind: Anomaly::Stale
             },
-            send(1, LinkInfo(h(1, 0, 5)))
+            send(1, Message::Probe(h(1, 0, 5)))
         ]
     );
     assert_eq!(queue(&n), Vec::<u32>::new());

@@ -6,7 +6,6 @@
 mod rl_unit;
 
 use rl_unit::*;
-use Message::Hello;
 
 // ---------------------------------------------------------------- LinkInfo and TokenAck
 
@@ -15,7 +14,7 @@ fn link_info_from_new_neighbour_joins_it_to_n_without_resend_if_height_unchanged
     let mut n = waiter();
     assert_eq!(
         run(&mut n, Event::LinkUp(NodeId(7))),
-        vec![send(7, Hello(h(1, 0, 5)))]
+        vec![send(7, LinkInfo(h(1, 0, 5)))]
     );
     assert_eq!(run(&mut n, recv(7, LinkInfo(h(4, 0, 7)))), vec![]);
     let e = entry(&n, 7);
@@ -49,7 +48,11 @@ fn link_info_from_new_neighbour_triggers_resend_when_own_height_changed_since_fo
 fn link_info_showing_a_requester_now_below_deletes_it_from_the_queue() {
     let mut n = waiter();
     run(&mut n, recv(2, Request(h(2, 0, 2))));
-    assert_eq!(run(&mut n, recv(2, LinkInfo(h(0, 5, 2)))), vec![]);
+    // Probed: if the height was corrupted and 2 still waits on us, it asks again (T2).
+    assert_eq!(
+        run(&mut n, recv(2, LinkInfo(h(0, 5, 2)))),
+        vec![send(2, Message::Probe(h(1, 0, 5)))]
+    );
     assert_eq!(queue(&n), Vec::<u32>::new());
     assert_eq!(view(&n, 2), h(0, 5, 2));
 }
@@ -88,9 +91,11 @@ fn link_info_raise_drops_requests_of_neighbours_now_below() {
     run(&mut n, recv(2, Request(h(2, 0, 2))));
     // min h1 = 2 ⇒ h1 = 3, h2 stays 0: (3,0,5) is above (2,0,2).
     let new = h(3, 0, 5);
+    // 2, whose request is dropped, is probed rather than told: if our view of it is wrong
+    // and it still waits on us, it asks again (T2).
     assert_eq!(
         run(&mut n, recv(1, LinkInfo(h(4, 0, 1)))),
-        vec![send(1, LinkInfo(new)), send(2, LinkInfo(new))]
+        vec![send(1, LinkInfo(new)), send(2, Message::Probe(new))]
     );
     assert_eq!(queue(&n), Vec::<u32>::new());
 }
@@ -291,9 +296,10 @@ fn isolated_waiting_node_keeps_its_request_and_forwards_it_when_a_link_forms() {
     assert_eq!(run(&mut n, Event::LinkDown(NodeId(1))), vec![]);
     assert_eq!(n.height(), h(1, 0, 5), "an isolated node does not raise");
     assert_eq!(queue(&n), vec![5]);
+    // Needing the link, the node probes the peer (T1).
     assert_eq!(
         run(&mut n, Event::LinkUp(NodeId(7))),
-        vec![send(7, Hello(h(1, 0, 5)))]
+        vec![send(7, Message::Probe(h(1, 0, 5)))]
     );
     assert_eq!(
         run(&mut n, recv(7, LinkInfo(h(0, 0, 7)))),
@@ -312,7 +318,7 @@ fn isolated_waiting_node_resends_its_request_when_the_link_to_its_old_next_comes
     assert_eq!(run(&mut n, Event::LinkDown(NodeId(1))), vec![]);
     assert_eq!(
         run(&mut n, Event::LinkUp(NodeId(1))),
-        vec![send(1, Hello(h(1, 0, 5)))]
+        vec![send(1, Message::Probe(h(1, 0, 5)))]
     );
     assert_eq!(
         run(&mut n, recv(1, LinkInfo(h(0, 0, 1)))),
@@ -351,7 +357,7 @@ fn link_up_sends_own_height_and_records_a_forming_link_outside_n() {
     let mut n = waiter();
     assert_eq!(
         run(&mut n, Event::LinkUp(NodeId(7))),
-        vec![send(7, Hello(h(1, 0, 5)))]
+        vec![send(7, LinkInfo(h(1, 0, 5)))]
     );
     let e = entry(&n, 7);
     assert!(e.forming && !e.in_n && e.received_li() && !e.visited);
@@ -361,19 +367,21 @@ fn link_up_sends_own_height_and_records_a_forming_link_outside_n() {
 }
 
 #[test]
-fn link_up_to_an_existing_neighbour_is_redundant_and_changes_nothing() {
+fn link_up_to_an_existing_neighbour_is_a_keepalive_that_changes_nothing_but_announces() {
+    // The link layer confirming a link: the node announces its height again, so a view of it
+    // corrupted on the way is corrected (T6); its state does not change.
     let mut n = waiter();
     let before = n.clone();
     assert_eq!(
         run(&mut n, Event::LinkUp(NodeId(2))),
-        vec![anomaly(2, Anomaly::RedundantLinkEvent)]
+        vec![send(2, LinkInfo(h(1, 0, 5)))]
     );
     assert_eq!(n, before);
     run(&mut n, Event::LinkUp(NodeId(7)));
     let before = n.clone();
     assert_eq!(
         run(&mut n, Event::LinkUp(NodeId(7))),
-        vec![anomaly(7, Anomaly::RedundantLinkEvent)],
+        vec![send(7, LinkInfo(h(1, 0, 5)))],
         "a second LinkUp while the link is still forming"
     );
     assert_eq!(n, before);

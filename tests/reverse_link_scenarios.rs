@@ -11,7 +11,7 @@ use manet_mutex::height::Height;
 use manet_mutex::reverse_link::{self, Config, Message, Node};
 use manet_mutex::{Action, NodeId, Protocol, Status};
 use rl_net::{configs, enter, h, send, Net};
-use Message::{Hello, LinkInfo, Request, Token, TokenAck};
+use Message::{LinkInfo, Request, Token, TokenAck};
 
 // ---------------------------------------------------------------- figures 2 and 3
 
@@ -150,8 +150,8 @@ fn figure_3_dynamic_run_link_failure_raise_and_reroute() {
 
     // (b) 3 moves: a link to 1 forms and its links to 2 and 0 fail.
     let (a1, a3) = net.link_up(1, 3);
-    assert_eq!(a1, vec![send(3, Hello(h(1, 1, 1)))]);
-    assert_eq!(a3, vec![send(1, Hello(h(1, 0, 3)))]);
+    assert_eq!(a1, vec![send(3, LinkInfo(h(1, 1, 1)))]);
+    assert_eq!(a3, vec![send(1, LinkInfo(h(1, 0, 3)))]);
     net.deliver_all();
     assert!(net.n(3).neighbors().is_member(NodeId(1)));
     let (a2, a3) = net.link_down(2, 3);

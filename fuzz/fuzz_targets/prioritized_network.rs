@@ -1,6 +1,8 @@
 //! A small network under arbitrary operations; the body is `tests/harness/prioritized_network.rs`.
 #![no_main]
 
+#[path = "../../tests/harness/corrupt.rs"]
+mod corrupt;
 #[path = "../../tests/harness/input.rs"]
 mod input;
 #[path = "../../tests/harness/network_input.rs"]

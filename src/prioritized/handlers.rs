@@ -24,9 +24,9 @@ impl Node {
             } => self.on_token(from, available, priority, height),
             Message::Request { priority, height } => self.on_request(from, priority, height),
             Message::Update { priority } => self.on_update(from, priority),
-            Message::Release { resources } => self.on_release(from, resources),
+            Message::Release { resources, height } => self.on_release(from, resources, height),
             Message::Link { height } => self.on_link(from, height, Said::Info),
-            Message::Hello { height } => self.on_link(from, height, Said::Hello),
+            Message::Probe { height } => self.on_link(from, height, Said::Probe),
             Message::TokenAck { height } => self.on_link(from, height, Said::Ack),
         }
     }
@@ -103,10 +103,14 @@ impl Node {
         }
         self.token = Some(t.saturating_add(backlog).min(k));
         self.next = Some(self.id);
-        // Unconditionally just below the sender (the paper; KRL only lowers): the sender set
-        // its view of us to exactly this height. A height outside the range is not adopted.
-        let adopted = Height::new(ht.h1, ht.h2, from).just_below(self.id);
-        if ht.possible_from(from) && adopted.is_valid() && adopted != self.height {
+        // Just below the sender if we are above it, as in KRL (the paper moves the recipient
+        // unconditionally, which a forged TOKEN height would lift above every node: all would
+        // then climb over it one level at a time, T5). A height outside the range is not
+        // adopted.
+        let adopted = ht
+            .below(self.id)
+            .filter(|_| ht.possible_from(from) && self.height > ht);
+        if let Some(adopted) = adopted {
             self.height = adopted;
             self.broadcast_link(Some(from));
         }
@@ -134,7 +138,7 @@ impl Node {
         }
         let valid = ht.possible_from(from);
         if !n.in_n && !valid {
-            // Its Hello never reached us and this height is impossible: ask for it; the peer
+            // Its LINK never reached us and this height is impossible: ask for it; the peer
             // answers and, since we are its `next`, asks again (T1).
             self.outbox.anomaly(from, Anomaly::OutOfRange);
             self.ask(from);
@@ -150,14 +154,14 @@ impl Node {
         {
             self.queue.upsert(from, priority);
         } else {
-            // It takes us for lower than it is: tell it our height; if we are lower after
-            // all, it asks again (T2).
+            // It takes us for lower than it is: probe it; it learns our height, and if we are
+            // lower after all, it asks again (T2).
             if valid {
                 self.outbox.anomaly(from, Anomaly::Stale);
             }
             self.outbox.send(
                 from,
-                Message::Link {
+                Message::Probe {
                     height: self.height,
                 },
             );
@@ -181,8 +185,22 @@ impl Node {
         self.settle(before);
     }
 
-    fn on_release(&mut self, from: NodeId, resources: Resources) {
+    fn on_release(&mut self, from: NodeId, resources: Resources, ht: Height) {
         let k = self.settings.k;
+        if self.neighbors.get(from).is_some() {
+            self.hear(from, ht, Said::Info);
+            if ht.possible_from(from) && ht < self.height {
+                // Sent to what the sender takes for its lowest neighbour, but we are above it:
+                // tell it our height, or the two of us might pass the RELEASE back and forth
+                // for ever (T2).
+                self.outbox.send(
+                    from,
+                    Message::Link {
+                        height: self.height,
+                    },
+                );
+            }
+        }
         let (r, intact) = resources.read(k);
         if !intact {
             // The smaller possible copy is kept: what is lost is reported (T4).
@@ -208,46 +226,76 @@ impl Node {
         }
     }
 
-    /// A LINK, Hello or TokenAck from `from`.
+    /// A LINK, Probe or TokenAck from `from`.
     fn on_link(&mut self, from: NodeId, ht: Height, said: Said) {
-        // An impossible height changes no view, so nothing else follows from it.
-        if self.hear(from, ht, said).is_none() || !ht.possible_from(from) {
+        if self.hear(from, ht, said).is_none() {
+            return;
+        }
+        let waiting = self.token.is_none() && !self.queue.is_empty();
+        if said == Said::Probe && waiting && self.live_next() == Some(from) {
+            // `next` refused our REQUEST, which took it for higher than it is (T2), and is
+            // still below us in our view: ask again (a REQUEST already queued there only has
+            // its priority raised). One REQUEST per refusal, so two nodes whose views disagree
+            // cannot multiply messages.
+            if let Some((_, priority)) = self.queue.front() {
+                self.outbox.send(
+                    from,
+                    Message::Request {
+                        priority,
+                        height: self.height,
+                    },
+                );
+            }
+        }
+        if !ht.possible_from(from) {
+            // Nothing can be concluded from an impossible height, but it may have been the
+            // answer to our Probe (T1): ask again if we still need it.
+            if self.needs_links() {
+                self.ask_forming();
+            }
             return;
         }
         let before = self.queue.front();
-        if self.neighbors.is_lower(from, self.height) {
-            self.queue.delete(from);
-        }
-        if self.token.is_none() && said != Said::Ack {
-            if let (Some((_, priority)), Some(next)) = (self.queue.front(), self.live_next()) {
-                if next == from {
-                    // `next` answered a REQUEST of ours that took it for higher than it is
-                    // (T2), or changed height and is still below us: ask again (a REQUEST
-                    // already queued there only has its priority raised).
-                    self.outbox.send(
-                        from,
-                        Message::Request {
-                            priority,
-                            height: self.height,
-                        },
-                    );
-                }
-            }
+        if self.neighbors.is_lower(from, self.height) && self.queue.delete(from) {
+            // `from` is below us now, so it routes its requests elsewhere. Its height may have
+            // been corrupted on the way, though, and `from` still waiting on us: probe it, and
+            // it asks again if we are still its way down (T2).
+            self.outbox.send(
+                from,
+                Message::Probe {
+                    height: self.height,
+                },
+            );
         }
         self.settle(before);
     }
 
+    /// A new link, or (for a link already known) the link layer confirming it: a keepalive,
+    /// on which the node announces its height again, so a view of it corrupted on the way is
+    /// corrected (T6).
     pub(super) fn link_up(&mut self, peer: NodeId) {
-        if peer == self.id || !self.neighbors.link_up(peer, self.height) {
+        if peer == self.id {
             self.outbox.anomaly(peer, Anomaly::RedundantLinkEvent);
             return;
         }
-        self.outbox.send(
-            peer,
-            Message::Hello {
-                height: self.height,
-            },
-        );
+        self.neighbors.link_up(peer, self.height);
+        if self.needs_links() && self.neighbors.get(peer).is_some_and(|n| n.forming) {
+            // No way down and a request to forward: this link may be the way, and the peer's
+            // LINK may already have come and gone (T1). Ask for it.
+            self.ask_forming();
+        } else {
+            self.outbox.send(
+                peer,
+                Message::Link {
+                    height: self.height,
+                },
+            );
+        }
+    }
+
+    /// Without the token, with requests to forward and no member of `N` below.
+    fn needs_links(&self) -> bool {
+        self.token.is_none() && !self.queue.is_empty() && self.neighbors.all_higher(self.height)
     }
 
     pub(super) fn link_down(&mut self, peer: NodeId) {

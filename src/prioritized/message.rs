@@ -5,8 +5,8 @@ use crate::queue::Priority;
 
 /// A message between neighbours. The sender is the `from` of [`crate::Event::Receive`].
 ///
-/// The paper attaches the sender's height to every message; only the handlers of TOKEN,
-/// REQUEST and LINK read it, so UPDATE and RELEASE do not carry it.
+/// The paper attaches the sender's height to every message; UPDATE goes where the sender's
+/// REQUEST went and needs none, so it carries none.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[non_exhaustive]
@@ -38,15 +38,20 @@ pub enum Message {
     Release {
         /// Released resources, `1..=k`.
         resources: Resources,
+        /// The sender's height: a RELEASE goes to the sender's lowest neighbour, so the
+        /// receiver can tell when the sender's view of it is wrong (and two wrong views would
+        /// otherwise pass it back and forth for ever; T2).
+        height: Height,
     },
-    /// LINK: the sender's height, after a change or in answer to a Hello.
+    /// LINK: the sender's height, on link formation, after a change or in answer to a Probe.
     Link {
         /// The sender's height.
         height: Height,
     },
-    /// The sender's height when its link layer reported the link to the receiver; a second
-    /// one from a member of `N` asks for the receiver's height (`docs/ALGORITHMS.md`, T1).
-    Hello {
+    /// The sender's height, and a request for the receiver's (answered with a LINK): a node
+    /// that needs a link whose peer's first LINK it never received asks with it
+    /// (`docs/ALGORITHMS.md`, T1; not in the paper).
+    Probe {
         /// The sender's height.
         height: Height,
     },

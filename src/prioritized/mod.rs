@@ -54,7 +54,7 @@ mod procedures;
 #[cfg(feature = "std")]
 mod simulate;
 
-pub use invariants::{check_invariants, check_quiescent};
+pub use invariants::{check_invariants, check_quiescent, check_settled};
 pub use message::{Message, Resources};
 pub use network::build_network;
 pub use node::Node;

@@ -18,6 +18,9 @@ impl Node {
     /// `before` is the queue's front when the handler started.
     pub(super) fn settle(&mut self, before: Option<(NodeId, Priority)>) {
         if self.token.is_some() {
+            if !self.neighbors.is_empty() && self.neighbors.all_lower(self.height) {
+                self.lower_height();
+            }
             self.serve();
             return;
         }
@@ -119,22 +122,22 @@ impl Node {
         }
     }
 
-    /// Send a Hello to every forming link not asked yet: this node needs its links now.
-    fn ask_forming(&mut self) {
+    /// Send a Probe to every forming link not asked yet: this node needs its links now.
+    pub(super) fn ask_forming(&mut self) {
         let height = self.height;
         for peer in self.neighbors.ask_forming(height) {
-            self.outbox.send(peer, Message::Hello { height });
+            self.outbox.send(peer, Message::Probe { height });
         }
     }
 
-    /// Ask one forming link's peer for its height with a Hello.
+    /// Ask one forming link's peer for its height with a Probe.
     pub(super) fn ask(&mut self, peer: NodeId) {
         let height = self.height;
         if let Some(entry) = self.neighbors.get_mut(peer) {
             entry.asked = true;
             entry.form_height = height;
         }
-        self.outbox.send(peer, Message::Hello { height });
+        self.outbox.send(peer, Message::Probe { height });
     }
 
     /// forwardRelease: send RELEASE(r) towards the token (the lowest neighbour). Unlike the
@@ -147,6 +150,7 @@ impl Node {
                 lowest,
                 Message::Release {
                     resources: Resources::new(resources),
+                    height: self.height,
                 },
             ),
             None => self.backlog = self.backlog.saturating_add(resources).min(self.settings.k),
@@ -161,25 +165,48 @@ impl Node {
     }
 
     /// raiseHeight: partial reversal, LINK to every neighbour, drop the requests of neighbours
-    /// now below, and reroute the rest. A node with requests to forward also asks its forming
-    /// links (T1): the way down may lie through one of them.
+    /// now below, and reroute the rest. The node also asks its forming links (T1): the way down
+    /// may lie through one of them, and without it nodes cut off from the token in `N` would
+    /// raise over each other for ever.
     pub(super) fn raise_height(&mut self) {
-        if !self.queue.is_empty() {
-            self.ask_forming();
-        }
         let Some(raised) = height::raise(self.height, self.neighbors.heights()) else {
             // Only a forged view at the edge of the height range leads here (an isolated node
             // does not raise): ask the lowest neighbour anyway; its answer corrects the view.
+            self.ask_forming();
             self.forward_request();
             return;
         };
         self.height = raised;
         self.raises += 1;
-        self.broadcast_link(None);
+        for n in self.neighbors.members() {
+            // A neighbour whose request we drop below is probed rather than told: our view of
+            // it may be wrong (corrupted), and if we are still its way down it asks again
+            // (T2).
+            let height = raised;
+            let msg = if n.height < raised && self.queue.contains(n.id) {
+                Message::Probe { height }
+            } else {
+                Message::Link { height }
+            };
+            self.outbox.send(n.id, msg);
+        }
+        self.ask_forming();
         let (id, neighbors) = (self.id, &self.neighbors);
         self.queue
             .delete_where(|v| v != id && neighbors.is_lower(v, raised));
         self.forward_request();
+    }
+
+    /// lowerHeight (KRL's mirror of raiseHeight, not in this paper): a holder with no higher
+    /// neighbour drops just below its highest one, so that requests, which travel downhill,
+    /// can reach it. Without it, a holder left above every neighbour (a link failure, or a
+    /// forged TOKEN height) is reached only once the others have climbed over it by partial
+    /// reversal, one level per reversal (T5).
+    fn lower_height(&mut self) {
+        if let Some(lowered) = height::lower(self.height, self.neighbors.heights()) {
+            self.height = lowered;
+            self.broadcast_link(None);
+        }
     }
 
     /// Send LINK with the current height to every member of `N` but `except`.

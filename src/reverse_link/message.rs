@@ -11,12 +11,12 @@ pub enum Message {
     Request(Height),
     /// One token.
     Token(Height),
-    /// The sender's height, after a change, or in answer to a Hello.
+    /// The sender's height, on link formation, after a change, or in answer to a Probe.
     LinkInfo(Height),
-    /// The sender's height when its link layer reported the link to the receiver; a second
-    /// Hello from a member of `N` asks for the receiver's height (each end of a link learns
-    /// of it at its own time, see `docs/ALGORITHMS.md`, T1).
-    Hello(Height),
+    /// The sender's height, and a request for the receiver's (answered with a LinkInfo): a
+    /// node that needs a link whose peer's first LinkInfo it never received (it arrived before
+    /// the node's own `LinkUp`) asks with it (`docs/ALGORITHMS.md`, T1; not in the paper).
+    Probe(Height),
     /// The sender's height, sent to acknowledge a token: the first message the token's sender
     /// may trust from it again (the paper sends a LinkInfo carrying a guessed height instead;
     /// see `docs/ALGORITHMS.md`).
@@ -30,7 +30,7 @@ impl Message {
             Message::Request(h)
             | Message::Token(h)
             | Message::LinkInfo(h)
-            | Message::Hello(h)
+            | Message::Probe(h)
             | Message::TokenAck(h) => h,
         }
     }

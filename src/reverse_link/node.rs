@@ -238,17 +238,17 @@ impl Node {
         }
         let valid = h.possible_from(j);
         if !entry.in_n && !valid {
-            // The peer's Hello never reached us and this height is impossible: ask for it. The
-            // peer answers and, since we are its `next`, sends the REQUEST again.
+            // The peer's LinkInfo never reached us and this height is impossible: ask for it.
+            // The peer answers and, since we are its `next`, sends the REQUEST again.
             self.outbox.anomaly(j, Anomaly::OutOfRange);
             if let Some(entry) = self.neighbors.get_mut(j) {
                 entry.asked = true;
                 entry.form_height = self.height;
             }
-            return self.outbox.send(j, Message::Hello(self.height));
+            return self.outbox.send(j, Message::Probe(self.height));
         }
         // A REQUEST carries the sender's height: from a forming link it completes the handshake
-        // its lost Hello would have (T1). An impossible height leaves our view as it was.
+        // its lost LinkInfo would have (T1). An impossible height leaves our view as it was.
         self.hear(j, h, Said::Info);
         if self
             .neighbors
@@ -258,12 +258,12 @@ impl Node {
             self.queue.enqueue(j);
         } else {
             // The peer takes us for lower than it is: our height changed in flight (our
-            // LinkInfo is on its way), or a height was corrupted. Tell it ours; if we are
-            // lower after all, it asks again (T2).
+            // LinkInfo is on its way), or a height was corrupted. Probe it: it learns our
+            // height, and if we are lower after all, it asks again (T2).
             if valid {
                 self.outbox.anomaly(j, Anomaly::Stale);
             }
-            self.outbox.send(j, Message::LinkInfo(self.height));
+            self.outbox.send(j, Message::Probe(self.height));
         }
         if self.is_holder() {
             self.serve();
@@ -291,8 +291,8 @@ impl Node {
             if let Some(entry) = self.neighbors.get_mut(j).filter(|n| n.in_n && valid) {
                 entry.visited = true;
             }
-            let lowered = h.just_below(self.id);
-            if valid && self.height > h && lowered.is_valid() {
+            let lowered = h.below(self.id).filter(|_| valid && self.height > h);
+            if let Some(lowered) = lowered {
                 // The paper tells only the neighbours that were below us: those above stay
                 // above, so their (now too high) view of us still gives the right direction.
                 for k in self.neighbors.outgoing(self.height) {
@@ -316,16 +316,33 @@ impl Node {
         }
     }
 
-    /// A LinkInfo, Hello or TokenAck from `j`.
+    /// A LinkInfo, Probe or TokenAck from `j`.
     fn on_height_msg(&mut self, j: NodeId, h: Height, said: Said) {
         // KRLF can send `j` a second token before the first is acknowledged; each TokenAck
-        // settles one, so only the last restores trust in what `j` says. An impossible
-        // height changes no view, so nothing else follows from it.
-        if self.hear(j, h, said).is_none() || !h.possible_from(j) {
+        // settles one, so only the last restores trust in what `j` says.
+        if self.hear(j, h, said).is_none() {
             return;
         }
-        if self.neighbors.is_lower(j, self.height) {
-            self.queue.delete(j);
+        let waiting = !self.is_holder() && !self.queue.is_empty();
+        if said == Said::Probe && waiting && self.next == Some(j) && !self.next_is_stale() {
+            // `next` refused our REQUEST, which took it for higher than it is (T2), and is
+            // still below us in our view: ask again. One REQUEST per refusal, so two nodes
+            // whose views disagree cannot multiply messages.
+            self.outbox.send(j, Message::Request(self.height));
+        }
+        if !h.possible_from(j) {
+            // Nothing can be concluded from an impossible height, but it may have been the
+            // answer to our Probe (T1): ask again if we still need it.
+            if self.needs_links() {
+                self.ask_forming();
+            }
+            return;
+        }
+        if self.neighbors.is_lower(j, self.height) && self.queue.delete(j) {
+            // `j` is below us now, so it routes its requests elsewhere (LinkInfo line 7). Its
+            // height may have been corrupted on the way, though, and `j` still waiting on us:
+            // probe it, and it asks again if we are still its way down (T2).
+            self.outbox.send(j, Message::Probe(self.height));
         }
         if self.is_holder() && !self.lowered_on_link_info && self.neighbors.all_lower(self.height) {
             self.lowered_on_link_info = true;
@@ -336,23 +353,31 @@ impl Node {
         }
         if self.neighbors.all_higher(self.height) {
             self.raise_height();
-        } else if !self.queue.is_empty() {
-            if self.next_is_stale() {
-                self.forward_request();
-            } else if self.next == Some(j) && said != Said::Ack {
-                // `next` answered a REQUEST of ours that took it for higher than it is (T2),
-                // or changed height and is still below us: ask again, which costs nothing if
-                // it has our request queued already.
-                self.outbox.send(j, Message::Request(self.height));
-            }
+        } else if !self.queue.is_empty() && self.next_is_stale() {
+            self.forward_request();
         }
     }
 
+    /// A new link, or (for a link already known) the link layer confirming it: a keepalive,
+    /// on which the node announces its height again, so a view of it corrupted on the way is
+    /// corrected (T6).
     fn on_link_up(&mut self, j: NodeId) {
-        if j == self.id || !self.neighbors.link_up(j, self.height) {
+        if j == self.id {
             return self.outbox.anomaly(j, Anomaly::RedundantLinkEvent);
         }
-        self.outbox.send(j, Message::Hello(self.height));
+        self.neighbors.link_up(j, self.height);
+        if self.needs_links() && self.neighbors.get(j).is_some_and(|n| n.forming) {
+            // No way down and a request to forward: this link may be the way, and the peer's
+            // LinkInfo may already have come and gone (T1). Ask for it.
+            self.ask_forming();
+        } else {
+            self.outbox.send(j, Message::LinkInfo(self.height));
+        }
+    }
+
+    /// A non-holder with requests to forward and no member of `N` below it.
+    fn needs_links(&self) -> bool {
+        !self.is_holder() && !self.queue.is_empty() && self.neighbors.all_higher(self.height)
     }
 
     fn on_link_down(&mut self, j: NodeId) {
@@ -385,11 +410,11 @@ impl Node {
         }
     }
 
-    /// Send a Hello to every forming link not asked yet: this node needs its links now.
+    /// Send a Probe to every forming link not asked yet: this node needs its links now.
     fn ask_forming(&mut self) {
         let own = self.height;
         for peer in self.neighbors.ask_forming(own) {
-            self.outbox.send(peer, Message::Hello(own));
+            self.outbox.send(peer, Message::Probe(own));
         }
     }
 
@@ -450,16 +475,15 @@ impl Node {
     }
 
     /// RaiseHeight: partial reversal, then drop queued requests from nodes now below us
-    /// (their links reversed) and re-forward our own queue. A node with requests to forward
-    /// also asks its forming links (T1): the way down may lie through one of them.
+    /// (their links reversed) and re-forward our own queue. The node also asks its forming
+    /// links (T1): the way down may lie through one of them, and without it nodes cut off from
+    /// every token in `N` would raise over each other for ever.
     fn raise_height(&mut self) {
-        if !self.queue.is_empty() {
-            self.ask_forming();
-        }
         let Some(new) = height::raise(self.height, self.neighbors.heights()) else {
             // Isolated: wait for a link. Or the reversal would leave the height range, which
             // only a forged view at its edge causes: ask the lowest neighbour anyway, and let
             // its answer correct the view (T2).
+            self.ask_forming();
             if !self.queue.is_empty() && !self.neighbors.is_empty() {
                 self.forward_request();
             }
@@ -468,8 +492,18 @@ impl Node {
         self.height = new;
         self.raises += 1;
         for n in self.neighbors.members() {
-            self.outbox.send(n.id, Message::LinkInfo(new));
+            // A neighbour whose request we drop below is probed rather than told: our view of
+            // it may be wrong (corrupted), and if we are still its way down it asks again
+            // (T2).
+            let dropped = n.height < new && self.queue.contains(n.id);
+            let msg = if dropped {
+                Message::Probe(new)
+            } else {
+                Message::LinkInfo(new)
+            };
+            self.outbox.send(n.id, msg);
         }
+        self.ask_forming();
         let (id, neighbors) = (self.id, &self.neighbors);
         self.queue
             .delete_where(|q| q != id && neighbors.is_lower(q, new));
@@ -531,7 +565,7 @@ impl Protocol for Node {
                     self.on_token(from, h);
                 }
                 Message::LinkInfo(h) => self.on_height_msg(from, h, Said::Info),
-                Message::Hello(h) => self.on_height_msg(from, h, Said::Hello),
+                Message::Probe(h) => self.on_height_msg(from, h, Said::Probe),
                 Message::TokenAck(h) => self.on_height_msg(from, h, Said::Ack),
             },
             Event::LinkUp(j) => {

@@ -85,6 +85,17 @@ impl<M> Channels<M> {
     pub fn pop(&mut self, from: NodeId, to: NodeId) -> Option<M> {
         self.queues.get_mut(&(from, to))?.pop_front()
     }
+
+    /// The `i`-th oldest message on `from → to`, to rewrite it (test harnesses corrupt
+    /// messages in flight).
+    pub fn get_mut(&mut self, from: NodeId, to: NodeId, i: usize) -> Option<&mut M> {
+        self.queues.get_mut(&(from, to))?.get_mut(i)
+    }
+
+    /// How many messages are in flight on `from → to`.
+    pub fn len(&self, from: NodeId, to: NodeId) -> usize {
+        self.queues.get(&(from, to)).map_or(0, VecDeque::len)
+    }
 }
 
 /// A token-network simulation.

@@ -5,10 +5,11 @@
 use std::fmt::Debug;
 
 use arbitrary::Arbitrary;
-use manet_mutex::sim::{Graph, TokenAlgorithm};
+use manet_mutex::sim::Graph;
 use manet_mutex::{CsRequest, NodeId, Status};
 
-use crate::token_net::Net;
+use crate::corrupt::Value;
+use crate::token_net::{Harnessed, Net};
 
 /// Operations beyond this are ignored, so one input is one bounded run.
 const MAX_OPS: usize = 256;
@@ -25,7 +26,7 @@ const DRAIN_ROUNDS: usize = 256;
 const DRAIN_ROUNDS_PER_NODE_AND_OP: usize = 8;
 
 /// 2 to 6 nodes, connected.
-#[derive(Debug, Arbitrary)]
+#[derive(Debug, Clone, Arbitrary)]
 pub struct Topology {
     /// `2 + nodes % 5` nodes.
     nodes: u8,
@@ -70,22 +71,85 @@ pub enum Op<R> {
     LinkUp(u8),
 }
 
+/// What a real link layer and a noisy channel add to the operations: appended to the input
+/// after them (inputs recorded before these existed decode with none), each applied before
+/// the operation numbered `before` (modulo one more than their count: the last slot is the
+/// end of the run, before the drain).
+#[derive(Debug, Clone, Copy, Arbitrary)]
+pub struct Timed {
+    pub before: u8,
+    pub fault: Fault,
+}
+
+#[derive(Debug, Clone, Copy, Arbitrary)]
+pub enum Fault {
+    /// Rewrite field `field` of the `msg`-th message in flight not corrupted yet.
+    Corrupt { msg: u8, field: u8, value: Value },
+    /// Form the i-th absent link; only one end (the lower id if `lower`) is told now.
+    FormAt(u8, bool),
+    /// Fail the i-th link that is idle and not a bridge; only one end is told now.
+    FailAt(u8, bool),
+    /// Give the i-th pending link notice.
+    Notice(u8),
+}
+
+/// Apply one fault.
+pub fn apply_fault<P: Harnessed>(net: &mut Net<P>, fault: Fault) {
+    match fault {
+        Fault::Corrupt { msg, field, value } => {
+            if let Some((from, to, i)) = nth(&net.corruptible(), msg) {
+                net.corrupt(from, to, i, usize::from(field), value);
+            }
+        }
+        Fault::FormAt(x, lower) => {
+            if let Some((a, b)) = nth(&net.absent_links(), x) {
+                let (a, b) = if lower { (a, b) } else { (b, a) };
+                net.form_at(a, b);
+            }
+        }
+        Fault::FailAt(x, lower) => {
+            if let Some((a, b)) = nth(&net.removable_links(), x) {
+                let (a, b) = if lower { (a, b) } else { (b, a) };
+                net.fail_at(a, b);
+            }
+        }
+        Fault::Notice(x) => {
+            if let Some((a, b)) = nth(&net.pending_notices(), x) {
+                net.notice(a, b);
+            }
+        }
+    }
+}
+
 fn nth<T: Copy>(items: &[T], i: u8) -> Option<T> {
     (!items.is_empty()).then(|| items[usize::from(i) % items.len()])
 }
 
-/// Apply `ops` to `net`, checking safety after each, then drain: every waiting node must be
-/// served and the algorithm's drained checks must hold. Panics with `context` on a violation.
-pub fn run_ops<P: TokenAlgorithm, R: Copy + Debug>(
+/// Apply `ops` and `faults` to `net`, checking safety after each, then drain: every waiting
+/// node must be served and the algorithm's drained checks must hold. Panics with `context` on
+/// a violation.
+pub fn run_ops<P: Harnessed, R: Copy + Debug>(
     mut net: Net<P>,
     ops: &[Op<R>],
+    faults: &[Timed],
     request: impl Fn(R) -> CsRequest,
     context: &impl Debug,
 ) {
     let n = net.nodes.len() as u32;
     let node = |x: u8| NodeId(u32::from(x) % n);
     let ops = &ops[..ops.len().min(MAX_OPS)];
+    let faults = &faults[..faults.len().min(MAX_OPS)];
+    let slot = |t: &Timed| usize::from(t.before) % (ops.len() + 1);
+    let apply_faults = |net: &mut Net<P>, at: usize| {
+        for t in faults.iter().filter(|t| slot(t) == at) {
+            apply_fault(net, t.fault);
+            if let Err(e) = net.check_safety() {
+                panic!("after {t:?}, {context:?}: {e}\n{}", net.trace_text());
+            }
+        }
+    };
     for (i, &op) in ops.iter().enumerate() {
+        apply_faults(&mut net, i);
         match op {
             Op::Request(x, r) if net.status(node(x)) == Status::Remainder => {
                 net.request(node(x), request(r));
@@ -115,7 +179,9 @@ pub fn run_ops<P: TokenAlgorithm, R: Copy + Debug>(
             );
         }
     }
-    let rounds = DRAIN_ROUNDS + DRAIN_ROUNDS_PER_NODE_AND_OP * n as usize * ops.len();
+    apply_faults(&mut net, ops.len());
+    let steps = ops.len() + faults.len();
+    let rounds = DRAIN_ROUNDS + DRAIN_ROUNDS_PER_NODE_AND_OP * n as usize * steps;
     if let Err(e) = net.drain(rounds) {
         panic!("{context:?}: {e}\n{}", net.trace_text());
     }

@@ -11,10 +11,10 @@ use arbitrary::Arbitrary;
 use manet_mutex::prioritized::{Node, Params, Policy, Settings};
 use manet_mutex::{CsRequest, NodeId};
 
-use crate::network_input::{run_ops, Op, Topology};
+use crate::network_input::{run_ops, Op, Timed, Topology};
 use crate::token_net::Net;
 
-#[derive(Debug, Arbitrary)]
+#[derive(Debug, Clone, Arbitrary)]
 pub struct Input {
     topology: Topology,
     /// `k = 1 + resources % 4`.
@@ -27,6 +27,18 @@ pub struct Input {
     /// Requests ask for `1 + resources % k` at the given priority.
     #[arbitrary(with = crate::input::sized_vec)]
     ops: Vec<Op<(u8, u32)>>,
+    /// Corruption and link events noticed at one end at a time.
+    #[arbitrary(with = crate::input::sized_vec)]
+    faults: Vec<Timed>,
+}
+
+/// The run of `input` without its faults: how the reproducers recorded before faults existed
+/// (`fuzz/regressions/prioritized_network/before-faults/`) decode as they did then.
+pub fn run_without_faults(input: &Input) {
+    run(&Input {
+        faults: Vec::new(),
+        ..input.clone()
+    });
 }
 
 pub fn run(input: &Input) {
@@ -47,5 +59,5 @@ pub fn run(input: &Input) {
         resources: 1 + u32::from(resources) % settings.k,
         priority,
     };
-    run_ops(net, &input.ops, request, &params);
+    run_ops(net, &input.ops, &input.faults, request, &params);
 }

@@ -26,7 +26,7 @@ enum Kind {
     Update,
     Release { resources: (u32, u32) },
     Link,
-    Hello,
+    Probe,
     TokenAck,
 }
 
@@ -71,9 +71,10 @@ impl In {
                         resources: (count, copy),
                     } => Message::Release {
                         resources: Resources { count, copy },
+                        height,
                     },
                     Kind::Link => Message::Link { height },
-                    Kind::Hello => Message::Hello { height },
+                    Kind::Probe => Message::Probe { height },
                     Kind::TokenAck => Message::TokenAck { height },
                 };
                 Event::Receive {

@@ -10,11 +10,11 @@ use arbitrary::Arbitrary;
 use manet_mutex::reverse_link::{Node, Params};
 use manet_mutex::CsRequest;
 
-use crate::network_input::{run_ops, Op, Topology};
+use crate::network_input::{run_ops, Op, Timed, Topology};
 use crate::token_net::Net;
 
 /// A network of 2 to 6 nodes and what happens to it.
-#[derive(Debug, Arbitrary)]
+#[derive(Debug, Clone, Arbitrary)]
 pub struct Input {
     topology: Topology,
     /// `k = 1 + tokens % (n - 1)`: `build` refuses a token at every node.
@@ -23,6 +23,18 @@ pub struct Input {
     /// Requests are always for one resource.
     #[arbitrary(with = crate::input::sized_vec)]
     ops: Vec<Op<()>>,
+    /// Corruption and link events noticed at one end at a time.
+    #[arbitrary(with = crate::input::sized_vec)]
+    faults: Vec<Timed>,
+}
+
+/// The run of `input` without its faults: how the reproducers recorded before faults existed
+/// (`fuzz/regressions/reverse_link_network/before-faults/`) decode as they did then.
+pub fn run_without_faults(input: &Input) {
+    run(&Input {
+        faults: Vec::new(),
+        ..input.clone()
+    });
 }
 
 pub fn run(input: &Input) {
@@ -33,5 +45,5 @@ pub fn run(input: &Input) {
     };
     let net = Net::<Node>::new(graph, &params)
         .unwrap_or_else(|e| panic!("a connected network with k < n must build: {e}"));
-    run_ops(net, &input.ops, |()| CsRequest::ONE, &params);
+    run_ops(net, &input.ops, &input.faults, |()| CsRequest::ONE, &params);
 }

@@ -22,7 +22,7 @@ enum Kind {
     Token,
     LinkInfo,
     TokenAck,
-    Hello,
+    Probe,
 }
 
 #[derive(Debug, Clone, Copy, Arbitrary)]
@@ -54,7 +54,7 @@ impl In {
                     Kind::Token => Message::Token(h),
                     Kind::LinkInfo => Message::LinkInfo(h),
                     Kind::TokenAck => Message::TokenAck(h),
-                    Kind::Hello => Message::Hello(h),
+                    Kind::Probe => Message::Probe(h),
                 };
                 Event::Receive {
                     from: from.id(),

@@ -2,6 +2,8 @@
 //! every committed input in `fuzz/regressions/<target>/` (crash reproducers, replayed forever)
 //! and any local corpus in `fuzz/corpus/<target>/`. Bytes are decoded exactly as the
 //! `fuzz_target!` macro decodes them, so a file found by `cargo fuzz` replays identically here.
+//! `MANET_MUTEX_REPLAY=FILE` runs only that input (e.g. a failing seed's saved bytes; add
+//! `MANET_MUTEX_TRACE=1` for the network's event trace).
 
 use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
@@ -33,6 +35,13 @@ pub fn run<T: for<'a> Arbitrary<'a>>(
     max_len: usize,
     body: impl Fn(&T),
 ) -> u64 {
+    if let Some(file) = std::env::var_os("MANET_MUTEX_REPLAY") {
+        let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{file:?}: {e}"));
+        if let Ok(input) = T::arbitrary_take_rest(Unstructured::new(&bytes)) {
+            body(&input);
+        }
+        return 1;
+    }
     let mut bytes = Vec::with_capacity(max_len);
     for seed in 0..cases {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -51,20 +60,26 @@ pub fn run<T: for<'a> Arbitrary<'a>>(
             panic::resume_unwind(panic);
         }
     }
-    let mut ran = cases;
     let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
-    for dir in ["regressions", "corpus"] {
-        let Ok(entries) = std::fs::read_dir(fuzz.join(dir).join(target)) else {
-            continue;
-        };
-        let mut files: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        files.sort();
-        for file in files {
-            let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-            eprintln!("replaying {}", file.display());
-            decode_and_run(&bytes, &body);
-            ran += 1;
-        }
+    cases
+        + replay(&fuzz.join("regressions").join(target), &body)
+        + replay(&fuzz.join("corpus").join(target), &body)
+}
+
+/// Run `body` on every file directly in `dir` (none if it does not exist); returns how many.
+pub fn replay<T: for<'a> Arbitrary<'a>>(dir: &Path, body: &impl Fn(&T)) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut files: Vec<_> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    for file in &files {
+        let bytes = std::fs::read(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        eprintln!("replaying {}", file.display());
+        decode_and_run(&bytes, body);
     }
-    ran
+    files.len() as u64
 }

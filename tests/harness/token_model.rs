@@ -20,13 +20,13 @@ use std::hash::{Hash, Hasher};
 
 use manet_mutex::height::Height;
 use manet_mutex::neighbors::Neighbors;
-use manet_mutex::sim::{Graph, TokenAlgorithm};
+use manet_mutex::sim::Graph;
 use manet_mutex::{CsRequest, NodeId, Status};
 use stateright::{Model, Property};
 
 use crate::explore::{explore, Run};
 
-use crate::token_net::Net;
+use crate::token_net::{Harnessed, Net};
 
 /// Rounds of the liveness drain: far more than any request needs on four nodes (a request and
 /// the token it brings back each cross at most three links, plus reversals).
@@ -43,7 +43,7 @@ pub type Shifted = (i64, i64, NodeId);
 /// shifted systems behave identically; without this KRLF, whose circulating tokens lower their
 /// recipients forever, would never repeat a state), statistics no handler reads (raise
 /// counters), and neighbour-table fields no handler reads in the entry's current state.
-pub trait Fingerprint: TokenAlgorithm + std::fmt::Debug + Send + Sync + 'static {
+pub trait Fingerprint: Harnessed + std::fmt::Debug + Send + Sync + 'static {
     /// The node's own height.
     fn height(&self) -> Height;
     /// Every height stored in the node that the hash covers (own, views, formation heights).

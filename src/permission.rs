@@ -8,11 +8,13 @@
 //! # What a peer's counters can do
 //! Clock values and epochs come from peers, so a corrupted or forged one must not be able to
 //! exhaust a counter or make two requests look alike (`docs/ALGORITHMS.md`, A1):
-//! - a value above [`COUNTER_LIMIT`] (2^62) is impossible (no host ticks that often) and the
-//!   message carrying it is dropped as [`crate::Anomaly::OutOfRange`];
-//! - a value is merged into a clock (or a per-peer record) only up to [`MERGE_LIMIT`] (2^61),
-//!   so from any state a host has at least 2^61 ticks of its own left before its values
-//!   become impossible for its peers;
+//! - a value more than [`SKEW_LIMIT`] (2^40) ahead of the receiver's own clock is impossible
+//!   for a peer that exchanges messages with it (clocks tick once per request or
+//!   announcement, and each merges the other's), so the message carrying it is dropped as
+//!   [`crate::Anomaly::OutOfRange`]. The receiver's clock moves `SKEW_LIMIT` towards it all
+//!   the same: a forged value that one host took in makes its peers drop one message of it
+//!   each (recovered by retransmission), not all of them for ever. A single message moves a
+//!   clock by at most 2^40 of its 2^64 values;
 //! - every request also carries the requester's own sequence number, which no peer can
 //!   influence; a REPLY names both, so two requests of one host are never confused, whatever
 //!   the clocks did.
@@ -22,19 +24,9 @@ use alloc::vec::Vec;
 use crate::node::Outbox;
 use crate::{Action, CsRequest, Error, NodeId, Status, TimerId};
 
-/// Clock values, epochs and request sequence numbers above this are impossible: the message
-/// carrying one is dropped as out of range.
-pub const COUNTER_LIMIT: u64 = 1 << 62;
-
-/// Peer values merge into a host's clock and its records of its peers only up to this, which
-/// leaves every host `COUNTER_LIMIT - MERGE_LIMIT` ticks of its own before its values become
-/// impossible, however its peers' values were corrupted.
-pub const MERGE_LIMIT: u64 = 1 << 61;
-
-/// Whether a peer's clock value, epoch or sequence number is possible (`0..=COUNTER_LIMIT`).
-pub(crate) fn possible(value: u64) -> bool {
-    value <= COUNTER_LIMIT
-}
+/// How far ahead of the receiver's clock a peer's clock value or epoch may be; beyond it the
+/// value is impossible and its message is dropped (see the module docs).
+pub const SKEW_LIMIT: u64 = 1 << 40;
 
 /// A request priority: a Lamport clock value and the requester's id. Smaller is more urgent;
 /// equal clocks are ordered by id, so two distinct requesters never tie.
@@ -53,10 +45,10 @@ impl Timestamp {
         self < other
     }
 
-    /// Whether a stamp received from `from` can be one `from` made: its own id, and a clock
-    /// that a tick produced (at least 1) within [`COUNTER_LIMIT`].
-    pub(crate) fn possible_from(self, from: NodeId) -> bool {
-        self.id == from && self.clock >= 1 && possible(self.clock)
+    /// Whether a stamp received from `from` names it, with a clock a tick produced (at least
+    /// 1). Whether the clock is within reach is [`LamportClock::admit`]'s question.
+    pub(crate) fn names(self, from: NodeId) -> bool {
+        self.id == from && self.clock >= 1
     }
 }
 
@@ -69,7 +61,7 @@ pub(crate) struct Ticket {
     pub(crate) seq: u64,
 }
 
-/// A Lamport logical clock that merges peer values only up to [`MERGE_LIMIT`].
+/// A Lamport logical clock that admits peer values at most [`SKEW_LIMIT`] ahead of it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct LamportClock(u64);
 
@@ -79,16 +71,20 @@ impl LamportClock {
         self.0
     }
 
-    /// Advance for a local event and return the new value. Above `MERGE_LIMIT` only local
-    /// events move the clock, so it stays below `u64::MAX` for longer than any host runs.
+    /// Advance for a local event and return the new value.
     pub(crate) fn tick(&mut self) -> u64 {
         self.0 = self.0.saturating_add(1);
         self.0
     }
 
-    /// Merge a clock value seen in a message, up to [`MERGE_LIMIT`].
-    pub(crate) fn observe(&mut self, seen: u64) {
-        self.0 = self.0.max(seen.min(MERGE_LIMIT));
+    /// Whether every one of `values` from a peer is within [`SKEW_LIMIT`] of this clock. The
+    /// clock merges them (Lamport) either way, by at most `SKEW_LIMIT`; if they were out of
+    /// reach, the message is to be dropped.
+    pub(crate) fn admit(&mut self, values: impl IntoIterator<Item = u64>) -> bool {
+        let reach = self.0.saturating_add(SKEW_LIMIT);
+        let largest = values.into_iter().max().unwrap_or(0);
+        self.0 = self.0.max(largest.min(reach));
+        largest <= reach
     }
 }
 
@@ -356,6 +352,16 @@ impl<T: Copy> Core<T> {
         ticket
     }
 
+    /// Give the open request a new number, keeping its priority: look-ahead asks again under a
+    /// new epoch after a reconnection, and a REPLY to the earlier round must differ from one
+    /// to the new round in more than the epoch (one corrupted field could change that).
+    pub(crate) fn renumber(&mut self) -> Option<Ticket> {
+        let ticket = self.open.as_mut()?;
+        self.seq = self.seq.saturating_add(1);
+        ticket.seq = self.seq;
+        Some(*ticket)
+    }
+
     /// Send the open request to `peer` with `msg` and (re)arm its timer.
     pub(crate) fn ask<M>(&mut self, peer: NodeId, msg: M, out: &mut Outbox<M>) {
         out.send(peer, msg);
@@ -441,40 +447,37 @@ mod tests {
     }
 
     #[test]
-    fn lamport_clock_merges_peer_values_only_up_to_the_merge_limit() {
+    fn lamport_clock_admits_peer_values_within_the_skew_limit() {
         let mut c = LamportClock::default();
         assert_eq!(c.tick(), 1);
-        c.observe(7);
+        assert!(c.admit([7]));
         assert_eq!(c.tick(), 8);
-        c.observe(3);
+        assert!(c.admit([3, 5]));
         assert_eq!(c.now(), 8);
-        // A peer's huge value leaves the host 2^61 ticks of its own before its values become
-        // impossible for its peers.
-        c.observe(u64::MAX);
-        assert_eq!(c.now(), MERGE_LIMIT);
-        assert_eq!(c.tick(), MERGE_LIMIT + 1);
-        assert!(possible(c.now()) && COUNTER_LIMIT - c.now() >= MERGE_LIMIT - 1);
+        // A value out of reach is refused; the clock moves the limit towards it, so one
+        // message moves it by at most 2^40 of its 2^64 values.
+        assert!(!c.admit([1, u64::MAX]));
+        assert_eq!(c.now(), 8 + SKEW_LIMIT);
+        assert!(c.admit([8 + 2 * SKEW_LIMIT]));
+        assert_eq!(c.now(), 8 + 2 * SKEW_LIMIT);
     }
 
     #[test]
     fn impossible_stamps_are_recognised() {
-        assert!(ts(1, 4).possible_from(NodeId(4)));
-        assert!(ts(COUNTER_LIMIT, 4).possible_from(NodeId(4)));
-        assert!(!ts(0, 4).possible_from(NodeId(4)), "a tick never gives 0");
-        assert!(!ts(COUNTER_LIMIT + 1, 4).possible_from(NodeId(4)));
-        assert!(!ts(u64::MAX, 4).possible_from(NodeId(4)));
-        assert!(!ts(3, 5).possible_from(NodeId(4)), "names another host");
+        assert!(ts(1, 4).names(NodeId(4)));
+        assert!(!ts(0, 4).names(NodeId(4)), "a tick never gives 0");
+        assert!(!ts(3, 5).names(NodeId(4)), "names another host");
     }
 
     #[test]
     fn requests_of_one_host_never_share_a_ticket_even_with_a_pinned_clock() {
         let mut core: Core<()> = Core::new(NodeId(0), 2, 1).unwrap();
-        core.clock.observe(u64::MAX);
+        core.clock = LamportClock(u64::MAX);
         let first = core.open_request();
         core.status = Status::Remainder;
         core.open = None;
-        core.clock.observe(u64::MAX);
         let second = core.open_request();
+        assert_eq!(first.ts, second.ts, "the clock is pinned");
         assert_ne!(first, second);
         assert_eq!(second.seq, first.seq + 1);
     }

@@ -9,6 +9,8 @@ mod look_ahead_node;
 mod node_input;
 #[path = "harness/perm_input.rs"]
 mod perm_input;
+#[path = "harness/corrupt.rs"]
+mod corrupt;
 #[path = "harness/perm_net.rs"]
 mod perm_net;
 #[path = "harness/perm_network.rs"]

@@ -7,6 +7,8 @@ mod input;
 mod node_input;
 #[path = "harness/perm_input.rs"]
 mod perm_input;
+#[path = "harness/corrupt.rs"]
+mod corrupt;
 #[path = "harness/perm_net.rs"]
 mod perm_net;
 #[path = "harness/perm_network.rs"]

@@ -14,10 +14,13 @@
 mod explore;
 #[path = "harness/perm_model.rs"]
 mod perm_model;
+#[path = "harness/corrupt.rs"]
+mod corrupt;
 #[path = "harness/perm_net.rs"]
 mod perm_net;
 
 use manet_mutex::look_ahead::Node;
+use corrupt::Value;
 use perm_model::{Bounds, PermModel};
 
 #[test]
@@ -49,6 +52,7 @@ fn two_hosts_many_mode_changes() {
         duplicates: 0,
         timeouts: 0,
         mode_changes: if deep { 6 } else { 5 },
+        corruptions: 0,
         states: if deep { 4_000_000 } else { 1_000_000 },
     };
     let models = [0, 1].map(|seed| {
@@ -91,4 +95,41 @@ fn regression_a_disconnect_older_than_our_reconnect_still_ends_the_wait() {
         Status::Critical,
         "host 0 still waits for host 1"
     );
+}
+
+/// Found by `three_hosts` in the `mode changes, one corruption` profile (`docs/ALGORITHMS.md`,
+/// A5): host 0 asks host 1, which answers; the REPLY's epoch is corrupted to 2; host 0
+/// reconnects (after an accidental outage) and asks again under its new epoch, which is 2;
+/// the corrupted REPLY then matched the new round, host 0 moved host 1 into its `Status_set`,
+/// and host 1, applying the RECONNECT, moved host 0 into its own: neither would ask the other.
+/// A restarted request now gets a new number, so a REPLY to the earlier round differs from one
+/// to the new round in two fields.
+#[test]
+fn regression_a_reply_to_the_round_before_a_reconnect_cannot_be_corrupted_into_the_new_one() {
+    use manet_mutex::NodeId;
+    use perm_model::Step::*;
+    let model = PermModel::<Node> {
+        hosts: 3,
+        seed: 1,
+        bounds: Bounds {
+            requests_per_node: 1,
+            losses: 0,
+            duplicates: 0,
+            timeouts: 1,
+            mode_changes: 1,
+            corruptions: 1,
+            states: 1,
+        },
+        _algorithm: std::marker::PhantomData,
+    };
+    let (n0, n1) = (NodeId(0), NodeId(1));
+    let steps = [
+        Request(n0),
+        Deliver(0, n0, n1),
+        Corrupt(0, n1, n0, 3, Value::Node(2)),
+        Mode(n0, perm_model::Mode::Reconnect),
+        Deliver(0, n1, n0),
+        Deliver(0, n0, n1),
+    ];
+    perm_model::replay(&model, &steps).unwrap();
 }

@@ -132,6 +132,52 @@ fn check_network(network: &str, n: usize, pairs: &[(u32, u32)]) {
     token_model::check("prioritized", network, models);
 }
 
+/// One token under the faults of a real link layer and channel: link events told to each end at
+/// its own time, or one corrupted field (`Value::shift_invariant`; resource counts take any of
+/// their values).
+fn check_faults(network: &str, n: usize, pairs: &[(u32, u32)]) {
+    let bounds = Bounds::from_env(400_000, 3_000_000);
+    let profiles = [
+        ("asymmetric links", bounds.asymmetric()),
+        ("one corruption", bounds.corrupting(1)),
+    ];
+    let models = profiles.into_iter().flat_map(|(profile, bounds)| {
+        let configs = [
+            ("k=1 equal", Settings::new(1, Policy::Equal)),
+            ("k=2 max-concurrency", Settings::new(2, Policy::MaxConcurrency)),
+        ];
+        configs.map(move |(label, settings)| {
+            let model = TokenModel::<Node> {
+                n,
+                edges: edges(pairs),
+                params: Params {
+                    settings,
+                    holder: NodeId(0),
+                },
+                requests: requests(settings.k, &[0]),
+                bounds,
+            };
+            (format!("{label} {profile}"), model)
+        })
+    });
+    token_model::check("prioritized", network, models);
+}
+
+#[test]
+fn faults_line_of_two() {
+    check_faults("line-2", 2, &[(0, 1)]);
+}
+
+#[test]
+fn faults_line_of_three() {
+    check_faults("line-3", 3, &[(0, 1), (1, 2)]);
+}
+
+#[test]
+fn faults_triangle() {
+    check_faults("triangle", 3, &[(0, 1), (1, 2), (0, 2)]);
+}
+
 #[test]
 fn line_of_two() {
     check_network("line-2", 2, &[(0, 1)]);
@@ -160,4 +206,36 @@ fn square() {
 #[test]
 fn square_with_chord() {
     check_network("square+chord", 4, &[(0, 1), (1, 2), (2, 3), (3, 0), (0, 2)]);
+}
+
+/// Found by `faults_line_of_three` (`docs/ALGORITHMS.md`, T1): line 0–1–2, the token at node
+/// 0, which enters; node 1 asks and gets the token with no resource free. The link 0–2 forms
+/// and node 2's LINK reaches node 0 before node 0's own LinkUp (dropped); the link 0–1 fails.
+/// Node 0 releases with nobody in `N` to send the resource to, keeps it in its backlog, and
+/// (without asking its forming link) node 1 waits for it for ever.
+#[test]
+fn regression_released_resources_of_a_node_without_neighbours_ask_a_forming_link() {
+    use token_model::Step::*;
+    let model = TokenModel::<Node> {
+        n: 3,
+        edges: edges(&[(0, 1), (1, 2)]),
+        params: Params {
+            settings: Settings::new(1, Policy::Equal),
+            holder: NodeId(0),
+        },
+        requests: vec![CsRequest::ONE],
+        bounds: Bounds::from_env(1, 1).asymmetric(),
+    };
+    let (n0, n1, n2) = (NodeId(0), NodeId(1), NodeId(2));
+    let steps = [
+        Request(n0, CsRequest::ONE),
+        Request(n1, CsRequest::ONE),
+        Deliver(n1, n0),
+        Deliver(n0, n1),
+        Deliver(n1, n0),
+        FormAt(n2, n0),
+        Deliver(n2, n0),
+        FailAt(n0, n1),
+    ];
+    token_model::replay(&model, &steps).unwrap();
 }

@@ -84,6 +84,45 @@ fn check_network(network: &str, n: usize, pairs: &[(u32, u32)]) {
     token_model::check("reverse_link", network, models);
 }
 
+/// KRL and KRLF with one token under the faults of a real link layer and channel: link events
+/// told to each end at its own time, or one corrupted field (`Value::shift_invariant`).
+fn check_faults(network: &str, n: usize, pairs: &[(u32, u32)]) {
+    let bounds = Bounds::from_env(400_000, 3_000_000);
+    let profiles = [
+        ("asymmetric links", bounds.asymmetric()),
+        ("one corruption", bounds.corrupting(1)),
+    ];
+    let models = profiles.into_iter().flat_map(|(profile, bounds)| {
+        [false, true].map(move |forwarding| {
+            let label = format!("{} k=1 {profile}", if forwarding { "KRLF" } else { "KRL" });
+            let model = TokenModel::<Node> {
+                n,
+                edges: edges(pairs),
+                params: Params { k: 1, forwarding },
+                requests: vec![CsRequest::ONE],
+                bounds,
+            };
+            (label, model)
+        })
+    });
+    token_model::check("reverse_link", network, models);
+}
+
+#[test]
+fn faults_line_of_two() {
+    check_faults("line-2", 2, &[(0, 1)]);
+}
+
+#[test]
+fn faults_line_of_three() {
+    check_faults("line-3", 3, &[(0, 1), (1, 2)]);
+}
+
+#[test]
+fn faults_triangle() {
+    check_faults("triangle", 3, &[(0, 1), (1, 2), (0, 2)]);
+}
+
 #[test]
 fn line_of_two() {
     check_network("line-2", 2, &[(0, 1)]);

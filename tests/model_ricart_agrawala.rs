@@ -11,6 +11,8 @@
 mod explore;
 #[path = "harness/perm_model.rs"]
 mod perm_model;
+#[path = "harness/corrupt.rs"]
+mod corrupt;
 #[path = "harness/perm_net.rs"]
 mod perm_net;
 

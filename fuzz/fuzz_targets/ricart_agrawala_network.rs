@@ -1,6 +1,8 @@
 //! A permission system under arbitrary operations; the body is `tests/harness/perm_network.rs`.
 #![no_main]
 
+#[path = "../../tests/harness/corrupt.rs"]
+mod corrupt;
 #[path = "../../tests/harness/input.rs"]
 mod input;
 #[path = "../../tests/harness/perm_net.rs"]

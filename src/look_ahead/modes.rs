@@ -21,7 +21,6 @@
 use super::message::{Announcement, Msg};
 use super::node::{Mode, Node};
 use super::sets::Relation;
-use crate::permission::possible;
 use crate::{Anomaly, Error, NodeId, Status};
 
 /// Which announcement.
@@ -141,8 +140,10 @@ impl Node {
             return;
         }
         self.announce_reconnect();
-        if let (Status::Waiting, Some(ticket)) = (self.s.core.status, self.s.core.open) {
-            self.ask_info_set(ticket);
+        if self.s.core.status == Status::Waiting {
+            if let Some(ticket) = self.s.core.renumber() {
+                self.ask_info_set(ticket);
+            }
         }
     }
 
@@ -152,7 +153,9 @@ impl Node {
     /// announce; a dozing one gets the same hint again when it next asks.
     pub(super) fn resync(&mut self, seen: u64) {
         if self.s.mode == Mode::Normal {
-            self.s.core.clock.observe(seen);
+            // Out of reach, the clock moves `SKEW_LIMIT` towards it and the next REPLY asks
+            // again: a few rounds at most for a record that one message pushed.
+            self.s.core.clock.admit([seen]);
             self.restart();
         }
     }
@@ -165,12 +168,11 @@ impl Node {
 
     /// A DOZE, DISCONNECT or RECONNECT from `from`.
     pub(super) fn on_announce(&mut self, from: NodeId, kind: Kind, a: Announcement) {
-        if !a.is_intact() || !a.ts.possible_from(from) || !possible(a.seen) {
+        if !a.is_intact() || !a.ts.names(from) || !self.s.core.clock.admit([a.ts.clock]) {
             // Corrupted on the way (or impossible): dropped like a lost announcement.
             self.out.anomaly(from, Anomaly::OutOfRange);
             return;
         }
-        self.s.core.clock.observe(a.ts.clock);
         let view = &mut self.s.peers[from.index()];
         if a.ts.clock <= view.epoch {
             // Older than something we already got from this host: it no longer describes it.

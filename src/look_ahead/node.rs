@@ -6,7 +6,7 @@ use super::message::Msg;
 use super::modes::Kind;
 use super::sets::{initial_info_set, Relation, Sets};
 use crate::node::Outbox;
-use crate::permission::{possible, Core, Decision, Ticket, Timestamp, MERGE_LIMIT};
+use crate::permission::{Core, Decision, Ticket, Timestamp};
 use crate::{Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
 
 /// How a node's `Info_set` starts.
@@ -98,10 +98,9 @@ pub(super) struct PeerView {
 
 impl PeerView {
     /// Something from the peer's epoch `epoch` (not older than the one known) arrived: it is
-    /// present, whatever was known of it before. The record merges only up to `MERGE_LIMIT`,
-    /// so the peer can always get past it with an announcement of its own.
+    /// present, whatever was known of it before.
     pub(super) fn heard(&mut self, epoch: u64) {
-        self.epoch = self.epoch.max(epoch.min(MERGE_LIMIT));
+        self.epoch = self.epoch.max(epoch);
         self.absent = false;
     }
 }
@@ -323,15 +322,15 @@ impl Node {
     }
 
     fn on_request(&mut self, from: NodeId, ticket: Ticket, epoch: u64) {
-        if !ticket.ts.possible_from(from) || ticket.seq == 0 || !possible(ticket.seq) {
+        if !ticket.ts.names(from) || ticket.seq == 0 {
             self.out.anomaly(from, Anomaly::OutOfRange);
             return;
         }
-        if !possible(epoch) {
+        // The epoch is a clock value of the sender's too.
+        if !self.s.core.clock.admit([ticket.ts.clock, epoch]) {
             self.out.anomaly(from, Anomaly::OutOfRange);
             return;
         }
-        self.s.core.clock.observe(ticket.ts.clock);
         let known = self.s.peers[from.index()].epoch;
         if epoch < known {
             // A copy sent before an announcement we already have, or our record of the peer
@@ -371,7 +370,7 @@ impl Node {
     }
 
     fn on_reply(&mut self, from: NodeId, ticket: Ticket, epoch: u64, seen: u64) {
-        if ticket.ts.id != self.s.core.id || ![ticket.seq, epoch, seen].into_iter().all(possible) {
+        if ticket.ts.id != self.s.core.id {
             self.out.anomaly(from, Anomaly::OutOfRange);
             return;
         }

@@ -293,9 +293,12 @@ impl Node {
         }
     }
 
-    /// Without the token, with requests to forward and no member of `N` below.
+    /// Without the token, with requests to forward and no member of `N` below, or with released
+    /// resources and nobody in `N` to send them to.
     fn needs_links(&self) -> bool {
-        self.token.is_none() && !self.queue.is_empty() && self.neighbors.all_higher(self.height)
+        let requests = !self.queue.is_empty() && self.neighbors.all_higher(self.height);
+        let releases = self.backlog > 0 && self.neighbors.is_empty();
+        self.token.is_none() && (requests || releases)
     }
 
     pub(super) fn link_down(&mut self, peer: NodeId) {

@@ -153,7 +153,11 @@ impl Node {
                     height: self.height,
                 },
             ),
-            None => self.backlog = self.backlog.saturating_add(resources).min(self.settings.k),
+            None => {
+                self.backlog = self.backlog.saturating_add(resources).min(self.settings.k);
+                // The way to the token may lie through a link still forming (T1).
+                self.ask_forming();
+            }
         }
     }
 

@@ -2,7 +2,7 @@
 
 use super::message::Msg;
 use crate::node::Outbox;
-use crate::permission::{possible, Core, Decision, Ticket, Timestamp};
+use crate::permission::{Core, Decision, Ticket, Timestamp};
 use crate::{Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
 
 /// A node's configuration.
@@ -84,8 +84,11 @@ impl Node {
             return;
         }
         match msg {
-            Msg::Request { ts, seq } if ts.possible_from(from) && seq >= 1 && possible(seq) => {
-                self.s.clock.observe(ts.clock);
+            Msg::Request { ts, seq } if ts.names(from) && seq >= 1 => {
+                if !self.s.clock.admit([ts.clock]) {
+                    self.out.anomaly(from, Anomaly::OutOfRange);
+                    return;
+                }
                 let ticket = Ticket { ts, seq };
                 if !self.s.current_request(from, ticket) {
                     self.out.anomaly(from, Anomaly::Stale);

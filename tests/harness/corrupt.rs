@@ -1,3 +1,4 @@
+#![allow(dead_code)] // each test binary uses a part of it
 //! The corrupt operation of every network harness: rewrite one field of one message in flight
 //! between correct nodes, to an extreme or to a neighbour of its value (the threat model in the
 //! crate docs: any field of any message may be corrupted; one field per message, since a
@@ -5,7 +6,7 @@
 
 use arbitrary::Arbitrary;
 use manet_mutex::height::Height;
-use manet_mutex::permission::{Timestamp, COUNTER_LIMIT};
+use manet_mutex::permission::{Timestamp, SKEW_LIMIT};
 use manet_mutex::queue::Priority;
 use manet_mutex::{look_ahead, prioritized, reverse_link, ricart_agrawala, NodeId};
 
@@ -45,6 +46,21 @@ impl Value {
             Value::Up,
             Value::Down,
             Value::Limit,
+            Value::PastLimit,
+        ];
+        v.extend((0..nodes).map(Value::Node));
+        v
+    }
+
+    /// The values the permission models try: the extremes, the neighbours of the value (a
+    /// REPLY for one request is a neighbour away from one for the next), the first impossible
+    /// value, and the hosts' ids.
+    pub fn model_set(nodes: u8) -> Vec<Value> {
+        let mut v = vec![
+            Value::Zero,
+            Value::Max,
+            Value::Up,
+            Value::Down,
             Value::PastLimit,
         ];
         v.extend((0..nodes).map(Value::Node));
@@ -177,7 +193,7 @@ fn height(h: &mut Height) -> [Slot<'_>; 3] {
 
 fn stamp(ts: &mut Timestamp) -> [Slot<'_>; 2] {
     [
-        Slot::U64(&mut ts.clock, COUNTER_LIMIT),
+        Slot::U64(&mut ts.clock, SKEW_LIMIT),
         Slot::Id(&mut ts.id),
     ]
 }
@@ -245,8 +261,8 @@ impl Fields for look_ahead::Msg {
             M::Request { ts, seq, epoch } => stamp(ts)
                 .into_iter()
                 .chain([
-                    Slot::U64(seq, COUNTER_LIMIT),
-                    Slot::U64(epoch, COUNTER_LIMIT),
+                    Slot::U64(seq, SKEW_LIMIT),
+                    Slot::U64(epoch, SKEW_LIMIT),
                 ])
                 .collect(),
             M::Reply {
@@ -257,15 +273,15 @@ impl Fields for look_ahead::Msg {
             } => stamp(ts)
                 .into_iter()
                 .chain([
-                    Slot::U64(seq, COUNTER_LIMIT),
-                    Slot::U64(epoch, COUNTER_LIMIT),
-                    Slot::U64(seen, COUNTER_LIMIT),
+                    Slot::U64(seq, SKEW_LIMIT),
+                    Slot::U64(epoch, SKEW_LIMIT),
+                    Slot::U64(seen, SKEW_LIMIT),
                 ])
                 .collect(),
             M::Doze(a) | M::Disconnect(a) | M::Reconnect(a) => stamp(&mut a.ts)
                 .into_iter()
                 .chain([
-                    Slot::U64(&mut a.seen, COUNTER_LIMIT),
+                    Slot::U64(&mut a.seen, SKEW_LIMIT),
                     Slot::Bool(&mut a.absent),
                     Slot::U64(&mut a.check, u64::MAX),
                 ])
@@ -281,7 +297,7 @@ impl Fields for ricart_agrawala::Msg {
         match self {
             M::Request { ts, seq } | M::Reply { ts, seq } => stamp(ts)
                 .into_iter()
-                .chain([Slot::U64(seq, COUNTER_LIMIT)])
+                .chain([Slot::U64(seq, SKEW_LIMIT)])
                 .collect(),
             _ => Vec::new(),
         }

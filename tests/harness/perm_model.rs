@@ -8,7 +8,9 @@
 //! - request by a host in the remainder section (up to a number per host), release by a host
 //!   in the critical section;
 //! - for look-ahead, every valid doze, wake, disconnect and reconnect (a reconnect while
-//!   connected reports an accidental outage), up to a number of mode changes.
+//!   connected reports an accidental outage), up to a number of mode changes;
+//! - a rewrite of one field of any message in flight to any of `Value::model_set`, up to a
+//!   number of corruptions.
 //!
 //! Properties, on every explored state: *safety* (`sim::routed::check`: one host in the
 //! critical section, each host's own invariants, pairwise consistency of the sets; no valid
@@ -20,6 +22,7 @@ use std::hash::{Hash, Hasher};
 use manet_mutex::{CsRequest, Event, NodeId, Status, TimerId};
 use stateright::{Model, Property};
 
+use crate::corrupt::{Fields, Value};
 use crate::explore::{explore, Run};
 
 use crate::perm_net::{PermNet, Permission};
@@ -34,6 +37,7 @@ pub struct Bounds {
     pub duplicates: u8,
     pub timeouts: u8,
     pub mode_changes: u8,
+    pub corruptions: u8,
     /// The checker stops once it has generated this many states (a hard memory bound).
     pub states: usize,
 }
@@ -55,6 +59,7 @@ fn profiles(hosts: u32, modes: bool) -> Vec<(&'static str, Bounds)> {
         duplicates: 0,
         timeouts: 0,
         mode_changes: 0,
+        corruptions: 0,
         states: if deep() { 4_000_000 } else { 3_000_000 },
     };
     let mut profiles = vec![
@@ -81,6 +86,15 @@ fn profiles(hosts: u32, modes: bool) -> Vec<(&'static str, Bounds)> {
                 ..base
             },
         ),
+        (
+            "one corruption",
+            Bounds {
+                corruptions: 1,
+                timeouts: 1,
+                states: base.states / 3,
+                ..base
+            },
+        ),
     ];
     if modes {
         // Two changes allow a doze and a wake, or a disconnection and its return; on three
@@ -95,6 +109,15 @@ fn profiles(hosts: u32, modes: bool) -> Vec<(&'static str, Bounds)> {
             Bounds {
                 losses: 1,
                 timeouts: 1,
+                ..mode_changes
+            },
+        ));
+        profiles.push((
+            "mode changes, one corruption",
+            Bounds {
+                corruptions: 1,
+                timeouts: 1,
+                states: base.states / 3,
                 ..mode_changes
             },
         ));
@@ -143,6 +166,9 @@ pub enum Step {
     Request(NodeId),
     Release(NodeId),
     Mode(NodeId, Mode),
+    /// Field `field` of the i-th message in flight (sent by the first host to the second)
+    /// becomes `value`.
+    Corrupt(usize, NodeId, NodeId, usize, Value),
 }
 
 #[derive(Clone, Debug)]
@@ -153,6 +179,7 @@ pub struct State<H: Permission> {
     duplicates_left: u8,
     timeouts_left: u8,
     mode_changes_left: u8,
+    corruptions_left: u8,
 }
 
 /// Stateright identifies states by this hash alone. Hosts are hashed through their `Debug`
@@ -168,6 +195,7 @@ impl<H: Permission> Hash for State<H> {
             .net
             .in_flight
             .iter()
+            .zip(&self.net.marks)
             .map(|m| format!("{m:?}"))
             .collect();
         bag.sort_unstable();
@@ -183,6 +211,7 @@ impl<H: Permission> Hash for State<H> {
             self.duplicates_left,
             self.timeouts_left,
             self.mode_changes_left,
+            self.corruptions_left,
         )
             .hash(hasher);
     }
@@ -212,6 +241,7 @@ where
             duplicates_left: self.bounds.duplicates,
             timeouts_left: self.bounds.timeouts,
             mode_changes_left: self.bounds.mode_changes,
+            corruptions_left: self.bounds.corruptions,
         }]
     }
 
@@ -221,6 +251,7 @@ where
             return;
         }
         let deliverable = net.deliverable();
+        let corruptible = net.corruptible();
         for (i, m) in net.in_flight.iter().enumerate() {
             // Equal copies are interchangeable: branch on the first of them only.
             if net.in_flight[..i].contains(m) {
@@ -235,6 +266,16 @@ where
             }
             if state.duplicates_left > 0 {
                 actions.push(Step::Duplicate(i, from, to));
+            }
+            if state.corruptions_left > 0 && corruptible.contains(&i) {
+                let msg = &m.2;
+                for field in 0..msg.field_count() {
+                    for value in Value::model_set(self.hosts as u8) {
+                        if msg.clone().corrupt(field, value) {
+                            actions.push(Step::Corrupt(i, from, to, field, value));
+                        }
+                    }
+                }
             }
         }
         if state.timeouts_left > 0 {
@@ -288,6 +329,10 @@ where
                 next.mode_changes_left -= 1;
                 next.net.apply(node, mode.event());
             }
+            Step::Corrupt(i, _, _, field, value) => {
+                next.corruptions_left -= 1;
+                next.net.corrupt(i, field, value);
+            }
         }
         Some(next)
     }
@@ -300,6 +345,23 @@ where
             }),
         ]
     }
+}
+
+/// Replay `steps` (a counterexample's) from the model's initial state, checking safety after
+/// each, then the liveness drain: what a regression test of a model counterexample runs.
+pub fn replay<H>(model: &PermModel<H>, steps: &[Step]) -> Result<(), String>
+where
+    H: Permission + Send + Sync + 'static,
+    H::Msg: Send + Sync + 'static,
+{
+    let mut state = model.init_states().remove(0);
+    for &step in steps {
+        state = model
+            .next_state(&state, step)
+            .ok_or_else(|| format!("{step:?} is not possible"))?;
+        state.net.check_safety()?;
+    }
+    state.net.drain(DRAIN_ROUNDS)
 }
 
 /// Check `hosts` hosts from each of `seeds` (look-ahead's initial `Info_set`s) under every

@@ -11,13 +11,24 @@
 //! DISCONNECT was lost, or after two hosts were away at once (one left while it counted the
 //! other as away, or without having seen the other's DISCONNECT). Retransmission is the
 //! recovery from loss and nothing else: until a message is lost, the drain fires no timer.
+//!
+//! Any field of a message in flight may be corrupted (each message at most once, `corrupt.rs`).
+//! A corrupted message may be dropped by its receiver, so it counts as a loss; a corrupted
+//! announcement is always dropped (its check word no longer matches), so a corrupted
+//! DISCONNECT waives the strict drain like a lost one. A corrupted clock can also leave one
+//! host's clock far enough ahead that a peer drops one of its messages (`SKEW_LIMIT`), and a
+//! corrupted epoch can leave a host's record of a peer ahead of the peer's real epoch until a
+//! REPLY corrects it, so that the peer's DISCONNECT looks stale: in both cases, when the
+//! message is a DISCONNECT, the strict drain is waived too.
 
 use manet_mutex::look_ahead::{self, Mode};
 use manet_mutex::sim::routed::{self, Host};
-use manet_mutex::{ricart_agrawala, Action, CsRequest, Event, NodeId, Status, TimerId};
+use manet_mutex::{ricart_agrawala, Action, CsRequest, Event, NodeId, Protocol, Status, TimerId};
+
+use crate::corrupt::{Fields, Value};
 
 /// What the harness needs from an algorithm besides [`Host`].
-pub trait Permission: Host {
+pub trait Permission: Host + Protocol<Msg: Fields> {
     /// Whether the host can receive messages now.
     fn reachable(&self) -> bool {
         true
@@ -76,11 +87,17 @@ impl Permission for look_ahead::Node {
 pub struct PermNet<H: Permission> {
     pub nodes: Vec<H>,
     pub in_flight: Vec<(NodeId, NodeId, H::Msg)>,
+    /// Whether each message in flight was corrupted already.
+    pub marks: Vec<bool>,
     pub timers: Vec<Vec<TimerId>>,
     pub fault: Option<String>,
     pub departures: Vec<Option<u64>>,
     pub waived: Option<&'static str>,
     pub lost: bool,
+    /// Whether a field was corrupted in this run.
+    pub corrupted: bool,
+    /// The events applied and what they produced, when tracing (`MANET_MUTEX_TRACE=1`).
+    pub trace: Option<Vec<String>>,
 }
 
 impl<H: Permission> PermNet<H> {
@@ -92,11 +109,14 @@ impl<H: Permission> PermNet<H> {
         Ok(PermNet {
             nodes,
             in_flight: Vec::new(),
+            marks: Vec::new(),
             timers: vec![Vec::new(); hosts as usize],
             fault: None,
             departures: vec![None; hosts as usize],
             waived: None,
             lost: false,
+            corrupted: false,
+            trace: std::env::var_os("MANET_MUTEX_TRACE").map(|_| Vec::new()),
         })
     }
 
@@ -106,9 +126,24 @@ impl<H: Permission> PermNet<H> {
             return;
         }
         let departs = matches!(event, Event::Disconnect);
+        let departure_from = match &event {
+            Event::Receive { from, msg } if H::departure(msg) => Some(*from),
+            _ => None,
+        };
+        // A record of the sender's epoch beyond its real one (a corrupted epoch that no REPLY
+        // has corrected yet) makes its DISCONNECT look stale, as if it were lost.
+        if let Some(from) = departure_from {
+            if self.nodes[at.index()].seen(from) > self.nodes[from.index()].epoch() {
+                self.waived = Some("a corrupted epoch made a DISCONNECT look stale");
+            }
+        }
+        let described = self.trace.is_some().then(|| format!("{at:?} <- {event:?}"));
         let outcome = self.nodes[at.index()]
             .handle(event)
             .map(|actions| actions.collect::<Vec<_>>());
+        if let (Some(trace), Some(event)) = (&mut self.trace, described) {
+            trace.push(format!("{event}\n     -> {outcome:?}"));
+        }
         let actions = match outcome {
             Ok(actions) => actions,
             Err(e) => {
@@ -116,6 +151,15 @@ impl<H: Permission> PermNet<H> {
                 return;
             }
         };
+        if let Some(from) = departure_from {
+            let dropped = Action::Anomaly {
+                from,
+                kind: manet_mutex::Anomaly::OutOfRange,
+            };
+            if self.corrupted && actions.contains(&dropped) {
+                self.waived = Some("a DISCONNECT was dropped after a corrupted clock");
+            }
+        }
         if departs {
             // Two absences overlap when a host leaves while it counts another as away or
             // has not seen that host's last DISCONNECT (the two are concurrent).
@@ -139,6 +183,7 @@ impl<H: Permission> PermNet<H> {
                         return;
                     }
                     self.in_flight.push((at, to, msg));
+                    self.marks.push(false);
                 }
                 // Restarting a timer is allowed: it stays armed once.
                 Action::SetTimer { timer, .. } => {
@@ -149,6 +194,14 @@ impl<H: Permission> PermNet<H> {
                 Action::CancelTimer { timer } => timers.retain(|&t| t != timer),
                 _ => {}
             }
+        }
+    }
+
+    /// The trace, if one was kept (`MANET_MUTEX_TRACE=1`), for a failure message.
+    pub fn trace_text(&self) -> String {
+        match &self.trace {
+            Some(trace) => format!("{}\nhosts: {:#?}", trace.join("\n"), self.nodes),
+            None => "(set MANET_MUTEX_TRACE=1 for the trace)".into(),
         }
     }
 
@@ -165,12 +218,14 @@ impl<H: Permission> PermNet<H> {
 
     /// Deliver the `i`-th message in flight.
     pub fn deliver(&mut self, i: usize) {
+        self.marks.remove(i);
         let (from, to, msg) = self.in_flight.remove(i);
         self.apply(to, Event::Receive { from, msg });
     }
 
     /// Lose the `i`-th message in flight.
     pub fn lose(&mut self, i: usize) {
+        self.marks.remove(i);
         let (.., msg) = self.in_flight.remove(i);
         self.lost = true;
         if H::departure(&msg) {
@@ -182,6 +237,29 @@ impl<H: Permission> PermNet<H> {
     /// nothing: the original still arrives.
     pub fn duplicate(&mut self, i: usize) {
         self.in_flight.push(self.in_flight[i].clone());
+        self.marks.push(self.marks[i]);
+    }
+
+    /// The messages in flight not corrupted yet.
+    pub fn corruptible(&self) -> Vec<usize> {
+        (0..self.in_flight.len()).filter(|&i| !self.marks[i]).collect()
+    }
+
+    /// Rewrite field `field` of the `i`-th message in flight to `value`; whether it changed.
+    pub fn corrupt(&mut self, i: usize, field: usize, value: Value) -> bool {
+        if self.marks[i] || !self.in_flight[i].2.corrupt(field, value) {
+            return false;
+        }
+        self.marks[i] = true;
+        self.lost = true;
+        self.corrupted = true;
+        if let Some(trace) = &mut self.trace {
+            trace.push(format!("corrupted #{i} into {:?}", self.in_flight[i]));
+        }
+        if H::departure(&self.in_flight[i].2) {
+            self.waived = Some("a DISCONNECT was corrupted (and so dropped)");
+        }
+        true
     }
 
     /// Every armed timer, as `(host, timer)`.
@@ -236,9 +314,13 @@ impl<H: Permission> PermNet<H> {
             return self.clone().settle(rounds);
         }
         if self.waived.is_none() {
-            self.clone()
-                .settle(rounds)
-                .map_err(|e| format!("{e}, with the disconnected hosts away"))?;
+            // A waiver can also arise in the drain (a DISCONNECT still in flight, dropped).
+            let mut strict = self.clone();
+            if let Err(e) = strict.settle(rounds) {
+                if strict.waived.is_none() {
+                    return Err(format!("{e}, with the disconnected hosts away"));
+                }
+            }
         }
         let mut net = self.clone();
         for host in away {
@@ -254,6 +336,11 @@ impl<H: Permission> PermNet<H> {
     /// would pass, rescued by the requester's retransmission. Fails if a host still waits (or
     /// is inside) after `rounds` rounds.
     pub fn settle(&mut self, rounds: usize) -> Result<(), String> {
+        self.settle_here(rounds)
+            .map_err(|e| format!("{e}\n{}", self.trace_text()))
+    }
+
+    fn settle_here(&mut self, rounds: usize) -> Result<(), String> {
         for _ in 0..rounds {
             if self.busy().is_empty() {
                 return Ok(());

@@ -11,6 +11,7 @@
 use arbitrary::Arbitrary;
 use manet_mutex::{Event, NodeId, Status};
 
+use crate::corrupt::Value;
 use crate::perm_net::{PermNet, Permission};
 
 /// Operations beyond this are ignored, so one input is one bounded run.
@@ -40,6 +41,8 @@ enum Op {
     Fire(u8),
     /// Doze, wake, disconnect or reconnect (look-ahead only), if the host accepts it now.
     Mode(u8, u8),
+    /// Rewrite field `field` of the `msg`-th message in flight not corrupted yet.
+    Corrupt { msg: u8, field: u8, value: Value },
 }
 
 fn nth<T: Copy>(items: &[T], i: u8) -> Option<T> {
@@ -99,9 +102,14 @@ pub fn run<H: Permission>(input: &Input) {
                 }
             }
             Op::Mode(..) => {}
+            Op::Corrupt { msg, field, value } => {
+                if let Some(i) = nth(&net.corruptible(), msg) {
+                    net.corrupt(i, usize::from(field), value);
+                }
+            }
         }
         if let Err(e) = net.check_safety() {
-            panic!("after op {i} ({op:?}), {hosts} hosts: {e}");
+            panic!("after op {i} ({op:?}), {hosts} hosts: {e}\n{}", net.trace_text());
         }
     }
     if let Err(e) = net.drain(DRAIN_ROUNDS) {

@@ -6,7 +6,11 @@
 //!   a number of requests per node;
 //! - release by a node in the critical section;
 //! - failure of an idle, non-bridge link, both ends told in one step, up to a number of
-//!   failures; formation of an absent link, likewise.
+//!   failures; formation of an absent link, likewise;
+//! - with `asymmetric`, link formations and failures told to one end (either) first, and every
+//!   pending notice as a step of its own;
+//! - up to `corruptions` rewrites of one field of one message in flight, to a value that
+//!   commutes with the height shift below (`Value::shift_invariant`).
 //!
 //! Properties, on every explored state:
 //! - *safety*: the algorithm's safety check, and no send to a non-neighbour and no valid
@@ -24,6 +28,7 @@ use manet_mutex::sim::Graph;
 use manet_mutex::{CsRequest, NodeId, Status};
 use stateright::{Model, Property};
 
+use crate::corrupt::{Fields, Value};
 use crate::explore::{explore, Run};
 
 use crate::token_net::{Harnessed, Net};
@@ -96,6 +101,10 @@ pub struct Bounds {
     pub height_spread: i64,
     /// The checker stops once it has generated this many states (a hard memory bound).
     pub states: usize,
+    /// Link events reach one end first (the other end is a separate notice step).
+    pub asymmetric: bool,
+    /// How many message fields may be corrupted in a run.
+    pub corruptions: u8,
 }
 
 impl Bounds {
@@ -108,6 +117,8 @@ impl Bounds {
                 formations: 2,
                 height_spread: 8,
                 states: deep_states,
+                asymmetric: false,
+                corruptions: 0,
             }
         } else {
             Bounds {
@@ -116,7 +127,27 @@ impl Bounds {
                 formations: 1,
                 height_spread: 6,
                 states: default_states,
+                asymmetric: false,
+                corruptions: 0,
             }
+        }
+    }
+
+    /// Link events told to each end at its own time.
+    pub fn asymmetric(self) -> Self {
+        Bounds {
+            asymmetric: true,
+            ..self
+        }
+    }
+
+    /// `n` corruptions, no link changes: the corrupt operation's own space.
+    pub fn corrupting(self, n: u8) -> Self {
+        Bounds {
+            corruptions: n,
+            failures: 0,
+            formations: 0,
+            ..self
         }
     }
 }
@@ -128,6 +159,20 @@ pub enum Step {
     Release(NodeId),
     Fail(NodeId, NodeId),
     Form(NodeId, NodeId),
+    /// The link fails; only the first node is told now.
+    FailAt(NodeId, NodeId),
+    /// A link forms; only the first node is told now.
+    FormAt(NodeId, NodeId),
+    /// The first node is told the state of its link to the second.
+    Notice(NodeId, NodeId),
+    /// Field `field` of the `i`-th message on `from → to` becomes `value`.
+    Corrupt {
+        from: NodeId,
+        to: NodeId,
+        i: usize,
+        field: usize,
+        value: Value,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -136,6 +181,7 @@ pub struct State<P: Fingerprint> {
     requests_left: Vec<u8>,
     failures_left: u8,
     formations_left: u8,
+    corruptions_left: u8,
 }
 
 impl<P: Fingerprint> Hash for State<P> {
@@ -156,6 +202,9 @@ impl<P: Fingerprint> Hash for State<P> {
             (from, to).hash(hasher);
             P::hash_msg(msg, &shift, hasher);
         }
+        net.marks.hash(hasher);
+        net.up.hash(hasher);
+        (net.corrupted, net.asymmetric, net.lost).hash(hasher);
         let mut edges: Vec<_> = net
             .graph
             .edges()
@@ -166,7 +215,7 @@ impl<P: Fingerprint> Hash for State<P> {
         edges.hash(hasher);
         net.fault.hash(hasher);
         self.requests_left.hash(hasher);
-        (self.failures_left, self.formations_left).hash(hasher);
+        (self.failures_left, self.formations_left, self.corruptions_left).hash(hasher);
     }
 }
 
@@ -196,6 +245,7 @@ where
             requests_left: vec![self.bounds.requests_per_node; self.n],
             failures_left: self.bounds.failures,
             formations_left: self.bounds.formations,
+            corruptions_left: self.bounds.corruptions,
         }]
     }
 
@@ -217,14 +267,50 @@ where
                 _ => {}
             }
         }
+        let asymmetric = self.bounds.asymmetric;
         if state.failures_left > 0 {
             for (a, b) in net.removable_links() {
-                actions.push(Step::Fail(a, b));
+                if asymmetric {
+                    actions.extend([Step::FailAt(a, b), Step::FailAt(b, a)]);
+                } else {
+                    actions.push(Step::Fail(a, b));
+                }
             }
         }
         if state.formations_left > 0 {
             for (a, b) in net.absent_links() {
-                actions.push(Step::Form(a, b));
+                if asymmetric {
+                    actions.extend([Step::FormAt(a, b), Step::FormAt(b, a)]);
+                } else {
+                    actions.push(Step::Form(a, b));
+                }
+            }
+        }
+        for (a, b) in net.pending_notices() {
+            actions.push(Step::Notice(a, b));
+        }
+        if state.corruptions_left > 0 {
+            let values = Value::shift_invariant(self.n as u8);
+            for (from, to, i) in net.corruptible() {
+                let Some(msg) = net.channels.iter().filter(|&(f, t, _)| (f, t) == (from, to)).nth(i)
+                else {
+                    continue;
+                };
+                for field in 0..msg.2.field_count() {
+                    for &value in &values {
+                        // Only steps that change the message: the rest are deliveries' twins.
+                        let mut probe = msg.2.clone();
+                        if probe.corrupt(field, value) {
+                            actions.push(Step::Corrupt {
+                                from,
+                                to,
+                                i,
+                                field,
+                                value,
+                            });
+                        }
+                    }
+                }
             }
         }
     }
@@ -245,6 +331,25 @@ where
             Step::Form(a, b) => {
                 next.formations_left -= 1;
                 next.net.form(a, b);
+            }
+            Step::FailAt(a, b) => {
+                next.failures_left -= 1;
+                next.net.fail_at(a, b);
+            }
+            Step::FormAt(a, b) => {
+                next.formations_left -= 1;
+                next.net.form_at(a, b);
+            }
+            Step::Notice(a, b) => next.net.notice(a, b),
+            Step::Corrupt {
+                from,
+                to,
+                i,
+                field,
+                value,
+            } => {
+                next.corruptions_left -= 1;
+                next.net.corrupt(from, to, i, field, value);
             }
         }
         Some(next)
@@ -268,6 +373,23 @@ where
             }),
         ]
     }
+}
+
+/// Replay `steps` (a counterexample's) from the model's initial state, checking safety after
+/// each, then the liveness drain: what a regression test of a model counterexample runs.
+pub fn replay<P: Fingerprint>(model: &TokenModel<P>, steps: &[Step]) -> Result<(), String>
+where
+    P::Params: Send + Sync + 'static,
+    P::Msg: Send + Sync + 'static,
+{
+    let mut state = model.init_states().remove(0);
+    for &step in steps {
+        state = model
+            .next_state(&state, step)
+            .ok_or_else(|| format!("{step:?} is not possible"))?;
+        state.net.check_safety()?;
+    }
+    state.net.drain(DRAIN_ROUNDS)
 }
 
 pub fn edges(pairs: &[(u32, u32)]) -> Vec<(NodeId, NodeId)> {

@@ -1,6 +1,8 @@
 //! The `look_ahead` fuzz targets' bodies as ordinary tests: seeded random inputs plus every
 //! committed reproducer, on stable and without cargo-fuzz (see `docs/verification.md`).
 
+#[path = "harness/corrupt.rs"]
+mod corrupt;
 #[path = "harness/input.rs"]
 mod input;
 #[path = "harness/look_ahead_node.rs"]
@@ -9,8 +11,6 @@ mod look_ahead_node;
 mod node_input;
 #[path = "harness/perm_input.rs"]
 mod perm_input;
-#[path = "harness/corrupt.rs"]
-mod corrupt;
 #[path = "harness/perm_net.rs"]
 mod perm_net;
 #[path = "harness/perm_network.rs"]

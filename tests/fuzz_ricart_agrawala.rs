@@ -1,14 +1,14 @@
 //! The `ricart_agrawala` fuzz targets' bodies as ordinary tests: seeded random inputs plus every
 //! committed reproducer, on stable and without cargo-fuzz (see `docs/verification.md`).
 
+#[path = "harness/corrupt.rs"]
+mod corrupt;
 #[path = "harness/input.rs"]
 mod input;
 #[path = "harness/node_input.rs"]
 mod node_input;
 #[path = "harness/perm_input.rs"]
 mod perm_input;
-#[path = "harness/corrupt.rs"]
-mod corrupt;
 #[path = "harness/perm_net.rs"]
 mod perm_net;
 #[path = "harness/perm_network.rs"]

@@ -73,15 +73,7 @@ fn dozing_host_answers_a_retransmitted_request() {
 fn disconnect_drops_the_disconnecting_hosts_q_req_entry_and_wait() {
     let mut c = node(2, 3, &[1]);
     run(&mut c, Event::Request(CsRequest::ONE)); // (1, 2), waits for 1
-    recv(
-        &mut c,
-        0,
-        Msg::Request {
-            ts: ts(5, 0),
-            seq: 1,
-            epoch: 0,
-        },
-    ); // deferred
+    recv(&mut c, 0, Msg::request(ts(5, 0), 1, 0)); // deferred
     assert_eq!(c.q_req().map(|p| p.0).collect::<Vec<_>>(), vec![0]);
     // 0 disconnects: it is in its remainder section, so its deferred request is stale.
     recv(&mut c, 0, Msg::Disconnect(ann(ts(6, 0))));
@@ -280,14 +272,10 @@ fn announcement_overtaken_by_a_later_request_is_stale() {
 fn request_copy_from_before_an_applied_announcement_is_stale() {
     let mut a = node(0, 2, &[]);
     recv(&mut a, 1, Msg::Disconnect(ann(ts(4, 1))));
-    let copy = Msg::Request {
-        ts: ts(2, 1),
-        seq: 1,
-        epoch: 0,
-    };
+    let copy = Msg::request(ts(2, 1), 1, 0);
     let before = a.clone();
-    // Ignored, but answered with a REPLY that grants nothing: it names the old epoch, and says
-    // which epoch of the sender we have seen (the sender re-announces if that is beyond its
+    // Ignored, but answered with a REPLY that grants nothing: it names no request (number 0)
+    // and the old epoch, and says which epoch of the sender we have seen (the sender re-announces if that is beyond its
     // own: `request_from_a_host_whose_epoch_we_overrate_gets_a_resync_hint`).
     let acts = recv(&mut a, 1, copy);
     assert_eq!(
@@ -301,7 +289,7 @@ fn request_copy_from_before_an_applied_announcement_is_stale() {
                 to: NodeId(1),
                 msg: Msg::Reply {
                     ts: ts(2, 1),
-                    seq: 1,
+                    seq: 0,
                     epoch: 0,
                     seen: 4
                 }
@@ -376,26 +364,19 @@ fn reconnect_does_not_release_a_wait_on_the_reconnecting_host() {
 #[test]
 fn request_from_a_host_whose_epoch_we_overrate_gets_a_resync_hint() {
     // A corrupted REQUEST pushed our record of host 1's epoch to 1000; its real requests (epoch
-    // 0) now look older than that. We answer them with a REPLY that says what we have seen.
+    // 0) now look older than that. We answer them with a REPLY that says what we have seen
+    // and names no request (number 0), so that no single corrupted field makes it a grant.
     let mut a = node(0, 2, &[]);
-    let poisoned = Msg::Request {
-        ts: ts(3, 1),
-        seq: 1,
-        epoch: 1000,
-    };
+    let poisoned = Msg::request(ts(3, 1), 1, 1000);
     recv(&mut a, 1, poisoned);
     assert_eq!(a.peer_epoch(NodeId(1)), 1000);
-    let real = Msg::Request {
-        ts: ts(3, 1),
-        seq: 1,
-        epoch: 0,
-    };
+    let real = Msg::request(ts(3, 1), 1, 0);
     let acts = recv(&mut a, 1, real);
     assert!(acts.contains(&Action::Send {
         to: NodeId(1),
         msg: Msg::Reply {
             ts: ts(3, 1),
-            seq: 1,
+            seq: 0,
             epoch: 0,
             seen: 1000
         }

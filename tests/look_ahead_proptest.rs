@@ -123,11 +123,7 @@ fn forged(kind: u8, clock: u64, id: u32, epoch: u64) -> look_ahead::Msg {
         id: NodeId(id),
     };
     match kind % 5 {
-        0 => look_ahead::Msg::Request {
-            ts,
-            seq: epoch % 3,
-            epoch,
-        },
+        0 => look_ahead::Msg::request(ts, epoch % 3, epoch),
         1 => look_ahead::Msg::Reply {
             ts,
             seq: epoch % 3,

@@ -10,17 +10,17 @@
 //! `MANET_MUTEX_DEEP=1` raises every bound (see `docs/verification.md`). Run with
 //! `cargo test --release --test model_look_ahead -- --nocapture` to see the state counts.
 
+#[path = "harness/corrupt.rs"]
+mod corrupt;
 #[path = "harness/explore.rs"]
 mod explore;
 #[path = "harness/perm_model.rs"]
 mod perm_model;
-#[path = "harness/corrupt.rs"]
-mod corrupt;
 #[path = "harness/perm_net.rs"]
 mod perm_net;
 
-use manet_mutex::look_ahead::Node;
 use corrupt::Value;
+use manet_mutex::look_ahead::Node;
 use perm_model::{Bounds, PermModel};
 
 #[test]
@@ -132,4 +132,50 @@ fn regression_a_reply_to_the_round_before_a_reconnect_cannot_be_corrupted_into_t
         Deliver(0, n0, n1),
     ];
     perm_model::replay(&model, &steps).unwrap();
+}
+
+/// Found by `look_ahead_network` (seed 136081 of `tests/fuzz_look_ahead.rs`, `docs/ALGORITHMS.md`
+/// A3), two corruptions: host 1 is inside and defers host 0's REQUEST; a copy of it whose
+/// epoch was corrupted upwards raises host 1's record of host 0, so the next genuine copy
+/// looks stale and is answered with a REPLY that only tells host 0 what host 1 has seen. That
+/// answer used to name the request, so corrupting its `seen` back down made it a grant and
+/// both hosts were inside. It now names no request (number 0): it differs from a grant in two
+/// fields.
+#[test]
+fn regression_the_answer_to_a_stale_looking_request_cannot_be_corrupted_into_a_grant() {
+    use manet_mutex::look_ahead::Msg;
+    use manet_mutex::{NodeId, Status};
+    let (n0, n1) = (NodeId(0), NodeId(1));
+    let mut net = perm_net::PermNet::<Node>::new(2, 1).unwrap();
+    let find = |net: &perm_net::PermNet<Node>, want: fn(&Msg) -> bool| {
+        net.in_flight.iter().position(|(.., m)| want(m)).unwrap()
+    };
+    net.request(n1);
+    while net.status(n1) != Status::Critical {
+        net.deliver(0);
+    }
+    net.request(n0);
+    let timer = net.armed()[0].1;
+    net.fire(n0, timer);
+    let timer = net.armed()[0].1;
+    net.fire(n0, timer);
+    assert_eq!(net.in_flight.len(), 3, "three copies of host 0's REQUEST");
+    net.deliver(0);
+    assert!(net.corrupt(0, 3, Value::Up), "the copy's epoch");
+    net.deliver(0);
+    net.deliver(0);
+    let answer = find(&net, |m| matches!(m, Msg::Reply { .. }));
+    assert!(matches!(
+        net.in_flight[answer].2,
+        Msg::Reply {
+            seq: 0,
+            seen: 1,
+            ..
+        }
+    ));
+    assert!(net.corrupt(answer, 4, Value::Down), "the answer's seen");
+    net.deliver(answer);
+    net.check_safety().unwrap();
+    assert_eq!(net.status(n0), Status::Waiting);
+    net.drain(64).unwrap();
 }

@@ -144,7 +144,10 @@ fn check_faults(network: &str, n: usize, pairs: &[(u32, u32)]) {
     let models = profiles.into_iter().flat_map(|(profile, bounds)| {
         let configs = [
             ("k=1 equal", Settings::new(1, Policy::Equal)),
-            ("k=2 max-concurrency", Settings::new(2, Policy::MaxConcurrency)),
+            (
+                "k=2 max-concurrency",
+                Settings::new(2, Policy::MaxConcurrency),
+            ),
         ];
         configs.map(move |(label, settings)| {
             let model = TokenModel::<Node> {

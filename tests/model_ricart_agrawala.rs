@@ -7,12 +7,12 @@
 //! `MANET_MUTEX_DEEP=1` raises every bound (see `docs/verification.md`). Run with
 //! `cargo test --release --test model_ricart_agrawala -- --nocapture` to see the state counts.
 
+#[path = "harness/corrupt.rs"]
+mod corrupt;
 #[path = "harness/explore.rs"]
 mod explore;
 #[path = "harness/perm_model.rs"]
 mod perm_model;
-#[path = "harness/corrupt.rs"]
-mod corrupt;
 #[path = "harness/perm_net.rs"]
 mod perm_net;
 

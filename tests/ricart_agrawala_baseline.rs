@@ -54,10 +54,7 @@ fn defers_while_inside_or_older_and_replies_on_exit() {
     let acts: Vec<_> = a
         .handle(Event::Receive {
             from: NodeId(2),
-            msg: Msg::Request {
-                ts: ts(1, 2),
-                seq: 1,
-            },
+            msg: Msg::request(ts(1, 2), 1),
         })
         .unwrap()
         .collect();
@@ -101,22 +98,8 @@ fn stale_unexpected_and_unknown_input_is_ignored() {
             },
             Anomaly::Unexpected,
         ),
-        (
-            5,
-            Msg::Request {
-                ts: ts(1, 5),
-                seq: 1,
-            },
-            Anomaly::UnknownPeer,
-        ),
-        (
-            1,
-            Msg::Request {
-                ts: ts(1, 0),
-                seq: 1,
-            },
-            Anomaly::OutOfRange,
-        ),
+        (5, Msg::request(ts(1, 5), 1), Anomaly::UnknownPeer),
+        (1, Msg::request(ts(1, 0), 1), Anomaly::OutOfRange),
     ] {
         let acts: Vec<_> = a
             .handle(Event::Receive {

@@ -112,16 +112,9 @@ fn ts(clock: u64, id: u32) -> Timestamp {
 fn finding_1_a_huge_clock_cannot_make_a_late_reply_grant_a_later_request() {
     for clock in [u64::MAX, SKEW_LIMIT, SKEW_LIMIT - 1] {
         let la = || vec![la_host(0, vec![NodeId(1)]), la_host(1, vec![NodeId(0)])];
-        let forged = |id| look_ahead::Msg::Request {
-            ts: ts(clock, id),
-            seq: 1,
-            epoch: 0,
-        };
+        let forged = |id| look_ahead::Msg::request(ts(clock, id), 1, 0);
         late_reply_after_a_huge_clock(la(), [forged(1), forged(0)]);
-        let forged = |id| ricart_agrawala::Msg::Request {
-            ts: ts(clock, id),
-            seq: 1,
-        };
+        let forged = |id| ricart_agrawala::Msg::request(ts(clock, id), 1);
         late_reply_after_a_huge_clock(vec![ra_host(0), ra_host(1)], [forged(1), forged(0)]);
     }
 }
@@ -133,11 +126,7 @@ fn finding_1_a_huge_epoch_mutes_nobody() {
     // serving each other.
     for epoch in [u64::MAX, SKEW_LIMIT, SKEW_LIMIT / 2, 1000] {
         let mut net = Net::new(vec![la_host(0, vec![NodeId(1)]), la_host(1, vec![])]);
-        let forged = look_ahead::Msg::Request {
-            ts: ts(1, 1),
-            seq: 1,
-            epoch,
-        };
+        let forged = look_ahead::Msg::request(ts(1, 1), 1, epoch);
         net.apply(
             0,
             Event::Receive {
@@ -155,7 +144,11 @@ fn finding_1_a_huge_epoch_mutes_nobody() {
         }
         let stale = (NodeId(0), NodeId(1), Anomaly::Stale);
         let muted = net.anomalies.iter().filter(|a| **a == stale).count();
-        assert!(muted <= 1, "epoch {epoch}: host 1 muted: {:?}", net.anomalies);
+        assert!(
+            muted <= 1,
+            "epoch {epoch}: host 1 muted: {:?}",
+            net.anomalies
+        );
     }
 }
 

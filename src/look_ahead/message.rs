@@ -1,6 +1,6 @@
 //! The look-ahead protocol's messages.
 
-use crate::permission::Timestamp;
+use crate::permission::{check_word, Timestamp};
 
 /// A look-ahead message. Any order of delivery is allowed, so every message carries what the
 /// receiver needs to recognise a stale copy.
@@ -12,7 +12,8 @@ use crate::permission::Timestamp;
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[non_exhaustive]
 pub enum Msg {
-    /// A request for permission. Retransmissions repeat `ts` and `seq`.
+    /// A request for permission. Retransmissions repeat `ts` and `seq`. Build one with
+    /// [`Msg::request`].
     Request {
         /// The request's priority (its `id` is the sender).
         ts: Timestamp,
@@ -21,12 +22,17 @@ pub enum Msg {
         seq: u64,
         /// The sender's epoch when this copy was sent.
         epoch: u64,
+        /// [`check_word`] of the other fields: the receiver decides on them alone, and its
+        /// REPLY would grant the request a corrupted copy describes (`docs/ALGORITHMS.md`,
+        /// A6), so a copy with any one field corrupted is dropped, like a lost one.
+        check: u64,
     },
     /// Permission for the request `(ts, seq)`, sent in answer to its copy of epoch `epoch`.
     Reply {
         /// The timestamp of the request being granted (its `id` is the receiver).
         ts: Timestamp,
-        /// The number of the request being granted.
+        /// The number of the request being granted, or 0 in the answer to a copy that looked
+        /// stale: that answer grants nothing and only carries `seen`.
         seq: u64,
         /// The epoch of the request copy being answered.
         epoch: u64,
@@ -43,6 +49,24 @@ pub enum Msg {
     Disconnect(Announcement),
     /// The sender is back after a voluntary or accidental disconnection.
     Reconnect(Announcement),
+}
+
+impl Msg {
+    /// A REQUEST with its check word.
+    pub fn request(ts: Timestamp, seq: u64, epoch: u64) -> Msg {
+        Msg::Request {
+            ts,
+            seq,
+            epoch,
+            check: Self::request_check(ts, seq, epoch),
+        }
+    }
+
+    /// The check word of a REQUEST's fields ([`check_word`]).
+    pub fn request_check(ts: Timestamp, seq: u64, epoch: u64) -> u64 {
+        const KIND: u64 = 0x6c6f_6f6b_2d72_6571; // "look-req"
+        check_word(KIND, [ts.clock, u64::from(ts.id.0), seq, epoch])
+    }
 }
 
 /// What a DOZE, DISCONNECT or RECONNECT tells its recipient. Each recipient gets its own copy:
@@ -78,16 +102,13 @@ impl Announcement {
         }
     }
 
-    /// The check word of the fields: each passes through its own odd multiplier, a bijection
-    /// of `u64`, before they are summed, so changing any single field changes the sum.
+    /// The check word of the fields ([`check_word`]).
     pub fn seal(ts: Timestamp, seen: u64, absent: bool) -> u64 {
-        const SALT: u64 = 0x6c6f_6f6b_2d61_6865; // "look-ahe"
-        ts.clock
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .wrapping_add(u64::from(ts.id.0).wrapping_mul(0xBF58_476D_1CE4_E5B9))
-            .wrapping_add(seen.wrapping_mul(0x94D0_49BB_1331_11EB))
-            .wrapping_add(u64::from(absent).wrapping_mul(0xD6E8_FEB8_6659_FD93))
-            ^ SALT
+        const KIND: u64 = 0x6c6f_6f6b_2d61_6865; // "look-ahe"
+        check_word(
+            KIND,
+            [ts.clock, u64::from(ts.id.0), seen, u64::from(absent)],
+        )
     }
 
     /// Whether the check word matches the fields.

@@ -243,7 +243,7 @@ impl Node {
         let epoch = self.epoch();
         self.s
             .core
-            .ask(peer, Msg::Request { ts, seq, epoch }, &mut self.out);
+            .ask(peer, Msg::request(ts, seq, epoch), &mut self.out);
     }
 
     /// Send the open request to every member of `Info_set`.
@@ -308,7 +308,19 @@ impl Node {
             return;
         }
         match msg {
-            Msg::Request { ts, seq, epoch } => self.on_request(from, Ticket { ts, seq }, epoch),
+            Msg::Request {
+                ts,
+                seq,
+                epoch,
+                check,
+            } => {
+                if check == Msg::request_check(ts, seq, epoch) {
+                    self.on_request(from, Ticket { ts, seq }, epoch);
+                } else {
+                    // Corrupted on the way: dropped like a lost copy (A6).
+                    self.out.anomaly(from, Anomaly::OutOfRange);
+                }
+            }
             Msg::Reply {
                 ts,
                 seq,
@@ -334,11 +346,13 @@ impl Node {
         let known = self.s.peers[from.index()].epoch;
         if epoch < known {
             // A copy sent before an announcement we already have, or our record of the peer
-            // was pushed past its real epoch by a corrupted message. This REPLY grants nothing
-            // either way: it names an epoch the peer has left, or it says we have seen an epoch
-            // the peer never announced, and the peer then re-announces beyond it (A3).
+            // was pushed past its real epoch by a corrupted message. The answer tells the peer
+            // what we have seen, so that in the second case it re-announces beyond it (A3).
+            // It grants nothing, and no single corrupted field may make it a grant: it names
+            // no request (number 0) besides naming an epoch the peer left or one it never had.
             self.out.anomaly(from, Anomaly::Stale);
-            let reply = Self::reply(&self.s.peers, from, ticket, epoch);
+            let hint = Ticket { seq: 0, ..ticket };
+            let reply = Self::reply(&self.s.peers, from, hint, epoch);
             self.out.send(from, reply);
             return;
         }

@@ -63,7 +63,7 @@ impl Node {
         self.s.check_request(req)?;
         let Ticket { ts, seq } = self.s.open_request();
         for peer in self.s.peers() {
-            self.s.ask(peer, Msg::Request { ts, seq }, &mut self.out);
+            self.s.ask(peer, Msg::request(ts, seq), &mut self.out);
         }
         self.s.try_enter(&mut self.out);
         Ok(())
@@ -84,7 +84,9 @@ impl Node {
             return;
         }
         match msg {
-            Msg::Request { ts, seq } if ts.names(from) && seq >= 1 => {
+            Msg::Request { ts, seq, check }
+                if ts.names(from) && seq >= 1 && check == Msg::request_check(ts, seq) =>
+            {
                 if !self.s.clock.admit([ts.clock]) {
                     self.out.anomaly(from, Anomaly::OutOfRange);
                     return;
@@ -138,7 +140,7 @@ impl Protocol for Node {
             }
             Event::Timeout(timer) => {
                 if let Some((peer, Ticket { ts, seq })) = self.s.expired(timer) {
-                    self.s.ask(peer, Msg::Request { ts, seq }, &mut self.out);
+                    self.s.ask(peer, Msg::request(ts, seq), &mut self.out);
                 }
                 Ok(())
             }

@@ -192,10 +192,7 @@ fn height(h: &mut Height) -> [Slot<'_>; 3] {
 }
 
 fn stamp(ts: &mut Timestamp) -> [Slot<'_>; 2] {
-    [
-        Slot::U64(&mut ts.clock, SKEW_LIMIT),
-        Slot::Id(&mut ts.id),
-    ]
+    [Slot::U64(&mut ts.clock, SKEW_LIMIT), Slot::Id(&mut ts.id)]
 }
 
 fn priority(p: &mut Priority) -> [Slot<'_>; 2] {
@@ -258,11 +255,17 @@ impl Fields for look_ahead::Msg {
     fn slots(&mut self) -> Vec<Slot<'_>> {
         use look_ahead::Msg as M;
         match self {
-            M::Request { ts, seq, epoch } => stamp(ts)
+            M::Request {
+                ts,
+                seq,
+                epoch,
+                check,
+            } => stamp(ts)
                 .into_iter()
                 .chain([
                     Slot::U64(seq, SKEW_LIMIT),
                     Slot::U64(epoch, SKEW_LIMIT),
+                    Slot::U64(check, u64::MAX),
                 ])
                 .collect(),
             M::Reply {
@@ -295,7 +298,11 @@ impl Fields for ricart_agrawala::Msg {
     fn slots(&mut self) -> Vec<Slot<'_>> {
         use ricart_agrawala::Msg as M;
         match self {
-            M::Request { ts, seq } | M::Reply { ts, seq } => stamp(ts)
+            M::Request { ts, seq, check } => stamp(ts)
+                .into_iter()
+                .chain([Slot::U64(seq, SKEW_LIMIT), Slot::U64(check, u64::MAX)])
+                .collect(),
+            M::Reply { ts, seq } => stamp(ts)
                 .into_iter()
                 .chain([Slot::U64(seq, SKEW_LIMIT)])
                 .collect(),

@@ -60,7 +60,7 @@ impl In {
                     a.check = a.check.wrapping_add(seq | 1);
                 }
                 let msg = match kind {
-                    Kind::Request => Msg::Request { ts, seq, epoch },
+                    Kind::Request => Msg::request(ts, seq, epoch),
                     Kind::Reply => Msg::Reply {
                         ts,
                         seq,

@@ -29,12 +29,12 @@ const DRAIN_ROUNDS_PER_NODE_AND_OP: usize = 8;
 #[derive(Debug, Clone, Arbitrary)]
 pub struct Topology {
     /// `2 + nodes % 5` nodes.
-    nodes: u8,
+    pub nodes: u8,
     /// Node `i ≥ 1` is linked to node `parents[i - 1] % i`: a spanning tree, so the network
     /// starts connected.
-    parents: [u8; 5],
+    pub parents: [u8; 5],
     /// Extra links, one bit per unordered pair in lexicographic order.
-    chords: u16,
+    pub chords: u16,
 }
 
 impl Topology {

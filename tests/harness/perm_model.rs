@@ -205,6 +205,7 @@ impl<H: Permission> Hash for State<H> {
         self.net.departures.hash(hasher);
         self.net.waived.hash(hasher);
         self.net.lost.hash(hasher);
+        self.net.corrupted.hash(hasher);
         self.requests_left.hash(hasher);
         (
             self.losses_left,

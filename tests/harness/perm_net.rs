@@ -18,8 +18,9 @@
 //! DISCONNECT waives the strict drain like a lost one. A corrupted clock can also leave one
 //! host's clock far enough ahead that a peer drops one of its messages (`SKEW_LIMIT`), and a
 //! corrupted epoch can leave a host's record of a peer ahead of the peer's real epoch until a
-//! REPLY corrects it, so that the peer's DISCONNECT looks stale: in both cases, when the
-//! message is a DISCONNECT, the strict drain is waived too.
+//! REPLY corrects it. A DISCONNECT so dropped waives the strict drain too, and so does a record
+//! ahead of a host that is away: its DISCONNECT looks stale, or it looks back (as a REQUEST of
+//! its next epoch would make it), and no REPLY can correct that until it returns.
 
 use manet_mutex::look_ahead::{self, Mode};
 use manet_mutex::sim::routed::{self, Host};
@@ -130,13 +131,6 @@ impl<H: Permission> PermNet<H> {
             Event::Receive { from, msg } if H::departure(msg) => Some(*from),
             _ => None,
         };
-        // A record of the sender's epoch beyond its real one (a corrupted epoch that no REPLY
-        // has corrected yet) makes its DISCONNECT look stale, as if it were lost.
-        if let Some(from) = departure_from {
-            if self.nodes[at.index()].seen(from) > self.nodes[from.index()].epoch() {
-                self.waived = Some("a corrupted epoch made a DISCONNECT look stale");
-            }
-        }
         let described = self.trace.is_some().then(|| format!("{at:?} <- {event:?}"));
         let outcome = self.nodes[at.index()]
             .handle(event)
@@ -158,6 +152,23 @@ impl<H: Permission> PermNet<H> {
             };
             if self.corrupted && actions.contains(&dropped) {
                 self.waived = Some("a DISCONNECT was dropped after a corrupted clock");
+            }
+        }
+        // A record of an away host's epoch beyond its real one (a corrupted epoch that no
+        // REPLY can correct while the host is away) makes its DISCONNECT look stale, or makes
+        // it look back, as a REQUEST from its next epoch would: either way its peers may wait
+        // for it until it returns.
+        if self.corrupted && self.waived.is_none() {
+            let ahead = (0..self.nodes.len()).any(|j| {
+                let host = &self.nodes[j];
+                !host.reachable()
+                    && self
+                        .nodes
+                        .iter()
+                        .any(|n| n.seen(NodeId(j as u32)) > host.epoch())
+            });
+            if ahead {
+                self.waived = Some("a corrupted epoch put a record of an away host ahead of it");
             }
         }
         if departs {
@@ -242,7 +253,9 @@ impl<H: Permission> PermNet<H> {
 
     /// The messages in flight not corrupted yet.
     pub fn corruptible(&self) -> Vec<usize> {
-        (0..self.in_flight.len()).filter(|&i| !self.marks[i]).collect()
+        (0..self.in_flight.len())
+            .filter(|&i| !self.marks[i])
+            .collect()
     }
 
     /// Rewrite field `field` of the `i`-th message in flight to `value`; whether it changed.

@@ -19,20 +19,20 @@ const MAX_OPS: usize = 256;
 /// Drain rounds: every host's request, its REPLYs and a few retransmissions fit many times.
 const DRAIN_ROUNDS: usize = 256;
 
-#[derive(Debug, Arbitrary)]
+#[derive(Debug, Clone, Arbitrary)]
 pub struct Input {
     /// `2 + hosts % 4` hosts.
-    hosts: u8,
+    pub hosts: u8,
     /// Seeds look-ahead's initial `Info_set`s.
-    seed: u64,
+    pub seed: u64,
     #[arbitrary(with = crate::input::sized_vec)]
-    ops: Vec<Op>,
+    pub ops: Vec<Op>,
 }
 
 /// One step; choices are taken modulo what exists, and a step that is not possible now does
 /// nothing.
 #[derive(Debug, Clone, Copy, Arbitrary)]
-enum Op {
+pub enum Op {
     Request(u8),
     Release(u8),
     Deliver(u8),
@@ -42,7 +42,11 @@ enum Op {
     /// Doze, wake, disconnect or reconnect (look-ahead only), if the host accepts it now.
     Mode(u8, u8),
     /// Rewrite field `field` of the `msg`-th message in flight not corrupted yet.
-    Corrupt { msg: u8, field: u8, value: Value },
+    Corrupt {
+        msg: u8,
+        field: u8,
+        value: Value,
+    },
 }
 
 fn nth<T: Copy>(items: &[T], i: u8) -> Option<T> {
@@ -109,7 +113,10 @@ pub fn run<H: Permission>(input: &Input) {
             }
         }
         if let Err(e) = net.check_safety() {
-            panic!("after op {i} ({op:?}), {hosts} hosts: {e}\n{}", net.trace_text());
+            panic!(
+                "after op {i} ({op:?}), {hosts} hosts: {e}\n{}",
+                net.trace_text()
+            );
         }
     }
     if let Err(e) = net.drain(DRAIN_ROUNDS) {

@@ -16,20 +16,20 @@ use crate::token_net::Net;
 
 #[derive(Debug, Clone, Arbitrary)]
 pub struct Input {
-    topology: Topology,
+    pub topology: Topology,
     /// `k = 1 + resources % 4`.
-    resources: u8,
-    policy: u8,
+    pub resources: u8,
+    pub policy: u8,
     /// `1 + aging % 3`.
-    aging: u8,
+    pub aging: u8,
     /// The initial token holder, modulo `n`.
-    holder: u8,
+    pub holder: u8,
     /// Requests ask for `1 + resources % k` at the given priority.
     #[arbitrary(with = crate::input::sized_vec)]
-    ops: Vec<Op<(u8, u32)>>,
+    pub ops: Vec<Op<(u8, u32)>>,
     /// Corruption and link events noticed at one end at a time.
     #[arbitrary(with = crate::input::sized_vec)]
-    faults: Vec<Timed>,
+    pub faults: Vec<Timed>,
 }
 
 /// The run of `input` without its faults: how the reproducers recorded before faults existed

@@ -16,16 +16,16 @@ use crate::token_net::Net;
 /// A network of 2 to 6 nodes and what happens to it.
 #[derive(Debug, Clone, Arbitrary)]
 pub struct Input {
-    topology: Topology,
+    pub topology: Topology,
     /// `k = 1 + tokens % (n - 1)`: `build` refuses a token at every node.
-    tokens: u8,
-    forwarding: bool,
+    pub tokens: u8,
+    pub forwarding: bool,
     /// Requests are always for one resource.
     #[arbitrary(with = crate::input::sized_vec)]
-    ops: Vec<Op<()>>,
+    pub ops: Vec<Op<()>>,
     /// Corruption and link events noticed at one end at a time.
     #[arbitrary(with = crate::input::sized_vec)]
-    faults: Vec<Timed>,
+    pub faults: Vec<Timed>,
 }
 
 /// The run of `input` without its faults: how the reproducers recorded before faults existed

@@ -26,7 +26,7 @@ impl In {
             In::Local(local) => local.event(),
             In::Request { from, ts, seq } => Event::Receive {
                 from: from.id(),
-                msg: Msg::Request { ts: ts.ts(), seq },
+                msg: Msg::request(ts.ts(), seq),
             },
             In::Reply { from, ts, seq } => Event::Receive {
                 from: from.id(),

@@ -215,7 +215,12 @@ impl<P: Fingerprint> Hash for State<P> {
         edges.hash(hasher);
         net.fault.hash(hasher);
         self.requests_left.hash(hasher);
-        (self.failures_left, self.formations_left, self.corruptions_left).hash(hasher);
+        (
+            self.failures_left,
+            self.formations_left,
+            self.corruptions_left,
+        )
+            .hash(hasher);
     }
 }
 
@@ -292,7 +297,11 @@ where
         if state.corruptions_left > 0 {
             let values = Value::shift_invariant(self.n as u8);
             for (from, to, i) in net.corruptible() {
-                let Some(msg) = net.channels.iter().filter(|&(f, t, _)| (f, t) == (from, to)).nth(i)
+                let Some(msg) = net
+                    .channels
+                    .iter()
+                    .filter(|&(f, t, _)| (f, t) == (from, to))
+                    .nth(i)
                 else {
                     continue;
                 };

@@ -111,6 +111,17 @@ pub fn lower(own: Height, neighbors: impl Iterator<Item = Height> + Clone) -> Op
     Some(Height { h1, h2, id: own.id }).filter(|h| h.is_valid())
 }
 
+/// A node above every neighbour by more than one level comes down to one level above the
+/// highest (`h1` only; `h2` and the id stay). Every link keeps its direction, so no route
+/// changes; but a height that a corrupted view (or a link failure) left far above the rest no
+/// longer makes the nodes behind it climb over it by partial reversal, one level per
+/// reversal (`docs/ALGORITHMS.md`, T7). `None` if the node is not that far above every
+/// neighbour, or has none.
+pub fn trim(own: Height, neighbors: impl Iterator<Item = Height>) -> Option<Height> {
+    let h1 = neighbors.map(|h| h.h1).max()?.saturating_add(1);
+    (own.h1 > h1).then_some(Height { h1, ..own })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,5 +206,25 @@ mod tests {
             let down = lower(own, ns.iter().copied()).unwrap();
             proptest::prop_assert!(ns.iter().any(|&x| down < x));
         }
+    }
+
+    #[test]
+    fn trim_keeps_every_direction_and_leaves_one_level_of_headroom() {
+        let n = [h(3, 7, 1), h(1, 0, 2), h(3, -2, 3)];
+        let own = h(90, 5, 4);
+        let trimmed = trim(own, n.iter().copied()).unwrap();
+        assert_eq!(trimmed, h(4, 5, 4));
+        assert!(n.iter().all(|&x| trimmed > x));
+        assert_eq!(
+            trim(h(4, -9, 4), n.iter().copied()),
+            None,
+            "one level above: kept"
+        );
+        assert_eq!(
+            trim(h(2, 0, 4), n.iter().copied()),
+            None,
+            "not above every neighbour"
+        );
+        assert_eq!(trim(own, core::iter::empty()), None, "no neighbours");
     }
 }

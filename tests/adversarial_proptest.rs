@@ -80,8 +80,8 @@ fn reverse_link_input() -> impl Strategy<Value = reverse_link_network::Input> {
         topology(),
         any::<u8>(),
         any::<bool>(),
-        vec(op(Just(())), 0..120),
-        vec(timed(), 0..24),
+        vec(op(Just(())), 0..250),
+        vec(timed(), 0..40),
     )
         .prop_map(
             |(topology, tokens, forwarding, ops, faults)| reverse_link_network::Input {
@@ -98,8 +98,8 @@ fn prioritized_input() -> impl Strategy<Value = prioritized_network::Input> {
     (
         topology(),
         (any::<u8>(), any::<u8>(), any::<u8>(), any::<u8>()),
-        vec(op((any::<u8>(), 0u32..6)), 0..120),
-        vec(timed(), 0..24),
+        vec(op((any::<u8>(), 0u32..6)), 0..250),
+        vec(timed(), 0..40),
     )
         .prop_map(
             |(topology, (resources, policy, aging, holder), ops, faults)| {
@@ -131,12 +131,12 @@ fn permission_input() -> impl Strategy<Value = perm_network::Input> {
         2 => (any::<u8>(), 0u8..8, value())
             .prop_map(|(msg, field, value)| Op::Corrupt { msg, field, value }),
     ];
-    (any::<u8>(), any::<u64>(), vec(op, 0..150))
+    (any::<u8>(), any::<u64>(), vec(op, 0..250))
         .prop_map(|(hosts, seed, ops)| perm_network::Input { hosts, seed, ops })
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases(192)))]
+    #![proptest_config(ProptestConfig::with_cases(cases(512)))]
 
     #[test]
     fn reverse_link_survives_corruption_and_one_sided_link_events(input in reverse_link_input()) {

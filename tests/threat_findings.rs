@@ -82,6 +82,47 @@ fn late_reply_after_a_huge_clock<N: Host + PartialEq>(nodes: Vec<N>, forged: [N:
     net.drain();
 }
 
+/// Found by `ricart_agrawala_network` (seed 12861 of `tests/fuzz_ricart_agrawala.rs`,
+/// `docs/ALGORITHMS.md` A6): host 1 waits with the older request when host 0's REQUEST
+/// arrives, its clock corrupted downwards so that it looks older still. Host 1 granted it, and
+/// its REPLY named the corrupted stamp; one more corrupted field (the REPLY's clock, back up)
+/// made it a grant of host 0's real request, and both hosts entered. A REQUEST now carries a
+/// check word, and a copy with one field corrupted is dropped like a lost one.
+fn corrupted_priority_then_corrupted_reply<N>(nodes: Vec<N>)
+where
+    N: Host + PartialEq,
+    N::Msg: corrupt::Fields,
+{
+    use corrupt::{Fields, Value};
+    let mut net = Net::new(nodes);
+    net.apply(1, Event::Request(CsRequest::ONE)).unwrap();
+    net.deliver_where(from(1, "Request"));
+    net.apply(0, Event::Request(CsRequest::ONE)).unwrap();
+    let k = net.inflight.iter().position(from(0, "Request")).unwrap();
+    assert!(net.inflight[k].msg.corrupt(0, Value::Down), "its clock");
+    net.deliver(k);
+    if let Some(k) = net.inflight.iter().position(from(1, "Reply")) {
+        net.inflight[k].msg.corrupt(0, Value::Up);
+        net.deliver(k);
+    }
+    net.deliver_where(from(0, "Reply"));
+    net.check();
+    assert!(net
+        .anomalies
+        .contains(&(NodeId(1), NodeId(0), Anomaly::OutOfRange)));
+    net.drain();
+    assert_eq!(net.entries.len(), 2);
+}
+
+#[test]
+fn a_request_with_a_corrupted_priority_is_dropped_so_no_second_corruption_can_grant_it() {
+    corrupted_priority_then_corrupted_reply(vec![
+        la_host(0, vec![NodeId(1)]),
+        la_host(1, vec![NodeId(0)]),
+    ]);
+    corrupted_priority_then_corrupted_reply(vec![ra_host(0), ra_host(1)]);
+}
+
 fn la_host(id: u32, info: Vec<NodeId>) -> look_ahead::Node {
     look_ahead::Node::new(look_ahead::Config {
         id: NodeId(id),

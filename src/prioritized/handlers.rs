@@ -231,22 +231,6 @@ impl Node {
         if self.hear(from, ht, said).is_none() {
             return;
         }
-        let waiting = self.token.is_none() && !self.queue.is_empty();
-        if said == Said::Probe && waiting && self.live_next() == Some(from) {
-            // `next` refused our REQUEST, which took it for higher than it is (T2), and is
-            // still below us in our view: ask again (a REQUEST already queued there only has
-            // its priority raised). One REQUEST per refusal, so two nodes whose views disagree
-            // cannot multiply messages.
-            if let Some((_, priority)) = self.queue.front() {
-                self.outbox.send(
-                    from,
-                    Message::Request {
-                        priority,
-                        height: self.height,
-                    },
-                );
-            }
-        }
         if !ht.possible_from(from) {
             // Nothing can be concluded from an impossible height, but it may have been the
             // answer to our Probe (T1): ask again if we still need it.
@@ -271,8 +255,8 @@ impl Node {
     }
 
     /// A new link, or (for a link already known) the link layer confirming it: a keepalive,
-    /// on which the node announces its height again, so a view of it corrupted on the way is
-    /// corrected (T6).
+    /// on which the node announces its height again, and asks again if the peer is its way to
+    /// the token, so a view of it or a REQUEST to it corrupted on the way is corrected (T6).
     pub(super) fn link_up(&mut self, peer: NodeId) {
         if peer == self.id {
             self.outbox.anomaly(peer, Anomaly::RedundantLinkEvent);
@@ -290,6 +274,17 @@ impl Node {
                     height: self.height,
                 },
             );
+            if let Some((_, priority)) = self.queue.front() {
+                if self.token.is_none() && self.live_next() == Some(peer) {
+                    self.outbox.send(
+                        peer,
+                        Message::Request {
+                            priority,
+                            height: self.height,
+                        },
+                    );
+                }
+            }
         }
     }
 

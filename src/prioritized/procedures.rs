@@ -12,7 +12,8 @@ impl Node {
     /// What every handler that touched the queue or the link directions ends with.
     ///
     /// A token holder serves its queue. A node without the token that has lost its last
-    /// outgoing link raises its height (which reroutes its request); otherwise it makes sure
+    /// outgoing link raises its height (which reroutes its request); one far above every
+    /// neighbour comes down to one level above them (T7); then it makes sure
     /// the token holder hears of its queue: a REQUEST when the queue just became non-empty or
     /// the link to `next` is gone or reversed, an UPDATE when the front's priority rose.
     /// `before` is the queue's front when the handler started.
@@ -26,7 +27,15 @@ impl Node {
         }
         if !self.neighbors.is_empty() && self.neighbors.all_higher(self.height) {
             self.raise_height();
-        } else if let Some((_, now)) = self.queue.front() {
+            self.flush_backlog();
+            return;
+        }
+        if let Some(trimmed) = height::trim(self.height, self.neighbors.heights()) {
+            // Far above every neighbour: come down to one level above them (T7).
+            self.height = trimmed;
+            self.broadcast_link(None);
+        }
+        if let Some((_, now)) = self.queue.front() {
             match (before, self.live_next()) {
                 (Some((_, was)), Some(next)) => {
                     if now > was {

@@ -323,13 +323,6 @@ impl Node {
         if self.hear(j, h, said).is_none() {
             return;
         }
-        let waiting = !self.is_holder() && !self.queue.is_empty();
-        if said == Said::Probe && waiting && self.next == Some(j) && !self.next_is_stale() {
-            // `next` refused our REQUEST, which took it for higher than it is (T2), and is
-            // still below us in our view: ask again. One REQUEST per refusal, so two nodes
-            // whose views disagree cannot multiply messages.
-            self.outbox.send(j, Message::Request(self.height));
-        }
         if !h.possible_from(j) {
             // Nothing can be concluded from an impossible height, but it may have been the
             // answer to our Probe (T1): ask again if we still need it.
@@ -353,14 +346,17 @@ impl Node {
         }
         if self.neighbors.all_higher(self.height) {
             self.raise_height();
-        } else if !self.queue.is_empty() && self.next_is_stale() {
-            self.forward_request();
+        } else {
+            self.trim_height();
+            if !self.queue.is_empty() && self.next_is_stale() {
+                self.forward_request();
+            }
         }
     }
 
     /// A new link, or (for a link already known) the link layer confirming it: a keepalive,
-    /// on which the node announces its height again, so a view of it corrupted on the way is
-    /// corrected (T6).
+    /// on which the node announces its height again, and asks again if the peer is its way to
+    /// a token, so a view of it or a REQUEST to it corrupted on the way is corrected (T6).
     fn on_link_up(&mut self, j: NodeId) {
         if j == self.id {
             return self.outbox.anomaly(j, Anomaly::RedundantLinkEvent);
@@ -372,6 +368,10 @@ impl Node {
             self.ask_forming();
         } else {
             self.outbox.send(j, Message::LinkInfo(self.height));
+            let waiting = !self.is_holder() && !self.queue.is_empty();
+            if waiting && self.next == Some(j) && !self.next_is_stale() {
+                self.outbox.send(j, Message::Request(self.height));
+            }
         }
     }
 
@@ -392,8 +392,11 @@ impl Node {
         if !self.is_holder() {
             if self.neighbors.all_higher(self.height) {
                 self.raise_height();
-            } else if !self.queue.is_empty() && self.next_is_stale() {
-                self.forward_request();
+            } else {
+                self.trim_height();
+                if !self.queue.is_empty() && self.next_is_stale() {
+                    self.forward_request();
+                }
             }
         } else if self.neighbors.all_lower(self.height) {
             self.lower_height();
@@ -509,6 +512,16 @@ impl Node {
             .delete_where(|q| q != id && neighbors.is_lower(q, new));
         if !self.queue.is_empty() {
             self.forward_request();
+        }
+    }
+
+    /// A non-holder far above every neighbour comes down to one level above them (T7).
+    fn trim_height(&mut self) {
+        if let Some(new) = height::trim(self.height, self.neighbors.heights()) {
+            self.height = new;
+            for n in self.neighbors.members() {
+                self.outbox.send(n.id, Message::LinkInfo(new));
+            }
         }
     }
 

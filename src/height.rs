@@ -14,6 +14,7 @@
 //! [`crate::Anomaly::OutOfRange`]; a node never adopts one, so `just_below` and partial reversal
 //! never saturate and every height a node announces is one its neighbours accept.
 
+use crate::seal::check_word;
 use crate::NodeId;
 
 /// A height triple. Compared lexicographically; the id makes the order total.
@@ -31,6 +32,14 @@ pub struct Height {
 impl Height {
     /// The largest magnitude of either component of a possible height.
     pub const LIMIT: i64 = 1 << 61;
+
+    /// What a height that failed its check word ([`Sealed::open`]) reads as: outside the
+    /// range, so impossible from any node.
+    pub const CORRUPTED: Height = Height {
+        h1: i64::MAX,
+        h2: i64::MAX,
+        id: NodeId(u32::MAX),
+    };
 
     /// A height from its three components.
     pub const fn new(h1: i64, h2: i64, id: NodeId) -> Self {
@@ -68,6 +77,56 @@ impl Height {
         ]
         .into_iter()
         .find(|h| h.is_valid() && *h < self)
+    }
+}
+
+/// A height as messages carry it: with a check word over its fields, so that a height with
+/// one field corrupted on the way is recognised and treated as impossible, like one outside
+/// the range (`docs/ALGORITHMS.md`, T8). A node must not act on a corrupted height: one
+/// far above or below the others would make it raise or lower itself there, and its
+/// neighbours climb over it by partial reversal one level at a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct Sealed {
+    /// The height.
+    pub height: Height,
+    /// [`crate::seal::check_word`] of its fields.
+    pub check: u64,
+}
+
+impl Sealed {
+    /// `height` with its check word.
+    pub fn new(height: Height) -> Self {
+        Sealed {
+            height,
+            check: Self::word(height),
+        }
+    }
+
+    fn word(h: Height) -> u64 {
+        const KIND: u64 = 0x6865_6967_6874_2d31; // "height-1"
+        check_word(KIND, [h.h1 as u64, h.h2 as u64, u64::from(h.id.0)])
+    }
+
+    /// Whether the check word matches the height.
+    pub fn is_intact(self) -> bool {
+        self.check == Self::word(self.height)
+    }
+
+    /// The height if its check word matches, else [`Height::CORRUPTED`], which no node
+    /// accepts: the receiver's view of the sender stays as it was.
+    pub fn open(self) -> Height {
+        if self.is_intact() {
+            self.height
+        } else {
+            Height::CORRUPTED
+        }
+    }
+}
+
+impl From<Height> for Sealed {
+    fn from(height: Height) -> Self {
+        Sealed::new(height)
     }
 }
 

@@ -72,6 +72,7 @@ pub mod prioritized;
 pub mod queue;
 pub mod reverse_link;
 pub mod ricart_agrawala;
+pub mod seal;
 #[cfg(feature = "std")]
 pub mod sim;
 

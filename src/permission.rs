@@ -52,26 +52,6 @@ impl Timestamp {
     }
 }
 
-/// A check word over a message's fields (`docs/ALGORITHMS.md`, A4 and A6): each field passes
-/// through an odd multiplier, a bijection of `u64`, and the results are summed with `kind`
-/// (which keeps different messages' words apart), so a message with any one field changed no
-/// longer matches its word. It detects corruption, not forgery: a peer that rewrites a
-/// message consistently can recompute the word.
-pub fn check_word<const N: usize>(kind: u64, fields: [u64; N]) -> u64 {
-    const MULTIPLIERS: [u64; 4] = [
-        0x9E37_79B9_7F4A_7C15,
-        0xBF58_476D_1CE4_E5B9,
-        0x94D0_49BB_1331_11EB,
-        0xD6E8_FEB8_6659_FD93,
-    ];
-    fields
-        .iter()
-        .zip(MULTIPLIERS.iter().cycle())
-        .fold(kind, |sum, (field, m)| {
-            sum.wrapping_add(field.wrapping_mul(*m))
-        })
-}
-
 /// One request of one host: its priority and the host's own request number. A REPLY names
 /// both, so it grants exactly that request: a peer can push the clock (priorities may then
 /// repeat) but not the sequence number, which the requester alone advances.

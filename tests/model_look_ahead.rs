@@ -136,11 +136,12 @@ fn regression_a_reply_to_the_round_before_a_reconnect_cannot_be_corrupted_into_t
 
 /// Found by `look_ahead_network` (seed 136081 of `tests/fuzz_look_ahead.rs`, `docs/ALGORITHMS.md`
 /// A3), two corruptions: host 1 is inside and defers host 0's REQUEST; a copy of it whose
-/// epoch was corrupted upwards raises host 1's record of host 0, so the next genuine copy
-/// looks stale and is answered with a REPLY that only tells host 0 what host 1 has seen. That
-/// answer used to name the request, so corrupting its `seen` back down made it a grant and
-/// both hosts were inside. It now names no request (number 0): it differs from a grant in two
-/// fields.
+/// epoch was corrupted upwards raised host 1's record of host 0, so the next genuine copy
+/// looked stale and was answered with a REPLY that only tells host 0 what host 1 has seen.
+/// That answer used to name the request, so corrupting its `seen` back down made it a grant
+/// and both hosts were inside. It now names no request (number 0): it differs from a grant in
+/// two fields. Since REQUESTs carry a check word (A6) a corrupted copy is dropped, so the copy
+/// here is forged (its word recomputed); the answer must still not become a grant.
 #[test]
 fn regression_the_answer_to_a_stale_looking_request_cannot_be_corrupted_into_a_grant() {
     use manet_mutex::look_ahead::Msg;
@@ -161,7 +162,10 @@ fn regression_the_answer_to_a_stale_looking_request_cannot_be_corrupted_into_a_g
     net.fire(n0, timer);
     assert_eq!(net.in_flight.len(), 3, "three copies of host 0's REQUEST");
     net.deliver(0);
-    assert!(net.corrupt(0, 3, Value::Up), "the copy's epoch");
+    let (.., copy) = &mut net.in_flight[0];
+    if let Msg::Request { ts, seq, epoch, .. } = *copy {
+        *copy = Msg::request(ts, seq, epoch + 1);
+    }
     net.deliver(0);
     net.deliver(0);
     let answer = find(&net, |m| matches!(m, Msg::Reply { .. }));

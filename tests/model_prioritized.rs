@@ -22,7 +22,7 @@ mod token_net;
 
 use std::hash::{Hash, Hasher};
 
-use manet_mutex::height::Height;
+use manet_mutex::height::{Height, Sealed};
 use manet_mutex::prioritized::{Message, Node, Params, Policy, Settings};
 use manet_mutex::{CsRequest, NodeId, Protocol};
 use token_model::{
@@ -63,24 +63,26 @@ impl Fingerprint for Node {
             | Message::Release { height, .. }
             | Message::Link { height }
             | Message::Probe { height }
-            | Message::TokenAck { height } => Some(height),
+            | Message::TokenAck { height } => Some(height.height),
             _ => None,
         }
     }
 
     fn hash_msg<H: Hasher>(msg: &Message, shift: &impl Fn(Height) -> Shifted, hasher: &mut H) {
+        // A check word is not shift invariant; whether it matches is.
+        let seal = |s: Sealed| (shift(s.height), s.is_intact());
         std::mem::discriminant(msg).hash(hasher);
         match *msg {
             Message::Token {
                 available,
                 priority,
                 height,
-            } => (available, priority, shift(height)).hash(hasher),
-            Message::Request { priority, height } => (priority, shift(height)).hash(hasher),
+            } => (available, priority, seal(height)).hash(hasher),
+            Message::Request { priority, height } => (priority, seal(height)).hash(hasher),
             Message::Update { priority } => priority.hash(hasher),
-            Message::Release { resources, height } => (resources, shift(height)).hash(hasher),
+            Message::Release { resources, height } => (resources, seal(height)).hash(hasher),
             Message::Link { height } | Message::Probe { height } | Message::TokenAck { height } => {
-                shift(height).hash(hasher)
+                seal(height).hash(hasher)
             }
             // A variant added later: its full contents, heights unshifted (still sound).
             ref other => format!("{other:?}").hash(hasher),

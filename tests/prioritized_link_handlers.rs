@@ -18,7 +18,7 @@ fn release_message_at_a_waiting_holder_completes_its_wait() {
             2,
             Message::Release {
                 resources: Resources::new(1),
-                height: h(0, 1, 2),
+                height: h(0, 1, 2).into(),
             }
         )
     )
@@ -30,7 +30,7 @@ fn release_message_at_a_waiting_holder_completes_its_wait() {
             3,
             Message::Release {
                 resources: Resources::new(2),
-                height: h(0, 2, 3),
+                height: h(0, 2, 3).into(),
             },
         ),
     );
@@ -49,7 +49,7 @@ fn impossible_release_amounts_are_refused_and_reported() {
                 2,
                 Message::Release {
                     resources: Resources::new(r),
-                    height: h(0, 1, 2),
+                    height: h(0, 1, 2).into(),
                 },
             ),
         );
@@ -62,7 +62,7 @@ fn impossible_release_amounts_are_refused_and_reported() {
             2,
             Message::Release {
                 resources: Resources::new(1),
-                height: h(0, 1, 2),
+                height: h(0, 1, 2).into(),
             },
         ),
     );
@@ -75,7 +75,7 @@ fn impossible_release_amounts_are_refused_and_reported() {
             2,
             Message::Release {
                 resources: Resources::new(K + 1),
-                height: h(0, 1, 2),
+                height: h(0, 1, 2).into(),
             },
         ),
     );
@@ -88,19 +88,54 @@ fn impossible_release_amounts_are_refused_and_reported() {
 fn link_formation_sends_link_and_joins_n_on_the_first_height() {
     let mut a = middle();
     let out = go(&mut a, Event::LinkUp(n(4)));
-    assert_eq!(out, vec![send(4, Message::Link { height: h(0, 1, 1) })]);
+    assert_eq!(
+        out,
+        vec![send(
+            4,
+            Message::Link {
+                height: h(0, 1, 1).into()
+            }
+        )]
+    );
     assert!(!a.neighbors().is_member(n(4)));
     // The link layer confirming the link (a keepalive): the height is announced again (T6).
     assert_eq!(
         go(&mut a, Event::LinkUp(n(4))),
-        vec![send(4, Message::Link { height: h(0, 1, 1) })]
+        vec![send(
+            4,
+            Message::Link {
+                height: h(0, 1, 1).into()
+            }
+        )]
     );
-    assert!(go(&mut a, recv(4, Message::Link { height: h(0, 7, 4) })).is_empty());
+    assert!(go(
+        &mut a,
+        recv(
+            4,
+            Message::Link {
+                height: h(0, 7, 4).into()
+            }
+        )
+    )
+    .is_empty());
     assert!(a.neighbors().is_member(n(4)));
     // A Probe asks for our height (our LINK crossed its LinkUp).
     assert_eq!(
-        go(&mut a, recv(4, Message::Probe { height: h(0, 7, 4) })),
-        vec![send(4, Message::Link { height: h(0, 1, 1) })]
+        go(
+            &mut a,
+            recv(
+                4,
+                Message::Probe {
+                    height: h(0, 7, 4).into()
+                }
+            )
+        ),
+        vec![send(
+            4,
+            Message::Link {
+                height: h(0, 1, 1).into()
+            }
+        )]
     );
 }
 
@@ -114,7 +149,7 @@ fn a_link_before_our_own_link_up_is_dropped_and_the_peer_is_asked_when_we_need_i
             recv(
                 4,
                 Message::Link {
-                    height: h(-1, 0, 4)
+                    height: h(-1, 0, 4).into()
                 }
             )
         ),
@@ -125,7 +160,12 @@ fn a_link_before_our_own_link_up_is_dropped_and_the_peer_is_asked_when_we_need_i
     // Node 1 has nobody in N and, now that it must forward a request, asks 4.
     let out = go(&mut a, req(1, 0));
     assert!(
-        out.contains(&send(4, Message::Probe { height: a.height() })),
+        out.contains(&send(
+            4,
+            Message::Probe {
+                height: a.height().into()
+            }
+        )),
         "{out:?}"
     );
     let out = go(
@@ -133,7 +173,7 @@ fn a_link_before_our_own_link_up_is_dropped_and_the_peer_is_asked_when_we_need_i
         recv(
             4,
             Message::Link {
-                height: h(-1, 0, 4),
+                height: h(-1, 0, 4).into(),
             },
         ),
     );
@@ -154,7 +194,7 @@ fn link_is_resent_when_the_height_changed_while_the_link_was_forming() {
     let token = Message::Token {
         available: Resources::new(K),
         priority: p(0),
-        height: h(0, 0, 0),
+        height: h(0, 0, 0).into(),
     };
     let out = go(&mut a, recv(0, token));
     assert_eq!(a.height(), h(0, -1, 1));
@@ -162,19 +202,36 @@ fn link_is_resent_when_the_height_changed_while_the_link_was_forming() {
         !sends(&out).iter().any(|(to, _)| *to == 4),
         "4 is not in N yet: {out:?}"
     );
-    let out = go(&mut a, recv(4, Message::Link { height: h(2, 0, 4) }));
+    let out = go(
+        &mut a,
+        recv(
+            4,
+            Message::Link {
+                height: h(2, 0, 4).into(),
+            },
+        ),
+    );
     assert_eq!(
         out,
         vec![send(
             4,
             Message::Link {
-                height: h(0, -1, 1)
+                height: h(0, -1, 1).into()
             }
         )]
     );
     // Height unchanged since formation: no resend.
     go(&mut a, Event::LinkUp(n(5)));
-    assert!(go(&mut a, recv(5, Message::Link { height: h(2, 0, 5) })).is_empty());
+    assert!(go(
+        &mut a,
+        recv(
+            5,
+            Message::Link {
+                height: h(2, 0, 5).into()
+            }
+        )
+    )
+    .is_empty());
 }
 
 #[test]
@@ -188,13 +245,23 @@ fn link_failure_of_the_last_outgoing_link_raises_the_height_and_reroutes() {
     assert_eq!(
         s,
         vec![
-            (2, Message::Link { height: h(1, 1, 1) }),
-            (3, Message::Link { height: h(1, 1, 1) }),
+            (
+                2,
+                Message::Link {
+                    height: h(1, 1, 1).into()
+                }
+            ),
+            (
+                3,
+                Message::Link {
+                    height: h(1, 1, 1).into()
+                }
+            ),
             (
                 2,
                 Message::Request {
                     priority: p(0),
-                    height: h(1, 1, 1)
+                    height: h(1, 1, 1).into()
                 }
             ),
         ]
@@ -226,7 +293,7 @@ fn link_failure_to_next_reroutes_the_request() {
             2,
             Message::Request {
                 priority: p(3),
-                height: h(0, 5, 1)
+                height: h(0, 5, 1).into()
             }
         )]
     );
@@ -248,18 +315,34 @@ fn link_failure_deletes_the_peers_request() {
 fn link_reversing_next_reroutes_and_a_sink_raises() {
     let mut a = node(1, h(0, 5, 1), &[h(0, 0, 0), h(0, 1, 2)], false);
     go(&mut a, req(1, 0));
-    let out = go(&mut a, recv(0, Message::Link { height: h(0, 8, 0) }));
+    let out = go(
+        &mut a,
+        recv(
+            0,
+            Message::Link {
+                height: h(0, 8, 0).into(),
+            },
+        ),
+    );
     assert_eq!(
         out,
         vec![send(
             2,
             Message::Request {
                 priority: p(0),
-                height: h(0, 5, 1)
+                height: h(0, 5, 1).into()
             }
         )]
     );
-    let out = go(&mut a, recv(2, Message::Link { height: h(0, 9, 2) }));
+    let out = go(
+        &mut a,
+        recv(
+            2,
+            Message::Link {
+                height: h(0, 9, 2).into(),
+            },
+        ),
+    );
     assert_eq!(a.height(), h(1, 5, 1));
     assert_eq!(
         sends(&out).len(),
@@ -272,7 +355,15 @@ fn link_reversing_next_reroutes_and_a_sink_raises() {
 fn link_from_a_lower_requester_deletes_its_entry() {
     let mut a = middle();
     go(&mut a, request_msg(2, 1, h(0, 2, 2)));
-    go(&mut a, recv(2, Message::Link { height: h(0, 0, 2) }));
+    go(
+        &mut a,
+        recv(
+            2,
+            Message::Link {
+                height: h(0, 0, 2).into(),
+            },
+        ),
+    );
     assert!(a.queue().all(|(v, _)| v != n(2)));
 }
 
@@ -286,13 +377,21 @@ fn an_isolated_node_keeps_released_resources_until_a_link_forms() {
             Message::Token {
                 available: Resources::new(K),
                 priority: p(0),
-                height: h(0, 0, 0),
+                height: h(0, 0, 0).into(),
             },
         ),
     );
     go(&mut a, req(2, 0));
     go(&mut a, Event::LinkUp(n(4)));
-    go(&mut a, recv(4, Message::Link { height: h(0, 9, 4) }));
+    go(
+        &mut a,
+        recv(
+            4,
+            Message::Link {
+                height: h(0, 9, 4).into(),
+            },
+        ),
+    );
     go(&mut a, request_msg(4, 0, h(0, 9, 4))); // token to 4; 1 still in the CS
     assert!(!a.holds_token());
     go(&mut a, Event::LinkDown(n(0)));
@@ -300,7 +399,15 @@ fn an_isolated_node_keeps_released_resources_until_a_link_forms() {
     assert!(go(&mut a, Event::Release).is_empty());
     assert_eq!(a.release_backlog(), 2);
     go(&mut a, Event::LinkUp(n(5)));
-    let out = go(&mut a, recv(5, Message::Link { height: h(0, 0, 5) }));
+    let out = go(
+        &mut a,
+        recv(
+            5,
+            Message::Link {
+                height: h(0, 0, 5).into(),
+            },
+        ),
+    );
     // 5 is above it, so the node first raises (LINK), then sends the backlog downhill.
     assert_eq!(
         out,
@@ -308,14 +415,14 @@ fn an_isolated_node_keeps_released_resources_until_a_link_forms() {
             send(
                 5,
                 Message::Link {
-                    height: h(1, -1, 1)
+                    height: h(1, -1, 1).into()
                 }
             ),
             send(
                 5,
                 Message::Release {
                     resources: Resources::new(2),
-                    height: h(1, -1, 1),
+                    height: h(1, -1, 1).into(),
                 }
             )
         ]
@@ -331,7 +438,15 @@ fn update_goes_where_the_request_went_not_to_the_new_lowest_neighbour() {
     go(&mut a, request_msg(2, 1, h(0, 9, 2)));
     assert_eq!(a.next(), Some(n(0)));
     go(&mut a, Event::LinkUp(n(4)));
-    go(&mut a, recv(4, Message::Link { height: h(0, 0, 4) }));
+    go(
+        &mut a,
+        recv(
+            4,
+            Message::Link {
+                height: h(0, 0, 4).into(),
+            },
+        ),
+    );
     assert_eq!(a.neighbors().lowest(), Some(n(4)));
     let out = go(&mut a, request_msg(3, 7, h(0, 8, 3)));
     assert_eq!(out, vec![send(0, Message::Update { priority: p(7) })]);

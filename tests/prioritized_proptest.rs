@@ -4,7 +4,7 @@
 mod common;
 
 use common::{n, Net};
-use manet_mutex::height::Height;
+use manet_mutex::height::{Height, Sealed};
 use manet_mutex::prioritized::{build_network, Message, Node, Policy, Resources, Settings};
 use manet_mutex::queue::Priority;
 use manet_mutex::{Anomaly, CsRequest, Event, Protocol, Status};
@@ -147,7 +147,11 @@ proptest! {
         for c in configs {
             let mut node = Node::new(c).unwrap();
             for &(peer, kind, x, level, h, hid) in &events {
-                let height = Height::new(h, h, n(hid));
+                // Now and then a check word that does not match.
+                let height = match Sealed::new(Height::new(h, h, n(hid))) {
+                    s if level % 7 == 3 => Sealed { check: !s.check, ..s },
+                    s => s,
+                };
                 let priority = Priority::new(level, x);
                 let receive = |msg| Event::Receive { from: n(peer), msg };
                 let event = match kind {

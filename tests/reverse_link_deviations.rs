@@ -48,23 +48,23 @@ fn sends(actions: &[Action<Message>]) -> Vec<(NodeId, Message)> {
 fn token_ack_survives_a_crossing_token() {
     // k = 2: node 0 holds both tokens, neighbour 1 is above it.
     let mut n0 = node(0, 2, 2, h(0, 0, 0), &[h(1, 0, 1)]);
-    recv(&mut n0, 1, Message::Request(h(1, 0, 1)));
+    recv(&mut n0, 1, Message::Request(h(1, 0, 1).into()));
     assert_eq!(n0.tokens(), 1, "one token went to node 1");
     assert!(!n0.neighbors().get(NodeId(1)).unwrap().received_li());
     // A token node 1 sent before it got ours crosses it on the link.
-    recv(&mut n0, 1, Message::Token(h(1, 0, 1)));
+    recv(&mut n0, 1, Message::Token(h(1, 0, 1).into()));
     assert_eq!(n0.tokens(), 2);
     // Node 1's acknowledgement of our token: its true height, below our height at sending.
-    recv(&mut n0, 1, Message::TokenAck(h(0, -1, 1)));
+    recv(&mut n0, 1, Message::TokenAck(h(0, -1, 1).into()));
     assert!(n0.neighbors().get(NodeId(1)).unwrap().received_li());
     // Node 1 now looks lower, so the holder lowered itself to regain an incoming link.
     let own = n0.height();
     assert!(own < h(0, -1, 1));
     // Node 1 is trusted again: its next request is served.
-    let out = recv(&mut n0, 1, Message::Request(h(1, 5, 1)));
+    let out = recv(&mut n0, 1, Message::Request(h(1, 5, 1).into()));
     assert_eq!(
         sends(&out),
-        vec![(NodeId(1), Message::Token(own))],
+        vec![(NodeId(1), Message::Token(own.into()))],
         "the request was honoured, not ignored"
     );
     assert_eq!(n0.tokens(), 1);
@@ -78,11 +78,11 @@ fn token_ack_reports_the_true_height() {
     n1.handle(Event::Request(CsRequest::ONE))
         .unwrap()
         .for_each(drop);
-    let out = recv(&mut n1, 0, Message::Token(h(5, 0, 0)));
+    let out = recv(&mut n1, 0, Message::Token(h(5, 0, 0).into()));
     assert_eq!(n1.height(), h(0, 0, 1), "already lower: no change");
     assert_eq!(
         sends(&out),
-        vec![(NodeId(0), Message::TokenAck(h(0, 0, 1)))],
+        vec![(NodeId(0), Message::TokenAck(h(0, 0, 1).into()))],
         "the paper would send LinkInfo(5, -1, 1)"
     );
     assert_eq!(n1.status(), Status::Critical);
@@ -98,14 +98,17 @@ fn release_lowers_only_a_node_that_still_holds_a_token() {
     n0.handle(Event::Request(CsRequest::ONE))
         .unwrap()
         .for_each(drop);
-    recv(&mut n0, 1, Message::Request(h(2, 0, 1)));
+    recv(&mut n0, 1, Message::Request(h(2, 0, 1).into()));
     assert_eq!(n0.queue().iter().collect::<Vec<_>>(), vec![NodeId(1)]);
     let out: Vec<_> = n0.handle(Event::Release).unwrap().collect();
     assert_eq!(n0.tokens(), 0);
     // Every neighbour now looks lower (1 is assumed just below us), yet no LowerHeight.
     assert!(n0.neighbors().all_lower(n0.height()));
     assert_eq!(n0.height(), h(1, 0, 0));
-    assert_eq!(sends(&out), vec![(NodeId(1), Message::Token(h(1, 0, 0)))]);
+    assert_eq!(
+        sends(&out),
+        vec![(NodeId(1), Message::Token(h(1, 0, 0).into()))]
+    );
 }
 
 /// Link failure, lines 9–10: read as the token holder's branch ("else if all lower:
@@ -123,7 +126,7 @@ fn link_failure_lowers_a_holder_but_not_a_non_holder() {
     assert!(b.height() < h(0, 5, 2));
     assert_eq!(
         sends(&out),
-        vec![(NodeId(2), Message::LinkInfo(b.height()))]
+        vec![(NodeId(2), Message::LinkInfo(b.height().into()))]
     );
 }
 
@@ -142,11 +145,14 @@ fn isolated_node_keeps_its_request_until_a_link_forms() {
     assert_eq!(n.status(), Status::Waiting);
     assert_eq!(n.height(), h(1, 0, 3));
     let out: Vec<_> = n.handle(Event::LinkUp(NodeId(7))).unwrap().collect();
-    assert_eq!(sends(&out), vec![(NodeId(7), Message::Probe(h(1, 0, 3)))]);
+    assert_eq!(
+        sends(&out),
+        vec![(NodeId(7), Message::Probe(h(1, 0, 3).into()))]
+    );
     // The new neighbour is higher: we are a sink without a token, so we raise and forward.
-    let out = recv(&mut n, 7, Message::LinkInfo(h(4, 0, 7)));
+    let out = recv(&mut n, 7, Message::LinkInfo(h(4, 0, 7).into()));
     assert!(n.height() > h(4, 0, 7));
-    assert!(sends(&out).contains(&(NodeId(7), Message::Request(n.height()))));
+    assert!(sends(&out).contains(&(NodeId(7), Message::Request(n.height().into()))));
 }
 
 /// LinkInfo, lines 2–4: `forming[j]` is cleared by the first LinkInfo from `j` whether or not
@@ -157,7 +163,7 @@ fn forming_flag_clears_on_the_first_link_info() {
     let mut n = node(0, 1, 1, h(0, 0, 0), &[h(1, 0, 1)]);
     n.handle(Event::LinkUp(NodeId(2))).unwrap().for_each(drop);
     assert!(n.neighbors().get(NodeId(2)).unwrap().forming);
-    recv(&mut n, 2, Message::LinkInfo(h(3, 0, 2)));
+    recv(&mut n, 2, Message::LinkInfo(h(3, 0, 2).into()));
     assert!(!n.neighbors().get(NodeId(2)).unwrap().forming);
     assert!(n.neighbors().is_member(NodeId(2)));
 }
@@ -168,11 +174,11 @@ fn height_change_while_forming_is_resent() {
     let mut n = node(3, 2, 0, h(2, 0, 3), &[h(1, 0, 1)]);
     n.handle(Event::LinkUp(NodeId(2))).unwrap().for_each(drop);
     // A token from node 1 lowers node 3 before 2's LinkInfo comes.
-    recv(&mut n, 1, Message::Token(h(1, 0, 1)));
+    recv(&mut n, 1, Message::Token(h(1, 0, 1).into()));
     let lowered = n.height();
     assert_eq!(lowered, h(1, -1, 3));
-    let out = recv(&mut n, 2, Message::LinkInfo(h(0, 0, 2)));
-    assert!(sends(&out).contains(&(NodeId(2), Message::LinkInfo(lowered))));
+    let out = recv(&mut n, 2, Message::LinkInfo(h(0, 0, 2).into()));
+    assert!(sends(&out).contains(&(NodeId(2), Message::LinkInfo(lowered.into()))));
 }
 
 /// A raise while a link is forming probes the peer with the new height (so no resend is
@@ -181,11 +187,11 @@ fn height_change_while_forming_is_resent() {
 fn a_raise_while_a_link_is_forming_probes_the_peer() {
     let mut n = node(3, 1, 0, h(2, 0, 3), &[h(1, 0, 1)]);
     n.handle(Event::LinkUp(NodeId(2))).unwrap().for_each(drop);
-    let out = recv(&mut n, 1, Message::LinkInfo(h(5, 0, 1)));
+    let out = recv(&mut n, 1, Message::LinkInfo(h(5, 0, 1).into()));
     let raised = n.height();
     assert!(raised > h(5, 0, 1));
-    assert!(sends(&out).contains(&(NodeId(2), Message::Probe(raised))));
-    let out = recv(&mut n, 2, Message::LinkInfo(h(0, 0, 2)));
+    assert!(sends(&out).contains(&(NodeId(2), Message::Probe(raised.into()))));
+    let out = recv(&mut n, 2, Message::LinkInfo(h(0, 0, 2).into()));
     assert!(!sends(&out)
         .iter()
         .any(|(_, m)| matches!(m, Message::LinkInfo(_))));
@@ -196,14 +202,14 @@ fn a_raise_while_a_link_is_forming_probes_the_peer() {
 #[test]
 fn unexpected_tokens_are_kept_or_refused_visibly() {
     let mut n = node(4, 2, 1, h(0, 0, 4), &[h(1, 0, 1)]);
-    let out = recv(&mut n, 9, Message::Token(h(7, 7, 9)));
+    let out = recv(&mut n, 9, Message::Token(h(7, 7, 9).into()));
     assert_eq!(n.tokens(), 2);
     assert!(out.contains(&Action::Anomaly {
         from: NodeId(9),
         kind: Anomaly::UnknownPeer
     }));
     assert_eq!(n.height(), h(0, 0, 4), "a stranger's height is ignored");
-    let out = recv(&mut n, 1, Message::Token(h(1, 0, 1)));
+    let out = recv(&mut n, 1, Message::Token(h(1, 0, 1).into()));
     assert_eq!(n.tokens(), 2, "a third token with k = 2 is refused");
     assert_eq!(
         out,
@@ -223,15 +229,18 @@ fn unexpected_tokens_are_kept_or_refused_visibly() {
 fn request_is_resent_when_the_link_to_next_fails_and_re_forms() {
     let mut n = node(3, 1, 0, h(1, 0, 3), &[h(0, 0, 0)]);
     let out: Vec<_> = n.handle(Event::Request(CsRequest::ONE)).unwrap().collect();
-    assert_eq!(sends(&out), vec![(NodeId(0), Message::Request(h(1, 0, 3)))]);
+    assert_eq!(
+        sends(&out),
+        vec![(NodeId(0), Message::Request(h(1, 0, 3).into()))]
+    );
     assert_eq!(n.next(), Some(NodeId(0)));
     n.handle(Event::LinkDown(NodeId(0))).unwrap().for_each(drop);
     assert_eq!(n.next(), None);
     n.handle(Event::LinkUp(NodeId(0))).unwrap().for_each(drop);
-    let out = recv(&mut n, 0, Message::LinkInfo(h(0, 0, 0)));
+    let out = recv(&mut n, 0, Message::LinkInfo(h(0, 0, 0).into()));
     assert_eq!(
         sends(&out),
-        vec![(NodeId(0), Message::Request(h(1, 0, 3)))],
+        vec![(NodeId(0), Message::Request(h(1, 0, 3).into()))],
         "the request must be sent again over the re-formed link"
     );
 }

@@ -32,9 +32,9 @@ fn fig2_a() -> Net {
     let mut net = Net::new(configs(&fig2_heights(), &FIG2_EDGES, &[0, 1], false));
     assert_eq!(net.request(0), vec![enter()]);
     assert_eq!(net.request(1), vec![enter()]);
-    assert_eq!(net.request(3), vec![send(0, Request(h(1, 0, 3)))]);
-    assert_eq!(net.request(2), vec![send(0, Request(h(1, 2, 2)))]);
-    assert_eq!(net.request(4), vec![send(1, Request(h(2, 0, 4)))]);
+    assert_eq!(net.request(3), vec![send(0, Request(h(1, 0, 3).into()))]);
+    assert_eq!(net.request(2), vec![send(0, Request(h(1, 2, 2).into()))]);
+    assert_eq!(net.request(4), vec![send(1, Request(h(2, 0, 4).into()))]);
     net.deliver_link(3, 0);
     net.deliver_link(2, 0);
     net.deliver_link(4, 1);
@@ -54,26 +54,29 @@ fn figure_2_static_run_with_two_tokens() {
     let mut net = fig2_a();
 
     // (b) 1 sends its token to 4, then requests and asks 4 (its lowest neighbour now).
-    assert_eq!(net.release(1), vec![send(4, Token(h(1, 1, 1)))]);
-    assert_eq!(net.request(1), vec![send(4, Request(h(1, 1, 1)))]);
+    assert_eq!(net.release(1), vec![send(4, Token(h(1, 1, 1).into()))]);
+    assert_eq!(net.request(1), vec![send(4, Request(h(1, 1, 1).into()))]);
     // 0 sends its token to 3 and follows it with a request on behalf of 2.
     assert_eq!(
         net.release(0),
-        vec![send(3, Token(h(0, 0, 0))), send(3, Request(h(0, 0, 0)))]
+        vec![
+            send(3, Token(h(0, 0, 0).into())),
+            send(3, Request(h(0, 0, 0).into()))
+        ]
     );
     // 4 and 3 lower their heights just below the sender's and enter.
     let (_, a) = net.deliver(1, 4);
     assert_eq!(
         a,
         vec![
-            send(2, LinkInfo(h(1, 0, 4))),
-            send(1, TokenAck(h(1, 0, 4))),
+            send(2, LinkInfo(h(1, 0, 4).into())),
+            send(1, TokenAck(h(1, 0, 4).into())),
             enter()
         ]
     );
     // 3's other neighbour, 2, was above it and stays above: it is not told (paper, R9).
     let (_, a) = net.deliver(0, 3);
-    assert_eq!(a, vec![send(0, TokenAck(h(0, -1, 3))), enter()]);
+    assert_eq!(a, vec![send(0, TokenAck(h(0, -1, 3).into())), enter()]);
     net.deliver_all();
     assert_eq!(net.height(3), h(0, -1, 3));
     assert_eq!(net.height(4), h(1, 0, 4));
@@ -91,14 +94,17 @@ fn figure_2_static_run_with_two_tokens() {
 
     // (c) 4 releases and returns the token to 1; 3 releases and returns its token to 0,
     // which passes it on to 2.
-    assert_eq!(net.release(4), vec![send(1, Token(h(1, 0, 4)))]);
+    assert_eq!(net.release(4), vec![send(1, Token(h(1, 0, 4).into()))]);
     let (_, a) = net.deliver(4, 1);
-    assert_eq!(a, vec![send(4, TokenAck(h(1, -1, 1))), enter()]);
-    assert_eq!(net.release(3), vec![send(0, Token(h(0, -1, 3)))]);
+    assert_eq!(a, vec![send(4, TokenAck(h(1, -1, 1).into())), enter()]);
+    assert_eq!(net.release(3), vec![send(0, Token(h(0, -1, 3).into()))]);
     let (_, a) = net.deliver(3, 0);
     assert_eq!(
         a,
-        vec![send(3, TokenAck(h(0, -2, 0))), send(2, Token(h(0, -2, 0)))]
+        vec![
+            send(3, TokenAck(h(0, -2, 0).into())),
+            send(2, Token(h(0, -2, 0).into()))
+        ]
     );
     net.deliver_all();
     assert_eq!(net.n(2).status(), Status::Critical);
@@ -115,25 +121,25 @@ fn figure_2_static_run_with_two_tokens() {
     );
 
     // (d) 4 requests; its lowest neighbour is now 2.
-    assert_eq!(net.request(4), vec![send(2, Request(h(1, 0, 4)))]);
+    assert_eq!(net.request(4), vec![send(2, Request(h(1, 0, 4).into()))]);
     assert_eq!(net.next(4), 2);
 
     // (e) 2 sends its token; 4 lowers its height, tells 1, and enters.
     let (_, a) = net.deliver(4, 2);
-    assert_eq!(a, vec![send(4, Token(h(0, -3, 2)))]);
+    assert_eq!(a, vec![send(4, Token(h(0, -3, 2).into()))]);
     let (_, a) = net.deliver(2, 4);
     assert_eq!(
         a,
         vec![
-            send(1, LinkInfo(h(0, -4, 4))),
-            send(2, TokenAck(h(0, -4, 4))),
+            send(1, LinkInfo(h(0, -4, 4).into())),
+            send(2, TokenAck(h(0, -4, 4).into())),
             enter()
         ]
     );
 
     // (f) 1, a token holder with no incoming link, lowers itself below 4.
     let (_, a) = net.deliver(4, 1);
-    assert_eq!(a, vec![send(4, LinkInfo(h(-1, -1, 1)))]);
+    assert_eq!(a, vec![send(4, LinkInfo(h(-1, -1, 1).into()))]);
     assert!(net.height(1) < net.height(4));
     assert_eq!(net.n(1).tokens(), 1);
 
@@ -150,8 +156,8 @@ fn figure_3_dynamic_run_link_failure_raise_and_reroute() {
 
     // (b) 3 moves: a link to 1 forms and its links to 2 and 0 fail.
     let (a1, a3) = net.link_up(1, 3);
-    assert_eq!(a1, vec![send(3, LinkInfo(h(1, 1, 1)))]);
-    assert_eq!(a3, vec![send(1, LinkInfo(h(1, 0, 3)))]);
+    assert_eq!(a1, vec![send(3, LinkInfo(h(1, 1, 1).into()))]);
+    assert_eq!(a3, vec![send(1, LinkInfo(h(1, 0, 3).into()))]);
     net.deliver_all();
     assert!(net.n(3).neighbors().is_member(NodeId(1)));
     let (a2, a3) = net.link_down(2, 3);
@@ -165,7 +171,10 @@ fn figure_3_dynamic_run_link_failure_raise_and_reroute() {
     // (c) 3 has no outgoing link left: it raises above 1 and asks 1.
     assert_eq!(
         a3,
-        vec![send(1, LinkInfo(h(2, 0, 3))), send(1, Request(h(2, 0, 3)))]
+        vec![
+            send(1, LinkInfo(h(2, 0, 3).into())),
+            send(1, Request(h(2, 0, 3).into()))
+        ]
     );
     assert_eq!(net.height(3), h(2, 0, 3));
     assert_eq!(net.next(3), 1);
@@ -174,7 +183,7 @@ fn figure_3_dynamic_run_link_failure_raise_and_reroute() {
     assert_eq!(net.queue(1), vec![4, 3]);
 
     // (d) 0 sends its token to 2.
-    assert_eq!(net.release(0), vec![send(2, Token(h(0, 0, 0)))]);
+    assert_eq!(net.release(0), vec![send(2, Token(h(0, 0, 0).into()))]);
     net.deliver_all();
     assert_eq!(net.n(2).status(), Status::Critical);
     assert_eq!(net.height(2), h(0, -1, 2));
@@ -183,16 +192,22 @@ fn figure_3_dynamic_run_link_failure_raise_and_reroute() {
     // sends it on to 3.
     assert_eq!(
         net.release(1),
-        vec![send(4, Token(h(1, 1, 1))), send(4, Request(h(1, 1, 1)))]
+        vec![
+            send(4, Token(h(1, 1, 1).into())),
+            send(4, Request(h(1, 1, 1).into()))
+        ]
     );
     net.deliver_all();
     assert_eq!(net.n(4).status(), Status::Critical);
     assert_eq!(net.queue(4), vec![1]);
-    assert_eq!(net.release(4), vec![send(1, Token(h(1, 0, 4)))]);
+    assert_eq!(net.release(4), vec![send(1, Token(h(1, 0, 4).into()))]);
     let (_, a) = net.deliver(4, 1);
     assert_eq!(
         a,
-        vec![send(4, TokenAck(h(1, -1, 1))), send(3, Token(h(1, -1, 1)))]
+        vec![
+            send(4, TokenAck(h(1, -1, 1).into())),
+            send(3, Token(h(1, -1, 1).into()))
+        ]
     );
     net.deliver_all();
     assert_eq!(net.n(3).status(), Status::Critical);
@@ -237,8 +252,8 @@ fn figure_4_krl_leaves_a_token_idle_while_others_wait() {
     assert_eq!(net.request(3), vec![enter()]);
     assert_eq!(net.release(3), vec![]);
     assert_eq!(net.request(5), vec![enter()]);
-    assert_eq!(net.request(6), vec![send(5, Request(h(1, 0, 6)))]);
-    assert_eq!(net.request(4), vec![send(5, Request(h(1, 0, 4)))]);
+    assert_eq!(net.request(6), vec![send(5, Request(h(1, 0, 6).into()))]);
+    assert_eq!(net.request(4), vec![send(5, Request(h(1, 0, 4).into()))]);
     net.deliver_link(6, 5);
     net.deliver_all();
     assert_eq!(net.queue(5), vec![6, 4]);
@@ -253,7 +268,10 @@ fn figure_4_krl_leaves_a_token_idle_while_others_wait() {
     // They take turns with 5's token.
     assert_eq!(
         net.release(5),
-        vec![send(6, Token(h(0, 0, 5))), send(6, Request(h(0, 0, 5)))]
+        vec![
+            send(6, Token(h(0, 0, 5).into())),
+            send(6, Request(h(0, 0, 5).into()))
+        ]
     );
     net.deliver_all();
     assert_eq!(net.n(6).status(), Status::Critical);
@@ -273,7 +291,7 @@ fn figure_5_krlf_forwards_the_idle_token_and_marks_links_visited() {
     // (a) 3 holds a token and nobody near it wants the critical section.
     assert_eq!(net.request(3), vec![enter()]);
     // 3 releases: the token goes to its lowest unvisited neighbour, 0.
-    assert_eq!(net.release(3), vec![send(0, Token(h(0, 0, 3)))]);
+    assert_eq!(net.release(3), vec![send(0, Token(h(0, 0, 3).into()))]);
     assert_eq!(net.visited(3), vec![0]);
     // (b) it travels 0 → 2 → 1 → 3, each link marked at both ends.
     let hops = [(3, 0, 2), (0, 2, 1), (2, 1, 3)];
@@ -313,9 +331,9 @@ fn figure_5_krlf_forwards_the_idle_token_and_marks_links_visited() {
     assert_eq!(
         actions,
         vec![
-            send(0, LinkInfo(h(0, -4, 3))),
-            send(1, TokenAck(h(0, -4, 3))),
-            send(1, Token(h(0, -4, 3)))
+            send(0, LinkInfo(h(0, -4, 3).into())),
+            send(1, TokenAck(h(0, -4, 3).into())),
+            send(1, Token(h(0, -4, 3).into()))
         ]
     );
     assert_eq!(net.visited(3), vec![1]);
@@ -379,19 +397,22 @@ fn krlf_two_unacknowledged_tokens_to_one_neighbour_cause_no_reversal_in_a_static
     // Release forwards one idle token; 0 keeps the other and, seeing 1 below, lowers.
     assert_eq!(
         net.release(0),
-        vec![send(1, Token(h(0, 0, 0))), send(1, LinkInfo(h(-1, 0, 0)))]
+        vec![
+            send(1, Token(h(0, 0, 0).into())),
+            send(1, LinkInfo(h(-1, 0, 0).into()))
+        ]
     );
     assert_eq!(net.request(0), vec![enter()]);
     // Every link visited: the marks are cleared and the second token follows the first
     // before 1 has acknowledged either.
-    assert_eq!(net.release(0), vec![send(1, Token(h(-1, 0, 0)))]);
+    assert_eq!(net.release(0), vec![send(1, Token(h(-1, 0, 0).into()))]);
     assert_eq!(net.pending(0, 1).len(), 3);
     net.deliver_link(0, 1);
     assert_eq!(net.height(1), h(-1, -1, 1));
     // The ack of the first token reports a height 1 no longer has. Trusting it makes 0 think
     // 1 is above it; the paper's receivedLI (set only by the LinkInfo that matches the height
     // guessed for the *latest* token) would have ignored it.
-    assert_eq!(net.pending(1, 0)[0], TokenAck(h(0, -1, 1)));
+    assert_eq!(net.pending(1, 0)[0], TokenAck(h(0, -1, 1).into()));
     net.deliver(1, 0);
     assert_eq!(
         net.nodes.iter().map(Node::raises).sum::<u64>(),

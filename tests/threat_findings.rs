@@ -243,7 +243,7 @@ fn finding_3_heights_without_headroom_are_refused_and_never_adopted() {
         let actions: Vec<_> = node
             .handle(Event::Receive {
                 from: NodeId(0),
-                msg: reverse_link::Message::Token(bad),
+                msg: reverse_link::Message::Token(bad.into()),
             })
             .unwrap()
             .collect();
@@ -274,7 +274,7 @@ fn finding_3_a_peer_priority_cannot_pin_an_entry_above_aging() {
         from: NodeId(id),
         msg: prioritized::Message::Request {
             priority: Priority::new(level, 0),
-            height: Height::new(0, u64::from(id) as i64, NodeId(id)),
+            height: Height::new(0, u64::from(id) as i64, NodeId(id)).into(),
         },
     };
     let actions: Vec<_> = node.handle(request(u64::MAX, 2)).unwrap().collect();

@@ -1,6 +1,7 @@
 //! The look-ahead protocol's messages.
 
-use crate::permission::{check_word, Timestamp};
+use crate::permission::Timestamp;
+use crate::seal::check_word;
 
 /// A look-ahead message. Any order of delivery is allowed, so every message carries what the
 /// receiver needs to recognise a stale copy.

@@ -21,13 +21,17 @@ impl Node {
                 available,
                 priority,
                 height,
-            } => self.on_token(from, available, priority, height),
-            Message::Request { priority, height } => self.on_request(from, priority, height),
+            } => self.on_token(from, available, priority, height.open()),
+            Message::Request { priority, height } => {
+                self.on_request(from, priority, height.open());
+            }
             Message::Update { priority } => self.on_update(from, priority),
-            Message::Release { resources, height } => self.on_release(from, resources, height),
-            Message::Link { height } => self.on_link(from, height, Said::Info),
-            Message::Probe { height } => self.on_link(from, height, Said::Probe),
-            Message::TokenAck { height } => self.on_link(from, height, Said::Ack),
+            Message::Release { resources, height } => {
+                self.on_release(from, resources, height.open());
+            }
+            Message::Link { height } => self.on_link(from, height.open(), Said::Info),
+            Message::Probe { height } => self.on_link(from, height.open(), Said::Probe),
+            Message::TokenAck { height } => self.on_link(from, height.open(), Said::Ack),
         }
     }
 
@@ -63,7 +67,7 @@ impl Node {
                     self.outbox.send(
                         from,
                         Message::Link {
-                            height: self.height,
+                            height: self.height.into(),
                         },
                     );
                 }
@@ -119,7 +123,7 @@ impl Node {
             self.outbox.send(
                 from,
                 Message::TokenAck {
-                    height: self.height,
+                    height: self.height.into(),
                 },
             );
         }
@@ -154,15 +158,15 @@ impl Node {
         {
             self.queue.upsert(from, priority);
         } else {
-            // It takes us for lower than it is: probe it; it learns our height, and if we are
-            // lower after all, it asks again (T2).
+            // It takes us for lower than we are (our LINK is on its way, or was corrupted and
+            // dropped): tell it our height, and it routes its request elsewhere (T2).
             if valid {
                 self.outbox.anomaly(from, Anomaly::Stale);
             }
             self.outbox.send(
                 from,
-                Message::Probe {
-                    height: self.height,
+                Message::Link {
+                    height: self.height.into(),
                 },
             );
         }
@@ -196,7 +200,7 @@ impl Node {
                 self.outbox.send(
                     from,
                     Message::Link {
-                        height: self.height,
+                        height: self.height.into(),
                     },
                 );
             }
@@ -231,6 +235,11 @@ impl Node {
         if self.hear(from, ht, said).is_none() {
             return;
         }
+        if said == Said::Probe {
+            // Our `next` asks for our height: it may be the peer of a link it had not noticed
+            // when our REQUEST came, which it then had to drop (T1).
+            self.ask_again(from);
+        }
         if !ht.possible_from(from) {
             // Nothing can be concluded from an impossible height, but it may have been the
             // answer to our Probe (T1): ask again if we still need it.
@@ -240,16 +249,9 @@ impl Node {
             return;
         }
         let before = self.queue.front();
-        if self.neighbors.is_lower(from, self.height) && self.queue.delete(from) {
-            // `from` is below us now, so it routes its requests elsewhere. Its height may have
-            // been corrupted on the way, though, and `from` still waiting on us: probe it, and
-            // it asks again if we are still its way down (T2).
-            self.outbox.send(
-                from,
-                Message::Probe {
-                    height: self.height,
-                },
-            );
+        if self.neighbors.is_lower(from, self.height) {
+            // `from` is below us now, so it routes its requests elsewhere.
+            self.queue.delete(from);
         }
         self.settle(before);
     }
@@ -271,19 +273,25 @@ impl Node {
             self.outbox.send(
                 peer,
                 Message::Link {
-                    height: self.height,
+                    height: self.height.into(),
                 },
             );
-            if let Some((_, priority)) = self.queue.front() {
-                if self.token.is_none() && self.live_next() == Some(peer) {
-                    self.outbox.send(
-                        peer,
-                        Message::Request {
-                            priority,
-                            height: self.height,
-                        },
-                    );
-                }
+            self.ask_again(peer);
+        }
+    }
+
+    /// Send our REQUEST again if `peer` is our way to the token: it may not have it (T1, T6).
+    /// A REQUEST already queued there only has its priority raised.
+    fn ask_again(&mut self, peer: NodeId) {
+        if let Some((_, priority)) = self.queue.front() {
+            if self.token.is_none() && self.live_next() == Some(peer) {
+                self.outbox.send(
+                    peer,
+                    Message::Request {
+                        priority,
+                        height: self.height.into(),
+                    },
+                );
             }
         }
     }

@@ -1,11 +1,12 @@
 //! The messages of the prioritized algorithm.
 
-use crate::height::Height;
+use crate::height::Sealed;
 use crate::queue::Priority;
 
 /// A message between neighbours. The sender is the `from` of [`crate::Event::Receive`].
 ///
-/// The paper attaches the sender's height to every message; UPDATE goes where the sender's
+/// The paper attaches the sender's height to every message (here sealed with a check word,
+/// [`Sealed`]); UPDATE goes where the sender's
 /// REQUEST went and needs none, so it carries none.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
@@ -20,14 +21,14 @@ pub enum Message {
         /// way is not lost (not in the paper, see `docs/ALGORITHMS.md`).
         priority: Priority,
         /// The sender's height when it sent the token.
-        height: Height,
+        height: Sealed,
     },
     /// REQUEST(j, S): the sender asks for the token on behalf of the front of its queue.
     Request {
         /// The priority of the front of the sender's queue.
         priority: Priority,
         /// The sender's height.
-        height: Height,
+        height: Sealed,
     },
     /// UPDATE(j, S): the front of the sender's queue now has a higher priority.
     Update {
@@ -41,26 +42,26 @@ pub enum Message {
         /// The sender's height: a RELEASE goes to the sender's lowest neighbour, so the
         /// receiver can tell when the sender's view of it is wrong (and two wrong views would
         /// otherwise pass it back and forth for ever; T2).
-        height: Height,
+        height: Sealed,
     },
     /// LINK: the sender's height, on link formation, after a change or in answer to a Probe.
     Link {
         /// The sender's height.
-        height: Height,
+        height: Sealed,
     },
     /// The sender's height, and a request for the receiver's (answered with a LINK): a node
     /// that needs a link whose peer's first LINK it never received asks with it
     /// (`docs/ALGORITHMS.md`, T1; not in the paper).
     Probe {
         /// The sender's height.
-        height: Height,
+        height: Sealed,
     },
     /// The acknowledgement of a TOKEN, carrying the recipient's height: the first message its
     /// sender may trust again (the paper uses a LINK carrying exactly the height the sender
     /// assumed, which one corrupted height would keep unrecognised forever; T3).
     TokenAck {
         /// The sender's height after taking the token.
-        height: Height,
+        height: Sealed,
     },
 }
 

@@ -94,7 +94,7 @@ impl Node {
                 Message::Token {
                     available: Resources::new(t),
                     priority: granted,
-                    height: self.height,
+                    height: self.height.into(),
                 },
             );
             if let Some(priority) = rest {
@@ -103,7 +103,7 @@ impl Node {
                     front,
                     Message::Request {
                         priority,
-                        height: self.height,
+                        height: self.height.into(),
                     },
                 );
             }
@@ -124,7 +124,7 @@ impl Node {
                 next,
                 Message::Request {
                     priority,
-                    height: self.height,
+                    height: self.height.into(),
                 },
             ),
             None => self.ask_forming(),
@@ -133,20 +133,22 @@ impl Node {
 
     /// Send a Probe to every forming link not asked yet: this node needs its links now.
     pub(super) fn ask_forming(&mut self) {
-        let height = self.height;
-        for peer in self.neighbors.ask_forming(height) {
-            self.outbox.send(peer, Message::Probe { height });
+        let own = self.height;
+        for peer in self.neighbors.ask_forming(own) {
+            self.outbox
+                .send(peer, Message::Probe { height: own.into() });
         }
     }
 
     /// Ask one forming link's peer for its height with a Probe.
     pub(super) fn ask(&mut self, peer: NodeId) {
-        let height = self.height;
+        let own = self.height;
         if let Some(entry) = self.neighbors.get_mut(peer) {
             entry.asked = true;
-            entry.form_height = height;
+            entry.form_height = own;
         }
-        self.outbox.send(peer, Message::Probe { height });
+        self.outbox
+            .send(peer, Message::Probe { height: own.into() });
     }
 
     /// forwardRelease: send RELEASE(r) towards the token (the lowest neighbour). Unlike the
@@ -159,7 +161,7 @@ impl Node {
                 lowest,
                 Message::Release {
                     resources: Resources::new(resources),
-                    height: self.height,
+                    height: self.height.into(),
                 },
             ),
             None => {
@@ -191,18 +193,7 @@ impl Node {
         };
         self.height = raised;
         self.raises += 1;
-        for n in self.neighbors.members() {
-            // A neighbour whose request we drop below is probed rather than told: our view of
-            // it may be wrong (corrupted), and if we are still its way down it asks again
-            // (T2).
-            let height = raised;
-            let msg = if n.height < raised && self.queue.contains(n.id) {
-                Message::Probe { height }
-            } else {
-                Message::Link { height }
-            };
-            self.outbox.send(n.id, msg);
-        }
+        self.broadcast_link(None);
         self.ask_forming();
         let (id, neighbors) = (self.id, &self.neighbors);
         self.queue
@@ -224,7 +215,7 @@ impl Node {
 
     /// Send LINK with the current height to every member of `N` but `except`.
     pub(super) fn broadcast_link(&mut self, except: Option<NodeId>) {
-        let height = self.height;
+        let height = self.height.into();
         for n in self.neighbors.members().filter(|n| Some(n.id) != except) {
             self.outbox.send(n.id, Message::Link { height });
         }

@@ -1,6 +1,7 @@
-//! KRL messages. Every message carries the sender's height at the time it was sent.
+//! KRL messages. Every message carries the sender's height at the time it was sent, sealed
+//! with a check word ([`Sealed`]).
 
-use crate::height::Height;
+use crate::height::{Height, Sealed};
 
 /// A KRL/KRLF protocol message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -8,24 +9,29 @@ use crate::height::Height;
 #[non_exhaustive]
 pub enum Message {
     /// Ask the receiver for a token on behalf of the sender's queue.
-    Request(Height),
+    Request(Sealed),
     /// One token.
-    Token(Height),
+    Token(Sealed),
     /// The sender's height, on link formation, after a change, or in answer to a Probe.
-    LinkInfo(Height),
+    LinkInfo(Sealed),
     /// The sender's height, and a request for the receiver's (answered with a LinkInfo): a
     /// node that needs a link whose peer's first LinkInfo it never received (it arrived before
     /// the node's own `LinkUp`) asks with it (`docs/ALGORITHMS.md`, T1; not in the paper).
-    Probe(Height),
+    Probe(Sealed),
     /// The sender's height, sent to acknowledge a token: the first message the token's sender
     /// may trust from it again (the paper sends a LinkInfo carrying a guessed height instead;
     /// see `docs/ALGORITHMS.md`).
-    TokenAck(Height),
+    TokenAck(Sealed),
 }
 
 impl Message {
-    /// The height the message carries.
+    /// The height the message carries, or [`Height::CORRUPTED`] if it fails its check word.
     pub fn height(&self) -> Height {
+        self.sealed().open()
+    }
+
+    /// The height the message carries, with its check word, as it travelled.
+    pub fn sealed(&self) -> Sealed {
         match *self {
             Message::Request(h)
             | Message::Token(h)

@@ -221,7 +221,7 @@ impl Node {
                     self.outbox.anomaly(j, Anomaly::OutOfRange);
                 }
                 if heard.tell {
-                    self.outbox.send(j, Message::LinkInfo(self.height));
+                    self.outbox.send(j, Message::LinkInfo(self.height.into()));
                 }
                 Some(heard)
             }
@@ -245,7 +245,7 @@ impl Node {
                 entry.asked = true;
                 entry.form_height = self.height;
             }
-            return self.outbox.send(j, Message::Probe(self.height));
+            return self.outbox.send(j, Message::Probe(self.height.into()));
         }
         // A REQUEST carries the sender's height: from a forming link it completes the handshake
         // its lost LinkInfo would have (T1). An impossible height leaves our view as it was.
@@ -257,13 +257,13 @@ impl Node {
         {
             self.queue.enqueue(j);
         } else {
-            // The peer takes us for lower than it is: our height changed in flight (our
-            // LinkInfo is on its way), or a height was corrupted. Probe it: it learns our
-            // height, and if we are lower after all, it asks again (T2).
+            // The peer takes us for lower than we are (our LinkInfo is on its way, or was
+            // corrupted and dropped): tell it our height, and it routes its request elsewhere
+            // (T2).
             if valid {
                 self.outbox.anomaly(j, Anomaly::Stale);
             }
-            self.outbox.send(j, Message::Probe(self.height));
+            self.outbox.send(j, Message::LinkInfo(self.height.into()));
         }
         if self.is_holder() {
             self.serve();
@@ -297,12 +297,12 @@ impl Node {
                 // above, so their (now too high) view of us still gives the right direction.
                 for k in self.neighbors.outgoing(self.height) {
                     if k != j {
-                        self.outbox.send(k, Message::LinkInfo(lowered));
+                        self.outbox.send(k, Message::LinkInfo(lowered.into()));
                     }
                 }
                 self.height = lowered;
             }
-            self.outbox.send(j, Message::TokenAck(self.height));
+            self.outbox.send(j, Message::TokenAck(self.height.into()));
         } else {
             // Keep the token (never lose capacity) but not the unverifiable height.
             self.outbox.anomaly(j, Anomaly::UnknownPeer);
@@ -323,6 +323,11 @@ impl Node {
         if self.hear(j, h, said).is_none() {
             return;
         }
+        if said == Said::Probe {
+            // Our `next` asks for our height: it may be the peer of a link it had not noticed
+            // when our REQUEST came, which it then had to drop (T1).
+            self.ask_again(j);
+        }
         if !h.possible_from(j) {
             // Nothing can be concluded from an impossible height, but it may have been the
             // answer to our Probe (T1): ask again if we still need it.
@@ -331,11 +336,9 @@ impl Node {
             }
             return;
         }
-        if self.neighbors.is_lower(j, self.height) && self.queue.delete(j) {
-            // `j` is below us now, so it routes its requests elsewhere (LinkInfo line 7). Its
-            // height may have been corrupted on the way, though, and `j` still waiting on us:
-            // probe it, and it asks again if we are still its way down (T2).
-            self.outbox.send(j, Message::Probe(self.height));
+        if self.neighbors.is_lower(j, self.height) {
+            // `j` is below us now, so it routes its requests elsewhere (LinkInfo line 7).
+            self.queue.delete(j);
         }
         if self.is_holder() && !self.lowered_on_link_info && self.neighbors.all_lower(self.height) {
             self.lowered_on_link_info = true;
@@ -367,11 +370,16 @@ impl Node {
             // LinkInfo may already have come and gone (T1). Ask for it.
             self.ask_forming();
         } else {
-            self.outbox.send(j, Message::LinkInfo(self.height));
-            let waiting = !self.is_holder() && !self.queue.is_empty();
-            if waiting && self.next == Some(j) && !self.next_is_stale() {
-                self.outbox.send(j, Message::Request(self.height));
-            }
+            self.outbox.send(j, Message::LinkInfo(self.height.into()));
+            self.ask_again(j);
+        }
+    }
+
+    /// Send our REQUEST again if `j` is our way to a token: it may not have it (T1, T6).
+    fn ask_again(&mut self, j: NodeId) {
+        let waiting = !self.is_holder() && !self.queue.is_empty();
+        if waiting && self.next == Some(j) && !self.next_is_stale() {
+            self.outbox.send(j, Message::Request(self.height.into()));
         }
     }
 
@@ -408,7 +416,7 @@ impl Node {
     fn forward_request(&mut self) {
         self.next = self.neighbors.lowest();
         match self.next {
-            Some(next) => self.outbox.send(next, Message::Request(self.height)),
+            Some(next) => self.outbox.send(next, Message::Request(self.height.into())),
             None => self.ask_forming(),
         }
     }
@@ -417,7 +425,7 @@ impl Node {
     fn ask_forming(&mut self) {
         let own = self.height;
         for peer in self.neighbors.ask_forming(own) {
-            self.outbox.send(peer, Message::Probe(own));
+            self.outbox.send(peer, Message::Probe(own.into()));
         }
     }
 
@@ -434,7 +442,7 @@ impl Node {
             } else if self.neighbors.is_member(next) {
                 self.send_token(next);
                 if !self.is_holder() && !self.queue.is_empty() {
-                    self.outbox.send(next, Message::Request(self.height));
+                    self.outbox.send(next, Message::Request(self.height.into()));
                 }
             }
         }
@@ -450,7 +458,7 @@ impl Node {
         if let Some(entry) = self.neighbors.get_mut(to) {
             entry.token_sent(assumed);
         }
-        self.outbox.send(to, Message::Token(self.height));
+        self.outbox.send(to, Message::Token(self.height.into()));
     }
 
     /// KRLF PickLowest&ForwardToken: pass one idle token to the lowest unvisited neighbour,
@@ -494,18 +502,7 @@ impl Node {
         };
         self.height = new;
         self.raises += 1;
-        for n in self.neighbors.members() {
-            // A neighbour whose request we drop below is probed rather than told: our view of
-            // it may be wrong (corrupted), and if we are still its way down it asks again
-            // (T2).
-            let dropped = n.height < new && self.queue.contains(n.id);
-            let msg = if dropped {
-                Message::Probe(new)
-            } else {
-                Message::LinkInfo(new)
-            };
-            self.outbox.send(n.id, msg);
-        }
+        self.announce();
         self.ask_forming();
         let (id, neighbors) = (self.id, &self.neighbors);
         self.queue
@@ -519,9 +516,15 @@ impl Node {
     fn trim_height(&mut self) {
         if let Some(new) = height::trim(self.height, self.neighbors.heights()) {
             self.height = new;
-            for n in self.neighbors.members() {
-                self.outbox.send(n.id, Message::LinkInfo(new));
-            }
+            self.announce();
+        }
+    }
+
+    /// Send our height to every member of `N`.
+    fn announce(&mut self) {
+        let height = self.height.into();
+        for n in self.neighbors.members() {
+            self.outbox.send(n.id, Message::LinkInfo(height));
         }
     }
 
@@ -532,7 +535,7 @@ impl Node {
         };
         self.height = new;
         for k in self.neighbors.incoming(new) {
-            self.outbox.send(k, Message::LinkInfo(new));
+            self.outbox.send(k, Message::LinkInfo(new.into()));
         }
     }
 }
@@ -572,14 +575,14 @@ impl Protocol for Node {
                 self.on_release();
             }
             Event::Receive { from, msg } => match msg {
-                Message::Request(h) => self.on_request_msg(from, h),
+                Message::Request(h) => self.on_request_msg(from, h.open()),
                 Message::Token(h) => {
                     self.lowered_on_link_info = false;
-                    self.on_token(from, h);
+                    self.on_token(from, h.open());
                 }
-                Message::LinkInfo(h) => self.on_height_msg(from, h, Said::Info),
-                Message::Probe(h) => self.on_height_msg(from, h, Said::Probe),
-                Message::TokenAck(h) => self.on_height_msg(from, h, Said::Ack),
+                Message::LinkInfo(h) => self.on_height_msg(from, h.open(), Said::Info),
+                Message::Probe(h) => self.on_height_msg(from, h.open(), Said::Probe),
+                Message::TokenAck(h) => self.on_height_msg(from, h.open(), Said::Ack),
             },
             Event::LinkUp(j) => {
                 self.lowered_on_link_info = false;

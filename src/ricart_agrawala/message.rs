@@ -1,6 +1,7 @@
 //! Ricart–Agrawala messages.
 
-use crate::permission::{check_word, Timestamp};
+use crate::permission::Timestamp;
+use crate::seal::check_word;
 
 /// A Ricart–Agrawala message.
 #[derive(Debug, Clone, PartialEq, Eq)]

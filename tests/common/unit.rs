@@ -45,7 +45,7 @@ pub fn waiting_holder(available: u32, resources: u32, priority: u32) -> Node {
     let token = Message::Token {
         available: Resources::new(available),
         priority: p(0),
-        height: h(0, -1, 2),
+        height: h(0, -1, 2).into(),
     };
     go(&mut a, recv(2, token));
     go(&mut a, req(resources, priority));
@@ -78,7 +78,7 @@ pub fn request_msg(from: u32, level: u64, height: Height) -> Event<Message> {
         from,
         Message::Request {
             priority: p(level),
-            height,
+            height: height.into(),
         },
     )
 }

@@ -5,7 +5,7 @@
 //! consistent rewrite of several fields is a forged message that only authentication tells).
 
 use arbitrary::Arbitrary;
-use manet_mutex::height::Height;
+use manet_mutex::height::{Height, Sealed};
 use manet_mutex::permission::{Timestamp, SKEW_LIMIT};
 use manet_mutex::queue::Priority;
 use manet_mutex::{look_ahead, prioritized, reverse_link, ricart_agrawala, NodeId};
@@ -183,11 +183,12 @@ pub trait Fields {
     }
 }
 
-fn height(h: &mut Height) -> [Slot<'_>; 3] {
+fn height(s: &mut Sealed) -> [Slot<'_>; 4] {
     [
-        Slot::I64(&mut h.h1),
-        Slot::I64(&mut h.h2),
-        Slot::Id(&mut h.id),
+        Slot::I64(&mut s.height.h1),
+        Slot::I64(&mut s.height.h2),
+        Slot::Id(&mut s.height.id),
+        Slot::U64(&mut s.check, u64::MAX),
     ]
 }
 

@@ -55,7 +55,7 @@ impl In {
                 h2,
                 owner,
             } => {
-                let height = height(h1, h2, owner);
+                let height = height(h1, h2, owner).into();
                 let priority = Priority::new(level, tie);
                 let msg = match kind {
                     Kind::Token {

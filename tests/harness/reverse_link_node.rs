@@ -50,11 +50,11 @@ impl In {
             } => {
                 let h = height(h1, h2, owner);
                 let msg = match kind {
-                    Kind::Request => Message::Request(h),
-                    Kind::Token => Message::Token(h),
-                    Kind::LinkInfo => Message::LinkInfo(h),
-                    Kind::TokenAck => Message::TokenAck(h),
-                    Kind::Probe => Message::Probe(h),
+                    Kind::Request => Message::Request(h.into()),
+                    Kind::Token => Message::Token(h.into()),
+                    Kind::LinkInfo => Message::LinkInfo(h.into()),
+                    Kind::TokenAck => Message::TokenAck(h.into()),
+                    Kind::Probe => Message::Probe(h.into()),
                 };
                 Event::Receive {
                     from: from.id(),

@@ -92,6 +92,41 @@ pub(crate) struct Heard {
     pub(crate) recorded: bool,
 }
 
+/// The checks both token algorithms make on a node's initial configuration: its height names
+/// it, every height is valid, the neighbours are distinct other nodes, and a node without a
+/// token that has neighbours has one below it (the DAG is token oriented: without a way down it
+/// could only wait). An isolated node is accepted either way; it waits for a link. Returns the
+/// initial `next`: the node itself if it holds a token, else its lowest neighbour (`None` if
+/// it has none), or why the configuration is refused.
+pub(crate) fn initial_next(
+    id: NodeId,
+    own: Height,
+    neighbors: &[Height],
+    holder: bool,
+) -> Result<Option<NodeId>, &'static str> {
+    if own.id != id {
+        return Err("the height's id must be the node's id");
+    }
+    if !own.is_valid() || neighbors.iter().any(|h| !h.is_valid()) {
+        return Err("heights must be within ±Height::LIMIT");
+    }
+    let mut ids: Vec<NodeId> = neighbors.iter().map(|h| h.id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.len() != neighbors.len() || ids.contains(&id) {
+        return Err("neighbours must be distinct and exclude the node itself");
+    }
+    if holder {
+        return Ok(Some(id));
+    }
+    match neighbors.iter().min() {
+        Some(lowest) if *lowest > own => {
+            Err("a node without a token needs a lower neighbour (token-oriented DAG)")
+        }
+        lowest => Ok(lowest.map(|h| h.id)),
+    }
+}
+
 /// The neighbour table.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Neighbors {

@@ -12,8 +12,9 @@ use super::policy::{Config, Settings};
 /// The heights are KRL's initial layout for a single token holder (hop distance to the
 /// holder, see [`reverse_link::build`]), so every other node has a lower neighbour one hop
 /// closer: the DAG is token oriented. Errors (`InvalidConfig`) for an out-of-range node, a
-/// self-loop, a disconnected graph (some node then has no lower neighbour), or invalid
-/// settings.
+/// self-loop, a component without the token holder (its nodes could only wait; an isolated
+/// node is accepted and waits for a link), or invalid settings: the same rules as
+/// `reverse_link`.
 pub fn build_network(
     n: u32,
     edges: &[(NodeId, NodeId)],
@@ -63,8 +64,12 @@ mod tests {
     fn rejects_bad_graphs_and_settings() {
         let s = Settings::new(2, Policy::Explicit);
         assert!(
-            build_network(3, &[e(0, 1)], NodeId(0), s).is_err(),
-            "disconnected"
+            build_network(4, &[e(0, 1), e(2, 3)], NodeId(0), s).is_err(),
+            "a component without the token"
+        );
+        assert!(
+            build_network(3, &[e(0, 1)], NodeId(0), s).is_ok(),
+            "an isolated node waits for a link"
         );
         assert!(
             build_network(2, &[e(0, 0), e(0, 1)], NodeId(0), s).is_err(),

@@ -45,7 +45,7 @@ impl Node {
             status: Status::Remainder,
             height: config.height,
             neighbors: Neighbors::with_known(config.neighbors, config.height),
-            next: Some(next),
+            next,
             token: config.token_holder.then_some(config.settings.k),
             queue: PriorityQueue::new(),
             wanted: 0,

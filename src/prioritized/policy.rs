@@ -3,6 +3,7 @@
 use alloc::vec::Vec;
 
 use crate::height::Height;
+use crate::neighbors::initial_next;
 use crate::queue::Priority;
 use crate::{CsRequest, Error, NodeId};
 
@@ -74,36 +75,19 @@ pub struct Config {
 
 impl Config {
     /// Check the paper's preconditions; on success return the initial `next` (the node itself
-    /// for the token holder, else its lowest neighbour).
-    pub(crate) fn validate(&self) -> Result<NodeId, Error> {
-        let fail = |reason| {
-            Err(Error::InvalidConfig {
-                node: self.id,
-                reason,
-            })
+    /// for the token holder, else its lowest neighbour; `None` for an isolated node).
+    pub(crate) fn validate(&self) -> Result<Option<NodeId>, Error> {
+        let bad = |reason| Error::InvalidConfig {
+            node: self.id,
+            reason,
         };
         if self.settings.k == 0 {
-            return fail("k must be at least 1");
+            return Err(bad("k must be at least 1"));
         }
         if self.settings.aging_step == 0 {
-            return fail("aging step must be at least 1, or requests can starve");
+            return Err(bad("aging step must be at least 1, or requests can starve"));
         }
-        if self.height.id != self.id {
-            return fail("height triple names another node");
-        }
-        let mut ids: Vec<NodeId> = self.neighbors.iter().map(|h| h.id).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        if ids.len() != self.neighbors.len() || ids.contains(&self.id) {
-            return fail("neighbours must be distinct and exclude the node itself");
-        }
-        if self.token_holder {
-            return Ok(self.id);
-        }
-        match self.neighbors.iter().filter(|h| **h < self.height).min() {
-            Some(lowest) => Ok(lowest.id),
-            None => fail("a node without the token needs a lower neighbour (token-oriented DAG)"),
-        }
+        initial_next(self.id, self.height, &self.neighbors, self.token_holder).map_err(bad)
     }
 }
 

@@ -79,9 +79,14 @@ impl Node {
                 });
                 continue;
             }
+            // Entries are deleted with their link, so a queued peer always has one: a bug
+            // otherwise (caught in debug builds). Release builds skip the entry, keeping the
+            // token rather than sending it over a missing link.
+            debug_assert!(
+                self.neighbors.get(front).is_some(),
+                "{front:?} queued unlinked"
+            );
             let Some(peer) = self.neighbors.get_mut(front) else {
-                // Entries are deleted with their link, so this cannot happen; skipping the
-                // entry keeps the token rather than sending it over a missing link.
                 continue;
             };
             // The recipient will adopt this height (TOKEN handler); until its LINK confirms

@@ -12,8 +12,10 @@ use crate::{Error, NodeId};
 /// each of `holders` (so `k = holders.len()`).
 ///
 /// Heights are `(d, 0, id)` where `d` is the hop distance to the nearest holder: every node
-/// that can reach a holder has a neighbour one hop closer, hence a downhill path to it. Nodes
-/// that cannot reach any holder get `d = n` (they raise themselves once a link connects them).
+/// that can reach a holder has a neighbour one hop closer, hence a downhill path to it. A
+/// component without a holder is refused (its nodes could only wait, and `Node::new` refuses
+/// a node without a token and without a lower neighbour), but an isolated node without a token
+/// is accepted with `d = n`: it waits for a link.
 /// A holder whose nearest non-holder is `e` hops away (through holders) gets `(0, 1 - e, id)`,
 /// so every holder has a higher neighbour, as the paper requires.
 ///
@@ -62,6 +64,12 @@ pub fn build(
                 frontier.push_back(v);
             }
         }
+    }
+    if let Some(i) = (0..n).find(|&i| dist[i] == usize::MAX && !adjacency[i].is_empty()) {
+        return invalid(
+            NodeId(i as u32),
+            "a component without a token holder: its nodes could only wait",
+        );
     }
     // The paper requires every holder to start with a higher neighbour, or holders that see
     // only lower neighbours lower themselves below each other forever. A holder `e` steps
@@ -160,5 +168,17 @@ mod tests {
         assert!(build(3, &[e(0, 1)], &[], false).is_err());
         assert!(build(3, &[e(0, 1)], &[NodeId(0), NodeId(0)], false).is_err());
         assert!(build(3, &[e(0, 1)], &[NodeId(7)], false).is_err());
+    }
+
+    #[test]
+    fn a_component_without_a_holder_is_refused_and_an_isolated_node_accepted() {
+        // 2–3 cannot reach the token at 0: they could only wait.
+        let refused = build(4, &[e(0, 1), e(2, 3)], &[NodeId(0)], false);
+        assert!(matches!(refused, Err(Error::InvalidConfig { node, .. }) if node == NodeId(2)));
+        // Node 2 alone waits for a link, and every configuration builds a node.
+        let configs = build(3, &[e(0, 1)], &[NodeId(0)], false).unwrap();
+        for c in configs {
+            assert!(super::super::Node::new(c).is_ok());
+        }
     }
 }

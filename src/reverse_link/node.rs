@@ -4,7 +4,7 @@ use alloc::vec::Vec;
 
 use super::Message;
 use crate::height::{self, Height};
-use crate::neighbors::{Heard, Neighbors, Said};
+use crate::neighbors::{initial_next, Heard, Neighbors, Said};
 use crate::node::Outbox;
 use crate::queue::FifoQueue;
 use crate::{Action, Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
@@ -27,31 +27,19 @@ pub struct Config {
 }
 
 impl Config {
-    fn validate(&self) -> Result<(), Error> {
-        let bad = |reason| {
-            Err(Error::InvalidConfig {
-                node: self.id,
-                reason,
-            })
+    /// The paper's preconditions; on success the initial `next`.
+    fn validate(&self) -> Result<Option<NodeId>, Error> {
+        let bad = |reason| Error::InvalidConfig {
+            node: self.id,
+            reason,
         };
         if self.k == 0 {
-            return bad("k must be at least 1");
+            return Err(bad("k must be at least 1"));
         }
         if self.tokens > self.k {
-            return bad("a node cannot hold more than k tokens");
+            return Err(bad("a node cannot hold more than k tokens"));
         }
-        if self.height.id != self.id {
-            return bad("the height's id must be the node's id");
-        }
-        let mut ids: Vec<NodeId> = self.neighbors.iter().map(|h| h.id).collect();
-        ids.sort_unstable();
-        if ids.windows(2).any(|w| w[0] == w[1]) {
-            return bad("a neighbour is listed twice");
-        }
-        if ids.contains(&self.id) {
-            return bad("a node cannot be its own neighbour");
-        }
-        Ok(())
+        initial_next(self.id, self.height, &self.neighbors, self.tokens > 0).map_err(bad)
     }
 }
 
@@ -95,13 +83,8 @@ impl Eq for Node {}
 impl Node {
     /// A node in its initial state, or `Err` if the configuration is invalid.
     pub fn new(config: Config) -> Result<Self, Error> {
-        config.validate()?;
+        let next = config.validate()?;
         let neighbors = Neighbors::with_known(config.neighbors.iter().copied(), config.height);
-        let next = if config.tokens > 0 {
-            Some(config.id)
-        } else {
-            neighbors.lowest()
-        };
         Ok(Node {
             id: config.id,
             k: config.k,
@@ -436,6 +419,9 @@ impl Node {
             let Some(next) = self.queue.dequeue() else {
                 break;
             };
+            // A peer is queued only once in `N` and leaves the queue with its link: a bug
+            // otherwise (caught in debug builds; release builds skip the entry).
+            debug_assert!(next == self.id || self.neighbors.is_member(next));
             if next == self.id {
                 self.status = Status::Critical;
                 self.outbox.push(Action::EnterCritical { resources: 1 });

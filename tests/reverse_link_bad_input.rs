@@ -192,7 +192,7 @@ fn invalid_configs_are_rejected_with_the_node_and_reason() {
     let ok = config(4, 2, 1, h(0, 0, 4), &[h(1, 0, 1), h(1, 0, 2)]);
     assert!(Node::new(ok.clone()).is_ok());
 
-    let cases: [(Config, &str); 5] = [
+    let cases: [(Config, &str); 7] = [
         (
             Config {
                 k: 0,
@@ -220,14 +220,28 @@ fn invalid_configs_are_rejected_with_the_node_and_reason() {
                 neighbors: vec![h(1, 0, 1), h(2, 0, 2), h(3, 0, 1)],
                 ..ok.clone()
             },
-            "a neighbour is listed twice",
+            "neighbours must be distinct and exclude the node itself",
         ),
         (
             Config {
                 neighbors: vec![h(1, 0, 1), h(5, 0, 4)],
                 ..ok.clone()
             },
-            "a node cannot be its own neighbour",
+            "neighbours must be distinct and exclude the node itself",
+        ),
+        (
+            Config {
+                tokens: 0,
+                ..ok.clone()
+            },
+            "a node without a token needs a lower neighbour (token-oriented DAG)",
+        ),
+        (
+            Config {
+                height: h(Height::LIMIT + 1, 0, 4),
+                ..ok.clone()
+            },
+            "heights must be within ±Height::LIMIT",
         ),
     ];
     for (c, reason) in cases {
@@ -567,11 +581,17 @@ fn start() -> impl Strategy<Value = Node> {
             (Just((id, k, fwd, nbrs, h1)), 0..=k, heights)
         })
         .prop_map(|((id, k, fwd, nbrs, h1), tokens, heights)| {
-            let neighbors = nbrs
+            let neighbors: Vec<Height> = nbrs
                 .iter()
                 .zip(heights)
                 .map(|(&p, (a, b))| h(a, b, p))
                 .collect();
+            // Without a token the node must have a lower neighbour (token-oriented DAG).
+            let lowest = neighbors.iter().map(|n| n.h1).min();
+            let h1 = match lowest {
+                Some(low) if tokens == 0 => h1.max(low + 1),
+                _ => h1,
+            };
             Node::new(Config {
                 id: NodeId(id),
                 k,

@@ -74,7 +74,7 @@ fn token_ack_survives_a_crossing_token() {
 /// was already lower than the token's sender keeps its height, and the sender learns it.
 #[test]
 fn token_ack_reports_the_true_height() {
-    let mut n1 = node(1, 1, 0, h(0, 0, 1), &[h(5, 0, 0)]);
+    let mut n1 = node(1, 1, 0, h(0, 0, 1), &[h(5, 0, 0), h(-1, 0, 2)]);
     n1.handle(Event::Request(CsRequest::ONE))
         .unwrap()
         .for_each(drop);

@@ -34,6 +34,7 @@ pub struct Input {
 
 /// The run of `input` without its faults: how the reproducers recorded before faults existed
 /// (`fuzz/regressions/prioritized_network/before-faults/`) decode as they did then.
+#[allow(dead_code)] // the property tests generate faults always
 pub fn run_without_faults(input: &Input) {
     run(&Input {
         faults: Vec::new(),

@@ -4,6 +4,7 @@
 mod common;
 
 use common::unit::*;
+use manet_mutex::height::Sealed;
 use manet_mutex::prioritized::{Message, Resources};
 use manet_mutex::{Action, Anomaly, Event};
 
@@ -450,4 +451,82 @@ fn update_goes_where_the_request_went_not_to_the_new_lowest_neighbour() {
     assert_eq!(a.neighbors().lowest(), Some(n(4)));
     let out = go(&mut a, request_msg(3, 7, h(0, 8, 3)));
     assert_eq!(out, vec![send(0, Message::Update { priority: p(7) })]);
+}
+
+#[test]
+fn a_keepalive_from_next_repeats_the_request() {
+    // Our REQUEST to `next` may have been lost to corruption (its height failed the check and
+    // the holder could not queue it): the link layer's keepalive makes us ask again (T6).
+    let mut a = middle();
+    let asked = go(&mut a, req(1, 3));
+    let request = Message::Request {
+        priority: p(3),
+        height: h(0, 1, 1).into(),
+    };
+    assert_eq!(asked, vec![send(0, request.clone())]);
+    assert_eq!(
+        go(&mut a, Event::LinkUp(n(0))),
+        vec![
+            send(
+                0,
+                Message::Link {
+                    height: h(0, 1, 1).into()
+                }
+            ),
+            send(0, request)
+        ]
+    );
+    // A keepalive from another neighbour only announces the height.
+    assert_eq!(go(&mut a, Event::LinkUp(n(2))).len(), 1);
+}
+
+#[test]
+fn a_token_whose_height_fails_its_check_word_is_kept_without_adopting_the_height() {
+    let mut a = middle();
+    go(&mut a, req(1, 0));
+    let corrupted = Sealed {
+        height: h(-1000, 0, 0),
+        check: Sealed::new(h(0, 0, 0)).check,
+    };
+    let out = go(
+        &mut a,
+        recv(
+            0,
+            Message::Token {
+                available: Resources::new(5),
+                priority: p(0),
+                height: corrupted,
+            },
+        ),
+    );
+    assert!(a.holds_token());
+    assert_eq!(
+        a.height(),
+        h(0, 1, 1),
+        "the corrupted height is not adopted (T8)"
+    );
+    assert!(out.contains(&anomaly(0, Anomaly::OutOfRange)));
+}
+
+#[test]
+fn a_non_holder_far_above_every_neighbour_comes_down_to_one_level_above_them() {
+    let mut a = node(1, h(40, 3, 1), &[h(0, 0, 0), h(2, 0, 2)], false);
+    let out = go(
+        &mut a,
+        recv(
+            2,
+            Message::Link {
+                height: h(2, 1, 2).into(),
+            },
+        ),
+    );
+    assert_eq!(
+        a.height(),
+        h(3, 3, 1),
+        "every link keeps its direction (T7)"
+    );
+    let link = Message::Link {
+        height: h(3, 3, 1).into(),
+    };
+    assert_eq!(out, vec![send(0, link.clone()), send(2, link)]);
 }

@@ -705,3 +705,69 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_token_whose_height_fails_its_check_word_is_kept_without_adopting_the_height() {
+    // A corrupted height far below the rest would have made this node sink there, and the
+    // nodes that the token later left behind would climb out one level per reversal (T8).
+    let mut n = waiter();
+    let corrupted = Sealed {
+        height: h(-1000, 0, 1),
+        check: Sealed::new(h(0, 0, 1)).check,
+    };
+    let actions = run(&mut n, recv(1, Message::Token(corrupted)));
+    assert_eq!(n.tokens(), 1, "the token is kept");
+    assert_eq!(n.height(), h(1, 0, 5), "its height is not adopted");
+    let view = n.neighbors().get(NodeId(1)).map(|e| e.height);
+    assert_eq!(view, Some(h(0, 0, 1)), "nor recorded");
+    assert_eq!(
+        actions,
+        vec![
+            anomaly(1, Anomaly::OutOfRange),
+            send(1, Message::TokenAck(h(1, 0, 5).into()))
+        ]
+    );
+}
+
+#[test]
+fn a_non_holder_far_above_every_neighbour_comes_down_to_one_level_above_them() {
+    // Left far above by a failure (or by a view that was wrong when it raised): every link
+    // keeps its direction, but nobody behind it has to climb over it any more (T7).
+    let mut n = Node::new(config(5, 1, 0, h(40, 3, 5), &[h(0, 0, 1), h(2, 0, 2)])).unwrap();
+    let actions = run(&mut n, recv(2, Message::LinkInfo(h(2, 1, 2).into())));
+    assert_eq!(n.height(), h(3, 3, 5));
+    assert_eq!(
+        actions,
+        vec![
+            send(1, Message::LinkInfo(h(3, 3, 5).into())),
+            send(2, Message::LinkInfo(h(3, 3, 5).into()))
+        ]
+    );
+    // One level above: nothing to trim.
+    assert_eq!(
+        run(&mut n, recv(1, Message::LinkInfo(h(0, 1, 1).into()))),
+        vec![]
+    );
+}
+
+#[test]
+fn a_keepalive_from_next_repeats_the_request() {
+    // Our REQUEST to `next` may have been lost to corruption: the link layer's keepalive
+    // makes us ask again (T6); from another neighbour it only announces our height.
+    let mut n = waiter();
+    assert_eq!(
+        run(&mut n, Event::Request(CsRequest::ONE)),
+        vec![send(1, Message::Request(h(1, 0, 5).into()))]
+    );
+    assert_eq!(
+        run(&mut n, Event::LinkUp(NodeId(1))),
+        vec![
+            send(1, Message::LinkInfo(h(1, 0, 5).into())),
+            send(1, Message::Request(h(1, 0, 5).into()))
+        ]
+    );
+    assert_eq!(
+        run(&mut n, Event::LinkUp(NodeId(2))),
+        vec![send(2, Message::LinkInfo(h(1, 0, 5).into()))]
+    );
+}

@@ -9,7 +9,10 @@
 //!
 //! # Driving contract
 //! Messages may be delayed, duplicated or reordered arbitrarily and may be lost, provided a
-//! message retransmitted often enough eventually gets through (transient failures). Carry out
+//! message retransmitted often enough eventually gets through (transient failures). Any field
+//! may be corrupted: REQUESTs and announcements carry a check word and a corrupted copy counts
+//! as lost; a REPLY that must not grant differs from a granting one in two fields (see the
+//! crate's threat model). Carry out
 //! `SetTimer`/`CancelTimer`; a late `Timeout` of a cancelled timer is harmless. Feed
 //! [`crate::Event::Doze`], [`crate::Event::Wake`], [`crate::Event::Disconnect`] and
 //! [`crate::Event::Reconnect`] when the host changes mode; `Reconnect` is also the way to report

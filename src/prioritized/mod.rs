@@ -11,8 +11,10 @@
 //! flow back, unless a higher-priority request overtakes it. Aging raises every waiting
 //! priority each time a queue is served or a node releases, so no request starves.
 //!
-//! Driving contract: reliable FIFO links between neighbours; a link goes down only with
-//! nothing in flight on it, and both ends learn of link changes in the same instant.
+//! Link contract: the same as [`crate::reverse_link`]'s (FIFO while up; each end learns of link
+//! changes at its own time; a link fails only with nothing in flight on it; no message crosses
+//! from one incarnation of a link to the next; keepalives after a corruption). Resource counts
+//! travel twice, so a corrupted count can lose resources (reported) but never create them.
 //!
 //! Interpretations of the paper and deviations from it are listed in `docs/ALGORITHMS.md`,
 //! each with the test that pins it.

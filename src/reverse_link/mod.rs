@@ -9,8 +9,20 @@
 //! [`Config::forwarding`] (KRLF) an idle token is passed on to the lowest unvisited neighbour
 //! instead of waiting where it is.
 //!
-//! Delivery contract: reliable FIFO links between neighbours; `LinkDown` is reported only when
-//! nothing is in flight on the link, and `LinkUp`/`LinkDown` reach both ends.
+//! # Link contract (the weakest this module needs)
+//! - Each directed link delivers every message once, in order (FIFO), while it is up.
+//! - Each end learns of a link's formation and failure at its own time. The first message
+//!   over a new link may arrive before the receiver's own `LinkUp` (it is reported and
+//!   dropped; the link is completed when one end needs it, by a `Probe`), and a message sent
+//!   before the sender learned of a failure may arrive after the receiver's `LinkDown` (reported
+//!   and dropped; a token is kept).
+//! - A link fails only when nothing is in flight on it, and no message of one incarnation of a
+//!   link arrives in the next (the papers' assumption: incipient failures are detected first).
+//! - Liveness needs the network to stay connected, and, after a corrupted message, a keepalive
+//!   (`LinkUp` for a link that is up) on the links that carried it.
+//!
+//! Any field of a message may be corrupted: heights carry a check word and a bound; see the
+//! crate's threat model.
 
 mod build;
 pub mod invariants;

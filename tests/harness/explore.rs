@@ -62,3 +62,24 @@ pub fn explore<M>(
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// Replay `steps` (a counterexample's) from the model's first initial state, with `check` after
+/// each; the last state, for the caller's liveness check.
+#[allow(dead_code)] // not every model has a regression to replay yet
+pub fn replay<M: Model>(
+    model: &M,
+    steps: &[M::Action],
+    check: impl Fn(&M::State) -> Result<(), String>,
+) -> Result<M::State, String>
+where
+    M::Action: Debug + Clone,
+{
+    let mut state = model.init_states().remove(0);
+    for step in steps {
+        state = model
+            .next_state(&state, step.clone())
+            .ok_or_else(|| format!("{step:?} is not possible"))?;
+        check(&state)?;
+    }
+    Ok(state)
+}

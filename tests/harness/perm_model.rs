@@ -356,14 +356,8 @@ where
     H: Permission + Send + Sync + 'static,
     H::Msg: Send + Sync + 'static,
 {
-    let mut state = model.init_states().remove(0);
-    for &step in steps {
-        state = model
-            .next_state(&state, step)
-            .ok_or_else(|| format!("{step:?} is not possible"))?;
-        state.net.check_safety()?;
-    }
-    state.net.drain(DRAIN_ROUNDS)
+    let last = crate::explore::replay(model, steps, |state| state.net.check_safety())?;
+    last.net.drain(DRAIN_ROUNDS)
 }
 
 /// Check `hosts` hosts from each of `seeds` (look-ahead's initial `Info_set`s) under every

@@ -392,14 +392,8 @@ where
     P::Params: Send + Sync + 'static,
     P::Msg: Send + Sync + 'static,
 {
-    let mut state = model.init_states().remove(0);
-    for &step in steps {
-        state = model
-            .next_state(&state, step)
-            .ok_or_else(|| format!("{step:?} is not possible"))?;
-        state.net.check_safety()?;
-    }
-    state.net.drain(DRAIN_ROUNDS)
+    let last = crate::explore::replay(model, steps, |state| state.net.check_safety())?;
+    last.net.drain(DRAIN_ROUNDS)
 }
 
 pub fn edges(pairs: &[(u32, u32)]) -> Vec<(NodeId, NodeId)> {

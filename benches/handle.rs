@@ -97,7 +97,7 @@ enum Step<M> {
 fn round_of<P: Protocol>(
     nodes: &mut [P],
     request: CsRequest,
-    steps: &mut VecDeque<Step<P::Msg>>,
+    steps: &mut VecDeque<Step<P::Message>>,
 ) -> usize {
     let mut calls = 0;
     steps.extend((0..nodes.len() as u32).map(|i| Step::Request(NodeId(i))));

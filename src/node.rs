@@ -48,7 +48,7 @@ pub enum Status {
 /// panics on peer input; local misuse returns `Err` and leaves the node unchanged.
 pub trait Protocol {
     /// The protocol's message type.
-    type Msg: Clone + fmt::Debug + PartialEq + Eq;
+    type Message: Clone + fmt::Debug + PartialEq + Eq;
 
     /// This node's id.
     fn id(&self) -> NodeId;
@@ -60,7 +60,7 @@ pub trait Protocol {
     ///
     /// The returned iterator borrows the node's internal output buffer, so steady-state
     /// handling does not allocate. Unconsumed actions are discarded when it is dropped.
-    fn handle(&mut self, event: Event<Self::Msg>) -> Result<Actions<'_, Self::Msg>, Error>;
+    fn handle(&mut self, event: Event<Self::Message>) -> Result<Actions<'_, Self::Message>, Error>;
 }
 
 /// The actions produced by one call to [`Protocol::handle`], in the order they must be carried

@@ -1,7 +1,7 @@
 //! Local misuse returns `Err` and leaves the node exactly as it was; bad configurations are
 //! rejected.
 
-use manet_mutex::look_ahead::{Config, Initial, Msg, Node};
+use manet_mutex::look_ahead::{Config, Initial, Message, Node};
 use manet_mutex::{CsRequest, Error, Event, NodeId, Protocol, Status};
 
 fn node(info: &[u32]) -> Node {
@@ -14,11 +14,11 @@ fn node(info: &[u32]) -> Node {
     .unwrap()
 }
 
-fn ok(node: &mut Node, event: Event<Msg>) {
+fn ok(node: &mut Node, event: Event<Message>) {
     node.handle(event).expect("accepted").for_each(drop);
 }
 
-fn rejected(node: &mut Node, event: Event<Msg>) -> Error {
+fn rejected(node: &mut Node, event: Event<Message>) -> Error {
     let before = node.clone();
     let err = node
         .handle(event)

@@ -1,13 +1,13 @@
 //! One test per look-ahead handler rule: initialisation, REQUEST, REPLY, exit, timeouts and
 //! ignored peer input.
 
-use manet_mutex::look_ahead::{initial_info_set, initial_sets, Config, Msg, Node, Relation};
+use manet_mutex::look_ahead::{initial_info_set, initial_sets, Config, Message, Node, Relation};
 mod la_net;
 
 use la_net::{ann, assert_ignored, node, recv, run, ts};
 use manet_mutex::{Action, Anomaly, CsRequest, Event, NodeId, Protocol, Status, TimerId};
 
-fn sends(actions: &[Action<Msg>]) -> Vec<(u32, Msg)> {
+fn sends(actions: &[Action<Message>]) -> Vec<(u32, Message)> {
     actions
         .iter()
         .filter_map(|a| match a {
@@ -17,7 +17,7 @@ fn sends(actions: &[Action<Msg>]) -> Vec<(u32, Msg)> {
         .collect()
 }
 
-fn timers(actions: &[Action<Msg>]) -> Vec<TimerId> {
+fn timers(actions: &[Action<Message>]) -> Vec<TimerId> {
     actions
         .iter()
         .filter_map(|a| match a {
@@ -73,7 +73,10 @@ fn request_goes_to_info_set_only_with_one_timer_each() {
     let t = ts(1, 0);
     assert_eq!(
         sends(&acts),
-        vec![(1, Msg::request(t, 1, 0)), (3, Msg::request(t, 1, 0))]
+        vec![
+            (1, Message::request(t, 1, 0)),
+            (3, Message::request(t, 1, 0))
+        ]
     );
     assert_eq!(timers(&acts).len(), 2);
     assert_eq!(a.status(), Status::Waiting);
@@ -93,12 +96,12 @@ fn request_with_empty_info_set_enters_at_once() {
 fn idle_host_replies_and_moves_requester_from_status_to_info() {
     let mut b = node(1, 3, &[]);
     assert_eq!(b.relation(NodeId(0)), Some(Relation::Status));
-    let acts = recv(&mut b, 0, Msg::request(ts(5, 0), 1, 0));
+    let acts = recv(&mut b, 0, Message::request(ts(5, 0), 1, 0));
     assert_eq!(
         sends(&acts),
         vec![(
             0,
-            Msg::Reply {
+            Message::Reply {
                 ts: ts(5, 0),
                 seq: 1,
                 epoch: 0,
@@ -115,20 +118,20 @@ fn idle_host_replies_and_moves_requester_from_status_to_info() {
 fn waiting_host_with_lower_priority_replies_and_asks_the_requester() {
     let mut b = node(1, 3, &[2]);
     run(&mut b, Event::Request(CsRequest::ONE)); // ts (1, 1)
-    let acts = recv(&mut b, 0, Msg::request(ts(1, 0), 1, 0));
+    let acts = recv(&mut b, 0, Message::request(ts(1, 0), 1, 0));
     assert_eq!(
         sends(&acts),
         vec![
             (
                 0,
-                Msg::Reply {
+                Message::Reply {
                     ts: ts(1, 0),
                     seq: 1,
                     epoch: 0,
                     seen: 0
                 }
             ),
-            (0, Msg::request(ts(1, 1), 1, 0))
+            (0, Message::request(ts(1, 1), 1, 0))
         ]
     );
     assert_eq!(ids(b.outstanding()), vec![0, 2]);
@@ -139,18 +142,18 @@ fn waiting_host_with_lower_priority_replies_and_asks_the_requester() {
 fn waiting_host_with_higher_priority_defers_into_q_req() {
     let mut b = node(1, 3, &[2]);
     run(&mut b, Event::Request(CsRequest::ONE)); // ts (1, 1)
-    let acts = recv(&mut b, 0, Msg::request(ts(1, 0), 1, 0));
+    let acts = recv(&mut b, 0, Message::request(ts(1, 0), 1, 0));
     assert!(!sends(&acts).is_empty(), "(1,0) beats (1,1): reply");
     let mut c = node(2, 3, &[]);
     run(&mut c, Event::Request(CsRequest::ONE)); // enters: ts (1, 2)
     assert_eq!(c.status(), Status::Critical);
-    let acts = recv(&mut c, 0, Msg::request(ts(1, 0), 1, 0));
+    let acts = recv(&mut c, 0, Message::request(ts(1, 0), 1, 0));
     assert!(sends(&acts).is_empty(), "in the CS: defer");
     assert_eq!(ids(c.q_req()), vec![0]);
     assert_eq!(c.relation(NodeId(0)), Some(Relation::Info));
     let mut d = node(2, 3, &[1]);
     run(&mut d, Event::Request(CsRequest::ONE)); // ts (1, 2), waiting for 1
-    let acts = recv(&mut d, 0, Msg::request(ts(3, 0), 1, 0));
+    let acts = recv(&mut d, 0, Message::request(ts(3, 0), 1, 0));
     assert!(sends(&acts).is_empty(), "(1,2) beats (3,0): defer");
     assert_eq!(ids(d.q_req()), vec![0]);
 }
@@ -159,11 +162,11 @@ fn waiting_host_with_higher_priority_defers_into_q_req() {
 fn reply_moves_replier_to_status_set_unless_its_request_is_deferred() {
     let mut a = node(0, 3, &[1, 2]);
     run(&mut a, Event::Request(CsRequest::ONE)); // ts (1, 0)
-    recv(&mut a, 2, Msg::request(ts(4, 2), 1, 0)); // deferred
+    recv(&mut a, 2, Message::request(ts(4, 2), 1, 0)); // deferred
     let acts = recv(
         &mut a,
         1,
-        Msg::Reply {
+        Message::Reply {
             ts: ts(1, 0),
             seq: 1,
             epoch: 0,
@@ -175,7 +178,7 @@ fn reply_moves_replier_to_status_set_unless_its_request_is_deferred() {
     let acts = recv(
         &mut a,
         2,
-        Msg::Reply {
+        Message::Reply {
             ts: ts(1, 0),
             seq: 1,
             epoch: 0,
@@ -194,7 +197,7 @@ fn exit_replies_to_q_req_only_not_to_the_whole_info_set() {
     recv(
         &mut a,
         1,
-        Msg::Reply {
+        Message::Reply {
             ts: ts(1, 0),
             seq: 1,
             epoch: 0,
@@ -204,7 +207,7 @@ fn exit_replies_to_q_req_only_not_to_the_whole_info_set() {
     recv(
         &mut a,
         3,
-        Msg::Reply {
+        Message::Reply {
             ts: ts(1, 0),
             seq: 1,
             epoch: 0,
@@ -212,8 +215,8 @@ fn exit_replies_to_q_req_only_not_to_the_whole_info_set() {
         },
     );
     assert_eq!(a.status(), Status::Critical);
-    recv(&mut a, 2, Msg::request(ts(9, 2), 1, 0));
-    recv(&mut a, 3, Msg::request(ts(9, 3), 1, 0));
+    recv(&mut a, 2, Message::request(ts(9, 2), 1, 0));
+    recv(&mut a, 3, Message::request(ts(9, 3), 1, 0));
     a.handle(Event::Doze).unwrap_err();
     let acts = run(&mut a, Event::Release);
     assert_eq!(
@@ -221,7 +224,7 @@ fn exit_replies_to_q_req_only_not_to_the_whole_info_set() {
         vec![
             (
                 2,
-                Msg::Reply {
+                Message::Reply {
                     ts: ts(9, 2),
                     seq: 1,
                     epoch: 0,
@@ -230,7 +233,7 @@ fn exit_replies_to_q_req_only_not_to_the_whole_info_set() {
             ),
             (
                 3,
-                Msg::Reply {
+                Message::Reply {
                     ts: ts(9, 3),
                     seq: 1,
                     epoch: 0,
@@ -249,7 +252,7 @@ fn exit_replies_to_q_req_only_not_to_the_whole_info_set() {
 #[test]
 fn reply_to_a_host_that_is_not_requesting_is_ignored() {
     let mut a = node(0, 3, &[1]);
-    let reply = Msg::Reply {
+    let reply = Message::Reply {
         ts: ts(1, 0),
         seq: 1,
         epoch: 0,
@@ -266,7 +269,7 @@ fn stale_and_duplicate_replies_grant_nothing() {
     recv(
         &mut a,
         1,
-        Msg::Reply {
+        Message::Reply {
             ts: ts(1, 0),
             seq: 1,
             epoch: 0,
@@ -277,7 +280,7 @@ fn stale_and_duplicate_replies_grant_nothing() {
     for (from, msg) in [
         (
             1,
-            Msg::Reply {
+            Message::Reply {
                 ts: ts(1, 0),
                 seq: 1,
                 epoch: 0,
@@ -286,7 +289,7 @@ fn stale_and_duplicate_replies_grant_nothing() {
         ),
         (
             2,
-            Msg::Reply {
+            Message::Reply {
                 ts: ts(0, 0),
                 seq: 1,
                 epoch: 0,
@@ -295,7 +298,7 @@ fn stale_and_duplicate_replies_grant_nothing() {
         ),
         (
             2,
-            Msg::Reply {
+            Message::Reply {
                 ts: ts(1, 0),
                 seq: 1,
                 epoch: 7,
@@ -314,7 +317,7 @@ fn timeout_retransmits_with_a_fresh_timer_and_stale_timeouts_are_noops() {
     let acts = run(&mut a, Event::Request(CsRequest::ONE));
     let first = timers(&acts)[0];
     let acts = run(&mut a, Event::Timeout(first));
-    assert_eq!(sends(&acts), vec![(1, Msg::request(ts(1, 0), 1, 0))]);
+    assert_eq!(sends(&acts), vec![(1, Message::request(ts(1, 0), 1, 0))]);
     let second = timers(&acts)[0];
     assert_ne!(first, second);
     let snapshot = a.clone();
@@ -330,7 +333,7 @@ fn timeout_retransmits_with_a_fresh_timer_and_stale_timeouts_are_noops() {
     let acts = recv(
         &mut a,
         1,
-        Msg::Reply {
+        Message::Reply {
             ts: ts(1, 0),
             seq: 1,
             epoch: 0,
@@ -347,12 +350,12 @@ fn input_from_unknown_or_lying_peers_is_ignored() {
     let mut a = node(0, 3, &[1]);
     let snapshot = a.clone();
     for (from, msg, kind) in [
-        (7, Msg::request(ts(1, 7), 1, 0), Anomaly::UnknownPeer),
-        (0, Msg::request(ts(1, 0), 1, 0), Anomaly::UnknownPeer),
-        (1, Msg::request(ts(1, 2), 1, 0), Anomaly::OutOfRange),
+        (7, Message::request(ts(1, 7), 1, 0), Anomaly::UnknownPeer),
+        (0, Message::request(ts(1, 0), 1, 0), Anomaly::UnknownPeer),
+        (1, Message::request(ts(1, 2), 1, 0), Anomaly::OutOfRange),
         (
             1,
-            Msg::Reply {
+            Message::Reply {
                 ts: ts(1, 2),
                 seq: 1,
                 epoch: 0,
@@ -360,7 +363,7 @@ fn input_from_unknown_or_lying_peers_is_ignored() {
             },
             Anomaly::OutOfRange,
         ),
-        (1, Msg::Doze(ann(ts(1, 2))), Anomaly::OutOfRange),
+        (1, Message::Doze(ann(ts(1, 2))), Anomaly::OutOfRange),
     ] {
         let acts = recv(&mut a, from, msg);
         assert_eq!(
@@ -378,7 +381,7 @@ fn input_from_unknown_or_lying_peers_is_ignored() {
 fn peer_clocks_out_of_reach_are_refused_and_move_the_clock_by_the_limit_at_most() {
     use manet_mutex::permission::SKEW_LIMIT;
     let mut a = node(0, 2, &[1]);
-    let request = |clock| Msg::request(ts(clock, 1), 1, 0);
+    let request = |clock| Message::request(ts(clock, 1), 1, 0);
     assert_ignored(&mut a, 1, request(0), Anomaly::OutOfRange);
     // Refused, but the clock moves the limit towards it: a peer that took in a forged value
     // loses one message to each host, not all of them for ever.

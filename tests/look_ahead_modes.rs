@@ -4,7 +4,7 @@
 mod la_net;
 
 use la_net::{ann, assert_ignored, node, recv, run, ts, Net};
-use manet_mutex::look_ahead::{Announcement, Mode, Msg, Node, Relation};
+use manet_mutex::look_ahead::{Announcement, Message, Mode, Node, Relation};
 use manet_mutex::{Action, Anomaly, CsRequest, Event, NodeId, Protocol, Status};
 
 /// Two hosts; host 0 asks host 1 (the paper's consistent starting state).
@@ -12,8 +12,8 @@ fn pair() -> Net<Node> {
     Net::new(vec![node(0, 2, &[1]), node(1, 2, &[])])
 }
 
-fn is_request(f: &la_net::Flight<Msg>) -> bool {
-    matches!(f.msg, Msg::Request { .. })
+fn is_request(f: &la_net::Flight<Message>) -> bool {
+    matches!(f.msg, Message::Request { .. })
 }
 
 #[test]
@@ -26,11 +26,11 @@ fn doze_broadcasts_and_moves_every_peer_into_info_set() {
         vec![
             Action::Send {
                 to: NodeId(0),
-                msg: Msg::Doze(ann(t))
+                msg: Message::Doze(ann(t))
             },
             Action::Send {
                 to: NodeId(2),
-                msg: Msg::Doze(ann(t))
+                msg: Message::Doze(ann(t))
             },
         ]
     );
@@ -45,7 +45,7 @@ fn doze_broadcasts_and_moves_every_peer_into_info_set() {
 fn doze_receiver_stops_waiting_for_the_dozer_and_may_enter() {
     let mut a = node(0, 2, &[1]);
     run(&mut a, Event::Request(CsRequest::ONE));
-    let acts = recv(&mut a, 1, Msg::Doze(ann(ts(1, 1))));
+    let acts = recv(&mut a, 1, Message::Doze(ann(ts(1, 1))));
     assert!(acts.iter().any(|x| matches!(x, Action::CancelTimer { .. })));
     assert!(acts.contains(&Action::EnterCritical { resources: 1 }));
     assert_eq!(a.relation(NodeId(1)), Some(Relation::Status));
@@ -73,14 +73,14 @@ fn dozing_host_answers_a_retransmitted_request() {
 fn disconnect_drops_the_disconnecting_hosts_q_req_entry_and_wait() {
     let mut c = node(2, 3, &[1]);
     run(&mut c, Event::Request(CsRequest::ONE)); // (1, 2), waits for 1
-    recv(&mut c, 0, Msg::request(ts(5, 0), 1, 0)); // deferred
+    recv(&mut c, 0, Message::request(ts(5, 0), 1, 0)); // deferred
     assert_eq!(c.q_req().map(|p| p.0).collect::<Vec<_>>(), vec![0]);
     // 0 disconnects: it is in its remainder section, so its deferred request is stale.
-    recv(&mut c, 0, Msg::Disconnect(ann(ts(6, 0))));
+    recv(&mut c, 0, Message::Disconnect(ann(ts(6, 0))));
     assert_eq!(c.q_req().count(), 0);
     assert_eq!(c.relation(NodeId(0)), Some(Relation::Status));
     // 1 disconnects: c no longer needs its REPLY.
-    let acts = recv(&mut c, 1, Msg::Disconnect(ann(ts(3, 1))));
+    let acts = recv(&mut c, 1, Message::Disconnect(ann(ts(3, 1))));
     assert!(acts.contains(&Action::EnterCritical { resources: 1 }));
     // Exit owes nobody a REPLY.
     let acts = run(&mut c, Event::Release);
@@ -161,7 +161,7 @@ fn disconnect_concurrent_with_our_reconnect_ends_the_wait_and_the_leaver_asks_on
     net.apply(0, Event::Request(CsRequest::ONE)).unwrap();
     net.apply(0, Event::Reconnect).unwrap(); // an accidental outage, reported while waiting
     net.apply(1, Event::Disconnect).unwrap(); // concurrently: host 1 leaves
-    net.deliver_where(|f| matches!(f.msg, Msg::Disconnect(_)));
+    net.deliver_where(|f| matches!(f.msg, Message::Disconnect(_)));
     assert_eq!(
         net.node(0).status(),
         Status::Critical,
@@ -170,7 +170,7 @@ fn disconnect_concurrent_with_our_reconnect_ends_the_wait_and_the_leaver_asks_on
     assert!(net.node(0).is_absent(NodeId(1)));
     net.apply(1, Event::Reconnect).unwrap();
     // Host 0's RECONNECT reaches host 1 before anything else from host 0.
-    net.deliver_where(|f| f.to == NodeId(1) && matches!(f.msg, Msg::Reconnect(_)));
+    net.deliver_where(|f| f.to == NodeId(1) && matches!(f.msg, Message::Reconnect(_)));
     assert_eq!(net.node(1).relation(NodeId(0)), Some(Relation::Info));
     net.apply(1, Event::Request(CsRequest::ONE)).unwrap();
     net.deliver_all();
@@ -195,7 +195,7 @@ fn an_absent_host_stays_unasked_across_our_own_announcements() {
         .to(2)
         .iter()
         .filter(|f| f.from == NodeId(0))
-        .all(|f| matches!(f.msg, Msg::Doze(a) | Msg::Reconnect(a) if a.absent)));
+        .all(|f| matches!(f.msg, Message::Doze(a) | Message::Reconnect(a) if a.absent)));
     net.apply(0, Event::Request(CsRequest::ONE)).unwrap();
     net.deliver_all_except(2);
     assert_eq!(net.node(0).status(), Status::Critical);
@@ -233,18 +233,18 @@ fn of_two_concurrent_disconnects_only_the_later_is_applied() {
 fn announcement_from_a_host_counting_us_absent_is_not_applied() {
     let mut a = node(0, 2, &[]);
     let absent = Announcement::new(ts(4, 1), 0, true);
-    recv(&mut a, 1, Msg::Doze(absent));
+    recv(&mut a, 1, Message::Doze(absent));
     assert_eq!(a.relation(NodeId(1)), Some(Relation::Info));
 }
 
 #[test]
 fn reconnect_with_an_old_timestamp_is_stale() {
     let mut a = node(0, 2, &[1]);
-    recv(&mut a, 1, Msg::Reconnect(ann(ts(5, 1))));
+    recv(&mut a, 1, Message::Reconnect(ann(ts(5, 1))));
     for msg in [
-        Msg::Reconnect(ann(ts(5, 1))),
-        Msg::Reconnect(ann(ts(3, 1))),
-        Msg::Doze(ann(ts(4, 1))),
+        Message::Reconnect(ann(ts(5, 1))),
+        Message::Reconnect(ann(ts(3, 1))),
+        Message::Doze(ann(ts(4, 1))),
     ] {
         assert_ignored(&mut a, 1, msg, Anomaly::Stale);
     }
@@ -259,9 +259,9 @@ fn announcement_overtaken_by_a_later_request_is_stale() {
     net.apply(1, Event::Wake).unwrap();
     net.apply(1, Event::Request(CsRequest::ONE)).unwrap();
     net.deliver_where(is_request);
-    net.deliver_where(|f| matches!(f.msg, Msg::Reply { .. }));
+    net.deliver_where(|f| matches!(f.msg, Message::Reply { .. }));
     assert_eq!(net.node(1).relation(NodeId(0)), Some(Relation::Status));
-    net.deliver_where(|f| matches!(f.msg, Msg::Doze { .. }));
+    net.deliver_where(|f| matches!(f.msg, Message::Doze { .. }));
     assert_eq!(net.node(0).relation(NodeId(1)), Some(Relation::Info));
     assert!(net
         .anomalies
@@ -271,8 +271,8 @@ fn announcement_overtaken_by_a_later_request_is_stale() {
 #[test]
 fn request_copy_from_before_an_applied_announcement_is_stale() {
     let mut a = node(0, 2, &[]);
-    recv(&mut a, 1, Msg::Disconnect(ann(ts(4, 1))));
-    let copy = Msg::request(ts(2, 1), 1, 0);
+    recv(&mut a, 1, Message::Disconnect(ann(ts(4, 1))));
+    let copy = Message::request(ts(2, 1), 1, 0);
     let before = a.clone();
     // Ignored, but answered with a REPLY that grants nothing: it names no request (number 0)
     // and the old epoch, and says which epoch of the sender we have seen (the sender re-announces if that is beyond its
@@ -287,7 +287,7 @@ fn request_copy_from_before_an_applied_announcement_is_stale() {
             },
             Action::Send {
                 to: NodeId(1),
-                msg: Msg::Reply {
+                msg: Message::Reply {
                     ts: ts(2, 1),
                     seq: 0,
                     epoch: 0,
@@ -311,7 +311,7 @@ fn reconnect_while_waiting_restarts_permission_collection() {
     net.deliver_where(|f| {
         matches!(
             f.msg,
-            Msg::Reply {
+            Message::Reply {
                 seq: 1,
                 epoch: 0,
                 seen: 0,
@@ -343,7 +343,7 @@ fn reconnect_inside_the_cs_is_announced_on_release() {
     assert!(matches!(
         acts.as_slice(),
         [Action::Send {
-            msg: Msg::Reconnect { .. },
+            msg: Message::Reconnect { .. },
             ..
         }]
     ));
@@ -355,7 +355,7 @@ fn reconnect_does_not_release_a_wait_on_the_reconnecting_host() {
     // be waiting or inside the critical section after an accidental disconnection.
     let mut a = node(0, 2, &[1]);
     run(&mut a, Event::Request(CsRequest::ONE));
-    let acts = recv(&mut a, 1, Msg::Reconnect(ann(ts(3, 1))));
+    let acts = recv(&mut a, 1, Message::Reconnect(ann(ts(3, 1))));
     assert!(acts.is_empty());
     assert_eq!(a.outstanding().count(), 1);
     assert_eq!(a.status(), Status::Waiting);
@@ -367,14 +367,14 @@ fn request_from_a_host_whose_epoch_we_overrate_gets_a_resync_hint() {
     // 0) now look older than that. We answer them with a REPLY that says what we have seen
     // and names no request (number 0), so that no single corrupted field makes it a grant.
     let mut a = node(0, 2, &[]);
-    let poisoned = Msg::request(ts(3, 1), 1, 1000);
+    let poisoned = Message::request(ts(3, 1), 1, 1000);
     recv(&mut a, 1, poisoned);
     assert_eq!(a.peer_epoch(NodeId(1)), 1000);
-    let real = Msg::request(ts(3, 1), 1, 0);
+    let real = Message::request(ts(3, 1), 1, 0);
     let acts = recv(&mut a, 1, real);
     assert!(acts.contains(&Action::Send {
         to: NodeId(1),
-        msg: Msg::Reply {
+        msg: Message::Reply {
             ts: ts(3, 1),
             seq: 0,
             epoch: 0,
@@ -387,7 +387,7 @@ fn request_from_a_host_whose_epoch_we_overrate_gets_a_resync_hint() {
 fn reply_that_has_seen_beyond_our_epoch_grants_nothing_and_we_reannounce_beyond_it() {
     let mut a = node(0, 2, &[1]);
     run(&mut a, Event::Request(CsRequest::ONE));
-    let reply = Msg::Reply {
+    let reply = Message::Reply {
         ts: ts(1, 0),
         seq: 1,
         epoch: 0,
@@ -399,13 +399,13 @@ fn reply_that_has_seen_beyond_our_epoch_grants_nothing_and_we_reannounce_beyond_
         a.t_rec().clock > 1000,
         "re-announced beyond what host 1 has seen"
     );
-    assert!(acts
-        .iter()
-        .any(|x| matches!(x, Action::Send { msg: Msg::Reconnect(r), .. } if r.ts.clock > 1000)));
+    assert!(acts.iter().any(
+        |x| matches!(x, Action::Send { msg: Message::Reconnect(r), .. } if r.ts.clock > 1000)
+    ));
     // The request goes out again under the new epoch, which host 1 takes as current.
     assert!(acts.iter().any(|x| matches!(
         x,
-        Action::Send { msg: Msg::Request { epoch, .. }, .. } if *epoch > 1000
+        Action::Send { msg: Message::Request { epoch, .. }, .. } if *epoch > 1000
     )));
 }
 
@@ -414,7 +414,7 @@ fn a_request_epoch_corrupted_upwards_heals_within_one_exchange() {
     let mut net = pair();
     net.apply(0, Event::Request(CsRequest::ONE)).unwrap();
     // The REQUEST's epoch is corrupted on the way to host 1.
-    let Msg::Request { epoch, .. } = &mut net.inflight[0].msg else {
+    let Message::Request { epoch, .. } = &mut net.inflight[0].msg else {
         panic!("{:?}", net.inflight)
     };
     *epoch = 1 << 40;
@@ -454,6 +454,6 @@ fn an_announcement_with_any_field_corrupted_is_dropped_like_a_lost_one() {
     for bad in corrupted.into_iter().filter(|bad| *bad != good) {
         assert!(!bad.is_intact() || bad.ts.id != NodeId(1), "{bad:?}");
         let mut host = node(0, 2, &[1]);
-        assert_ignored(&mut host, 1, Msg::Disconnect(bad), Anomaly::OutOfRange);
+        assert_ignored(&mut host, 1, Message::Disconnect(bad), Anomaly::OutOfRange);
     }
 }

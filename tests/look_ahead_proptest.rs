@@ -117,22 +117,22 @@ fn announcement(ts: Timestamp, epoch: u64) -> look_ahead::Announcement {
     a
 }
 
-fn forged(kind: u8, clock: u64, id: u32, epoch: u64) -> look_ahead::Msg {
+fn forged(kind: u8, clock: u64, id: u32, epoch: u64) -> look_ahead::Message {
     let ts = Timestamp {
         clock,
         id: NodeId(id),
     };
     match kind % 5 {
-        0 => look_ahead::Msg::request(ts, epoch % 3, epoch),
-        1 => look_ahead::Msg::Reply {
+        0 => look_ahead::Message::request(ts, epoch % 3, epoch),
+        1 => look_ahead::Message::Reply {
             ts,
             seq: epoch % 3,
             epoch,
             seen: epoch >> 1,
         },
-        2 => look_ahead::Msg::Doze(announcement(ts, epoch)),
-        3 => look_ahead::Msg::Disconnect(announcement(ts, epoch)),
-        _ => look_ahead::Msg::Reconnect(announcement(ts, epoch)),
+        2 => look_ahead::Message::Doze(announcement(ts, epoch)),
+        3 => look_ahead::Message::Disconnect(announcement(ts, epoch)),
+        _ => look_ahead::Message::Reconnect(announcement(ts, epoch)),
     }
 }
 

@@ -121,7 +121,7 @@ fn small_sweep_returns_one_row_per_combination() {
 struct Liar(look_ahead::Node);
 
 impl Protocol for Liar {
-    type Msg = look_ahead::Msg;
+    type Message = look_ahead::Message;
     fn id(&self) -> NodeId {
         self.0.id()
     }
@@ -131,7 +131,7 @@ impl Protocol for Liar {
             s => s,
         }
     }
-    fn handle(&mut self, event: Event<Self::Msg>) -> Result<Actions<'_, Self::Msg>, Error> {
+    fn handle(&mut self, event: Event<Self::Message>) -> Result<Actions<'_, Self::Message>, Error> {
         self.0.handle(event)
     }
 }

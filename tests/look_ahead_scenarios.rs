@@ -6,7 +6,7 @@ mod la_net;
 
 use cases::cases;
 use la_net::{Flight, Net};
-use manet_mutex::look_ahead::{Config, Initial, Msg, Node, Relation};
+use manet_mutex::look_ahead::{Config, Initial, Message, Node, Relation};
 use manet_mutex::{CsRequest, Event, NodeId, Protocol, Status};
 use proptest::prelude::*;
 
@@ -20,16 +20,16 @@ fn node(id: u32, n: u32, info: &[u32]) -> Node {
     .unwrap()
 }
 
-fn msg_from(from: u32, to: u32, pred: fn(&Msg) -> bool) -> impl Fn(&Flight<Msg>) -> bool {
+fn msg_from(from: u32, to: u32, pred: fn(&Message) -> bool) -> impl Fn(&Flight<Message>) -> bool {
     move |f| f.from == NodeId(from) && f.to == NodeId(to) && pred(&f.msg)
 }
 
-fn is_request(m: &Msg) -> bool {
-    matches!(m, Msg::Request { .. })
+fn is_request(m: &Message) -> bool {
+    matches!(m, Message::Request { .. })
 }
 
-fn is_reply(m: &Msg) -> bool {
-    matches!(m, Msg::Reply { .. })
+fn is_reply(m: &Message) -> bool {
+    matches!(m, Message::Reply { .. })
 }
 
 #[test]

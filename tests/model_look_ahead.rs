@@ -162,11 +162,11 @@ fn regression_a_reply_to_the_round_before_a_reconnect_cannot_be_corrupted_into_t
 /// here is forged (its word recomputed); the answer must still not become a grant.
 #[test]
 fn regression_the_answer_to_a_stale_looking_request_cannot_be_corrupted_into_a_grant() {
-    use manet_mutex::look_ahead::Msg;
+    use manet_mutex::look_ahead::Message;
     use manet_mutex::{NodeId, Status};
     let (n0, n1) = (NodeId(0), NodeId(1));
     let mut net = perm_net::PermNet::<Node>::new(2, 1).unwrap();
-    let find = |net: &perm_net::PermNet<Node>, want: fn(&Msg) -> bool| {
+    let find = |net: &perm_net::PermNet<Node>, want: fn(&Message) -> bool| {
         net.in_flight.iter().position(|(.., m)| want(m)).unwrap()
     };
     net.request(n1);
@@ -181,15 +181,15 @@ fn regression_the_answer_to_a_stale_looking_request_cannot_be_corrupted_into_a_g
     assert_eq!(net.in_flight.len(), 3, "three copies of host 0's REQUEST");
     net.deliver(0);
     let (.., copy) = &mut net.in_flight[0];
-    if let Msg::Request { ts, seq, epoch, .. } = *copy {
-        *copy = Msg::request(ts, seq, epoch + 1);
+    if let Message::Request { ts, seq, epoch, .. } = *copy {
+        *copy = Message::request(ts, seq, epoch + 1);
     }
     net.deliver(0);
     net.deliver(0);
-    let answer = find(&net, |m| matches!(m, Msg::Reply { .. }));
+    let answer = find(&net, |m| matches!(m, Message::Reply { .. }));
     assert!(matches!(
         net.in_flight[answer].2,
-        Msg::Reply {
+        Message::Reply {
             seq: 0,
             seen: 1,
             ..

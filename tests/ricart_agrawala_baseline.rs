@@ -7,7 +7,7 @@ mod la_net;
 use cases::cases;
 use la_net::{play, schedule_op, Net};
 use manet_mutex::permission::Timestamp;
-use manet_mutex::ricart_agrawala::{Config, Msg, Node};
+use manet_mutex::ricart_agrawala::{Config, Message, Node};
 use manet_mutex::{Action, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
 use proptest::prelude::*;
 
@@ -54,7 +54,7 @@ fn defers_while_inside_or_older_and_replies_on_exit() {
     let acts: Vec<_> = a
         .handle(Event::Receive {
             from: NodeId(2),
-            msg: Msg::request(ts(1, 2), 1),
+            msg: Message::request(ts(1, 2), 1),
         })
         .unwrap()
         .collect();
@@ -64,7 +64,7 @@ fn defers_while_inside_or_older_and_replies_on_exit() {
         let _ = a
             .handle(Event::Receive {
                 from: NodeId(p),
-                msg: Msg::Reply {
+                msg: Message::Reply {
                     ts: ts(1, 0),
                     seq: 1,
                 },
@@ -77,7 +77,7 @@ fn defers_while_inside_or_older_and_replies_on_exit() {
         acts,
         vec![Action::Send {
             to: NodeId(2),
-            msg: Msg::Reply {
+            msg: Message::Reply {
                 ts: ts(1, 2),
                 seq: 1
             }
@@ -92,14 +92,14 @@ fn stale_unexpected_and_unknown_input_is_ignored() {
     for (from, msg, kind) in [
         (
             1,
-            Msg::Reply {
+            Message::Reply {
                 ts: ts(1, 0),
                 seq: 1,
             },
             Anomaly::Unexpected,
         ),
-        (5, Msg::request(ts(1, 5), 1), Anomaly::UnknownPeer),
-        (1, Msg::request(ts(1, 0), 1), Anomaly::OutOfRange),
+        (5, Message::request(ts(1, 5), 1), Anomaly::UnknownPeer),
+        (1, Message::request(ts(1, 0), 1), Anomaly::OutOfRange),
     ] {
         let acts: Vec<_> = a
             .handle(Event::Receive {
@@ -121,7 +121,7 @@ fn stale_unexpected_and_unknown_input_is_ignored() {
     let acts: Vec<_> = a
         .handle(Event::Receive {
             from: NodeId(1),
-            msg: Msg::Reply {
+            msg: Message::Reply {
                 ts: ts(0, 0),
                 seq: 1,
             },

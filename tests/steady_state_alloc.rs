@@ -19,8 +19,8 @@ enum Step<M> {
 
 struct Run<P: Protocol> {
     nodes: Vec<P>,
-    steps: VecDeque<Step<P::Msg>>,
-    actions: Vec<Action<P::Msg>>,
+    steps: VecDeque<Step<P::Message>>,
+    actions: Vec<Action<P::Message>>,
     allocations: u64,
     entries: u64,
 }
@@ -36,7 +36,7 @@ impl<P: Protocol> Run<P> {
         }
     }
 
-    fn feed(&mut self, at: NodeId, event: Event<P::Msg>) {
+    fn feed(&mut self, at: NodeId, event: Event<P::Message>) {
         self.actions.clear();
         let (node, actions) = (&mut self.nodes[at.index()], &mut self.actions);
         let (result, made) = counted(|| node.handle(event).map(|out| actions.extend(out)));

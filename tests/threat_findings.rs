@@ -34,7 +34,7 @@ fn from<M: std::fmt::Debug>(host: u32, kind: &'static str) -> impl Fn(&Flight<M>
 /// both copies; host 0 enters on the first REPLY and leaves. Host 1 requests and enters; host 0
 /// requests again; then the second REPLY to host 0's first request arrives. It must not grant
 /// host 0's second request while host 1 is inside.
-fn late_reply_after_a_huge_clock<N: Host + PartialEq>(nodes: Vec<N>, forged: [N::Msg; 2]) {
+fn late_reply_after_a_huge_clock<N: Host + PartialEq>(nodes: Vec<N>, forged: [N::Message; 2]) {
     let mut net = Net::new(nodes);
     for (to, msg) in [1, 0].into_iter().zip(forged) {
         net.apply(
@@ -91,7 +91,7 @@ fn late_reply_after_a_huge_clock<N: Host + PartialEq>(nodes: Vec<N>, forged: [N:
 fn corrupted_priority_then_corrupted_reply<N>(nodes: Vec<N>)
 where
     N: Host + PartialEq,
-    N::Msg: corrupt::Fields,
+    N::Message: corrupt::Fields,
 {
     use corrupt::{Fields, Value};
     let mut net = Net::new(nodes);
@@ -153,9 +153,9 @@ fn ts(clock: u64, id: u32) -> Timestamp {
 fn finding_1_a_huge_clock_cannot_make_a_late_reply_grant_a_later_request() {
     for clock in [u64::MAX, SKEW_LIMIT, SKEW_LIMIT - 1] {
         let la = || vec![la_host(0, vec![NodeId(1)]), la_host(1, vec![NodeId(0)])];
-        let forged = |id| look_ahead::Msg::request(ts(clock, id), 1, 0);
+        let forged = |id| look_ahead::Message::request(ts(clock, id), 1, 0);
         late_reply_after_a_huge_clock(la(), [forged(1), forged(0)]);
-        let forged = |id| ricart_agrawala::Msg::request(ts(clock, id), 1);
+        let forged = |id| ricart_agrawala::Message::request(ts(clock, id), 1);
         late_reply_after_a_huge_clock(vec![ra_host(0), ra_host(1)], [forged(1), forged(0)]);
     }
 }
@@ -167,7 +167,7 @@ fn finding_1_a_huge_epoch_mutes_nobody() {
     // serving each other.
     for epoch in [u64::MAX, SKEW_LIMIT, SKEW_LIMIT / 2, 1000] {
         let mut net = Net::new(vec![la_host(0, vec![NodeId(1)]), la_host(1, vec![])]);
-        let forged = look_ahead::Msg::request(ts(1, 1), 1, epoch);
+        let forged = look_ahead::Message::request(ts(1, 1), 1, epoch);
         net.apply(
             0,
             Event::Receive {

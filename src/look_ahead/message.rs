@@ -12,9 +12,9 @@ use crate::seal::check_word;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[non_exhaustive]
-pub enum Msg {
+pub enum Message {
     /// A request for permission. Retransmissions repeat `ts` and `seq`. Build one with
-    /// [`Msg::request`].
+    /// [`Message::request`].
     Request {
         /// The request's priority (its `id` is the sender).
         ts: Timestamp,
@@ -52,10 +52,10 @@ pub enum Msg {
     Reconnect(Announcement),
 }
 
-impl Msg {
+impl Message {
     /// A REQUEST with its check word.
-    pub fn request(ts: Timestamp, seq: u64, epoch: u64) -> Msg {
-        Msg::Request {
+    pub fn request(ts: Timestamp, seq: u64, epoch: u64) -> Message {
+        Message::Request {
             ts,
             seq,
             epoch,

@@ -34,6 +34,6 @@ mod modes;
 mod node;
 mod sets;
 
-pub use message::{Announcement, Msg};
+pub use message::{Announcement, Message};
 pub use node::{Config, Initial, Mode, Node};
 pub use sets::{initial_info_set, initial_sets, Relation, Sets};

@@ -18,7 +18,7 @@
 //! An announcement that is not applied puts the announcer in `Info_set`: it asks everyone, and
 //! so do we.
 
-use super::message::{Announcement, Msg};
+use super::message::{Announcement, Message};
 use super::node::{Mode, Node};
 use super::sets::Relation;
 use crate::{Anomaly, Error, NodeId, Status};
@@ -32,11 +32,11 @@ pub(super) enum Kind {
 }
 
 impl Kind {
-    fn message(self, a: Announcement) -> Msg {
+    fn message(self, a: Announcement) -> Message {
         match self {
-            Kind::Doze => Msg::Doze(a),
-            Kind::Disconnect => Msg::Disconnect(a),
-            Kind::Reconnect => Msg::Reconnect(a),
+            Kind::Doze => Message::Doze(a),
+            Kind::Disconnect => Message::Disconnect(a),
+            Kind::Reconnect => Message::Reconnect(a),
         }
     }
 

@@ -2,7 +2,7 @@
 
 use alloc::vec::Vec;
 
-use super::message::Msg;
+use super::message::Message;
 use super::modes::Kind;
 use super::sets::{initial_info_set, Relation, Sets};
 use crate::node::Outbox;
@@ -110,7 +110,7 @@ impl PeerView {
 #[derive(Debug, Clone)]
 pub struct Node {
     pub(super) s: State,
-    pub(super) out: Outbox<Msg>,
+    pub(super) out: Outbox<Message>,
 }
 
 impl PartialEq for Node {
@@ -243,7 +243,7 @@ impl Node {
         let epoch = self.epoch();
         self.s
             .core
-            .ask(peer, Msg::request(ts, seq, epoch), &mut self.out);
+            .ask(peer, Message::request(ts, seq, epoch), &mut self.out);
     }
 
     /// Send the open request to every member of `Info_set`.
@@ -259,8 +259,8 @@ impl Node {
 
     /// A REPLY to `peer` for its request `ticket`, copy of epoch `epoch`, telling it what we
     /// have seen of it.
-    fn reply(peers: &[PeerView], peer: NodeId, Ticket { ts, seq }: Ticket, epoch: u64) -> Msg {
-        Msg::Reply {
+    fn reply(peers: &[PeerView], peer: NodeId, Ticket { ts, seq }: Ticket, epoch: u64) -> Message {
+        Message::Reply {
             ts,
             seq,
             epoch,
@@ -302,34 +302,34 @@ impl Node {
         }
     }
 
-    fn receive(&mut self, from: NodeId, msg: Msg) {
+    fn receive(&mut self, from: NodeId, msg: Message) {
         if !self.s.core.is_peer(from) {
             self.out.anomaly(from, Anomaly::UnknownPeer);
             return;
         }
         match msg {
-            Msg::Request {
+            Message::Request {
                 ts,
                 seq,
                 epoch,
                 check,
             } => {
-                if check == Msg::request_check(ts, seq, epoch) {
+                if check == Message::request_check(ts, seq, epoch) {
                     self.on_request(from, Ticket { ts, seq }, epoch);
                 } else {
                     // Corrupted on the way: dropped like a lost copy (A6).
                     self.out.anomaly(from, Anomaly::OutOfRange);
                 }
             }
-            Msg::Reply {
+            Message::Reply {
                 ts,
                 seq,
                 epoch,
                 seen,
             } => self.on_reply(from, Ticket { ts, seq }, epoch, seen),
-            Msg::Doze(a) => self.on_announce(from, Kind::Doze, a),
-            Msg::Disconnect(a) => self.on_announce(from, Kind::Disconnect, a),
-            Msg::Reconnect(a) => self.on_announce(from, Kind::Reconnect, a),
+            Message::Doze(a) => self.on_announce(from, Kind::Doze, a),
+            Message::Disconnect(a) => self.on_announce(from, Kind::Disconnect, a),
+            Message::Reconnect(a) => self.on_announce(from, Kind::Reconnect, a),
         }
     }
 
@@ -416,7 +416,7 @@ impl Node {
 }
 
 impl Protocol for Node {
-    type Msg = Msg;
+    type Message = Message;
 
     fn id(&self) -> NodeId {
         self.s.core.id
@@ -426,7 +426,7 @@ impl Protocol for Node {
         self.s.core.status
     }
 
-    fn handle(&mut self, event: Event<Msg>) -> Result<Actions<'_, Msg>, Error> {
+    fn handle(&mut self, event: Event<Message>) -> Result<Actions<'_, Message>, Error> {
         self.out.clear();
         // Every fallible handler validates before it mutates, so an `Err` leaves state alone.
         let result = match event {

@@ -158,7 +158,7 @@ impl Node {
 }
 
 impl Protocol for Node {
-    type Msg = Message;
+    type Message = Message;
 
     fn id(&self) -> NodeId {
         self.id

@@ -527,7 +527,7 @@ impl Node {
 }
 
 impl Protocol for Node {
-    type Msg = Message;
+    type Message = Message;
 
     fn id(&self) -> NodeId {
         self.id

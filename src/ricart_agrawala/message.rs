@@ -7,9 +7,9 @@ use crate::seal::check_word;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[non_exhaustive]
-pub enum Msg {
+pub enum Message {
     /// A request for permission; retransmissions repeat it exactly. Build one with
-    /// [`Msg::request`].
+    /// [`Message::request`].
     Request {
         /// The request's priority (its `id` is the sender).
         ts: Timestamp,
@@ -31,10 +31,10 @@ pub enum Msg {
     },
 }
 
-impl Msg {
+impl Message {
     /// A REQUEST with its check word.
-    pub fn request(ts: Timestamp, seq: u64) -> Msg {
-        Msg::Request {
+    pub fn request(ts: Timestamp, seq: u64) -> Message {
+        Message::Request {
             ts,
             seq,
             check: Self::request_check(ts, seq),

@@ -11,5 +11,5 @@
 mod message;
 mod node;
 
-pub use message::Msg;
+pub use message::Message;
 pub use node::{Config, Node};

@@ -1,6 +1,6 @@
 //! The Ricart–Agrawala node.
 
-use super::message::Msg;
+use super::message::Message;
 use crate::node::Outbox;
 use crate::permission::{Core, Decision, Ticket, Timestamp};
 use crate::{Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
@@ -20,7 +20,7 @@ pub struct Config {
 #[derive(Debug, Clone)]
 pub struct Node {
     s: Core<()>,
-    out: Outbox<Msg>,
+    out: Outbox<Message>,
 }
 
 impl PartialEq for Node {
@@ -63,7 +63,7 @@ impl Node {
         self.s.check_request(req)?;
         let Ticket { ts, seq } = self.s.open_request();
         for peer in self.s.peers() {
-            self.s.ask(peer, Msg::request(ts, seq), &mut self.out);
+            self.s.ask(peer, Message::request(ts, seq), &mut self.out);
         }
         self.s.try_enter(&mut self.out);
         Ok(())
@@ -71,21 +71,21 @@ impl Node {
 
     fn release(&mut self) -> Result<(), Error> {
         self.s
-            .close_request(&mut self.out, |_, Ticket { ts, seq }, ()| Msg::Reply {
+            .close_request(&mut self.out, |_, Ticket { ts, seq }, ()| Message::Reply {
                 ts,
                 seq,
             })?;
         Ok(())
     }
 
-    fn receive(&mut self, from: NodeId, msg: Msg) {
+    fn receive(&mut self, from: NodeId, msg: Message) {
         if !self.s.is_peer(from) {
             self.out.anomaly(from, Anomaly::UnknownPeer);
             return;
         }
         match msg {
-            Msg::Request { ts, seq, check }
-                if ts.names(from) && seq >= 1 && check == Msg::request_check(ts, seq) =>
+            Message::Request { ts, seq, check }
+                if ts.names(from) && seq >= 1 && check == Message::request_check(ts, seq) =>
             {
                 if !self.s.clock.admit([ts.clock]) {
                     self.out.anomaly(from, Anomaly::OutOfRange);
@@ -100,11 +100,11 @@ impl Node {
                     Decision::Defer => self.s.deferred.insert(from, ticket, ()),
                     Decision::Reply => {
                         self.s.deferred.remove(from);
-                        self.out.send(from, Msg::Reply { ts, seq });
+                        self.out.send(from, Message::Reply { ts, seq });
                     }
                 }
             }
-            Msg::Reply { ts, seq } if ts.id == self.s.id => {
+            Message::Reply { ts, seq } if ts.id == self.s.id => {
                 if self.s.status != Status::Waiting {
                     self.out.anomaly(from, Anomaly::Unexpected);
                 } else if self.s.accept_reply(from, Ticket { ts, seq }, &mut self.out) {
@@ -119,7 +119,7 @@ impl Node {
 }
 
 impl Protocol for Node {
-    type Msg = Msg;
+    type Message = Message;
 
     fn id(&self) -> NodeId {
         self.s.id
@@ -129,7 +129,7 @@ impl Protocol for Node {
         self.s.status
     }
 
-    fn handle(&mut self, event: Event<Msg>) -> Result<Actions<'_, Msg>, Error> {
+    fn handle(&mut self, event: Event<Message>) -> Result<Actions<'_, Message>, Error> {
         self.out.clear();
         let result = match event {
             Event::Request(req) => self.request(req),
@@ -140,7 +140,7 @@ impl Protocol for Node {
             }
             Event::Timeout(timer) => {
                 if let Some((peer, Ticket { ts, seq })) = self.s.expired(timer) {
-                    self.s.ask(peer, Msg::request(ts, seq), &mut self.out);
+                    self.s.ask(peer, Message::request(ts, seq), &mut self.out);
                 }
                 Ok(())
             }

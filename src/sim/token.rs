@@ -27,13 +27,13 @@ pub trait TokenAlgorithm: Protocol + Clone + Sized {
     fn build(graph: &Graph, params: &Self::Params) -> Result<Vec<Self>, Error>;
 
     /// Safety invariants over all nodes and every message in flight.
-    fn check_safety(nodes: &[Self], in_flight: &Channels<Self::Msg>) -> Result<(), String>;
+    fn check_safety(nodes: &[Self], in_flight: &Channels<Self::Message>) -> Result<(), String>;
 
     /// Extra checks once the run has drained (no node waiting or in the critical section, no
     /// new requests or link changes); `quiescent` says whether no message is in flight.
     fn check_drained(
         nodes: &[Self],
-        in_flight: &Channels<Self::Msg>,
+        in_flight: &Channels<Self::Message>,
         quiescent: bool,
     ) -> Result<(), String>;
 
@@ -171,7 +171,7 @@ struct Sim<P: TokenAlgorithm> {
     config: Config<P::Params>,
     nodes: Vec<P>,
     graph: Graph,
-    channels: Channels<P::Msg>,
+    channels: Channels<P::Message>,
     queue: EventQueue<SimEvent>,
     rng: ChaCha8Rng,
     metrics: Metrics,
@@ -181,7 +181,7 @@ struct Sim<P: TokenAlgorithm> {
     in_use_since: Time,
     loading: bool,
     trace: VecDeque<String>,
-    scratch: Vec<Action<P::Msg>>,
+    scratch: Vec<Action<P::Message>>,
 }
 
 /// Run one simulation.
@@ -255,7 +255,7 @@ impl<P: TokenAlgorithm> Sim<P> {
         }
     }
 
-    fn record(&mut self, node: NodeId, event: &Event<P::Msg>) {
+    fn record(&mut self, node: NodeId, event: &Event<P::Message>) {
         if self.config.trace_len == 0 {
             return;
         }
@@ -268,7 +268,7 @@ impl<P: TokenAlgorithm> Sim<P> {
 
     /// Feed `event` to `node` and carry out its actions. `Err` from the node is a violation
     /// here: the simulator only issues events that are valid in the node's state.
-    fn deliver(&mut self, node: NodeId, event: Event<P::Msg>) -> Result<(), Violation> {
+    fn deliver(&mut self, node: NodeId, event: Event<P::Message>) -> Result<(), Violation> {
         self.record(node, &event);
         let now = self.queue.now();
         // Reuse one buffer so the simulator loop does not allocate per event.

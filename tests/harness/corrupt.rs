@@ -252,9 +252,9 @@ impl Fields for prioritized::Message {
     }
 }
 
-impl Fields for look_ahead::Msg {
+impl Fields for look_ahead::Message {
     fn slots(&mut self) -> Vec<Slot<'_>> {
-        use look_ahead::Msg as M;
+        use look_ahead::Message as M;
         match self {
             M::Request {
                 ts,
@@ -295,9 +295,9 @@ impl Fields for look_ahead::Msg {
     }
 }
 
-impl Fields for ricart_agrawala::Msg {
+impl Fields for ricart_agrawala::Message {
     fn slots(&mut self) -> Vec<Slot<'_>> {
-        use ricart_agrawala::Msg as M;
+        use ricart_agrawala::Message as M;
         match self {
             M::Request { ts, seq, check } => stamp(ts)
                 .into_iter()

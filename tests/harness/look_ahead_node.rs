@@ -8,7 +8,7 @@
 //! `tests/fuzz_look_ahead.rs`.
 
 use arbitrary::Arbitrary;
-use manet_mutex::look_ahead::{Announcement, Config, Initial, Mode, Msg, Node};
+use manet_mutex::look_ahead::{Announcement, Config, Initial, Message, Mode, Node};
 use manet_mutex::{Event, Protocol, Status};
 
 use crate::node_input::{drive, Local, Peer};
@@ -42,7 +42,7 @@ enum In {
 }
 
 impl In {
-    fn event(self) -> Event<Msg> {
+    fn event(self) -> Event<Message> {
         match self {
             In::Local(local) => local.event(),
             In::Receive {
@@ -60,16 +60,16 @@ impl In {
                     a.check = a.check.wrapping_add(seq | 1);
                 }
                 let msg = match kind {
-                    Kind::Request => Msg::request(ts, seq, epoch),
-                    Kind::Reply => Msg::Reply {
+                    Kind::Request => Message::request(ts, seq, epoch),
+                    Kind::Reply => Message::Reply {
                         ts,
                         seq,
                         epoch,
                         seen: seq,
                     },
-                    Kind::Doze => Msg::Doze(a),
-                    Kind::Disconnect => Msg::Disconnect(a),
-                    Kind::Reconnect => Msg::Reconnect(a),
+                    Kind::Doze => Message::Doze(a),
+                    Kind::Disconnect => Message::Disconnect(a),
+                    Kind::Reconnect => Message::Reconnect(a),
                 };
                 Event::Receive {
                     from: from.id(),
@@ -102,7 +102,7 @@ fn info_set(u: &mut arbitrary::Unstructured<'_>) -> arbitrary::Result<Option<Vec
 }
 
 /// The application's misuse and mode changes the host's mode or section forbids.
-fn misuse(node: &Node, event: &Event<Msg>) -> bool {
+fn misuse(node: &Node, event: &Event<Message>) -> bool {
     let (status, mode) = (node.status(), node.mode());
     let remainder = status == Status::Remainder;
     match event {

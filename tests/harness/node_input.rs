@@ -70,9 +70,9 @@ impl Local {
 /// the actions it produced.
 pub fn drive<P>(
     mut node: P,
-    events: impl IntoIterator<Item = Event<P::Msg>>,
-    misuse: impl Fn(&P, &Event<P::Msg>) -> bool,
-    consistent: impl Fn(&P, &[Action<P::Msg>]) -> Result<(), String>,
+    events: impl IntoIterator<Item = Event<P::Message>>,
+    misuse: impl Fn(&P, &Event<P::Message>) -> bool,
+    consistent: impl Fn(&P, &[Action<P::Message>]) -> Result<(), String>,
 ) where
     P: Protocol + Clone + PartialEq + Debug,
 {

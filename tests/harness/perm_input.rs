@@ -26,7 +26,11 @@ impl Stamp {
 /// The host's own invariants (`Host::check_local`: for look-ahead the partition of the sets,
 /// for both a REPLY outstanding exactly while waiting), messages only to other known hosts,
 /// `EnterCritical` only into the critical section.
-pub fn consistent<H: Host>(node: &H, actions: &[Action<H::Msg>], hosts: u32) -> Result<(), String> {
+pub fn consistent<H: Host>(
+    node: &H,
+    actions: &[Action<H::Message>],
+    hosts: u32,
+) -> Result<(), String> {
     node.check_local()?;
     for action in actions {
         match action {

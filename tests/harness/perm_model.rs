@@ -228,7 +228,7 @@ pub struct PermModel<H> {
 impl<H> Model for PermModel<H>
 where
     H: Permission + Send + Sync + 'static,
-    H::Msg: Send + Sync + 'static,
+    H::Message: Send + Sync + 'static,
 {
     type State = State<H>;
     type Action = Step;
@@ -354,7 +354,7 @@ where
 pub fn replay<H>(model: &PermModel<H>, steps: &[Step]) -> Result<(), String>
 where
     H: Permission + Send + Sync + 'static,
-    H::Msg: Send + Sync + 'static,
+    H::Message: Send + Sync + 'static,
 {
     let last = crate::explore::replay(model, steps, |state| state.net.check_safety())?;
     last.net.drain(DRAIN_ROUNDS)
@@ -385,7 +385,7 @@ pub enum Scope {
 pub fn check_profiles<H>(algorithm: &str, hosts: u32, seeds: &[u64], scope: Scope)
 where
     H: Permission + Send + Sync + 'static,
-    H::Msg: Send + Sync + 'static,
+    H::Message: Send + Sync + 'static,
 {
     let models = seeds.iter().flat_map(|&seed| {
         profiles(hosts, H::MODES)
@@ -409,7 +409,7 @@ where
 pub fn check<H>(algorithm: &str, models: impl IntoIterator<Item = (String, PermModel<H>)>)
 where
     H: Permission + Send + Sync + 'static,
-    H::Msg: Send + Sync + 'static,
+    H::Message: Send + Sync + 'static,
 {
     let runs = models.into_iter().map(|(label, model)| Run {
         label,

@@ -29,14 +29,14 @@ use manet_mutex::{ricart_agrawala, Action, CsRequest, Event, NodeId, Protocol, S
 use crate::corrupt::{Fields, Value};
 
 /// What the harness needs from an algorithm besides [`Host`].
-pub trait Permission: Host + Protocol<Msg: Fields> {
+pub trait Permission: Host + Protocol<Message: Fields> {
     /// Whether the host can receive messages now.
     fn reachable(&self) -> bool {
         true
     }
 
     /// Whether `msg` announces a voluntary disconnection.
-    fn departure(_msg: &Self::Msg) -> bool {
+    fn departure(_msg: &Self::Message) -> bool {
         false
     }
 
@@ -63,8 +63,8 @@ impl Permission for look_ahead::Node {
         self.mode() != Mode::Disconnected
     }
 
-    fn departure(msg: &look_ahead::Msg) -> bool {
-        matches!(msg, look_ahead::Msg::Disconnect(_))
+    fn departure(msg: &look_ahead::Message) -> bool {
+        matches!(msg, look_ahead::Message::Disconnect(_))
     }
 
     fn epoch(&self) -> u64 {
@@ -87,7 +87,7 @@ impl Permission for look_ahead::Node {
 #[derive(Clone, Debug)]
 pub struct PermNet<H: Permission> {
     pub nodes: Vec<H>,
-    pub in_flight: Vec<(NodeId, NodeId, H::Msg)>,
+    pub in_flight: Vec<(NodeId, NodeId, H::Message)>,
     /// Whether each message in flight was corrupted already.
     pub marks: Vec<bool>,
     pub timers: Vec<Vec<TimerId>>,
@@ -122,7 +122,7 @@ impl<H: Permission> PermNet<H> {
     }
 
     /// Feed `event` to `at` and carry out its actions.
-    pub fn apply(&mut self, at: NodeId, event: Event<H::Msg>) {
+    pub fn apply(&mut self, at: NodeId, event: Event<H::Message>) {
         if self.fault.is_some() {
             return;
         }

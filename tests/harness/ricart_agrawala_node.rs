@@ -7,7 +7,7 @@
 //! by `tests/fuzz_ricart_agrawala.rs`.
 
 use arbitrary::Arbitrary;
-use manet_mutex::ricart_agrawala::{Config, Msg, Node};
+use manet_mutex::ricart_agrawala::{Config, Message, Node};
 use manet_mutex::{Event, Protocol, Status};
 
 use crate::node_input::{drive, Local, Peer};
@@ -21,16 +21,16 @@ enum In {
 }
 
 impl In {
-    fn event(self) -> Event<Msg> {
+    fn event(self) -> Event<Message> {
         match self {
             In::Local(local) => local.event(),
             In::Request { from, ts, seq } => Event::Receive {
                 from: from.id(),
-                msg: Msg::request(ts.ts(), seq),
+                msg: Message::request(ts.ts(), seq),
             },
             In::Reply { from, ts, seq } => Event::Receive {
                 from: from.id(),
-                msg: Msg::Reply { ts: ts.ts(), seq },
+                msg: Message::Reply { ts: ts.ts(), seq },
             },
         }
     }
@@ -46,7 +46,7 @@ pub struct Input {
 }
 
 /// Only the application's misuse is an error; Ricart–Agrawala has no host modes or links.
-fn misuse(node: &Node, event: &Event<Msg>) -> bool {
+fn misuse(node: &Node, event: &Event<Message>) -> bool {
     match event {
         Event::Request(r) => node.status() != Status::Remainder || r.resources != 1,
         Event::Release => node.status() != Status::Critical,

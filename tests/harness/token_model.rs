@@ -56,9 +56,9 @@ pub trait Fingerprint: Harnessed + std::fmt::Debug + Send + Sync + 'static {
     /// Hash the node's state, heights through `shift`.
     fn hash_node<H: Hasher>(&self, shift: &impl Fn(Height) -> Shifted, hasher: &mut H);
     /// The height a message carries, if any.
-    fn msg_height(msg: &Self::Msg) -> Option<Height>;
+    fn msg_height(msg: &Self::Message) -> Option<Height>;
     /// Hash a message, its height through `shift`.
-    fn hash_msg<H: Hasher>(msg: &Self::Msg, shift: &impl Fn(Height) -> Shifted, hasher: &mut H);
+    fn hash_msg<H: Hasher>(msg: &Self::Message, shift: &impl Fn(Height) -> Shifted, hasher: &mut H);
 }
 
 /// The heights of a neighbour table that handlers read: the view of a peer once it is in N,
@@ -237,7 +237,7 @@ pub struct TokenModel<P: Fingerprint> {
 impl<P: Fingerprint> Model for TokenModel<P>
 where
     P::Params: Send + Sync + 'static,
-    P::Msg: Send + Sync + 'static,
+    P::Message: Send + Sync + 'static,
 {
     type State = State<P>;
     type Action = Step;
@@ -390,7 +390,7 @@ where
 pub fn replay<P: Fingerprint>(model: &TokenModel<P>, steps: &[Step]) -> Result<(), String>
 where
     P::Params: Send + Sync + 'static,
-    P::Msg: Send + Sync + 'static,
+    P::Message: Send + Sync + 'static,
 {
     let last = crate::explore::replay(model, steps, |state| state.net.check_safety())?;
     last.net.drain(DRAIN_ROUNDS)
@@ -408,7 +408,7 @@ pub fn check<P: Fingerprint>(
     models: impl IntoIterator<Item = (String, TokenModel<P>)>,
 ) where
     P::Params: Send + Sync + 'static,
-    P::Msg: Send + Sync + 'static,
+    P::Message: Send + Sync + 'static,
 {
     let runs = models.into_iter().map(|(label, model)| Run {
         label: format!("{network} {label}"),

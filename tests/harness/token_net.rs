@@ -33,14 +33,14 @@ use manet_mutex::{Action, CsRequest, Event, NodeId, Protocol, Status};
 use crate::corrupt::{Fields, Value};
 
 /// What the harness needs from a token algorithm besides [`TokenAlgorithm`].
-pub trait Harnessed: TokenAlgorithm + std::fmt::Debug + Protocol<Msg: Fields> {
+pub trait Harnessed: TokenAlgorithm + std::fmt::Debug + Protocol<Message: Fields> {
     /// Resources of `nodes`' system that corrupting `before` into `after` destroyed.
-    fn lost(_before: &Self::Msg, _after: &Self::Msg, _nodes: &[Self]) -> u32 {
+    fn lost(_before: &Self::Message, _after: &Self::Message, _nodes: &[Self]) -> u32 {
         0
     }
 
     /// Safety, with `lost` resources known destroyed.
-    fn check(nodes: &[Self], channels: &Channels<Self::Msg>, lost: u32) -> Result<(), String> {
+    fn check(nodes: &[Self], channels: &Channels<Self::Message>, lost: u32) -> Result<(), String> {
         if lost > 0 {
             return Err(format!(
                 "{lost} resources lost in an algorithm that has none"
@@ -114,7 +114,7 @@ impl Harnessed for prioritized::Node {
 #[derive(Clone, Debug)]
 pub struct Net<P: Harnessed> {
     pub nodes: Vec<P>,
-    pub channels: Channels<P::Msg>,
+    pub channels: Channels<P::Message>,
     /// The physical links.
     pub graph: Graph,
     /// `(a, b)`: `a` has been told its link to `b` is up, and not told it is down since.
@@ -176,7 +176,7 @@ impl<P: Harnessed> Net<P> {
     }
 
     /// Feed `event` to `at` and carry out its sends.
-    pub fn apply(&mut self, at: NodeId, event: Event<P::Msg>) {
+    pub fn apply(&mut self, at: NodeId, event: Event<P::Message>) {
         if self.fault.is_some() {
             return;
         }

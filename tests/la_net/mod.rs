@@ -19,9 +19,9 @@ pub struct Flight<M> {
 /// Nodes, the messages between them and their armed timers.
 pub struct Net<N: Protocol> {
     pub nodes: Vec<N>,
-    pub inflight: Vec<Flight<N::Msg>>,
+    pub inflight: Vec<Flight<N::Message>>,
     /// The last messages sent, for late duplicates.
-    pub history: Vec<Flight<N::Msg>>,
+    pub history: Vec<Flight<N::Message>>,
     pub timers: Vec<(NodeId, TimerId)>,
     pub entries: Vec<NodeId>,
     pub anomalies: Vec<(NodeId, NodeId, Anomaly)>,
@@ -46,12 +46,12 @@ impl<N: Host + PartialEq> Net<N> {
     }
 
     /// Feed `event` to host `h`; on `Err`, check the node is unchanged.
-    pub fn apply(&mut self, h: u32, event: Event<N::Msg>) -> Result<(), Error> {
+    pub fn apply(&mut self, h: u32, event: Event<N::Message>) -> Result<(), Error> {
         self.trace.push(format!("n{h} <- {event:?}"));
         let before = self.nodes[h as usize].clone();
         let result = self.nodes[h as usize]
             .handle(event)
-            .map(|a| a.collect::<Vec<Action<N::Msg>>>());
+            .map(|a| a.collect::<Vec<Action<N::Message>>>());
         let actions = match result {
             Ok(a) => a,
             Err(e) => {
@@ -112,7 +112,7 @@ impl<N: Host + PartialEq> Net<N> {
     }
 
     /// Deliver the first in-flight message matching `pred`; panics if there is none.
-    pub fn deliver_where(&mut self, pred: impl Fn(&Flight<N::Msg>) -> bool) {
+    pub fn deliver_where(&mut self, pred: impl Fn(&Flight<N::Message>) -> bool) {
         let k = self
             .inflight
             .iter()
@@ -205,7 +205,7 @@ impl<N: Host + PartialEq> Net<N> {
     }
 
     /// Messages in flight to `to` (for assertions).
-    pub fn to(&self, to: u32) -> Vec<&Flight<N::Msg>> {
+    pub fn to(&self, to: u32) -> Vec<&Flight<N::Message>> {
         self.inflight
             .iter()
             .filter(|f| f.to == NodeId(to))
@@ -229,8 +229,8 @@ pub fn node(id: u32, n: u32, info: &[u32]) -> look_ahead::Node {
 /// Feed an event that must be accepted; collect the actions.
 pub fn run(
     node: &mut look_ahead::Node,
-    event: Event<look_ahead::Msg>,
-) -> Vec<Action<look_ahead::Msg>> {
+    event: Event<look_ahead::Message>,
+) -> Vec<Action<look_ahead::Message>> {
     node.handle(event).expect("event accepted").collect()
 }
 
@@ -238,8 +238,8 @@ pub fn run(
 pub fn recv(
     node: &mut look_ahead::Node,
     from: u32,
-    msg: look_ahead::Msg,
-) -> Vec<Action<look_ahead::Msg>> {
+    msg: look_ahead::Message,
+) -> Vec<Action<look_ahead::Message>> {
     run(
         node,
         Event::Receive {
@@ -251,7 +251,12 @@ pub fn recv(
 
 /// Deliver `msg` from `from` and check that it is ignored: one `kind` anomaly, nothing else,
 /// and the node unchanged.
-pub fn assert_ignored(node: &mut look_ahead::Node, from: u32, msg: look_ahead::Msg, kind: Anomaly) {
+pub fn assert_ignored(
+    node: &mut look_ahead::Node,
+    from: u32,
+    msg: look_ahead::Message,
+    kind: Anomaly,
+) {
     let before = node.clone();
     let acts = recv(node, from, msg);
     assert_eq!(

@@ -54,7 +54,7 @@ pub struct Report {
 struct World<H: Host> {
     cfg: RoutedConfig,
     rng: ChaCha8Rng,
-    q: EventQueue<Ev<H::Msg>>,
+    q: EventQueue<Ev<H::Message>>,
     nodes: Vec<H>,
     mobility: Waypoint,
     rates: Vec<f64>,
@@ -68,7 +68,7 @@ struct World<H: Host> {
     lost: u64,
     routed: u64,
     anomalies: u64,
-    trace: VecDeque<(Time, Ev<H::Msg>)>,
+    trace: VecDeque<(Time, Ev<H::Message>)>,
 }
 
 /// Run `cfg` with the given algorithm.
@@ -225,7 +225,7 @@ impl<H: Host> World<H> {
         self.up[h.index()] && !self.away[h.index()]
     }
 
-    fn dispatch(&mut self, ev: Ev<H::Msg>) -> Result<(), Violation> {
+    fn dispatch(&mut self, ev: Ev<H::Message>) -> Result<(), Violation> {
         match ev {
             Ev::Deliver { from, to, msg } => {
                 if self.reachable(to) {
@@ -344,10 +344,10 @@ impl<H: Host> World<H> {
     }
 
     /// Hand `event` to host `h` and carry out its actions.
-    fn feed(&mut self, h: NodeId, event: Event<H::Msg>) -> Result<(), Violation> {
+    fn feed(&mut self, h: NodeId, event: Event<H::Message>) -> Result<(), Violation> {
         let result = self.nodes[h.index()]
             .handle(event)
-            .map(|a| a.collect::<Vec<Action<H::Msg>>>());
+            .map(|a| a.collect::<Vec<Action<H::Message>>>());
         let actions = match result {
             Ok(a) => a,
             Err(e) => return Err(self.violation(format!("{h:?} rejected a simulator event: {e}"))),
@@ -377,7 +377,7 @@ impl<H: Host> World<H> {
     }
 
     /// Route a message over the current topology.
-    fn route(&mut self, from: NodeId, to: NodeId, msg: H::Msg) {
+    fn route(&mut self, from: NodeId, to: NodeId, msg: H::Message) {
         let (f, t) = (from.index(), to.index());
         if t >= self.nodes.len() || !self.reachable(from) {
             self.lost += 1;

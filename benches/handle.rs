@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 
 use divan::Bencher;
-use manet_mutex::reverse_link::{build, Message, Node};
+use manet_mutex::reverse_link::{network, Message, Node, Settings};
 use manet_mutex::{Action, CsRequest, Event, NodeId, Protocol};
 
 fn main() {
@@ -12,7 +12,7 @@ fn main() {
 
 fn line(n: usize) -> Vec<Node> {
     let edges: Vec<_> = (1..n as u32).map(|i| (NodeId(i - 1), NodeId(i))).collect();
-    build(n, &edges, &[NodeId(0)], false)
+    network(n as u32, &edges, &[NodeId(0)], Settings::new(1))
         .unwrap()
         .into_iter()
         .map(|c| Node::new(c).unwrap())
@@ -128,7 +128,7 @@ fn ring(n: u32) -> Vec<(NodeId, NodeId)> {
 fn prioritized_round_5_nodes(bencher: Bencher) {
     use manet_mutex::prioritized;
     let settings = prioritized::Settings::new(3, prioritized::Policy::MaxConcurrency);
-    let mut nodes: Vec<_> = prioritized::build_network(5, &ring(5), NodeId(0), settings)
+    let mut nodes: Vec<_> = prioritized::network(5, &ring(5), &[NodeId(0)], settings)
         .unwrap()
         .into_iter()
         .map(|c| prioritized::Node::new(c).unwrap())
@@ -147,12 +147,10 @@ fn look_ahead_round_5_hosts(bencher: Bencher) {
     use manet_mutex::look_ahead;
     let mut nodes: Vec<_> = (0..5)
         .map(|i| {
-            look_ahead::Node::new(look_ahead::Config {
-                id: NodeId(i),
-                hosts: 5,
-                initial: look_ahead::Initial::Seed(7),
-                retransmit_after: 100,
-            })
+            look_ahead::Node::new(look_ahead::Config::new(
+                NodeId(i),
+                look_ahead::Settings::new(5, 100).with_seed(7),
+            ))
             .unwrap()
         })
         .collect();
@@ -166,11 +164,10 @@ fn ricart_agrawala_round_5_hosts(bencher: Bencher) {
     use manet_mutex::ricart_agrawala;
     let mut nodes: Vec<_> = (0..5)
         .map(|i| {
-            ricart_agrawala::Node::new(ricart_agrawala::Config {
-                id: NodeId(i),
-                hosts: 5,
-                retransmit_after: 100,
-            })
+            ricart_agrawala::Node::new(ricart_agrawala::Config::new(
+                NodeId(i),
+                ricart_agrawala::Settings::new(5, 100),
+            ))
             .unwrap()
         })
         .collect();

@@ -2,8 +2,9 @@
 //! `examples/simulate`; this measures whole runs).
 
 use divan::Bencher;
-use manet_mutex::reverse_link::{Node, Params};
+use manet_mutex::reverse_link::{Node, Settings};
 use manet_mutex::sim::token::{self, Config};
+use manet_mutex::sim::Params;
 use manet_mutex::sim::{Graph, Workload};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -12,10 +13,14 @@ fn main() {
     divan::main();
 }
 
-fn config(forwarding: bool, checks: bool) -> Config<Params> {
+fn config(forwarding: bool, checks: bool) -> Config<Params<Settings>> {
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let graph = Graph::random_connected(30, 87, &mut rng);
-    let mut c = Config::new(graph, Params { k: 3, forwarding }, 1);
+    let mut c = Config::new(
+        graph,
+        Params::first_nodes(Settings::new(3).with_forwarding(forwarding), 3),
+        1,
+    );
     c.workload = Workload {
         lambda_req: 0.1,
         ..Workload::default()

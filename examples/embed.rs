@@ -3,12 +3,12 @@
 
 use std::collections::VecDeque;
 
-use manet_mutex::reverse_link::{build, Message, Node};
+use manet_mutex::reverse_link::{network, Message, Node, Settings};
 use manet_mutex::{Action, CsRequest, Event, NodeId, Protocol};
 
 fn main() -> Result<(), manet_mutex::Error> {
     let edges = [(NodeId(0), NodeId(1)), (NodeId(1), NodeId(2))];
-    let mut nodes = build(3, &edges, &[NodeId(0)], false)?
+    let mut nodes = network(3, &edges, &[NodeId(0)], Settings::new(1))?
         .into_iter()
         .map(Node::new)
         .collect::<Result<Vec<_>, _>>()?;
@@ -33,7 +33,7 @@ fn main() -> Result<(), manet_mutex::Error> {
     }
     println!(
         "token now at {:?}",
-        nodes.iter().find(|n| n.is_holder()).map(Node::id)
+        nodes.iter().find(|n| n.holds_token()).map(Node::id)
     );
     Ok(())
 }

@@ -12,8 +12,8 @@
 //! | [`look_ahead`] | look-ahead permission-based mutual exclusion with doze and disconnection: Wu, Cao, Yang (2005) |
 //! | [`ricart_agrawala`] | the Ricart–Agrawala baseline (1981) |
 //!
-//! Shared building blocks: [`height`] (height triples, partial reversal), [`neighbors`] (the
-//! token algorithms' neighbour table and link handshake), [`queue`] (request queues),
+//! Shared building blocks: [`token`] (height triples, partial reversal, the token algorithms'
+//! neighbour table and link handshake), [`queue`] (request queues),
 //! [`permission`] (timestamps, deferral and retransmission for the permission algorithms),
 //! [`seal`] (check words), and, with the default `std` feature, [`sim`], the deterministic
 //! simulator.
@@ -55,7 +55,7 @@
 //!   not grant differs from one that does in two fields (permission REPLYs): a corrupted
 //!   field then reads as a lost message or an impossible value;
 //! - peer counters are bounded with headroom: clocks and epochs merge at most
-//!   [`permission::SKEW_LIMIT`] ahead, heights stay within `±`[`height::Height::LIMIT`],
+//!   [`permission::SKEW_LIMIT`] ahead, heights stay within `±`[`token::Height::LIMIT`],
 //!   priorities below [`queue::Priority::LEVEL_LIMIT`], and requests are numbered by their
 //!   host, so no single message can make two requests alike, mute a peer, pin a queue or move
 //!   a node's height far from its neighbours'.
@@ -75,11 +75,11 @@
 //!
 //! ```
 //! use std::collections::VecDeque;
-//! use manet_mutex::reverse_link::{build, Node};
+//! use manet_mutex::reverse_link::{network, Node, Settings};
 //! use manet_mutex::{Action, CsRequest, Event, NodeId, Protocol, Status};
 //!
 //! let edges = [(NodeId(0), NodeId(1)), (NodeId(1), NodeId(2))];
-//! let mut nodes: Vec<Node> = build(3, &edges, &[NodeId(0)], false)?
+//! let mut nodes: Vec<Node> = network(3, &edges, &[NodeId(0)], Settings::new(1))?
 //!     .into_iter()
 //!     .map(Node::new)
 //!     .collect::<Result<_, _>>()?;
@@ -105,9 +105,7 @@ extern crate alloc;
 
 mod error;
 mod event;
-pub mod height;
 pub mod look_ahead;
-pub mod neighbors;
 mod node;
 pub mod permission;
 pub mod prioritized;
@@ -117,6 +115,7 @@ pub mod ricart_agrawala;
 pub mod seal;
 #[cfg(feature = "std")]
 pub mod sim;
+pub mod token;
 
 pub use error::Error;
 pub use event::{Action, Anomaly, CsRequest, Event, TimerId};

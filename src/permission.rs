@@ -19,10 +19,12 @@
 //!   influence; a REPLY names both, so two requests of one host are never confused, whatever
 //!   the clocks did.
 
+use alloc::format;
+use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::node::Outbox;
-use crate::{Action, CsRequest, Error, NodeId, Status, TimerId};
+use crate::{Action, CsRequest, Error, NodeId, Protocol, Status, TimerId};
 
 /// How far ahead of the receiver's clock a peer's clock value or epoch may be; beyond it the
 /// value is impossible and its message is dropped (see the module docs).
@@ -425,6 +427,34 @@ impl<T: Copy> Core<T> {
         out: &mut Outbox<M>,
     ) -> bool {
         self.open == Some(ticket) && self.waits.resolve(from, out)
+    }
+}
+
+/// At most one of `nodes` is in the critical section.
+pub(crate) fn one_inside<P: Protocol>(nodes: &[P]) -> Result<(), String> {
+    let mut inside = nodes.iter().filter(|n| n.status() == Status::Critical);
+    match (inside.next(), inside.next()) {
+        (Some(a), Some(b)) => Err(format!(
+            "hosts [{:?}, {:?}] are in the critical section together",
+            a.id(),
+            b.id()
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A waiting host always has a REPLY outstanding (with its retransmission timer), otherwise it
+/// would have entered; other hosts wait for nothing. This is what makes a waiting host's
+/// request impossible to lose.
+pub(crate) fn waits_match_status(
+    me: NodeId,
+    status: Status,
+    outstanding: usize,
+) -> Result<(), String> {
+    match (status, outstanding) {
+        (Status::Waiting, 0) => Err(format!("{me:?}: waiting with no REPLY outstanding")),
+        (Status::Waiting, _) | (_, 0) => Ok(()),
+        (s, k) => Err(format!("{me:?}: {k} REPLYs outstanding while {s:?}")),
     }
 }
 

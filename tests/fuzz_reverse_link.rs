@@ -59,16 +59,13 @@ fn reverse_link_node_survives_arbitrary_events() {
 /// believed its request was still queued there and waited forever.
 #[test]
 fn regression_request_is_resent_when_the_link_to_next_fails_and_reforms() {
-    use manet_mutex::reverse_link::{Node, Params};
-    use manet_mutex::sim::Graph;
+    use manet_mutex::reverse_link::{Node, Settings};
+    use manet_mutex::sim::{Graph, Params};
     use manet_mutex::{CsRequest, NodeId};
 
     let (n0, n1, n2) = (NodeId(0), NodeId(1), NodeId(2));
     let graph = Graph::from_edges(3, &[(n0, n1), (n0, n2)]);
-    let params = Params {
-        k: 1,
-        forwarding: false,
-    };
+    let params = Params::first_nodes(Settings::new(1), 1);
     let mut net = token_net::Net::<Node>::new(graph, &params).unwrap();
     net.request(n0, CsRequest::ONE);
     net.request(n1, CsRequest::ONE);

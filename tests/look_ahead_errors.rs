@@ -1,16 +1,14 @@
 //! Local misuse returns `Err` and leaves the node exactly as it was; bad configurations are
 //! rejected.
 
-use manet_mutex::look_ahead::{Config, Initial, Message, Node};
+use manet_mutex::look_ahead::{Config, Message, Node, Settings};
 use manet_mutex::{CsRequest, Error, Event, NodeId, Protocol, Status};
 
 fn node(info: &[u32]) -> Node {
-    Node::new(Config {
-        id: NodeId(0),
-        hosts: 3,
-        initial: Initial::InfoSet(info.iter().map(|&i| NodeId(i)).collect()),
-        retransmit_after: 5,
-    })
+    Node::new(
+        Config::new(NodeId(0), Settings::new(3, 5))
+            .with_info_set(info.iter().map(|&i| NodeId(i)).collect()),
+    )
     .unwrap()
 }
 
@@ -97,20 +95,21 @@ fn mode_misuse_is_an_error_and_changes_nothing() {
 
 #[test]
 fn invalid_configurations_are_rejected() {
-    let cfg = |id, hosts, initial, retransmit_after| Config {
-        id: NodeId(id),
-        hosts,
-        initial,
-        retransmit_after,
+    let cfg = |id, hosts, retransmit_after| {
+        Config::new(
+            NodeId(id),
+            Settings::new(hosts, retransmit_after).with_seed(1),
+        )
     };
+    let with = |info: &[u32]| cfg(0, 3, 5).with_info_set(info.iter().map(|&i| NodeId(i)).collect());
     for c in [
-        cfg(3, 3, Initial::Seed(1), 5),
-        cfg(0, 3, Initial::Seed(1), 0),
-        cfg(0, 3, Initial::InfoSet(vec![NodeId(0)]), 5),
-        cfg(0, 3, Initial::InfoSet(vec![NodeId(3)]), 5),
-        cfg(0, 3, Initial::InfoSet(vec![NodeId(1), NodeId(1)]), 5),
+        cfg(3, 3, 5),
+        cfg(0, 3, 0),
+        with(&[0]),
+        with(&[3]),
+        with(&[1, 1]),
     ] {
         assert!(matches!(Node::new(c), Err(Error::InvalidConfig { .. })));
     }
-    assert!(Node::new(cfg(0, 1, Initial::Seed(1), 5)).is_ok());
+    assert!(Node::new(cfg(0, 1, 5)).is_ok());
 }

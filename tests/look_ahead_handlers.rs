@@ -1,7 +1,9 @@
 //! One test per look-ahead handler rule: initialisation, REQUEST, REPLY, exit, timeouts and
 //! ignored peer input.
 
-use manet_mutex::look_ahead::{initial_info_set, initial_sets, Config, Message, Node, Relation};
+use manet_mutex::look_ahead::{
+    initial_info_set, initial_sets, Config, Message, Node, Relation, Settings,
+};
 mod la_net;
 
 use la_net::{ann, assert_ignored, node, recv, run, ts};
@@ -56,7 +58,7 @@ fn fig1_initial_sets_give_exactly_one_direction_per_pair() {
 
 #[test]
 fn seeded_config_uses_the_row_of_the_matrix() {
-    let n = Node::new(Config::seeded(NodeId(3), 8, 9, 10)).unwrap();
+    let n = Node::new(Config::new(NodeId(3), Settings::new(8, 10).with_seed(9))).unwrap();
     assert_eq!(
         n.info_set().collect::<Vec<_>>(),
         initial_info_set(8, 9, NodeId(3))
@@ -111,7 +113,7 @@ fn idle_host_replies_and_moves_requester_from_status_to_info() {
     );
     assert_eq!(b.relation(NodeId(0)), Some(Relation::Info));
     assert_eq!(b.clock(), 5, "Lamport clock merges the request's");
-    assert_eq!(b.q_req().count(), 0);
+    assert_eq!(b.deferred().count(), 0);
 }
 
 #[test]
@@ -149,13 +151,13 @@ fn waiting_host_with_higher_priority_defers_into_q_req() {
     assert_eq!(c.status(), Status::Critical);
     let acts = recv(&mut c, 0, Message::request(ts(1, 0), 1, 0));
     assert!(sends(&acts).is_empty(), "in the CS: defer");
-    assert_eq!(ids(c.q_req()), vec![0]);
+    assert_eq!(ids(c.deferred()), vec![0]);
     assert_eq!(c.relation(NodeId(0)), Some(Relation::Info));
     let mut d = node(2, 3, &[1]);
     run(&mut d, Event::Request(CsRequest::ONE)); // ts (1, 2), waiting for 1
     let acts = recv(&mut d, 0, Message::request(ts(3, 0), 1, 0));
     assert!(sends(&acts).is_empty(), "(1,2) beats (3,0): defer");
-    assert_eq!(ids(d.q_req()), vec![0]);
+    assert_eq!(ids(d.deferred()), vec![0]);
 }
 
 #[test]
@@ -245,7 +247,7 @@ fn exit_replies_to_q_req_only_not_to_the_whole_info_set() {
     assert_eq!(a.relation(NodeId(1)), Some(Relation::Status));
     assert_eq!(a.status(), Status::Remainder);
     assert_eq!(a.timestamp(), None);
-    assert_eq!(a.q_req().count(), 0);
+    assert_eq!(a.deferred().count(), 0);
     assert_eq!(a.relation(NodeId(2)), Some(Relation::Info));
 }
 

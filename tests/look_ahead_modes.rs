@@ -74,10 +74,10 @@ fn disconnect_drops_the_disconnecting_hosts_q_req_entry_and_wait() {
     let mut c = node(2, 3, &[1]);
     run(&mut c, Event::Request(CsRequest::ONE)); // (1, 2), waits for 1
     recv(&mut c, 0, Message::request(ts(5, 0), 1, 0)); // deferred
-    assert_eq!(c.q_req().map(|p| p.0).collect::<Vec<_>>(), vec![0]);
+    assert_eq!(c.deferred().map(|p| p.0).collect::<Vec<_>>(), vec![0]);
     // 0 disconnects: it is in its remainder section, so its deferred request is stale.
     recv(&mut c, 0, Message::Disconnect(ann(ts(6, 0))));
-    assert_eq!(c.q_req().count(), 0);
+    assert_eq!(c.deferred().count(), 0);
     assert_eq!(c.relation(NodeId(0)), Some(Relation::Status));
     // 1 disconnects: c no longer needs its REPLY.
     let acts = recv(&mut c, 1, Message::Disconnect(ann(ts(3, 1))));

@@ -7,16 +7,22 @@ mod la_net;
 
 use cases::cases;
 use la_net::{play, schedule_op as op, Net};
-use manet_mutex::look_ahead::{self, Config, Node};
+use manet_mutex::look_ahead::{self, Config, Node, Settings};
 use manet_mutex::permission::Timestamp;
-use manet_mutex::sim::routed::{self, Failures, Host, LoadPattern, ModeChanges, RoutedConfig};
+use manet_mutex::sim::routed::{self, Failures, LoadPattern, ModeChanges, RoutedConfig};
 use manet_mutex::{CsRequest, Event, NodeId, Protocol, TimerId};
 use proptest::prelude::*;
 
 fn net(n: u32, seed: u64) -> Net<Node> {
     Net::new(
         (0..n)
-            .map(|i| Node::new(Config::seeded(NodeId(i), n, seed, 100)).unwrap())
+            .map(|i| {
+                Node::new(Config::new(
+                    NodeId(i),
+                    Settings::new(n, 100).with_seed(seed),
+                ))
+                .unwrap()
+            })
             .collect(),
     )
 }
@@ -150,7 +156,7 @@ proptest! {
             0..200,
         ),
     ) {
-        let mut node = Node::new(Config::seeded(NodeId(0), n, seed, 7)).unwrap();
+        let mut node = Node::new(Config::new(NodeId(0), Settings::new(n, 7).with_seed(seed))).unwrap();
         for (kind, from, clock, id, epoch, timer) in inputs {
             let event = match kind {
                 0..=4 => Event::Receive { from: NodeId(from), msg: forged(kind, clock, id, epoch) },
@@ -167,7 +173,7 @@ proptest! {
             if rejected {
                 prop_assert!(node == before);
             }
-            prop_assert_eq!(node.check_local(), Ok(()));
+            prop_assert_eq!(look_ahead::invariants::check_host(&node), Ok(()));
         }
     }
 }

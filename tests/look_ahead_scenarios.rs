@@ -6,18 +6,13 @@ mod la_net;
 
 use cases::cases;
 use la_net::{Flight, Net};
-use manet_mutex::look_ahead::{Config, Initial, Message, Node, Relation};
+use manet_mutex::look_ahead::{Config, Message, Node, Relation, Settings};
 use manet_mutex::{CsRequest, Event, NodeId, Protocol, Status};
 use proptest::prelude::*;
 
 fn node(id: u32, n: u32, info: &[u32]) -> Node {
-    Node::new(Config {
-        id: NodeId(id),
-        hosts: n,
-        initial: Initial::InfoSet(info.iter().map(|&i| NodeId(i)).collect()),
-        retransmit_after: 50,
-    })
-    .unwrap()
+    let info = info.iter().map(|&i| NodeId(i)).collect();
+    Node::new(Config::new(NodeId(id), Settings::new(n, 50)).with_info_set(info)).unwrap()
 }
 
 fn msg_from(from: u32, to: u32, pred: fn(&Message) -> bool) -> impl Fn(&Flight<Message>) -> bool {
@@ -41,7 +36,7 @@ fn request_overtaking_reply_is_remembered_in_q_req() {
     net.apply(1, Event::Request(CsRequest::ONE)).unwrap(); // (1,1)
     net.deliver_where(msg_from(0, 1, is_request));
     net.deliver_where(msg_from(1, 0, is_request));
-    assert_eq!(net.node(0).q_req().collect::<Vec<_>>(), vec![NodeId(1)]);
+    assert_eq!(net.node(0).deferred().collect::<Vec<_>>(), vec![NodeId(1)]);
     net.deliver_where(msg_from(1, 0, is_reply));
     assert_eq!(net.node(0).status(), Status::Critical);
     assert_eq!(net.node(0).relation(NodeId(1)), Some(Relation::Info));
@@ -89,7 +84,7 @@ fn lost_requests_and_replies_are_recovered_by_timeouts() {
     let n = 4;
     let mut net = Net::new(
         (0..n)
-            .map(|i| Node::new(Config::seeded(NodeId(i), n, 3, 10)).unwrap())
+            .map(|i| Node::new(Config::new(NodeId(i), Settings::new(n, 10).with_seed(3))).unwrap())
             .collect(),
     );
     for h in 0..n {
@@ -117,7 +112,7 @@ fn a_repeat_requester_needs_no_messages() {
     // second request with no competitor in between enters at once.
     let mut net = Net::new(
         (0..5)
-            .map(|i| Node::new(Config::seeded(NodeId(i), 5, 11, 10)).unwrap())
+            .map(|i| Node::new(Config::new(NodeId(i), Settings::new(5, 10).with_seed(11))).unwrap())
             .collect(),
     );
     net.apply(2, Event::Request(CsRequest::ONE)).unwrap();
@@ -155,7 +150,7 @@ proptest! {
         ops in prop::collection::vec((any::<bool>(), any::<u32>(), any::<usize>()), 0..200),
     ) {
         let mut net = Net::new(
-            (0..n).map(|i| Node::new(Config::seeded(NodeId(i), n, seed, 10)).unwrap()).collect(),
+            (0..n).map(|i| Node::new(Config::new(NodeId(i), Settings::new(n, 10).with_seed(seed))).unwrap()).collect(),
         );
         prop_assert!(exact_form_holds(&net).is_ok());
         for (request, h, k) in ops {

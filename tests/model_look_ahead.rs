@@ -2,7 +2,7 @@
 //! for the initial `Info_set`s: every order of delivery, requests and releases, and per fault
 //! profile (`tests/harness/perm_model.rs`) lost or duplicated messages, early retransmission
 //! timeouts or mode changes (doze, wake, disconnect, reconnect, an accidental outage reported
-//! by a reconnect). Checks `sim::routed::check` (one host in the critical section, the sets'
+//! by a reconnect). Checks `invariants::check_safety` (one host in the critical section, the sets'
 //! partition and pairwise consistency) and that a fair drain, retransmitting only after a
 //! loss, serves every waiting host, in every state, first with the hosts that disconnected
 //! still away (unless no protocol could, V4) and then after they return.

@@ -5,7 +5,7 @@
 //! or 2 resources), and k = 2 with explicit priorities (1 or 2 resources, priority 0 or 1). The
 //! model (`tests/harness/token_model.rs`) branches on every interleaving of deliveries,
 //! requests, releases and a bounded number of link failures and formations, and checks
-//! `prioritized::check_invariants` and that a fair drain serves every waiting node and then
+//! `prioritized::invariants::check_safety` and that a fair drain serves every waiting node and then
 //! goes quiet with `prioritized::check_quiescent` holding, in every state.
 //!
 //! `MANET_MUTEX_DEEP=1` raises every bound (see `docs/verification.md`). Run with
@@ -22,8 +22,9 @@ mod token_net;
 
 use std::hash::{Hash, Hasher};
 
-use manet_mutex::height::{Height, Sealed};
-use manet_mutex::prioritized::{Message, Node, Params, Policy, Settings};
+use manet_mutex::prioritized::{Message, Node, Policy, Settings};
+use manet_mutex::sim::Params;
+use manet_mutex::token::{Height, Sealed};
 use manet_mutex::{CsRequest, NodeId, Protocol};
 use token_model::{
     edges, hash_neighbors, neighbor_heights, Bounds, Fingerprint, Shifted, TokenModel,
@@ -126,10 +127,7 @@ fn check_network(network: &str, n: usize, pairs: &[(u32, u32)], only: &[&str]) {
         let model = TokenModel::<Node> {
             n,
             edges: edges(pairs),
-            params: Params {
-                settings,
-                holder: NodeId(0),
-            },
+            params: Params::new(settings, vec![NodeId(0)]),
             requests: requests(settings.k, &priorities),
             bounds,
         };
@@ -159,10 +157,7 @@ fn check_faults(network: &str, n: usize, pairs: &[(u32, u32)]) {
             let model = TokenModel::<Node> {
                 n,
                 edges: edges(pairs),
-                params: Params {
-                    settings,
-                    holder: NodeId(0),
-                },
+                params: Params::new(settings, vec![NodeId(0)]),
                 requests: requests(settings.k, &[0]),
                 bounds,
             };
@@ -266,10 +261,7 @@ fn regression_released_resources_of_a_node_without_neighbours_ask_a_forming_link
     let model = TokenModel::<Node> {
         n: 3,
         edges: edges(&[(0, 1), (1, 2)]),
-        params: Params {
-            settings: Settings::new(1, Policy::Equal),
-            holder: NodeId(0),
-        },
+        params: Params::new(Settings::new(1, Policy::Equal), vec![NodeId(0)]),
         requests: vec![CsRequest::ONE],
         bounds: Bounds::from_env(1, 1).asymmetric(),
     };

@@ -19,9 +19,10 @@ mod token_net;
 
 use std::hash::{Hash, Hasher};
 
-use manet_mutex::height::Height;
-use manet_mutex::reverse_link::{Message, Node, Params};
+use manet_mutex::reverse_link::{Message, Node, Settings};
 use manet_mutex::sim::Graph;
+use manet_mutex::sim::Params;
+use manet_mutex::token::Height;
 use manet_mutex::{CsRequest, Protocol};
 use token_model::{
     edges, hash_neighbors, neighbor_heights, Bounds, Fingerprint, Shifted, TokenModel,
@@ -48,7 +49,7 @@ impl Fingerprint for Node {
         self.next().hash(hasher);
         self.may_lower_on_link_info().hash(hasher);
         self.queue().len().hash(hasher);
-        self.queue().iter().for_each(|q| q.hash(hasher));
+        self.queue().for_each(|q| q.hash(hasher));
         hash_neighbors(self.neighbors(), shift, hasher);
     }
 
@@ -76,7 +77,7 @@ fn check_network(network: &str, n: usize, pairs: &[(u32, u32)], forwarding: &[bo
             let model = TokenModel::<Node> {
                 n,
                 edges: edges(pairs),
-                params: Params { k, forwarding },
+                params: Params::first_nodes(Settings::new(k).with_forwarding(forwarding), k),
                 requests: vec![CsRequest::ONE],
                 bounds,
             };
@@ -104,7 +105,7 @@ fn check_faults(network: &str, n: usize, pairs: &[(u32, u32)], only: &[&str], fo
             let model = TokenModel::<Node> {
                 n,
                 edges: edges(pairs),
-                params: Params { k: 1, forwarding },
+                params: Params::first_nodes(Settings::new(1).with_forwarding(forwarding), 1),
                 requests: vec![CsRequest::ONE],
                 bounds,
             };
@@ -205,16 +206,10 @@ fn square_with_chord() {
 /// below node 0; node 0, a holder that now sees no higher neighbour, lowers below node 1; and
 /// so on: LinkInfo messages forever. The paper requires every holder to start with a higher
 /// neighbour, which no height assignment gives when every node of a component holds a token;
-/// `build` must refuse such a network instead of producing one that never goes quiet.
+/// `network` must refuse such a network instead of producing one that never goes quiet.
 #[test]
 fn regression_holders_alone_on_a_link_are_rejected() {
     let graph = Graph::from_edges(2, &edges(&[(0, 1)]));
-    let built = Net::<Node>::new(
-        graph,
-        &Params {
-            k: 2,
-            forwarding: false,
-        },
-    );
+    let built = Net::<Node>::new(graph, &Params::first_nodes(Settings::new(2), 2));
     assert!(built.is_err(), "{built:?}");
 }

@@ -1,6 +1,6 @@
 //! Exhaustive model checking of Ricart–Agrawala (stateright) with 2 and 3 hosts: every order
 //! of delivery, requests and releases, and per fault profile (`tests/harness/perm_model.rs`)
-//! lost or duplicated messages or early retransmission timeouts. Checks `sim::routed::check`
+//! lost or duplicated messages or early retransmission timeouts. Checks `invariants::check_safety`
 //! and that a fair drain, retransmitting only after a loss, serves every waiting host, in
 //! every state.
 //!

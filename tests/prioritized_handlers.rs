@@ -4,8 +4,8 @@
 mod common;
 
 use common::unit::*;
-use manet_mutex::height::Height;
 use manet_mutex::prioritized::{Config, Message, Node, Policy, Resources, Settings};
+use manet_mutex::token::Height;
 use manet_mutex::{Action, Anomaly, Error, Event, Protocol, Status};
 
 // ---- local misuse -------------------------------------------------------------------------
@@ -46,14 +46,7 @@ fn bad_local_input_is_err_and_leaves_the_node_unchanged() {
 #[test]
 fn invalid_configs_are_refused() {
     let bad = |settings: Settings, height: Height, neighbors: Vec<Height>, holder: bool| {
-        Node::new(Config {
-            id: n(1),
-            settings,
-            height,
-            neighbors,
-            token_holder: holder,
-        })
-        .is_err()
+        Node::new(Config::new(n(1), settings, holder, height, neighbors)).is_err()
     };
     let s = Settings::new(K, Policy::Equal);
     assert!(bad(
@@ -62,12 +55,7 @@ fn invalid_configs_are_refused() {
         vec![],
         true
     ));
-    assert!(bad(
-        Settings { aging_step: 0, ..s },
-        h(0, 0, 1),
-        vec![],
-        true
-    ));
+    assert!(bad(s.with_aging_step(0), h(0, 0, 1), vec![], true));
     assert!(bad(s, h(0, 0, 2), vec![], true), "height of another node");
     assert!(
         bad(s, h(0, 0, 1), vec![h(0, 1, 1)], true),

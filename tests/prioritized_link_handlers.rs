@@ -4,8 +4,8 @@
 mod common;
 
 use common::unit::*;
-use manet_mutex::height::Sealed;
 use manet_mutex::prioritized::{Message, Resources};
+use manet_mutex::token::Sealed;
 use manet_mutex::{Action, Anomaly, Event};
 
 // ---- RELEASE ---------------------------------------------------------------------------------

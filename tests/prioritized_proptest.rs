@@ -4,9 +4,9 @@
 mod common;
 
 use common::{n, Net};
-use manet_mutex::height::{Height, Sealed};
-use manet_mutex::prioritized::{build_network, Message, Node, Policy, Resources, Settings};
+use manet_mutex::prioritized::{network, Message, Node, Policy, Resources, Settings};
 use manet_mutex::queue::Priority;
+use manet_mutex::token::{Height, Sealed};
 use manet_mutex::{Anomaly, CsRequest, Event, Protocol, Status};
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -84,7 +84,7 @@ proptest! {
         ops in vec(op(), 0..300),
     ) {
         let edges = graph(count, &parents, &extra);
-        let settings = Settings { k, policy: policy(pol), aging_step };
+        let settings = Settings::new(k, policy(pol)).with_aging_step(aging_step);
         let mut net = Net::new(count, &edges, holder % count, settings);
         let mut requested = 0usize;
         for op in ops {
@@ -137,10 +137,10 @@ proptest! {
         ),
         k in prop_oneof![1u32..6, Just(u32::MAX - 1), Just(u32::MAX)],
     ) {
-        let configs = build_network(
+        let configs = network(
             4,
             &[(n(0), n(1)), (n(1), n(2)), (n(2), n(3)), (n(3), n(0))],
-            n(0),
+            &[n(0)],
             Settings::new(k, Policy::Explicit),
         )
         .unwrap();

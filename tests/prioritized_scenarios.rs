@@ -195,10 +195,7 @@ fn two_waiting_nodes_do_not_bounce_the_token_between_them() {
     // follows the token carries node 0's priority from before the aging step (1, not 6), so
     // node 1 keeps the token. Carrying the aged 6 (the paper's order: dequeue, age, send)
     // makes node 1 hand the token back, node 0 hand it over again, and so on forever.
-    let settings = Settings {
-        aging_step: 5,
-        ..Settings::new(3, Policy::Explicit)
-    };
+    let settings = Settings::new(3, Policy::Explicit).with_aging_step(5);
     let mut net = Net::new(3, &[(0, 1), (0, 2)], 0, settings);
     net.request(2, 2, 0);
     net.run();

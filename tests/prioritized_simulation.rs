@@ -5,15 +5,15 @@
 
 mod common;
 
-use manet_mutex::prioritized::{Node, Params, Policy, Settings};
+use manet_mutex::prioritized::{Node, Policy, Settings};
 use manet_mutex::sim::token::{self, Config};
-use manet_mutex::sim::{Dist, Graph, Workload};
+use manet_mutex::sim::{Dist, Graph, Params, Workload};
 use manet_mutex::NodeId;
 use proptest::prelude::*;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-fn scenario() -> impl Strategy<Value = Config<Params>> {
+fn scenario() -> impl Strategy<Value = Config<Params<Settings>>> {
     (2usize..=20)
         .prop_flat_map(|n| {
             (
@@ -33,13 +33,9 @@ fn scenario() -> impl Strategy<Value = Config<Params>> {
                 let mut rng = ChaCha8Rng::seed_from_u64(seed);
                 let graph = Graph::random_connected(n, m, &mut rng);
                 let policy = [Policy::Explicit, Policy::Equal, Policy::MaxConcurrency][policy];
-                let settings = Settings {
-                    k,
-                    policy,
-                    aging_step,
-                };
+                let settings = Settings::new(k, policy).with_aging_step(aging_step);
                 let holder = NodeId((seed % n as u64) as u32);
-                let mut config = Config::new(graph, Params { settings, holder }, seed);
+                let mut config = Config::new(graph, Params::new(settings, vec![holder]), seed);
                 config.workload = Workload {
                     lambda_req,
                     resources: Dist::Uniform { lo: 1, hi: k },

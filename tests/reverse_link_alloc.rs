@@ -50,7 +50,7 @@ struct Driver {
 }
 
 fn forwarding_run(nodes: &[Node]) -> bool {
-    nodes.first().is_some_and(Node::forwarding)
+    nodes.first().is_some_and(|n| n.settings().forwarding)
 }
 
 impl Offence {
@@ -67,7 +67,9 @@ impl Driver {
         let edges: Vec<(NodeId, NodeId)> =
             edges.iter().map(|&(a, b)| (NodeId(a), NodeId(b))).collect();
         let holders: Vec<NodeId> = holders.iter().copied().map(NodeId).collect();
-        let nodes = reverse_link::build(n, &edges, &holders, forwarding)
+        let settings =
+            reverse_link::Settings::new(holders.len() as u32).with_forwarding(forwarding);
+        let nodes = reverse_link::network(n as u32, &edges, &holders, settings)
             .unwrap()
             .into_iter()
             .map(|c| Node::new(c).unwrap())

@@ -5,8 +5,8 @@ mod cases;
 
 use cases::cases;
 
-use manet_mutex::height::{Height, Sealed};
-use manet_mutex::reverse_link::{Config, Message, Node};
+use manet_mutex::reverse_link::{Config, Message, Node, Settings};
+use manet_mutex::token::{Height, Sealed};
 use manet_mutex::{Action, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status, TimerId};
 use proptest::prelude::*;
 
@@ -15,14 +15,7 @@ fn h(h1: i64, h2: i64, id: u32) -> Height {
 }
 
 fn config(id: u32, k: u32, tokens: u32, height: Height, nbrs: &[Height]) -> Config {
-    Config {
-        id: NodeId(id),
-        k,
-        tokens,
-        height,
-        neighbors: nbrs.to_vec(),
-        forwarding: false,
-    }
+    Config::new(NodeId(id), Settings::new(k), tokens, height, nbrs.to_vec())
 }
 
 /// Node 0 at (0,0,0) holding one of k = 2 tokens; neighbours 2 and 3 above it.
@@ -192,55 +185,42 @@ fn invalid_configs_are_rejected_with_the_node_and_reason() {
     let ok = config(4, 2, 1, h(0, 0, 4), &[h(1, 0, 1), h(1, 0, 2)]);
     assert!(Node::new(ok.clone()).is_ok());
 
+    // One field changed from a valid configuration.
+    let with = |change: fn(&mut Config)| {
+        let mut c = ok.clone();
+        change(&mut c);
+        c
+    };
     let cases: [(Config, &str); 7] = [
         (
-            Config {
-                k: 0,
-                tokens: 0,
-                ..ok.clone()
-            },
+            with(|c| {
+                c.settings.k = 0;
+                c.tokens = 0;
+            }),
             "k must be at least 1",
         ),
         (
-            Config {
-                tokens: 3,
-                ..ok.clone()
-            },
+            with(|c| c.tokens = 3),
             "a node cannot hold more than k tokens",
         ),
         (
-            Config {
-                height: h(0, 0, 1),
-                ..ok.clone()
-            },
+            with(|c| c.height = h(0, 0, 1)),
             "the height's id must be the node's id",
         ),
         (
-            Config {
-                neighbors: vec![h(1, 0, 1), h(2, 0, 2), h(3, 0, 1)],
-                ..ok.clone()
-            },
+            with(|c| c.neighbors = vec![h(1, 0, 1), h(2, 0, 2), h(3, 0, 1)]),
             "neighbours must be distinct and exclude the node itself",
         ),
         (
-            Config {
-                neighbors: vec![h(1, 0, 1), h(5, 0, 4)],
-                ..ok.clone()
-            },
+            with(|c| c.neighbors = vec![h(1, 0, 1), h(5, 0, 4)]),
             "neighbours must be distinct and exclude the node itself",
         ),
         (
-            Config {
-                tokens: 0,
-                ..ok.clone()
-            },
+            with(|c| c.tokens = 0),
             "a node without a token needs a lower neighbour (token-oriented DAG)",
         ),
         (
-            Config {
-                height: h(Height::LIMIT + 1, 0, 4),
-                ..ok.clone()
-            },
+            with(|c| c.height = h(Height::LIMIT + 1, 0, 4)),
             "heights must be within ±Height::LIMIT",
         ),
     ];
@@ -285,7 +265,7 @@ fn request_from_a_forming_link_completes_the_handshake_its_lost_hello_would_have
     let actions = run(&mut n, recv(7, Message::Request(h(4, 0, 7).into())));
     assert_eq!(actions, vec![send(1, Message::Request(h(1, 0, 5).into()))]);
     assert!(n.neighbors().is_member(NodeId(7)));
-    assert_eq!(n.queue().iter().collect::<Vec<_>>(), vec![NodeId(7)]);
+    assert_eq!(n.queue().collect::<Vec<_>>(), vec![NodeId(7)]);
     // With an impossible height it cannot join: node 5 asks for node 7's height instead.
     let mut n = waiter();
     run(&mut n, Event::LinkUp(NodeId(7)));
@@ -592,28 +572,32 @@ fn start() -> impl Strategy<Value = Node> {
                 Some(low) if tokens == 0 => h1.max(low + 1),
                 _ => h1,
             };
-            Node::new(Config {
-                id: NodeId(id),
-                k,
+            Node::new(Config::new(
+                NodeId(id),
+                Settings::new(k).with_forwarding(fwd),
                 tokens,
-                height: h(h1, 0, id),
+                h(h1, 0, id),
                 neighbors,
-                forwarding: fwd,
-            })
+            ))
             .expect("generated configs are valid")
         })
 }
 
 /// Local facts that must hold after every call, whatever the input.
 fn local_invariants(n: &Node) -> Result<(), TestCaseError> {
-    let own_queued = n.queue().contains(n.id());
-    prop_assert!(n.tokens() <= n.k(), "{} tokens > k = {}", n.tokens(), n.k());
+    let own_queued = n.queue().any(|q| q == n.id());
+    prop_assert!(
+        n.tokens() <= n.settings().k,
+        "{} tokens > k = {}",
+        n.tokens(),
+        n.settings().k
+    );
     prop_assert_eq!(own_queued, n.status() == Status::Waiting, "{:?}", n);
     if n.status() == Status::Critical {
         prop_assert!(n.tokens() >= 1, "critical without a token: {:?}", n);
     }
     // The queue holds each id once, and only itself or neighbours in N.
-    let ids: Vec<NodeId> = n.queue().iter().collect();
+    let ids: Vec<NodeId> = n.queue().collect();
     for (i, q) in ids.iter().enumerate() {
         prop_assert!(!ids[..i].contains(q), "{q:?} queued twice: {:?}", n);
         prop_assert!(
@@ -634,7 +618,7 @@ fn local_invariants(n: &Node) -> Result<(), TestCaseError> {
             prop_assert_eq!(e.height.id, e.id, "view of {:?} names another node", e.id);
         }
     }
-    if n.is_holder() {
+    if n.holds_token() {
         prop_assert_eq!(n.next(), Some(n.id()), "a holder's next points home");
     }
     Ok(())
@@ -671,7 +655,7 @@ proptest! {
                     };
                     // A token is kept, whatever its height or sender, unless the node already
                     // holds k (then it is refused and reported).
-                    let received = u32::from(token_from.is_some() && before.tokens() < before.k());
+                    let received = u32::from(token_from.is_some() && before.tokens() < before.settings().k);
                     if let (Some(from), 0) = (token_from, received) {
                         let refused = Action::Anomaly { from, kind: Anomaly::OutOfRange };
                         prop_assert!(actions.contains(&refused), "{:?}", actions);

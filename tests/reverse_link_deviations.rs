@@ -1,8 +1,8 @@
 //! Each place where `reverse_link` interprets or departs from the KRL appendix pseudocode,
 //! pinned by a test (see `docs/ALGORITHMS.md`).
 
-use manet_mutex::height::Height;
-use manet_mutex::reverse_link::{Config, Message, Node};
+use manet_mutex::reverse_link::{Config, Message, Node, Settings};
+use manet_mutex::token::Height;
 use manet_mutex::{Action, Anomaly, CsRequest, Event, NodeId, Protocol, Status};
 
 fn h(h1: i64, h2: i64, id: u32) -> Height {
@@ -10,14 +10,13 @@ fn h(h1: i64, h2: i64, id: u32) -> Height {
 }
 
 fn node(id: u32, k: u32, tokens: u32, own: Height, neighbors: &[Height]) -> Node {
-    Node::new(Config {
-        id: NodeId(id),
-        k,
+    Node::new(Config::new(
+        NodeId(id),
+        Settings::new(k),
         tokens,
-        height: own,
-        neighbors: neighbors.to_vec(),
-        forwarding: false,
-    })
+        own,
+        neighbors.to_vec(),
+    ))
     .unwrap()
 }
 
@@ -99,7 +98,7 @@ fn release_lowers_only_a_node_that_still_holds_a_token() {
         .unwrap()
         .for_each(drop);
     recv(&mut n0, 1, Message::Request(h(2, 0, 1).into()));
-    assert_eq!(n0.queue().iter().collect::<Vec<_>>(), vec![NodeId(1)]);
+    assert_eq!(n0.queue().collect::<Vec<_>>(), vec![NodeId(1)]);
     let out: Vec<_> = n0.handle(Event::Release).unwrap().collect();
     assert_eq!(n0.tokens(), 0);
     // Every neighbour now looks lower (1 is assumed just below us), yet no LowerHeight.

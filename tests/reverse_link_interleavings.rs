@@ -100,8 +100,13 @@ fn run(case: &Case) {
         .iter()
         .map(|&(a, b)| (NodeId(a), NodeId(b)))
         .collect();
-    let configs = reverse_link::build(case.n as usize, &edges, &holders, case.forwarding)
-        .expect("valid network");
+    let configs = reverse_link::network(
+        case.n,
+        &edges,
+        &holders,
+        reverse_link::Settings::new(holders.len() as u32).with_forwarding(case.forwarding),
+    )
+    .expect("valid network");
     let mut net = Net::new(configs);
     // A Request can cross a token only when KRLF forwards idle tokens or links change; in a
     // static KRL network every Request is answered before its sender hears from us again.

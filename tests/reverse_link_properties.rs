@@ -6,14 +6,14 @@
 mod cases;
 
 use cases::cases;
-use manet_mutex::reverse_link::{Node, Params};
+use manet_mutex::reverse_link::{Node, Settings};
 use manet_mutex::sim::token::{self, Config};
-use manet_mutex::sim::{Graph, Workload};
+use manet_mutex::sim::{Graph, Params, Workload};
 use proptest::prelude::*;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-fn scenario() -> impl Strategy<Value = Config<Params>> {
+fn scenario() -> impl Strategy<Value = Config<Params<Settings>>> {
     (2usize..=30)
         .prop_flat_map(|n| {
             let max_edges = n * (n - 1) / 2;
@@ -32,7 +32,11 @@ fn scenario() -> impl Strategy<Value = Config<Params>> {
             |(n, m, k, forwarding, lambda_mob, lambda_req, keep_connected, seed)| {
                 let mut rng = ChaCha8Rng::seed_from_u64(seed);
                 let graph = Graph::random_connected(n, m, &mut rng);
-                let mut config = Config::new(graph, Params { k, forwarding }, seed);
+                let mut config = Config::new(
+                    graph,
+                    Params::first_nodes(Settings::new(k).with_forwarding(forwarding), k),
+                    seed,
+                );
                 config.workload = Workload {
                     lambda_req,
                     ..Workload::default()
@@ -48,7 +52,7 @@ fn scenario() -> impl Strategy<Value = Config<Params>> {
 
 /// Small networks under fast, arbitrary link changes: nodes are cut off and links re-form
 /// often, the interleavings that break request re-forwarding.
-fn small_and_wild() -> impl Strategy<Value = Config<Params>> {
+fn small_and_wild() -> impl Strategy<Value = Config<Params<Settings>>> {
     (2usize..=6)
         .prop_flat_map(|n| {
             (
@@ -64,7 +68,11 @@ fn small_and_wild() -> impl Strategy<Value = Config<Params>> {
         .prop_map(|(n, m, k, forwarding, lambda_mob, lambda_req, seed)| {
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
             let graph = Graph::random_connected(n, m, &mut rng);
-            let mut config = Config::new(graph, Params { k, forwarding }, seed);
+            let mut config = Config::new(
+                graph,
+                Params::first_nodes(Settings::new(k).with_forwarding(forwarding), k),
+                seed,
+            );
             config.workload = Workload {
                 lambda_req,
                 ..Workload::default()

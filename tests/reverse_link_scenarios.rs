@@ -7,8 +7,8 @@ mod rl_net;
 
 use std::collections::VecDeque;
 
-use manet_mutex::height::Height;
-use manet_mutex::reverse_link::{self, Config, Message, Node};
+use manet_mutex::reverse_link::{self, Config, Message, Node, Settings};
+use manet_mutex::token::Height;
 use manet_mutex::{Action, NodeId, Protocol, Status};
 use rl_net::{configs, enter, h, send, Net};
 use Message::{LinkInfo, Request, Token, TokenAck};
@@ -237,8 +237,13 @@ const FIG4_EDGES: [(u32, u32); 8] = [
 ];
 
 fn fig4(fwd: bool) -> Net {
-    let configs = reverse_link::build(7, &ids(&FIG4_EDGES), &[NodeId(3), NodeId(5)], fwd)
-        .expect("valid network");
+    let configs = reverse_link::network(
+        7,
+        &ids(&FIG4_EDGES),
+        &[NodeId(3), NodeId(5)],
+        Settings::new(2).with_forwarding(fwd),
+    )
+    .expect("valid network");
     Net::new(configs)
 }
 
@@ -376,13 +381,14 @@ fn figure_4_with_krlf_the_idle_token_reaches_a_waiting_node_before_5_releases() 
 
 /// Two nodes, `k = 2`, both tokens at node 0, forwarding on.
 fn pair_krlf() -> Net {
-    let cfg = |id: u32, tokens: u32, own: Height, other: Height| Config {
-        id: NodeId(id),
-        k: 2,
-        tokens,
-        height: own,
-        neighbors: vec![other],
-        forwarding: true,
+    let cfg = |id: u32, tokens: u32, own: Height, other: Height| {
+        Config::new(
+            NodeId(id),
+            Settings::new(2).with_forwarding(true),
+            tokens,
+            own,
+            vec![other],
+        )
     };
     Net::new(vec![
         cfg(0, 2, h(0, 0, 0), h(1, 0, 1)),
@@ -433,8 +439,9 @@ fn krlf_two_unacknowledged_tokens_to_one_neighbour_cause_no_reversal_in_a_static
 
 /// The paper (section 4.2): "In a static network, no node will have to raise its height."
 fn static_runs_never_raise(forwarding: bool) {
-    use manet_mutex::reverse_link::Params;
+    use manet_mutex::reverse_link::Settings;
     use manet_mutex::sim::token::{self, Config as SimConfig};
+    use manet_mutex::sim::Params;
     use manet_mutex::sim::{Graph, Workload};
     use rand::SeedableRng;
 
@@ -444,7 +451,11 @@ fn static_runs_never_raise(forwarding: bool) {
         let n = 4 + (seed as usize % 9);
         let graph = Graph::random_connected(n, n + n / 2, &mut rng);
         let k = 1 + (seed as u32 % 3);
-        let mut config = SimConfig::new(graph, Params { k, forwarding }, seed);
+        let mut config = SimConfig::new(
+            graph,
+            Params::first_nodes(Settings::new(k).with_forwarding(forwarding), k),
+            seed,
+        );
         config.workload = Workload {
             lambda_req: 0.1,
             ..Workload::default()

@@ -7,17 +7,12 @@ mod la_net;
 use cases::cases;
 use la_net::{play, schedule_op, Net};
 use manet_mutex::permission::Timestamp;
-use manet_mutex::ricart_agrawala::{Config, Message, Node};
+use manet_mutex::ricart_agrawala::{Config, Message, Node, Settings};
 use manet_mutex::{Action, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
 use proptest::prelude::*;
 
 fn node(id: u32, n: u32) -> Node {
-    Node::new(Config {
-        id: NodeId(id),
-        hosts: n,
-        retransmit_after: 10,
-    })
-    .unwrap()
+    Node::new(Config::new(NodeId(id), Settings::new(n, 10))).unwrap()
 }
 
 fn net(n: u32) -> Net<Node> {
@@ -158,12 +153,7 @@ fn misuse_is_an_error_and_changes_nothing() {
         Some(Error::AlreadyRequested(Status::Waiting))
     );
     assert_eq!(a, snapshot);
-    assert!(Node::new(Config {
-        id: NodeId(2),
-        hosts: 2,
-        retransmit_after: 1
-    })
-    .is_err());
+    assert!(Node::new(Config::new(NodeId(2), Settings::new(2, 1))).is_err());
 }
 
 proptest! {

@@ -11,7 +11,7 @@
 mod la_net;
 
 use la_net::{Flight, Net};
-use manet_mutex::look_ahead::{self, Initial};
+use manet_mutex::look_ahead;
 use manet_mutex::sim::routed::Host;
 use manet_mutex::{ricart_agrawala, CsRequest, Event, NodeId, Status};
 
@@ -56,12 +56,10 @@ fn stale_copy_does_not_cancel_a_deferred_request<N: Host + PartialEq>(nodes: Vec
 #[test]
 fn regression_look_ahead_stale_request_copy_does_not_cancel_a_deferred_request() {
     let host = |id: u32, info: Vec<NodeId>| {
-        look_ahead::Node::new(look_ahead::Config {
-            id: NodeId(id),
-            hosts: 2,
-            initial: Initial::InfoSet(info),
-            retransmit_after: 10,
-        })
+        look_ahead::Node::new(
+            look_ahead::Config::new(NodeId(id), look_ahead::Settings::new(2, 10))
+                .with_info_set(info),
+        )
         .unwrap()
     };
     stale_copy_does_not_cancel_a_deferred_request(vec![host(0, vec![NodeId(1)]), host(1, vec![])]);
@@ -70,11 +68,10 @@ fn regression_look_ahead_stale_request_copy_does_not_cancel_a_deferred_request()
 #[test]
 fn regression_ricart_agrawala_stale_request_copy_does_not_cancel_a_deferred_request() {
     let host = |id: u32| {
-        ricart_agrawala::Node::new(ricart_agrawala::Config {
-            id: NodeId(id),
-            hosts: 2,
-            retransmit_after: 10,
-        })
+        ricart_agrawala::Node::new(ricart_agrawala::Config::new(
+            NodeId(id),
+            ricart_agrawala::Settings::new(2, 10),
+        ))
         .unwrap()
     };
     stale_copy_does_not_cancel_a_deferred_request(vec![host(0), host(1)]);

@@ -98,7 +98,7 @@ fn prioritized_steady_state_handle_does_not_allocate() {
         prioritized::Policy::MaxConcurrency,
     ] {
         let settings = prioritized::Settings::new(3, policy);
-        let nodes = prioritized::build_network(5, &ring(5), NodeId(0), settings)
+        let nodes = prioritized::network(5, &ring(5), &[NodeId(0)], settings)
             .unwrap()
             .into_iter()
             .map(|c| prioritized::Node::new(c).unwrap())
@@ -124,12 +124,10 @@ fn prioritized_steady_state_handle_does_not_allocate() {
 fn look_ahead_steady_state_handle_does_not_allocate() {
     let nodes = (0..5)
         .map(|i| {
-            look_ahead::Node::new(look_ahead::Config {
-                id: NodeId(i),
-                hosts: 5,
-                initial: look_ahead::Initial::Seed(7),
-                retransmit_after: 100,
-            })
+            look_ahead::Node::new(look_ahead::Config::new(
+                NodeId(i),
+                look_ahead::Settings::new(5, 100).with_seed(7),
+            ))
             .unwrap()
         })
         .collect();
@@ -142,11 +140,10 @@ fn look_ahead_steady_state_handle_does_not_allocate() {
 fn ricart_agrawala_steady_state_handle_does_not_allocate() {
     let nodes = (0..5)
         .map(|i| {
-            ricart_agrawala::Node::new(ricart_agrawala::Config {
-                id: NodeId(i),
-                hosts: 5,
-                retransmit_after: 100,
-            })
+            ricart_agrawala::Node::new(ricart_agrawala::Config::new(
+                NodeId(i),
+                ricart_agrawala::Settings::new(5, 100),
+            ))
             .unwrap()
         })
         .collect();

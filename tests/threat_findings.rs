@@ -15,14 +15,15 @@ mod la_net;
 mod token_net;
 
 use la_net::{Flight, Net};
-use manet_mutex::height::Height;
-use manet_mutex::look_ahead::{self, Initial};
+use manet_mutex::look_ahead;
 use manet_mutex::permission::{Timestamp, SKEW_LIMIT};
 use manet_mutex::prioritized::{self, Policy, Settings};
 use manet_mutex::queue::Priority;
-use manet_mutex::reverse_link::{self, Params};
+use manet_mutex::reverse_link;
 use manet_mutex::sim::routed::Host;
 use manet_mutex::sim::Graph;
+use manet_mutex::sim::Params;
+use manet_mutex::token::Height;
 use manet_mutex::{ricart_agrawala, Action, Anomaly, CsRequest, Event, NodeId, Protocol, Status};
 
 fn from<M: std::fmt::Debug>(host: u32, kind: &'static str) -> impl Fn(&Flight<M>) -> bool {
@@ -124,22 +125,14 @@ fn a_request_with_a_corrupted_priority_is_dropped_so_no_second_corruption_can_gr
 }
 
 fn la_host(id: u32, info: Vec<NodeId>) -> look_ahead::Node {
-    look_ahead::Node::new(look_ahead::Config {
-        id: NodeId(id),
-        hosts: 2,
-        initial: Initial::InfoSet(info),
-        retransmit_after: 10,
-    })
-    .unwrap()
+    let settings = look_ahead::Settings::new(2, 10);
+    look_ahead::Node::new(look_ahead::Config::new(NodeId(id), settings).with_info_set(info))
+        .unwrap()
 }
 
 fn ra_host(id: u32) -> ricart_agrawala::Node {
-    ricart_agrawala::Node::new(ricart_agrawala::Config {
-        id: NodeId(id),
-        hosts: 2,
-        retransmit_after: 10,
-    })
-    .unwrap()
+    let settings = ricart_agrawala::Settings::new(2, 10);
+    ricart_agrawala::Node::new(ricart_agrawala::Config::new(NodeId(id), settings)).unwrap()
 }
 
 fn ts(clock: u64, id: u32) -> Timestamp {
@@ -195,7 +188,7 @@ fn finding_1_a_huge_epoch_mutes_nobody() {
 
 /// Finding 2: line 0–1–2, the token at 0; the link 0–2 forms and node 0 notices first; its
 /// LinkInfo reaches node 2 before node 2's own `LinkUp`; the link 1–2 fails; node 2 asks.
-fn half_open_link<P: token_net::Harnessed>(params: &P::Params) {
+fn half_open_link<P: token_net::Harnessed>(params: &Params<P::Settings>) {
     let (n0, n1, n2) = (NodeId(0), NodeId(1), NodeId(2));
     let graph = Graph::from_edges(3, &[(n0, n1), (n1, n2)]);
     let mut net = token_net::Net::<P>::new(graph, params).unwrap();
@@ -210,30 +203,23 @@ fn half_open_link<P: token_net::Harnessed>(params: &P::Params) {
 
 #[test]
 fn finding_2_a_link_whose_first_word_arrived_before_link_up_is_completed_when_needed() {
-    half_open_link::<reverse_link::Node>(&Params {
-        k: 1,
-        forwarding: false,
-    });
-    half_open_link::<reverse_link::Node>(&Params {
-        k: 1,
-        forwarding: true,
-    });
-    half_open_link::<prioritized::Node>(&prioritized::Params {
-        settings: Settings::new(2, Policy::Equal),
-        holder: NodeId(0),
-    });
+    for forwarding in [false, true] {
+        let settings = reverse_link::Settings::new(1).with_forwarding(forwarding);
+        half_open_link::<reverse_link::Node>(&Params::first_nodes(settings, 1));
+    }
+    let settings = Settings::new(2, Policy::Equal);
+    half_open_link::<prioritized::Node>(&Params::first_nodes(settings, 1));
 }
 
 #[test]
 fn finding_3_heights_without_headroom_are_refused_and_never_adopted() {
-    let config = reverse_link::Config {
-        id: NodeId(1),
-        k: 1,
-        tokens: 0,
-        height: Height::new(1, 0, NodeId(1)),
-        neighbors: vec![Height::new(0, 0, NodeId(0))],
-        forwarding: false,
-    };
+    let config = reverse_link::Config::new(
+        NodeId(1),
+        reverse_link::Settings::new(1),
+        0,
+        Height::new(1, 0, NodeId(1)),
+        vec![Height::new(0, 0, NodeId(0))],
+    );
     for bad in [
         Height::new(0, i64::MIN, NodeId(0)),
         Height::new(i64::MAX, 0, NodeId(0)),
@@ -258,17 +244,17 @@ fn finding_3_heights_without_headroom_are_refused_and_never_adopted() {
 
 #[test]
 fn finding_3_a_peer_priority_cannot_pin_an_entry_above_aging() {
-    let config = prioritized::Config {
-        id: NodeId(1),
-        settings: Settings::new(2, Policy::Explicit),
-        height: Height::new(0, 1, NodeId(1)),
-        neighbors: vec![
-            Height::new(0, 0, NodeId(0)),
-            Height::new(0, 2, NodeId(2)),
-            Height::new(0, 3, NodeId(3)),
-        ],
-        token_holder: false,
-    };
+    let neighbors = [0, 2, 3]
+        .map(|i| Height::new(0, i, NodeId(i as u32)))
+        .to_vec();
+    let settings = Settings::new(2, Policy::Explicit);
+    let config = prioritized::Config::new(
+        NodeId(1),
+        settings,
+        false,
+        Height::new(0, 1, NodeId(1)),
+        neighbors,
+    );
     let mut node = prioritized::Node::new(config).unwrap();
     let request = |level, id| Event::Receive {
         from: NodeId(id),

@@ -1,9 +1,9 @@
 //! KRL vs KRLF: the KRL paper's section 6.
 
-use manet_mutex::reverse_link::{Node, Params};
+use manet_mutex::reverse_link::{Node, Settings};
 use manet_mutex::sim::experiment::{mean_of, Row};
 use manet_mutex::sim::token::{self, Config};
-use manet_mutex::sim::{Graph, Workload};
+use manet_mutex::sim::{Graph, Params, Workload};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -33,10 +33,7 @@ pub fn graph(nodes: usize, connectivity: f64, seed: u64) -> Graph {
 }
 
 fn run_one(args: &Args, forwarding: bool, p: &Point) -> Result<Row, String> {
-    let params = Params {
-        k: k(args),
-        forwarding,
-    };
+    let params = Params::first_nodes(Settings::new(k(args)).with_forwarding(forwarding), k(args));
     let mut config = Config::new(graph(args.nodes, p.connectivity, p.seed), params, p.seed);
     config.workload = Workload {
         lambda_req: p.load,
@@ -51,7 +48,7 @@ fn run_one(args: &Args, forwarding: bool, p: &Point) -> Result<Row, String> {
         algorithm: if forwarding { "KRLF" } else { "KRL" }.into(),
         params: vec![
             ("nodes", args.nodes.to_string()),
-            ("k", params.k.to_string()),
+            ("k", k(args).to_string()),
             ("connectivity", p.connectivity.to_string()),
             ("mobility", p.mobility.to_string()),
             ("load", p.load.to_string()),

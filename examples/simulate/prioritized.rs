@@ -1,10 +1,10 @@
 //! Prioritized h-out-of-k under its three priority policies on the same workloads.
 
 use clap::ValueEnum;
-use manet_mutex::prioritized::{Node, Params, Policy, Settings};
+use manet_mutex::prioritized::{Node, Policy, Settings};
 use manet_mutex::sim::experiment::{mean_extra, mean_of, Row};
 use manet_mutex::sim::token::{self, Config};
-use manet_mutex::sim::{Dist, Workload};
+use manet_mutex::sim::{Dist, Params, Workload};
 use manet_mutex::NodeId;
 
 use super::krl::graph;
@@ -59,15 +59,8 @@ fn max_h(args: &Args) -> u32 {
 
 fn run_one(args: &Args, policy: PolicyArg, p: &Point) -> Result<Row, String> {
     let k = k(args);
-    let settings = Settings {
-        k,
-        policy: policy.policy(),
-        aging_step: args.aging_step.max(1),
-    };
-    let params = Params {
-        settings,
-        holder: NodeId(0),
-    };
+    let settings = Settings::new(k, policy.policy()).with_aging_step(args.aging_step.max(1));
+    let params = Params::new(settings, vec![NodeId(0)]);
     let mut config = Config::new(graph(args.nodes, p.connectivity, p.seed), params, p.seed);
     config.workload = Workload {
         lambda_req: p.load,

@@ -29,11 +29,14 @@
 //!
 //! See `docs/ALGORITHMS.md` for every interpretation of the paper this module makes.
 
+mod config;
+pub mod invariants;
 mod message;
 mod modes;
 mod node;
 mod sets;
 
+pub use config::{network, Config, Settings};
 pub use message::{Announcement, Message};
-pub use node::{Config, Initial, Mode, Node};
+pub use node::{Mode, Node};
 pub use sets::{initial_info_set, initial_sets, Relation, Sets};

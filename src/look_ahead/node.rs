@@ -5,44 +5,10 @@ use alloc::vec::Vec;
 use super::message::Message;
 use super::modes::Kind;
 use super::sets::{initial_info_set, Relation, Sets};
+use super::{Config, Settings};
 use crate::node::Outbox;
 use crate::permission::{Core, Decision, Ticket, Timestamp};
 use crate::{Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
-
-/// How a node's `Info_set` starts.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Initial {
-    /// Row `id` of the seeded random matrix of Fig. 1; all hosts must use the same seed.
-    Seed(u64),
-    /// An explicit `Info_set`; every other peer starts in `Status_set`.
-    InfoSet(Vec<NodeId>),
-}
-
-/// A node's configuration.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Config {
-    /// This host's id, `0..hosts`.
-    pub id: NodeId,
-    /// Number of hosts in the system; ids are `0..hosts`.
-    pub hosts: u32,
-    /// The initial `Info_set`.
-    pub initial: Initial,
-    /// Retransmission timeout of a REQUEST, in the embedder's time unit (must be > 0).
-    pub retransmit_after: u64,
-}
-
-impl Config {
-    /// A seeded configuration with the given retransmission timeout.
-    pub fn seeded(id: NodeId, hosts: u32, seed: u64, retransmit_after: u64) -> Self {
-        Config {
-            id,
-            hosts,
-            initial: Initial::Seed(seed),
-            retransmit_after,
-        }
-    }
-}
 
 /// The host's mode (section III-A).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -69,6 +35,8 @@ impl Mode {
 /// Everything but the output buffer, so snapshots compare state only.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct State {
+    /// What the network agrees on.
+    pub(super) settings: Settings,
     /// Section, clock, the open request, `TO_req` and `Q_req` (deferred requests with the
     /// epoch of the copy to answer).
     pub(super) core: Core<u64>,
@@ -125,14 +93,14 @@ impl Node {
     pub fn new(config: Config) -> Result<Self, Error> {
         let Config {
             id,
-            hosts,
-            initial,
-            retransmit_after,
+            settings,
+            info_set,
         } = config;
-        let core = Core::new(id, hosts, retransmit_after)?;
-        let info = match initial {
-            Initial::Seed(seed) => initial_info_set(hosts, seed, id),
-            Initial::InfoSet(info) => {
+        let hosts = settings.hosts;
+        let core = Core::new(id, hosts, settings.retransmit_after)?;
+        let info = match info_set {
+            None => initial_info_set(hosts, settings.seed, id),
+            Some(info) => {
                 let bad = |reason| Err(Error::InvalidConfig { node: id, reason });
                 if info.iter().any(|&p| !core.is_peer(p)) {
                     return bad("Info_set names an unknown host or the node itself");
@@ -148,6 +116,7 @@ impl Node {
         };
         Ok(Node {
             s: State {
+                settings,
                 core,
                 mode: Mode::Normal,
                 sets: Sets::from_info(id, hosts, info),
@@ -160,9 +129,9 @@ impl Node {
         })
     }
 
-    /// Number of hosts in the system.
-    pub fn hosts(&self) -> u32 {
-        self.s.core.hosts
+    /// What the network agrees on.
+    pub fn settings(&self) -> Settings {
+        self.s.settings
     }
 
     /// The host's mode.
@@ -206,7 +175,7 @@ impl Node {
     }
 
     /// `Q_req`: the requesters whose REPLY is deferred, in id order.
-    pub fn q_req(&self) -> impl Iterator<Item = NodeId> + '_ {
+    pub fn deferred(&self) -> impl Iterator<Item = NodeId> + '_ {
         self.s.core.deferred.peers()
     }
 

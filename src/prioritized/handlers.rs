@@ -6,9 +6,9 @@
 //! lose the token, released resources or a request; only values that would break `Σ = k` are
 //! refused.
 
-use crate::height::Height;
-use crate::neighbors::{Heard, Said};
 use crate::queue::Priority;
+use crate::token::height::Height;
+use crate::token::neighbors::{Heard, Said};
 use crate::{Anomaly, NodeId};
 
 use super::message::Resources;

@@ -1,11 +1,13 @@
-//! The safety invariants, as a pure function of a global snapshot.
+//! The safety and quiescence invariants of the prioritized algorithm, as pure checks over a
+//! whole system. The simulator, the property tests, the model checker and the fuzz targets all
+//! use these.
 
 use alloc::format;
 use alloc::string::String;
 
-use crate::{Protocol, Status};
+use crate::{NodeId, Protocol, Status};
 
-use crate::height::Height;
+use crate::token::height::Height;
 
 use super::{Message, Node};
 
@@ -25,9 +27,9 @@ use super::{Message, Node};
 ///   construction of the queue);
 /// - `next` is the node itself exactly when it holds the token, and a holder never sits on
 ///   the token while it could serve the front of its queue.
-pub fn check_invariants<'a>(
+pub fn check_safety<'a>(
     nodes: &[Node],
-    in_flight: impl IntoIterator<Item = &'a Message>,
+    in_flight: impl IntoIterator<Item = (NodeId, NodeId, &'a Message)>,
     capacity: u32,
 ) -> Result<(), String> {
     let Some(k) = nodes.first().map(|n| n.settings().k) else {
@@ -38,7 +40,7 @@ pub fn check_invariants<'a>(
     }
     let mut tokens = 0u64;
     let mut total = 0u64;
-    for msg in in_flight {
+    for (_, _, msg) in in_flight {
         match *msg {
             Message::Token { available, .. } => {
                 tokens += 1;

@@ -1,7 +1,7 @@
 //! The messages of the prioritized algorithm.
 
-use crate::height::Sealed;
 use crate::queue::Priority;
+use crate::token::height::Sealed;
 
 /// A message between neighbours. The sender is the `from` of [`crate::Event::Receive`].
 ///

@@ -21,13 +21,13 @@
 //!
 //! ```
 //! use std::collections::VecDeque;
-//! use manet_mutex::prioritized::{build_network, Node, Policy, Settings};
+//! use manet_mutex::prioritized::{network, Node, Policy, Settings};
 //! use manet_mutex::{Action, CsRequest, Event, NodeId, Protocol, Status};
 //!
 //! // A line 0-1-2 with k = 3 resources, the token at node 0, maximum-concurrency priorities.
 //! let edges = [(NodeId(0), NodeId(1)), (NodeId(1), NodeId(2))];
 //! let settings = Settings::new(3, Policy::MaxConcurrency);
-//! let mut nodes: Vec<Node> = build_network(3, &edges, NodeId(0), settings)?
+//! let mut nodes: Vec<Node> = network(3, &edges, &[NodeId(0)], settings)?
 //!     .into_iter().map(Node::new).collect::<Result<_, _>>()?;
 //! let mut wire = VecDeque::new(); // one FIFO for the whole network is FIFO per link too
 //! let mut feed = |nodes: &mut Vec<Node>, wire: &mut VecDeque<_>, at: NodeId, event| {
@@ -46,20 +46,15 @@
 //! # Ok::<(), manet_mutex::Error>(())
 //! ```
 
+mod config;
 mod handlers;
-mod invariants;
+pub mod invariants;
 mod message;
-mod network;
 mod node;
 mod policy;
 mod procedures;
-#[cfg(feature = "std")]
-mod simulate;
 
-pub use invariants::{check_invariants, check_quiescent, check_settled};
+pub use config::{network, Config, Settings};
 pub use message::{Message, Resources};
-pub use network::build_network;
 pub use node::Node;
-pub use policy::{Config, Policy, Settings};
-#[cfg(feature = "std")]
-pub use simulate::Params;
+pub use policy::Policy;

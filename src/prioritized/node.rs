@@ -1,13 +1,13 @@
 //! The prioritized h-out-of-k node: state, accessors and the application's events.
 
-use crate::height::Height;
-use crate::neighbors::Neighbors;
 use crate::node::Outbox;
 use crate::queue::{Priority, PriorityQueue};
+use crate::token::height::Height;
+use crate::token::neighbors::Neighbors;
 use crate::{Actions, CsRequest, Error, Event, NodeId, Protocol, Status};
 
-use super::policy::{Config, Settings};
 use super::Message;
+use super::{Config, Settings};
 
 /// A node of the prioritized h-out-of-k algorithm (one token carrying `t` free resources, a
 /// priority queue with aging, partial reversal on the neighbour graph).
@@ -46,7 +46,7 @@ impl Node {
             height: config.height,
             neighbors: Neighbors::with_known(config.neighbors, config.height),
             next,
-            token: config.token_holder.then_some(config.settings.k),
+            token: config.holder.then_some(config.settings.k),
             queue: PriorityQueue::new(),
             wanted: 0,
             backlog: 0,

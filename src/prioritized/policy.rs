@@ -1,11 +1,7 @@
-//! Priority policies and node configuration.
+//! Priority policies.
 
-use alloc::vec::Vec;
-
-use crate::height::Height;
-use crate::neighbors::initial_next;
 use crate::queue::Priority;
-use crate::{CsRequest, Error, NodeId};
+use crate::{CsRequest, NodeId};
 
 /// How a request's priority is derived. Every policy ages waiting requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -33,61 +29,6 @@ impl Policy {
                 Priority::new(u64::from(k.saturating_sub(req.resources)), id.0)
             }
         }
-    }
-}
-
-/// Settings every node of a system shares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Settings {
-    /// Number of identical resources, `k ≥ 1`.
-    pub k: u32,
-    /// How priorities are derived.
-    pub policy: Policy,
-    /// How much `aging(Q)` raises every queued priority, `≥ 1` (0 would allow starvation).
-    pub aging_step: u64,
-}
-
-impl Settings {
-    /// `k` resources under `policy`, aging step 1.
-    pub const fn new(k: u32, policy: Policy) -> Self {
-        Settings {
-            k,
-            policy,
-            aging_step: 1,
-        }
-    }
-}
-
-/// One node's initial configuration (build consistent ones with [`super::build_network`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Config {
-    /// The node's id.
-    pub id: NodeId,
-    /// Shared settings.
-    pub settings: Settings,
-    /// The node's initial height; its `id` must be the node's.
-    pub height: Height,
-    /// The initial neighbours' heights (the node's view equals the truth initially).
-    pub neighbors: Vec<Height>,
-    /// Whether this node holds the token (with `t = k`) initially.
-    pub token_holder: bool,
-}
-
-impl Config {
-    /// Check the paper's preconditions; on success return the initial `next` (the node itself
-    /// for the token holder, else its lowest neighbour; `None` for an isolated node).
-    pub(crate) fn validate(&self) -> Result<Option<NodeId>, Error> {
-        let bad = |reason| Error::InvalidConfig {
-            node: self.id,
-            reason,
-        };
-        if self.settings.k == 0 {
-            return Err(bad("k must be at least 1"));
-        }
-        if self.settings.aging_step == 0 {
-            return Err(bad("aging step must be at least 1, or requests can starve"));
-        }
-        initial_next(self.id, self.height, &self.neighbors, self.token_holder).map_err(bad)
     }
 }
 

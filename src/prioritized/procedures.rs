@@ -1,8 +1,8 @@
 //! The paper's procedures: giveTokenToFrontOfQ, forwardRequest, forwardUpdate,
 //! forwardRelease, raiseHeight, and the bookkeeping every handler ends with.
 
-use crate::height;
 use crate::queue::Priority;
+use crate::token::height;
 use crate::{Action, NodeId, Status};
 
 use super::message::Resources;

@@ -16,14 +16,14 @@ pub fn check_safety<'a>(
     nodes: &[Node],
     in_flight: impl Iterator<Item = (NodeId, NodeId, &'a Message)>,
 ) -> Result<(), String> {
-    let Some(k) = nodes.first().map(Node::k) else {
+    let Some(k) = nodes.first().map(|n| n.settings().k) else {
         return Ok(());
     };
     let mut in_cs = 0;
     let mut held = 0u64;
     for node in nodes {
         held += u64::from(node.tokens());
-        let own_queued = node.queue().contains(node.id());
+        let own_queued = node.queue().any(|q| q == node.id());
         match node.status() {
             Status::Critical => {
                 in_cs += 1;
@@ -69,7 +69,7 @@ pub fn check_safety<'a>(
 /// until one of its ends needs it and asks (`docs/ALGORITHMS.md`, T1).
 pub fn check_settled(nodes: &[Node]) -> Result<(), String> {
     for node in nodes {
-        if let Some(q) = node.queue().front() {
+        if let Some(q) = node.queue().next() {
             return Err(format!("{:?} still queues {q:?} at quiescence", node.id()));
         }
         for n in node.neighbors().entries() {
@@ -131,7 +131,7 @@ pub fn check_quiescent(nodes: &[Node]) -> Result<(), String> {
             }
             has_lower |= is_lower;
         }
-        if !has_lower && !node.is_holder() && !node.neighbors().is_empty() {
+        if !has_lower && !node.holds_token() && !node.neighbors().is_empty() {
             return Err(format!(
                 "{:?} is a sink without a token: the DAG is not token oriented",
                 node.id()

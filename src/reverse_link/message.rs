@@ -1,7 +1,7 @@
 //! KRL messages. Every message carries the sender's height at the time it was sent, sealed
 //! with a check word ([`Sealed`]).
 
-use crate::height::{Height, Sealed};
+use crate::token::height::{Height, Sealed};
 
 /// A KRL/KRLF protocol message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,11 +2,11 @@
 //! (Walter, Cao, Mohanty, POMC 2001; with `k = 1` it is the RL algorithm of Walter, Welch and
 //! Vaidya).
 //!
-//! `k` tokens move over the physical links. Every node keeps a [height](crate::height) and
+//! `k` tokens move over the physical links. Every node keeps a [height](crate::token::height) and
 //! links point downhill; requests travel downhill to a token holder, tokens travel back along
 //! the request chain. When a link failure leaves a non-holder with no way down, it raises
 //! itself by partial reversal; a holder with no way up lowers itself. With
-//! [`Config::forwarding`] (KRLF) an idle token is passed on to the lowest unvisited neighbour
+//! [`Settings::forwarding`] (KRLF) an idle token is passed on to the lowest unvisited neighbour
 //! instead of waiting where it is.
 //!
 //! # Link contract (the weakest this module needs)
@@ -24,15 +24,11 @@
 //! Any field of a message may be corrupted: heights carry a check word and a bound; see the
 //! crate's threat model.
 
-mod build;
+mod config;
 pub mod invariants;
 mod message;
 mod node;
-#[cfg(feature = "std")]
-mod simulate;
 
-pub use build::build;
+pub use config::{network, Config, Settings};
 pub use message::Message;
-pub use node::{Config, Node};
-#[cfg(feature = "std")]
-pub use simulate::Params;
+pub use node::Node;

@@ -1,54 +1,17 @@
 //! The KRL/KRLF node: every handler of the appendix pseudocode.
 
-use alloc::vec::Vec;
-
-use super::Message;
-use crate::height::{self, Height};
-use crate::neighbors::{initial_next, Heard, Neighbors, Said};
+use super::{Config, Message, Settings};
 use crate::node::Outbox;
 use crate::queue::FifoQueue;
+use crate::token::height::{self, Height};
+use crate::token::neighbors::{Heard, Neighbors, Said};
 use crate::{Action, Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
-
-/// A node's initial configuration. [`super::build`] produces consistent ones for a network.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Config {
-    /// This node.
-    pub id: NodeId,
-    /// Tokens in the system (`k ≥ 1`; `k = 1` is RL).
-    pub k: u32,
-    /// Tokens this node holds initially (`0..=k`).
-    pub tokens: u32,
-    /// Initial height; its `id` must be `id`.
-    pub height: Height,
-    /// The initial neighbours' heights (their ids identify them).
-    pub neighbors: Vec<Height>,
-    /// KRLF: forward idle tokens to the lowest unvisited neighbour.
-    pub forwarding: bool,
-}
-
-impl Config {
-    /// The paper's preconditions; on success the initial `next`.
-    fn validate(&self) -> Result<Option<NodeId>, Error> {
-        let bad = |reason| Error::InvalidConfig {
-            node: self.id,
-            reason,
-        };
-        if self.k == 0 {
-            return Err(bad("k must be at least 1"));
-        }
-        if self.tokens > self.k {
-            return Err(bad("a node cannot hold more than k tokens"));
-        }
-        initial_next(self.id, self.height, &self.neighbors, self.tokens > 0).map_err(bad)
-    }
-}
 
 /// A KRL (or KRLF) node.
 #[derive(Debug, Clone)]
 pub struct Node {
     id: NodeId,
-    k: u32,
-    forwarding: bool,
+    settings: Settings,
     status: Status,
     height: Height,
     neighbors: Neighbors,
@@ -66,8 +29,7 @@ impl PartialEq for Node {
     /// Protocol state only: the output buffer is always empty between calls.
     fn eq(&self, other: &Self) -> bool {
         self.id == other.id
-            && self.k == other.k
-            && self.forwarding == other.forwarding
+            && self.settings == other.settings
             && self.status == other.status
             && self.height == other.height
             && self.neighbors == other.neighbors
@@ -87,8 +49,7 @@ impl Node {
         let neighbors = Neighbors::with_known(config.neighbors.iter().copied(), config.height);
         Ok(Node {
             id: config.id,
-            k: config.k,
-            forwarding: config.forwarding,
+            settings: config.settings,
             status: Status::Remainder,
             height: config.height,
             neighbors,
@@ -107,18 +68,13 @@ impl Node {
     }
 
     /// Whether the node holds at least one token.
-    pub fn is_holder(&self) -> bool {
+    pub fn holds_token(&self) -> bool {
         self.tokens > 0
     }
 
-    /// Tokens in the system.
-    pub fn k(&self) -> u32 {
-        self.k
-    }
-
-    /// Whether token forwarding (KRLF) is on.
-    pub fn forwarding(&self) -> bool {
-        self.forwarding
+    /// What the network agrees on.
+    pub fn settings(&self) -> Settings {
+        self.settings
     }
 
     /// The node's own height.
@@ -137,9 +93,9 @@ impl Node {
         self.next
     }
 
-    /// The request queue, front first.
-    pub fn queue(&self) -> &FifoQueue<NodeId> {
-        &self.queue
+    /// The requests queued here, front first (the node itself for its own request).
+    pub fn queue(&self) -> impl ExactSizeIterator<Item = NodeId> + '_ {
+        self.queue.iter()
     }
 
     /// Whether a LinkInfo may make this node lower itself now (if it holds a token and sees no
@@ -170,7 +126,7 @@ impl Node {
     fn on_request(&mut self) {
         self.status = Status::Waiting;
         self.queue.enqueue(self.id);
-        if self.is_holder() {
+        if self.holds_token() {
             self.serve();
         } else if self.queue.len() == 1 {
             self.forward_request();
@@ -181,10 +137,10 @@ impl Node {
         self.status = Status::Remainder;
         if !self.queue.is_empty() {
             self.serve();
-        } else if self.forwarding {
+        } else if self.settings.forwarding {
             self.forward_idle_token();
         }
-        if self.is_holder() && self.neighbors.all_lower(self.height) {
+        if self.holds_token() && self.neighbors.all_lower(self.height) {
             self.lower_height();
         }
     }
@@ -248,7 +204,7 @@ impl Node {
             }
             self.outbox.send(j, Message::LinkInfo(self.height.into()));
         }
-        if self.is_holder() {
+        if self.holds_token() {
             self.serve();
         } else if self.neighbors.all_higher(self.height) {
             self.raise_height();
@@ -260,7 +216,7 @@ impl Node {
     }
 
     fn on_token(&mut self, j: NodeId, h: Height) {
-        if self.tokens >= self.k {
+        if self.tokens >= self.settings.k {
             // Holding more than k tokens is impossible in a correct system; refusing keeps
             // k-exclusion locally, and the report makes the refusal visible.
             return self.outbox.anomaly(j, Anomaly::OutOfRange);
@@ -292,7 +248,7 @@ impl Node {
         }
         if !self.queue.is_empty() {
             self.serve();
-        } else if self.forwarding {
+        } else if self.settings.forwarding {
             self.forward_idle_token();
         } else {
             self.next = Some(self.id);
@@ -323,11 +279,12 @@ impl Node {
             // `j` is below us now, so it routes its requests elsewhere (LinkInfo line 7).
             self.queue.delete(j);
         }
-        if self.is_holder() && !self.lowered_on_link_info && self.neighbors.all_lower(self.height) {
+        if self.holds_token() && !self.lowered_on_link_info && self.neighbors.all_lower(self.height)
+        {
             self.lowered_on_link_info = true;
             self.lower_height();
         }
-        if self.is_holder() {
+        if self.holds_token() {
             return;
         }
         if self.neighbors.all_higher(self.height) {
@@ -360,7 +317,7 @@ impl Node {
 
     /// Send our REQUEST again if `j` is our way to a token: it may not have it (T1, T6).
     fn ask_again(&mut self, j: NodeId) {
-        let waiting = !self.is_holder() && !self.queue.is_empty();
+        let waiting = !self.holds_token() && !self.queue.is_empty();
         if waiting && self.next == Some(j) && !self.next_is_stale() {
             self.outbox.send(j, Message::Request(self.height.into()));
         }
@@ -368,7 +325,7 @@ impl Node {
 
     /// A non-holder with requests to forward and no member of `N` below it.
     fn needs_links(&self) -> bool {
-        !self.is_holder() && !self.queue.is_empty() && self.neighbors.all_higher(self.height)
+        !self.holds_token() && !self.queue.is_empty() && self.neighbors.all_higher(self.height)
     }
 
     fn on_link_down(&mut self, j: NodeId) {
@@ -380,7 +337,7 @@ impl Node {
             // Our request died with the link: even if the link re-forms, `j` has dropped it.
             self.next = None;
         }
-        if !self.is_holder() {
+        if !self.holds_token() {
             if self.neighbors.all_higher(self.height) {
                 self.raise_height();
             } else {
@@ -427,12 +384,12 @@ impl Node {
                 self.outbox.push(Action::EnterCritical { resources: 1 });
             } else if self.neighbors.is_member(next) {
                 self.send_token(next);
-                if !self.is_holder() && !self.queue.is_empty() {
+                if !self.holds_token() && !self.queue.is_empty() {
                     self.outbox.send(next, Message::Request(self.height.into()));
                 }
             }
         }
-        if self.is_holder() {
+        if self.holds_token() {
             self.next = Some(self.id);
         }
     }
@@ -466,7 +423,7 @@ impl Node {
             entry.visited = true;
         }
         self.send_token(next);
-        if self.is_holder() {
+        if self.holds_token() {
             self.next = Some(self.id);
         }
     }

@@ -8,8 +8,11 @@
 //! any delivery order. REQUESTs carry a check word (a corrupted copy counts as lost) and every
 //! request has its host's own number, so a corrupted or late REPLY never grants the wrong one.
 
+mod config;
+pub mod invariants;
 mod message;
 mod node;
 
+pub use config::{network, Config, Settings};
 pub use message::Message;
-pub use node::{Config, Node};
+pub use node::Node;

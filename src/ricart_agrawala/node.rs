@@ -1,25 +1,16 @@
 //! The Ricart–Agrawala node.
 
 use super::message::Message;
+use super::{Config, Settings};
 use crate::node::Outbox;
 use crate::permission::{Core, Decision, Ticket, Timestamp};
 use crate::{Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
-
-/// A node's configuration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Config {
-    /// This host's id, `0..hosts`.
-    pub id: NodeId,
-    /// Number of hosts; ids are `0..hosts`.
-    pub hosts: u32,
-    /// Retransmission timeout of a REQUEST, in the embedder's time unit (must be > 0).
-    pub retransmit_after: u64,
-}
 
 /// A Ricart–Agrawala node. `PartialEq` compares state, not the output buffer.
 #[derive(Debug, Clone)]
 pub struct Node {
     s: Core<()>,
+    settings: Settings,
     out: Outbox<Message>,
 }
 
@@ -34,9 +25,19 @@ impl Node {
     /// A node in the remainder section.
     pub fn new(config: Config) -> Result<Self, Error> {
         Ok(Node {
-            s: Core::new(config.id, config.hosts, config.retransmit_after)?,
+            s: Core::new(
+                config.id,
+                config.settings.hosts,
+                config.settings.retransmit_after,
+            )?,
+            settings: config.settings,
             out: Outbox::default(),
         })
+    }
+
+    /// What the network agrees on.
+    pub fn settings(&self) -> Settings {
+        self.settings
     }
 
     /// The open request's timestamp, `None` in the remainder section.

@@ -7,6 +7,7 @@
 //! - [`routed`]: any host to any host over shortest paths of a random-waypoint topology, with
 //!   loss, host failures, doze and disconnection, for the permission algorithms.
 
+mod adapters;
 pub mod clock;
 pub mod experiment;
 pub mod metrics;
@@ -19,7 +20,7 @@ pub mod workload;
 
 pub use clock::{EventQueue, Time};
 pub use metrics::{Metrics, Summary};
-pub use token::{Channels, TokenAlgorithm};
+pub use token::{Channels, Params, TokenAlgorithm};
 pub use topology::Graph;
 pub use violation::Violation;
 pub use workload::{Dist, Workload};

@@ -18,13 +18,35 @@ use super::workload::Workload;
 use super::{EventQueue, Metrics, Time, Violation};
 use crate::{Action, CsRequest, Error, Event, NodeId, Protocol, Status};
 
-/// What the token simulator needs from an algorithm besides [`Protocol`].
+/// A token network to build: what its nodes agree on, and where the tokens start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Params<S> {
+    /// The algorithm's settings.
+    pub settings: S,
+    /// The initial token holders.
+    pub holders: Vec<NodeId>,
+}
+
+impl<S> Params<S> {
+    /// `settings`, with tokens at `holders`.
+    pub fn new(settings: S, holders: Vec<NodeId>) -> Self {
+        Params { settings, holders }
+    }
+
+    /// `settings`, with one token at each of the first `count` nodes (the KRL paper's layout).
+    pub fn first_nodes(settings: S, count: u32) -> Self {
+        Params::new(settings, (0..count).map(NodeId).collect())
+    }
+}
+
+/// What the token simulator needs from an algorithm besides [`Protocol`] (implemented for
+/// both token algorithms in `sim::adapters`).
 pub trait TokenAlgorithm: Protocol + Clone + Sized {
-    /// Algorithm parameters (e.g. k, forwarding, policy).
-    type Params: Clone + fmt::Debug;
+    /// What the network's nodes agree on (the algorithm's `Settings`).
+    type Settings: Clone + fmt::Debug;
 
     /// Nodes `0..graph.n()` in a consistent initial state.
-    fn build(graph: &Graph, params: &Self::Params) -> Result<Vec<Self>, Error>;
+    fn build(graph: &Graph, params: &Params<Self::Settings>) -> Result<Vec<Self>, Error>;
 
     /// Safety invariants over all nodes and every message in flight.
     fn check_safety(nodes: &[Self], in_flight: &Channels<Self::Message>) -> Result<(), String>;
@@ -168,7 +190,7 @@ enum SimEvent {
 }
 
 struct Sim<P: TokenAlgorithm> {
-    config: Config<P::Params>,
+    config: Config<Params<P::Settings>>,
     nodes: Vec<P>,
     graph: Graph,
     channels: Channels<P::Message>,
@@ -185,7 +207,9 @@ struct Sim<P: TokenAlgorithm> {
 }
 
 /// Run one simulation.
-pub fn run<P: TokenAlgorithm>(config: Config<P::Params>) -> Result<Outcome<P>, Violation> {
+pub fn run<P: TokenAlgorithm>(
+    config: Config<Params<P::Settings>>,
+) -> Result<Outcome<P>, Violation> {
     let started = std::time::Instant::now();
     let nodes = P::build(&config.graph, &config.params).map_err(|e| Violation {
         seed: config.seed,

@@ -7,9 +7,8 @@ pub mod unit;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use manet_mutex::prioritized::{
-    build_network, check_invariants, check_quiescent, Message, Node, Settings,
-};
+use manet_mutex::prioritized::invariants::{check_quiescent, check_safety};
+use manet_mutex::prioritized::{network, Message, Node, Settings};
 use manet_mutex::{Action, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
 
 #[path = "../cases/mod.rs"]
@@ -40,7 +39,7 @@ pub struct Net {
 impl Net {
     pub fn new(count: u32, edges: &[(u32, u32)], holder: u32, settings: Settings) -> Net {
         let e: Vec<_> = edges.iter().map(|&(a, b)| (n(a), n(b))).collect();
-        let nodes = build_network(count, &e, n(holder), settings)
+        let nodes = network(count, &e, &[n(holder)], settings)
             .unwrap()
             .into_iter()
             .map(|c| Node::new(c).unwrap())
@@ -69,8 +68,11 @@ impl Net {
     }
 
     pub fn check(&self) {
-        let in_flight = self.chans.values().flatten();
-        if let Err(e) = check_invariants(&self.nodes, in_flight, self.k) {
+        let in_flight = self
+            .chans
+            .iter()
+            .flat_map(|(&(from, to), q)| q.iter().map(move |m| (from, to, m)));
+        if let Err(e) = check_safety(&self.nodes, in_flight, self.k) {
             panic!(
                 "invariant violated: {e}\nnodes: {:#?}\nchannels: {:?}",
                 self.nodes, self.chans

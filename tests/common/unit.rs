@@ -1,9 +1,9 @@
 //! Helpers for the single-node handler tests: small fixed neighbourhoods and shorthands for
 //! events and actions.
 
-use manet_mutex::height::Height;
 use manet_mutex::prioritized::{Config, Message, Node, Policy, Resources, Settings};
 use manet_mutex::queue::Priority;
+use manet_mutex::token::Height;
 use manet_mutex::{Action, Anomaly, CsRequest, Event, Protocol};
 
 pub use super::n;
@@ -20,13 +20,14 @@ pub const K: u32 = 5;
 
 /// Node 1 at height (0,1) with neighbours 0 (below, at (0,0)) and 2, 3 (above).
 pub fn node(id: u32, height: Height, neighbors: &[Height], holder: bool) -> Node {
-    Node::new(Config {
-        id: n(id),
-        settings: Settings::new(K, Policy::Explicit),
+    let settings = Settings::new(K, Policy::Explicit);
+    Node::new(Config::new(
+        n(id),
+        settings,
+        holder,
         height,
-        neighbors: neighbors.to_vec(),
-        token_holder: holder,
-    })
+        neighbors.to_vec(),
+    ))
     .unwrap()
 }
 

@@ -5,9 +5,9 @@
 //! consistent rewrite of several fields is a forged message that only authentication tells).
 
 use arbitrary::Arbitrary;
-use manet_mutex::height::{Height, Sealed};
 use manet_mutex::permission::{Timestamp, SKEW_LIMIT};
 use manet_mutex::queue::Priority;
+use manet_mutex::token::{Height, Sealed};
 use manet_mutex::{look_ahead, prioritized, reverse_link, ricart_agrawala, NodeId};
 
 /// What a corrupted field becomes.

@@ -1,7 +1,7 @@
 //! Arbitrary heights for the token algorithms' single-node fuzz bodies.
 
 use arbitrary::Arbitrary;
-use manet_mutex::height::Height;
+use manet_mutex::token::Height;
 
 use crate::node_input::Peer;
 

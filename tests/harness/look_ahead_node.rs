@@ -8,7 +8,7 @@
 //! `tests/fuzz_look_ahead.rs`.
 
 use arbitrary::Arbitrary;
-use manet_mutex::look_ahead::{Announcement, Config, Initial, Message, Mode, Node};
+use manet_mutex::look_ahead::{Announcement, Config, Message, Mode, Node, Settings};
 use manet_mutex::{Event, Protocol, Status};
 
 use crate::node_input::{drive, Local, Peer};
@@ -118,15 +118,13 @@ fn misuse(node: &Node, event: &Event<Message>) -> bool {
 
 pub fn run(input: &Input) {
     let (hosts, id) = hosts_and_id(input.hosts, input.id);
-    let initial = match &input.info {
-        None => Initial::Seed(input.seed),
-        Some(info) => Initial::InfoSet(info.iter().take(8).map(|p| p.id()).collect()),
-    };
-    let config = Config {
-        id,
-        hosts,
-        initial,
-        retransmit_after: u64::from(input.retransmit_after % 4),
+    let settings =
+        Settings::new(hosts, u64::from(input.retransmit_after % 4)).with_seed(input.seed);
+    let config = match &input.info {
+        None => Config::new(id, settings),
+        Some(info) => {
+            Config::new(id, settings).with_info_set(info.iter().take(8).map(|p| p.id()).collect())
+        }
     };
     let Ok(node) = Node::new(config) else {
         return;

@@ -23,15 +23,15 @@ impl Stamp {
     }
 }
 
-/// The host's own invariants (`Host::check_local`: for look-ahead the partition of the sets,
-/// for both a REPLY outstanding exactly while waiting), messages only to other known hosts,
+/// The host's own invariants (its algorithm's `check_safety` on the host alone: for look-ahead
+/// the partition of the sets, for both a REPLY outstanding exactly while waiting), messages only to other known hosts,
 /// `EnterCritical` only into the critical section.
 pub fn consistent<H: Host>(
     node: &H,
     actions: &[Action<H::Message>],
     hosts: u32,
 ) -> Result<(), String> {
-    node.check_local()?;
+    H::check_safety(std::slice::from_ref(node))?;
     for action in actions {
         match action {
             Action::Send { to, msg } if *to == node.id() || to.0 >= hosts => {

@@ -12,7 +12,7 @@
 //! - a rewrite of one field of any message in flight to any of `Value::model_set`, up to a
 //!   number of corruptions.
 //!
-//! Properties, on every explored state: *safety* (`sim::routed::check`: one host in the
+//! Properties, on every explored state: *safety* (`invariants::check_safety`: one host in the
 //! critical section, each host's own invariants, pairwise consistency of the sets; no valid
 //! event rejected) and *every waiting host enters* (`PermNet::drain`, a deterministic bounded
 //! fair drain, retransmitting only after a loss, as a state predicate).

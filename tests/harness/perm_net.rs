@@ -23,7 +23,7 @@
 //! its next epoch would make it), and no REPLY can correct that until it returns.
 
 use manet_mutex::look_ahead::{self, Mode};
-use manet_mutex::sim::routed::{self, Host};
+use manet_mutex::sim::routed::Host;
 use manet_mutex::{ricart_agrawala, Action, CsRequest, Event, NodeId, Protocol, Status, TimerId};
 
 use crate::corrupt::{Fields, Value};
@@ -298,12 +298,12 @@ impl<H: Permission> PermNet<H> {
         self.apply(node, Event::Release);
     }
 
-    /// `routed::check` (one host in the critical section, each host's own invariants,
+    /// The algorithm's `check_safety` (one host in the critical section, each host's own invariants,
     /// pairwise consistency of the sets), plus the contract breaches recorded by `apply`.
     pub fn check_safety(&self) -> Result<(), String> {
         match &self.fault {
             Some(fault) => Err(fault.clone()),
-            None => routed::check(&self.nodes),
+            None => H::check_safety(&self.nodes),
         }
     }
 

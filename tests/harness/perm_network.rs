@@ -1,7 +1,7 @@
 //! Fuzz body, generic over the permission algorithms: 2 to 5 hosts driven by an arbitrary
 //! sequence of operations — requests, releases, delivery of any message in flight (any order),
 //! loss or duplication of any message, expiry of any armed timer, and (look-ahead) any valid
-//! doze, wake, disconnect or reconnect — with `sim::routed::check` after each one and, at the
+//! doze, wake, disconnect or reconnect — with `invariants::check_safety` after each one and, at the
 //! end, a fair drain (`PermNet::drain`, retransmitting only after a loss) that must serve
 //! every waiting host.
 //!

@@ -1,14 +1,15 @@
 //! Fuzz body: a small network running the prioritized h-out-of-k algorithm, driven by an
 //! arbitrary sequence of operations (requests for any valid number of resources at any
 //! priority, releases, deliveries, link failures and formations), with
-//! `prioritized::check_invariants` checked after each one and, at the end, a fair drain that
-//! must serve every waiting node and go quiet with `prioritized::check_quiescent` holding.
+//! `prioritized::invariants::check_safety` checked after each one and, at the end, a fair drain
+//! that must serve every waiting node and go quiet with `check_quiescent` holding.
 //!
 //! Compiled into the `prioritized_network` fuzz target (`fuzz/`) and run over seeded inputs by
 //! `tests/fuzz_prioritized.rs`. Any panic is a finding.
 
 use arbitrary::Arbitrary;
-use manet_mutex::prioritized::{Node, Params, Policy, Settings};
+use manet_mutex::prioritized::{Node, Policy, Settings};
+use manet_mutex::sim::Params;
 use manet_mutex::{CsRequest, NodeId};
 
 use crate::network_input::{run_ops, Op, Timed, Topology};
@@ -46,14 +47,10 @@ pub fn run(input: &Input) {
     let graph = input.topology.graph();
     let policy =
         [Policy::Explicit, Policy::Equal, Policy::MaxConcurrency][usize::from(input.policy) % 3];
-    let settings = Settings {
-        aging_step: 1 + u64::from(input.aging % 3),
-        ..Settings::new(1 + u32::from(input.resources % 4), policy)
-    };
-    let params = Params {
-        settings,
-        holder: NodeId(u32::from(input.holder) % graph.n() as u32),
-    };
+    let settings = Settings::new(1 + u32::from(input.resources % 4), policy)
+        .with_aging_step(1 + u64::from(input.aging % 3));
+    let holder = NodeId(u32::from(input.holder) % graph.n() as u32);
+    let params = Params::new(settings, vec![holder]);
     let net = Net::<Node>::new(graph, &params)
         .unwrap_or_else(|e| panic!("a connected network must build: {e}"));
     let request = |(resources, priority): (u8, u32)| CsRequest {

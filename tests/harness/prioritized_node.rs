@@ -169,22 +169,16 @@ pub fn run(input: &Input) {
     let k = 1 + u32::from(input.k % 4);
     let policy =
         [Policy::Explicit, Policy::Equal, Policy::MaxConcurrency][usize::from(input.policy) % 3];
-    let config = Config {
-        id,
-        settings: Settings {
-            // Sometimes 0, which the configuration check must refuse.
-            aging_step: u64::from(input.aging % 4),
-            ..Settings::new(k, policy)
-        },
-        height: height(input.h1, input.h2, input.id),
-        neighbors: input
-            .neighbors
-            .iter()
-            .take(8)
-            .map(|&(p, h1, h2)| height(h1, h2, p))
-            .collect(),
-        token_holder: input.token_holder,
-    };
+    // The aging step is sometimes 0, which the configuration check must refuse.
+    let settings = Settings::new(k, policy).with_aging_step(u64::from(input.aging % 4));
+    let neighbors = input
+        .neighbors
+        .iter()
+        .take(8)
+        .map(|&(p, h1, h2)| height(h1, h2, p))
+        .collect();
+    let own = height(input.h1, input.h2, input.id);
+    let config = Config::new(id, settings, input.token_holder, own, neighbors);
     let Ok(node) = Node::new(config) else {
         return;
     };

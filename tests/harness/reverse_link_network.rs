@@ -7,7 +7,8 @@
 //! reproducers in `fuzz/regressions/reverse_link_network/` decode through it.
 
 use arbitrary::Arbitrary;
-use manet_mutex::reverse_link::{Node, Params};
+use manet_mutex::reverse_link::{Node, Settings};
+use manet_mutex::sim::Params;
 use manet_mutex::CsRequest;
 
 use crate::network_input::{run_ops, Op, Timed, Topology};
@@ -40,10 +41,8 @@ pub fn run_without_faults(input: &Input) {
 
 pub fn run(input: &Input) {
     let graph = input.topology.graph();
-    let params = Params {
-        k: 1 + input.tokens as u32 % (graph.n() as u32 - 1),
-        forwarding: input.forwarding,
-    };
+    let k = 1 + input.tokens as u32 % (graph.n() as u32 - 1);
+    let params = Params::first_nodes(Settings::new(k).with_forwarding(input.forwarding), k);
     let net = Net::<Node>::new(graph, &params)
         .unwrap_or_else(|e| panic!("a connected network with k < n must build: {e}"));
     run_ops(net, &input.ops, &input.faults, |()| CsRequest::ONE, &params);

@@ -10,7 +10,7 @@
 //! `tests/fuzz_reverse_link.rs`.
 
 use arbitrary::Arbitrary;
-use manet_mutex::reverse_link::{Config, Message, Node};
+use manet_mutex::reverse_link::{Config, Message, Node, Settings};
 use manet_mutex::{Action, Event, NodeId, Protocol, Status};
 
 use crate::height_input::{height, Coord};
@@ -93,17 +93,21 @@ fn misuse<M>(status: Status, event: &Event<M>, max_resources: u32) -> bool {
 }
 
 fn consistent(node: &Node, actions: &[Action<Message>]) -> Result<(), String> {
-    if node.tokens() > node.k() {
-        return Err(format!("{} tokens, k = {}", node.tokens(), node.k()));
+    if node.tokens() > node.settings().k {
+        return Err(format!(
+            "{} tokens, k = {}",
+            node.tokens(),
+            node.settings().k
+        ));
     }
     if node.status() == Status::Critical && node.tokens() == 0 {
         return Err("in the critical section without a token".into());
     }
-    if (node.status() == Status::Waiting) != node.queue().contains(node.id()) {
+    if (node.status() == Status::Waiting) != node.queue().any(|q| q == node.id()) {
         return Err(format!("own request queued while {:?}", node.status()));
     }
     let linked = |id: NodeId| node.neighbors().get(id).is_some();
-    if let Some(q) = node.queue().iter().find(|&q| q != node.id() && !linked(q)) {
+    if let Some(q) = node.queue().find(|&q| q != node.id() && !linked(q)) {
         return Err(format!("queues {q:?}, which is not a neighbour"));
     }
     for action in actions {
@@ -125,20 +129,17 @@ fn consistent(node: &Node, actions: &[Action<Message>]) -> Result<(), String> {
 pub fn run(input: &Input) {
     let id = input.id.id();
     let k = 1 + u32::from(input.k % 4);
-    let config = Config {
-        id,
-        k,
-        // Sometimes more than k, which the configuration check must refuse.
-        tokens: u32::from(input.tokens) % (k + 2),
-        height: height(input.h1, input.h2, input.id),
-        neighbors: input
-            .neighbors
-            .iter()
-            .take(8)
-            .map(|&(p, h1, h2)| height(h1, h2, p))
-            .collect(),
-        forwarding: input.forwarding,
-    };
+    // Sometimes more than k tokens, which the configuration check must refuse.
+    let tokens = u32::from(input.tokens) % (k + 2);
+    let neighbors = input
+        .neighbors
+        .iter()
+        .take(8)
+        .map(|&(p, h1, h2)| height(h1, h2, p))
+        .collect();
+    let settings = Settings::new(k).with_forwarding(input.forwarding);
+    let own = height(input.h1, input.h2, input.id);
+    let config = Config::new(id, settings, tokens, own, neighbors);
     let Ok(node) = Node::new(config) else {
         return;
     };

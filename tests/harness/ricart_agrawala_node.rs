@@ -7,7 +7,7 @@
 //! by `tests/fuzz_ricart_agrawala.rs`.
 
 use arbitrary::Arbitrary;
-use manet_mutex::ricart_agrawala::{Config, Message, Node};
+use manet_mutex::ricart_agrawala::{Config, Message, Node, Settings};
 use manet_mutex::{Event, Protocol, Status};
 
 use crate::node_input::{drive, Local, Peer};
@@ -57,12 +57,9 @@ fn misuse(node: &Node, event: &Event<Message>) -> bool {
 
 pub fn run(input: &Input) {
     let (hosts, id) = hosts_and_id(input.hosts, input.id);
-    let config = Config {
-        id,
-        hosts,
-        // Sometimes 0, which the configuration check must refuse.
-        retransmit_after: u64::from(input.retransmit_after % 4),
-    };
+    // A timeout of 0 sometimes, which the configuration check must refuse.
+    let settings = Settings::new(hosts, u64::from(input.retransmit_after % 4));
+    let config = Config::new(id, settings);
     let Ok(node) = Node::new(config) else {
         return;
     };

@@ -22,9 +22,9 @@
 
 use std::hash::{Hash, Hasher};
 
-use manet_mutex::height::Height;
-use manet_mutex::neighbors::Neighbors;
-use manet_mutex::sim::Graph;
+use manet_mutex::sim::{Graph, Params};
+use manet_mutex::token::Height;
+use manet_mutex::token::Neighbors;
 use manet_mutex::{CsRequest, NodeId, Status};
 use stateright::{Model, Property};
 
@@ -228,7 +228,7 @@ impl<P: Fingerprint> Hash for State<P> {
 pub struct TokenModel<P: Fingerprint> {
     pub n: usize,
     pub edges: Vec<(NodeId, NodeId)>,
-    pub params: P::Params,
+    pub params: Params<P::Settings>,
     /// What a request may ask for (resources and priority).
     pub requests: Vec<CsRequest>,
     pub bounds: Bounds,
@@ -236,7 +236,7 @@ pub struct TokenModel<P: Fingerprint> {
 
 impl<P: Fingerprint> Model for TokenModel<P>
 where
-    P::Params: Send + Sync + 'static,
+    Params<P::Settings>: Send + Sync + 'static,
     P::Message: Send + Sync + 'static,
 {
     type State = State<P>;
@@ -389,7 +389,7 @@ where
 #[allow(dead_code)] // not every model has a regression to replay yet
 pub fn replay<P: Fingerprint>(model: &TokenModel<P>, steps: &[Step]) -> Result<(), String>
 where
-    P::Params: Send + Sync + 'static,
+    Params<P::Settings>: Send + Sync + 'static,
     P::Message: Send + Sync + 'static,
 {
     let last = crate::explore::replay(model, steps, |state| state.net.check_safety())?;
@@ -407,7 +407,7 @@ pub fn check<P: Fingerprint>(
     network: &str,
     models: impl IntoIterator<Item = (String, TokenModel<P>)>,
 ) where
-    P::Params: Send + Sync + 'static,
+    Params<P::Settings>: Send + Sync + 'static,
     P::Message: Send + Sync + 'static,
 {
     let runs = models.into_iter().map(|(label, model)| Run {

@@ -27,7 +27,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use manet_mutex::prioritized;
 use manet_mutex::reverse_link;
-use manet_mutex::sim::{busy, Channels, Graph, TokenAlgorithm};
+use manet_mutex::sim::{busy, Channels, Graph, Params, TokenAlgorithm};
 use manet_mutex::{Action, CsRequest, Event, NodeId, Protocol, Status};
 
 use crate::corrupt::{Fields, Value};
@@ -89,7 +89,7 @@ impl Harnessed for prioritized::Node {
         let capacity = k
             .checked_sub(lost)
             .ok_or_else(|| format!("{lost} resources lost of k = {k}"))?;
-        prioritized::check_invariants(nodes, channels.iter().map(|(_, _, m)| m), capacity)
+        prioritized::invariants::check_safety(nodes, channels.iter(), capacity)
     }
 
     /// Every open request, and the probe's requests for one resource, must fit in what is
@@ -103,7 +103,7 @@ impl Harnessed for prioritized::Node {
     }
 
     fn check_settled(nodes: &[Self]) -> Result<(), String> {
-        prioritized::check_settled(nodes)
+        prioritized::invariants::check_settled(nodes)
     }
 }
 
@@ -133,7 +133,7 @@ pub struct Net<P: Harnessed> {
 }
 
 impl<P: Harnessed> Net<P> {
-    pub fn new(graph: Graph, params: &P::Params) -> Result<Self, String> {
+    pub fn new(graph: Graph, params: &Params<P::Settings>) -> Result<Self, String> {
         let nodes = P::build(&graph, params).map_err(|e| format!("cannot build: {e}"))?;
         let up = graph
             .edges()

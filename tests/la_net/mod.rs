@@ -4,7 +4,7 @@
 
 use manet_mutex::look_ahead;
 use manet_mutex::sim::busy;
-use manet_mutex::sim::routed::{check, Host};
+use manet_mutex::sim::routed::Host;
 use manet_mutex::{Action, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status, TimerId};
 use proptest::prelude::*;
 
@@ -90,7 +90,7 @@ impl<N: Host + PartialEq> Net<N> {
 
     /// The invariants, with the trace on failure.
     pub fn check(&self) {
-        if let Err(e) = check(&self.nodes) {
+        if let Err(e) = N::check_safety(&self.nodes) {
             panic!("invariant violated: {e}\ntrace:\n{}", self.trace.join("\n"));
         }
     }
@@ -217,13 +217,9 @@ impl<N: Host + PartialEq> Net<N> {
 
 /// A look-ahead host with an explicit `Info_set` and retransmission timeout 50.
 pub fn node(id: u32, n: u32, info: &[u32]) -> look_ahead::Node {
-    look_ahead::Node::new(look_ahead::Config {
-        id: NodeId(id),
-        hosts: n,
-        initial: look_ahead::Initial::InfoSet(info.iter().map(|&i| NodeId(i)).collect()),
-        retransmit_after: 50,
-    })
-    .unwrap()
+    let info = info.iter().map(|&i| NodeId(i)).collect();
+    let config = look_ahead::Config::new(NodeId(id), look_ahead::Settings::new(n, 50));
+    look_ahead::Node::new(config.with_info_set(info)).unwrap()
 }
 
 /// Feed an event that must be accepted; collect the actions.

@@ -10,8 +10,8 @@ mod case_count;
 #[allow(unused_imports)] // not every test file runs property tests
 pub use case_count::cases;
 
-use manet_mutex::height::Height;
-use manet_mutex::reverse_link::{invariants, Config, Message, Node};
+use manet_mutex::reverse_link::{invariants, Config, Message, Node, Settings};
+use manet_mutex::token::Height;
 use manet_mutex::{Action, Anomaly, CsRequest, Event, NodeId, Protocol};
 
 pub fn h(h1: i64, h2: i64, id: u32) -> Height {
@@ -37,20 +37,21 @@ pub fn configs(
     fwd: bool,
 ) -> Vec<Config> {
     (0..heights.len() as u32)
-        .map(|i| Config {
-            id: NodeId(i),
-            k: holders.len() as u32,
-            tokens: u32::from(holders.contains(&i)),
-            height: heights[i as usize],
-            neighbors: edges
-                .iter()
-                .filter_map(|&(a, b)| match (a == i, b == i) {
-                    (true, _) => Some(heights[b as usize]),
-                    (_, true) => Some(heights[a as usize]),
-                    _ => None,
-                })
-                .collect(),
-            forwarding: fwd,
+        .map(|i| {
+            Config::new(
+                NodeId(i),
+                Settings::new(holders.len() as u32).with_forwarding(fwd),
+                u32::from(holders.contains(&i)),
+                heights[i as usize],
+                edges
+                    .iter()
+                    .filter_map(|&(a, b)| match (a == i, b == i) {
+                        (true, _) => Some(heights[b as usize]),
+                        (_, true) => Some(heights[a as usize]),
+                        _ => None,
+                    })
+                    .collect(),
+            )
         })
         .collect()
 }
@@ -259,7 +260,7 @@ impl Net {
     }
 
     pub fn queue(&self, i: u32) -> Vec<u32> {
-        self.n(i).queue().iter().map(|q| q.0).collect()
+        self.n(i).queue().map(|q| q.0).collect()
     }
 
     pub fn next(&self, i: u32) -> u32 {

@@ -6,9 +6,9 @@
 //!   3 at (1,0,3) are above it.
 #![allow(dead_code)]
 
-pub use manet_mutex::height::Height;
-pub use manet_mutex::neighbors::Neighbor;
-pub use manet_mutex::reverse_link::{Config, Message, Node};
+pub use manet_mutex::reverse_link::{Config, Message, Node, Settings};
+pub use manet_mutex::token::Height;
+pub use manet_mutex::token::Neighbor;
 pub use manet_mutex::{Action, Anomaly, CsRequest, Event, NodeId, Protocol, Status};
 
 pub fn h(h1: i64, h2: i64, id: u32) -> Height {
@@ -16,14 +16,13 @@ pub fn h(h1: i64, h2: i64, id: u32) -> Height {
 }
 
 pub fn node(id: u32, k: u32, tokens: u32, height: Height, nbrs: &[Height], fwd: bool) -> Node {
-    Node::new(Config {
-        id: NodeId(id),
-        k,
+    Node::new(Config::new(
+        NodeId(id),
+        Settings::new(k).with_forwarding(fwd),
         tokens,
         height,
-        neighbors: nbrs.to_vec(),
-        forwarding: fwd,
-    })
+        nbrs.to_vec(),
+    ))
     .expect("valid config")
 }
 
@@ -76,7 +75,7 @@ pub fn anomaly(from: u32, kind: Anomaly) -> Action<Message> {
 }
 
 pub fn queue(node: &Node) -> Vec<u32> {
-    node.queue().iter().map(|id| id.0).collect()
+    node.queue().map(|id| id.0).collect()
 }
 
 pub fn entry(node: &Node, id: u32) -> Neighbor {

@@ -17,7 +17,7 @@ mod check;
 mod sweep;
 mod world;
 
-pub use check::{check, Host};
+pub use check::Host;
 pub use sweep::{sweep, LoadPattern, SweepConfig};
 pub use world::{run, run_algorithm, Report};
 

@@ -6,7 +6,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Exp};
 
-use super::check::{check, Host};
+use super::check::Host;
 use super::{Algorithm, RoutedConfig, Unreachable};
 use crate::sim::waypoint::{hop_counts, Waypoint};
 use crate::sim::{busy, EventQueue, Metrics, Time, Violation};
@@ -216,7 +216,7 @@ impl<H: Host> World<H> {
         }
         self.dispatch(ev)?;
         if self.cfg.check_invariants {
-            check(&self.nodes).map_err(|e| self.violation(e))?;
+            H::check_safety(&self.nodes).map_err(|e| self.violation(e))?;
         }
         Ok(())
     }

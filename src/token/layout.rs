@@ -1,35 +1,44 @@
-//! Consistent initial configurations for a whole network.
+//! The initial heights of a token network, shared by both token algorithms' `network`.
 
 use alloc::collections::VecDeque;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::Config;
-use crate::height::Height;
+use super::Height;
 use crate::{Error, NodeId};
 
-/// Initial configurations for nodes `0..n` joined by the undirected `edges`, with one token at
-/// each of `holders` (so `k = holders.len()`).
+/// One node's place in the initial layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Site {
+    /// The node's height.
+    pub(crate) height: Height,
+    /// Its neighbours' heights.
+    pub(crate) neighbors: Vec<Height>,
+    /// Whether it holds a token.
+    pub(crate) holder: bool,
+}
+
+/// Heights for nodes `0..n` joined by the undirected `edges`, with one token at each of
+/// `holders`.
 ///
 /// Heights are `(d, 0, id)` where `d` is the hop distance to the nearest holder: every node
 /// that can reach a holder has a neighbour one hop closer, hence a downhill path to it. A
-/// component without a holder is refused (its nodes could only wait, and `Node::new` refuses
-/// a node without a token and without a lower neighbour), but an isolated node without a token
-/// is accepted with `d = n`: it waits for a link.
-/// A holder whose nearest non-holder is `e` hops away (through holders) gets `(0, 1 - e, id)`,
-/// so every holder has a higher neighbour, as the paper requires.
+/// component without a holder is refused (its nodes could only wait, and a node without a
+/// token and without a lower neighbour is refused by both algorithms), but an isolated node
+/// without a token is accepted with `d = n`: it waits for a link. A holder whose nearest
+/// non-holder is `e` hops away (through holders) gets `(0, 1 - e, id)`, so every holder has a
+/// higher neighbour, as the KRL paper requires.
 ///
 /// A connected group of two or more nodes that all hold tokens is refused: its highest holder
 /// cannot have a higher neighbour, and such holders lower below each other forever.
-pub fn build(
-    n: usize,
+pub(crate) fn layout(
+    n: u32,
     edges: &[(NodeId, NodeId)],
     holders: &[NodeId],
-    forwarding: bool,
-) -> Result<Vec<Config>, Error> {
+) -> Result<Vec<Site>, Error> {
+    let n = n as usize;
     let invalid = |node, reason| Err(Error::InvalidConfig { node, reason });
-    let k = holders.len() as u32;
-    if k == 0 {
+    if holders.is_empty() {
         return invalid(NodeId(0), "at least one token holder is needed");
     }
     let mut adjacency = vec![Vec::new(); n];
@@ -103,19 +112,13 @@ pub fn build(
         };
         Height::new(d as i64, -(below as i64), NodeId(i as u32))
     };
-    (0..n)
-        .map(|i| {
-            let config = Config {
-                id: NodeId(i as u32),
-                k,
-                tokens: u32::from(dist[i] == 0),
-                height: height(i),
-                neighbors: adjacency[i].iter().map(|v| height(v.index())).collect(),
-                forwarding,
-            };
-            Ok(config)
+    Ok((0..n)
+        .map(|i| Site {
+            height: height(i),
+            neighbors: adjacency[i].iter().map(|v| height(v.index())).collect(),
+            holder: dist[i] == 0,
         })
-        .collect()
+        .collect())
 }
 
 #[cfg(test)]
@@ -129,13 +132,13 @@ mod tests {
     #[test]
     fn every_non_holder_has_a_lower_neighbour_and_holders_an_upper_one() {
         let edges = [e(0, 1), e(1, 2), e(2, 3), e(3, 4), e(4, 0), e(1, 3)];
-        let configs = build(5, &edges, &[NodeId(0), NodeId(3)], false).unwrap();
-        for c in &configs {
-            assert_eq!(c.k, 2);
-            if c.tokens == 0 {
-                assert!(c.neighbors.iter().any(|h| *h < c.height), "{c:?}");
+        let sites = layout(5, &edges, &[NodeId(0), NodeId(3)]).unwrap();
+        assert_eq!(sites.iter().filter(|s| s.holder).count(), 2);
+        for s in &sites {
+            if s.holder {
+                assert!(s.neighbors.iter().any(|h| *h > s.height), "{s:?}");
             } else {
-                assert!(c.neighbors.iter().any(|h| *h > c.height), "{c:?}");
+                assert!(s.neighbors.iter().any(|h| *h < s.height), "{s:?}");
             }
         }
     }
@@ -145,9 +148,9 @@ mod tests {
     #[test]
     fn every_holder_gets_a_higher_neighbour() {
         // Line 0-1-2 with tokens at 1 and 2: node 2 sees only node 1.
-        let configs = build(3, &[e(0, 1), e(1, 2)], &[NodeId(1), NodeId(2)], false).unwrap();
-        for c in configs.iter().filter(|c| c.tokens > 0) {
-            assert!(c.neighbors.iter().any(|h| *h > c.height), "{c:?}");
+        let sites = layout(3, &[e(0, 1), e(1, 2)], &[NodeId(1), NodeId(2)]).unwrap();
+        for s in sites.iter().filter(|s| s.holder) {
+            assert!(s.neighbors.iter().any(|h| *h > s.height), "{s:?}");
         }
     }
 
@@ -156,29 +159,27 @@ mod tests {
     /// that state lower themselves below each other forever.
     #[test]
     fn a_component_where_every_node_holds_a_token_is_rejected() {
-        assert!(build(2, &[e(0, 1)], &[NodeId(0), NodeId(1)], false).is_err());
+        assert!(layout(2, &[e(0, 1)], &[NodeId(0), NodeId(1)]).is_err());
         // A node that is alone with its token has no neighbour to lower below: accepted.
-        assert!(build(3, &[e(1, 2)], &[NodeId(0), NodeId(1)], false).is_ok());
+        assert!(layout(3, &[e(1, 2)], &[NodeId(0), NodeId(1)]).is_ok());
     }
 
     #[test]
     fn bad_networks_are_rejected() {
-        assert!(build(3, &[e(0, 5)], &[NodeId(0)], false).is_err());
-        assert!(build(3, &[e(1, 1)], &[NodeId(0)], false).is_err());
-        assert!(build(3, &[e(0, 1)], &[], false).is_err());
-        assert!(build(3, &[e(0, 1)], &[NodeId(0), NodeId(0)], false).is_err());
-        assert!(build(3, &[e(0, 1)], &[NodeId(7)], false).is_err());
+        assert!(layout(3, &[e(0, 5)], &[NodeId(0)]).is_err());
+        assert!(layout(3, &[e(1, 1)], &[NodeId(0)]).is_err());
+        assert!(layout(3, &[e(0, 1)], &[]).is_err());
+        assert!(layout(3, &[e(0, 1)], &[NodeId(0), NodeId(0)]).is_err());
+        assert!(layout(3, &[e(0, 1)], &[NodeId(7)]).is_err());
     }
 
     #[test]
     fn a_component_without_a_holder_is_refused_and_an_isolated_node_accepted() {
         // 2–3 cannot reach the token at 0: they could only wait.
-        let refused = build(4, &[e(0, 1), e(2, 3)], &[NodeId(0)], false);
+        let refused = layout(4, &[e(0, 1), e(2, 3)], &[NodeId(0)]);
         assert!(matches!(refused, Err(Error::InvalidConfig { node, .. }) if node == NodeId(2)));
-        // Node 2 alone waits for a link, and every configuration builds a node.
-        let configs = build(3, &[e(0, 1)], &[NodeId(0)], false).unwrap();
-        for c in configs {
-            assert!(super::super::Node::new(c).is_ok());
-        }
+        // Node 2 alone waits for a link.
+        let sites = layout(3, &[e(0, 1)], &[NodeId(0)]).unwrap();
+        assert!(sites[2].neighbors.is_empty() && !sites[2].holder);
     }
 }

@@ -29,7 +29,7 @@
 
 use alloc::vec::Vec;
 
-use crate::height::Height;
+use crate::token::height::Height;
 use crate::{Anomaly, NodeId};
 
 /// One neighbour's entry.
@@ -285,7 +285,7 @@ impl Neighbors {
     }
 
     /// Every member of `N` is higher than `own` (vacuously true for an empty `N`: callers pair
-    /// it with [`crate::height::raise`], which refuses an empty view).
+    /// it with [`crate::token::height::raise`], which refuses an empty view).
     pub fn all_higher(&self, own: Height) -> bool {
         self.heights().all(|h| h > own)
     }

@@ -1,0 +1,182 @@
+//! What a network agrees on ([`Settings`]), one node's initial state ([`Config`]), and
+//! consistent configurations for a whole network ([`network`]).
+
+use alloc::vec::Vec;
+
+use super::Policy;
+use crate::token::neighbors::initial_next;
+use crate::token::{layout, Height};
+use crate::{Error, NodeId};
+
+/// What every node of a network agrees on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Settings {
+    /// Number of identical resources, `k ≥ 1`.
+    pub k: u32,
+    /// How priorities are derived.
+    pub policy: Policy,
+    /// How much `aging(Q)` raises every queued priority, `≥ 1` (0 would allow starvation).
+    pub aging_step: u64,
+}
+
+impl Settings {
+    /// `k` resources under `policy`, aging step 1.
+    pub const fn new(k: u32, policy: Policy) -> Self {
+        Settings {
+            k,
+            policy,
+            aging_step: 1,
+        }
+    }
+
+    /// With aging step `aging_step`.
+    pub const fn with_aging_step(self, aging_step: u64) -> Self {
+        Settings { aging_step, ..self }
+    }
+}
+
+/// One node's initial state. [`network`] produces consistent ones for a whole network.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Config {
+    /// The node's id.
+    pub id: NodeId,
+    /// What the network agrees on.
+    pub settings: Settings,
+    /// Whether this node holds the token (with `t = k`) initially.
+    pub holder: bool,
+    /// The node's initial height; its `id` must be the node's.
+    pub height: Height,
+    /// The initial neighbours' heights (the node's view equals the truth initially).
+    pub neighbors: Vec<Height>,
+}
+
+impl Config {
+    /// Node `id`, holding the token if `holder`, at `height`, next to neighbours at
+    /// `neighbors`.
+    pub fn new(
+        id: NodeId,
+        settings: Settings,
+        holder: bool,
+        height: Height,
+        neighbors: Vec<Height>,
+    ) -> Self {
+        Config {
+            id,
+            settings,
+            holder,
+            height,
+            neighbors,
+        }
+    }
+
+    /// Check the paper's preconditions; on success return the initial `next` (the node itself
+    /// for the token holder, else its lowest neighbour; `None` for an isolated node).
+    pub(crate) fn validate(&self) -> Result<Option<NodeId>, Error> {
+        let bad = |reason| Error::InvalidConfig {
+            node: self.id,
+            reason,
+        };
+        if self.settings.k == 0 {
+            return Err(bad("k must be at least 1"));
+        }
+        if self.settings.aging_step == 0 {
+            return Err(bad("aging step must be at least 1, or requests can starve"));
+        }
+        initial_next(self.id, self.height, &self.neighbors, self.holder).map_err(bad)
+    }
+}
+
+/// Configurations for nodes `0..n` on the undirected graph `edges`, with the token (and
+/// `t = k`) at the one node of `holders`.
+///
+/// The heights are the token algorithms' shared initial layout (hop distance to the holder),
+/// so every other node has a lower neighbour one hop closer: the DAG is token oriented. Errors
+/// (`InvalidConfig`) for other than one holder, an out-of-range node, a self-loop, a component
+/// without the token holder (its nodes could only wait; an isolated node is accepted and
+/// waits for a link), or invalid settings: the same rules as `reverse_link::network`.
+pub fn network(
+    n: u32,
+    edges: &[(NodeId, NodeId)],
+    holders: &[NodeId],
+    settings: Settings,
+) -> Result<Vec<Config>, Error> {
+    if holders.len() != 1 {
+        return Err(Error::InvalidConfig {
+            node: holders.first().copied().unwrap_or(NodeId(0)),
+            reason: "the prioritized algorithm has exactly one token holder",
+        });
+    }
+    let configs: Vec<Config> = layout(n, edges, holders)?
+        .into_iter()
+        .enumerate()
+        .map(|(i, site)| {
+            Config::new(
+                NodeId(i as u32),
+                settings,
+                site.holder,
+                site.height,
+                site.neighbors,
+            )
+        })
+        .collect();
+    for c in &configs {
+        c.validate()?;
+    }
+    Ok(configs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(a: u32, b: u32) -> (NodeId, NodeId) {
+        (NodeId(a), NodeId(b))
+    }
+
+    fn at(node: u32) -> [NodeId; 1] {
+        [NodeId(node)]
+    }
+
+    #[test]
+    fn heights_point_every_node_towards_the_holder() {
+        let s = Settings::new(3, Policy::Equal);
+        let c = network(4, &[e(0, 1), e(1, 2), e(2, 3), e(3, 0)], &at(2), s).unwrap();
+        assert!(c[2].holder && !c[0].holder);
+        assert_eq!(c[2].height, Height::new(0, 0, NodeId(2)));
+        assert_eq!(c[0].height, Height::new(2, 0, NodeId(0)));
+        for cfg in &c {
+            assert!(cfg.holder || cfg.neighbors.iter().any(|h| *h < cfg.height));
+        }
+    }
+
+    #[test]
+    fn rejects_bad_graphs_and_settings() {
+        let s = Settings::new(2, Policy::Explicit);
+        let two = [NodeId(0), NodeId(1)];
+        assert!(network(2, &[e(0, 1)], &two, s).is_err(), "two holders");
+        assert!(network(2, &[e(0, 1)], &[], s).is_err(), "no holder");
+        assert!(
+            network(4, &[e(0, 1), e(2, 3)], &at(0), s).is_err(),
+            "a component without the token"
+        );
+        assert!(
+            network(3, &[e(0, 1)], &at(0), s).is_ok(),
+            "an isolated node waits for a link"
+        );
+        assert!(
+            network(2, &[e(0, 0), e(0, 1)], &at(0), s).is_err(),
+            "self-loop"
+        );
+        assert!(network(2, &[e(0, 5)], &at(0), s).is_err(), "out of range");
+        assert!(
+            network(2, &[e(0, 1)], &at(2), s).is_err(),
+            "holder out of range"
+        );
+        let zero_k = Settings::new(0, Policy::Explicit);
+        assert!(network(2, &[e(0, 1)], &at(0), zero_k).is_err());
+        assert!(network(2, &[e(0, 1)], &at(0), s.with_aging_step(0)).is_err());
+        assert_eq!(network(1, &[], &at(0), s).unwrap().len(), 1);
+    }
+}

@@ -1,0 +1,145 @@
+//! What a KRL network agrees on ([`Settings`]), one node's initial state ([`Config`]), and
+//! consistent configurations for a whole network ([`network`]).
+
+use alloc::vec::Vec;
+
+use crate::token::neighbors::initial_next;
+use crate::token::{layout, Height};
+use crate::{Error, NodeId};
+
+/// What every node of a network agrees on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Settings {
+    /// Tokens in the system (`k ≥ 1`; `k = 1` is RL).
+    pub k: u32,
+    /// KRLF: forward idle tokens to the lowest unvisited neighbour.
+    pub forwarding: bool,
+}
+
+impl Settings {
+    /// KRL with `k` tokens (RL for `k = 1`), without token forwarding.
+    pub const fn new(k: u32) -> Self {
+        Settings {
+            k,
+            forwarding: false,
+        }
+    }
+
+    /// With token forwarding on (KRLF) or off.
+    pub const fn with_forwarding(self, forwarding: bool) -> Self {
+        Settings { forwarding, ..self }
+    }
+}
+
+/// One node's initial state. [`network`] produces consistent ones for a whole network.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Config {
+    /// This node.
+    pub id: NodeId,
+    /// What the network agrees on.
+    pub settings: Settings,
+    /// Tokens this node holds initially (`0..=k`).
+    pub tokens: u32,
+    /// Initial height; its `id` must be `id`.
+    pub height: Height,
+    /// The initial neighbours' heights (their ids identify them).
+    pub neighbors: Vec<Height>,
+}
+
+impl Config {
+    /// Node `id` holding `tokens` tokens at `height`, next to neighbours at `neighbors`.
+    pub fn new(
+        id: NodeId,
+        settings: Settings,
+        tokens: u32,
+        height: Height,
+        neighbors: Vec<Height>,
+    ) -> Self {
+        Config {
+            id,
+            settings,
+            tokens,
+            height,
+            neighbors,
+        }
+    }
+
+    /// The paper's preconditions; on success the initial `next`.
+    pub(super) fn validate(&self) -> Result<Option<NodeId>, Error> {
+        let bad = |reason| Error::InvalidConfig {
+            node: self.id,
+            reason,
+        };
+        if self.settings.k == 0 {
+            return Err(bad("k must be at least 1"));
+        }
+        if self.tokens > self.settings.k {
+            return Err(bad("a node cannot hold more than k tokens"));
+        }
+        initial_next(self.id, self.height, &self.neighbors, self.tokens > 0).map_err(bad)
+    }
+}
+
+/// Configurations for nodes `0..n` joined by the undirected `edges`, with one token at each
+/// of `holders` (so `settings.k` must be `holders.len()`), heights laid out so that the DAG is
+/// token oriented (see `docs/ALGORITHMS.md`, T10 and V1 for what is refused).
+pub fn network(
+    n: u32,
+    edges: &[(NodeId, NodeId)],
+    holders: &[NodeId],
+    settings: Settings,
+) -> Result<Vec<Config>, Error> {
+    if settings.k as usize != holders.len() {
+        return Err(Error::InvalidConfig {
+            node: holders.first().copied().unwrap_or(NodeId(0)),
+            reason: "k must be the number of token holders",
+        });
+    }
+    let sites = layout(n, edges, holders)?;
+    Ok(sites
+        .into_iter()
+        .enumerate()
+        .map(|(i, site)| {
+            let tokens = u32::from(site.holder);
+            Config::new(
+                NodeId(i as u32),
+                settings,
+                tokens,
+                site.height,
+                site.neighbors,
+            )
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reverse_link::Node;
+
+    fn e(a: u32, b: u32) -> (NodeId, NodeId) {
+        (NodeId(a), NodeId(b))
+    }
+
+    #[test]
+    fn every_configuration_of_a_network_builds_a_node() {
+        let edges = [e(0, 1), e(1, 2), e(2, 3), e(3, 4), e(4, 0), e(1, 3)];
+        let holders = [NodeId(0), NodeId(3)];
+        let configs = network(5, &edges, &holders, Settings::new(2)).unwrap();
+        assert_eq!(configs.iter().map(|c| c.tokens).sum::<u32>(), 2);
+        for c in configs {
+            assert!(Node::new(c).is_ok());
+        }
+        // Node 2 alone waits for a link.
+        for c in network(3, &[e(0, 1)], &[NodeId(0)], Settings::new(1)).unwrap() {
+            assert!(Node::new(c).is_ok());
+        }
+    }
+
+    #[test]
+    fn k_must_match_the_holders() {
+        assert!(network(3, &[e(0, 1), e(1, 2)], &[NodeId(0)], Settings::new(2)).is_err());
+    }
+}

@@ -1,0 +1,11 @@
+//! What the token algorithms ([`crate::reverse_link`], [`crate::prioritized`]) share: height
+//! triples and partial reversal ([`height`]), the neighbour table with its link handshake
+//! ([`neighbors`]), and the initial layout of a network's heights.
+
+pub mod height;
+mod layout;
+pub mod neighbors;
+
+pub use height::{Height, Sealed};
+pub(crate) use layout::layout;
+pub use neighbors::{Neighbor, Neighbors};

@@ -115,6 +115,8 @@ pub mod ricart_agrawala;
 pub mod seal;
 #[cfg(feature = "std")]
 pub mod sim;
+#[cfg(feature = "testkit")]
+pub mod testkit;
 pub mod token;
 
 pub use error::Error;

@@ -1,15 +1,7 @@
-//! A permission system under arbitrary operations; the body is `tests/harness/perm_network.rs`.
+//! A permission system under arbitrary operations; the body is
+//! `manet_mutex::testkit::fuzz::permission_network`.
 #![no_main]
 
-#[path = "../../tests/harness/corrupt.rs"]
-mod corrupt;
-#[path = "../../tests/harness/input.rs"]
-mod input;
-#[path = "../../tests/harness/perm_net.rs"]
-mod perm_net;
-#[path = "../../tests/harness/perm_network.rs"]
-mod perm_network;
+use manet_mutex::testkit::fuzz::permission_network::{run, Input};
 
-libfuzzer_sys::fuzz_target!(|input: perm_network::Input| {
-    perm_network::run::<manet_mutex::look_ahead::Node>(&input);
-});
+libfuzzer_sys::fuzz_target!(|input: Input| run::<manet_mutex::look_ahead::Node>(&input));

@@ -1,17 +1,6 @@
-//! A small network under arbitrary operations; the body is `tests/harness/prioritized_network.rs`.
+//! The body is `manet_mutex::testkit::fuzz::prioritized_network`.
 #![no_main]
 
-#[path = "../../tests/harness/corrupt.rs"]
-mod corrupt;
-#[path = "../../tests/harness/input.rs"]
-mod input;
-#[path = "../../tests/harness/network_input.rs"]
-mod network_input;
-#[path = "../../tests/harness/prioritized_network.rs"]
-mod prioritized_network;
-#[path = "../../tests/harness/token_net.rs"]
-mod token_net;
+use manet_mutex::testkit::fuzz::prioritized_network::{run, Input};
 
-libfuzzer_sys::fuzz_target!(|input: prioritized_network::Input| {
-    prioritized_network::run(&input);
-});
+libfuzzer_sys::fuzz_target!(|input: Input| run(&input));

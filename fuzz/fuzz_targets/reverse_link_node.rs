@@ -1,15 +1,6 @@
-//! One node fed arbitrary events; the body is `tests/harness/reverse_link_node.rs`.
+//! The body is `manet_mutex::testkit::fuzz::reverse_link_node`.
 #![no_main]
 
-#[path = "../../tests/harness/height_input.rs"]
-mod height_input;
-#[path = "../../tests/harness/input.rs"]
-mod input;
-#[path = "../../tests/harness/node_input.rs"]
-mod node_input;
-#[path = "../../tests/harness/reverse_link_node.rs"]
-mod reverse_link_node;
+use manet_mutex::testkit::fuzz::reverse_link_node::{run, Input};
 
-libfuzzer_sys::fuzz_target!(|input: reverse_link_node::Input| {
-    reverse_link_node::run(&input);
-});
+libfuzzer_sys::fuzz_target!(|input: Input| run(&input));

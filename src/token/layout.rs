@@ -154,7 +154,7 @@ mod tests {
         }
     }
 
-    /// Found by `tests/model_reverse_link.rs` (see `docs/ALGORITHMS.md`, V1): when every node
+    /// Found by `tests/models/reverse_link.rs` (see `docs/ALGORITHMS.md`, V1): when every node
     /// of a component holds a token, the highest one has no higher neighbour, and holders in
     /// that state lower themselves below each other forever.
     #[test]

@@ -1,0 +1,145 @@
+//! Fuzz body, generic over the permission algorithms: 2 to 5 hosts driven by an arbitrary
+//! sequence of operations — requests, releases, delivery of any message in flight (any order),
+//! loss or duplication of any message, expiry of any armed timer, and (look-ahead) any valid
+//! doze, wake, disconnect or reconnect — with `invariants::check_safety` after each one and, at the
+//! end, a fair drain (`PermNet::drain`, retransmitting only after a loss) that must serve
+//! every waiting host.
+//!
+//! Compiled into the `ricart_agrawala_network` and `look_ahead_network` fuzz targets (`fuzz/`)
+//! and run over seeded inputs by `tests/faults/fuzz_ricart_agrawala.rs` and `tests/faults/fuzz_look_ahead.rs`.
+
+use crate::{Event, NodeId, Status};
+use arbitrary::Arbitrary;
+
+use crate::testkit::corrupt::Value;
+use crate::testkit::{PermNet, PermissionHarness};
+
+/// Operations beyond this are ignored, so one input is one bounded run.
+const MAX_OPS: usize = 256;
+/// Drain rounds: every host's request, its REPLYs and a few retransmissions fit many times.
+const DRAIN_ROUNDS: usize = 256;
+
+/// A system of 2 to 5 hosts and what happens to it.
+#[derive(Debug, Clone, Arbitrary)]
+pub struct Input {
+    /// `2 + hosts % 4` hosts.
+    pub hosts: u8,
+    /// Seeds look-ahead's initial `Info_set`s.
+    pub seed: u64,
+    /// The operations, in order.
+    #[arbitrary(with = crate::testkit::fuzz::sized_vec)]
+    pub ops: Vec<Op>,
+}
+
+/// One step; choices are taken modulo what exists, and a step that is not possible now does
+/// nothing.
+#[derive(Debug, Clone, Copy, Arbitrary)]
+pub enum Op {
+    /// A host asks for the critical section, if it can now.
+    Request(u8),
+    /// A host in the critical section leaves it.
+    Release(u8),
+    /// Deliver the i-th deliverable message.
+    Deliver(u8),
+    /// Lose the i-th message in flight.
+    Lose(u8),
+    /// Put a second copy of the i-th message in flight.
+    Duplicate(u8),
+    /// The i-th armed timer expires.
+    Fire(u8),
+    /// Doze, wake, disconnect or reconnect (look-ahead only), if the host accepts it now.
+    Mode(u8, u8),
+    /// Rewrite field `field` of the `msg`-th message in flight not corrupted yet.
+    Corrupt {
+        /// Which message.
+        msg: u8,
+        /// Which field (modulo the message's fields).
+        field: u8,
+        /// What it becomes.
+        value: Value,
+    },
+}
+
+fn nth<T: Copy>(items: &[T], i: u8) -> Option<T> {
+    (!items.is_empty()).then(|| items[usize::from(i) % items.len()])
+}
+
+/// Build the system `input` describes and play its operations ([`run_ops`]).
+pub fn run<H: PermissionHarness>(input: &Input) {
+    let hosts = 2 + u32::from(input.hosts % 4);
+    let net = PermNet::<H>::new(hosts, input.seed)
+        .unwrap_or_else(|e| panic!("{hosts} hosts must build: {e}"));
+    run_ops(net, &input.ops);
+}
+
+/// Apply `ops` to `net`, checking safety after each, then drain ([`PermNet::drain`]): every
+/// waiting host must be served. Panics on a violation, with the trace if one is kept.
+pub fn run_ops<H: PermissionHarness>(mut net: PermNet<H>, ops: &[Op]) {
+    let hosts = net.nodes.len() as u32;
+    let node = |x: u8| NodeId(u32::from(x) % hosts);
+    for (i, &op) in ops.iter().take(MAX_OPS).enumerate() {
+        match op {
+            Op::Request(x) => {
+                let accepts = net.nodes[node(x).index()]
+                    .clone()
+                    .handle(Event::Request(crate::CsRequest::ONE))
+                    .is_ok();
+                if accepts {
+                    net.request(node(x));
+                }
+            }
+            Op::Release(x) if net.status(node(x)) == Status::Critical => net.release(node(x)),
+            Op::Release(_) => {}
+            Op::Deliver(x) => {
+                if let Some(m) = nth(&net.deliverable(), x) {
+                    net.deliver(m);
+                }
+            }
+            Op::Lose(x) | Op::Duplicate(x) => {
+                let all: Vec<usize> = (0..net.in_flight.len()).collect();
+                match nth(&all, x) {
+                    Some(m) if matches!(op, Op::Lose(_)) => net.lose(m),
+                    Some(m) => net.duplicate(m),
+                    None => {}
+                }
+            }
+            Op::Fire(x) => {
+                if let Some((at, timer)) = nth(&net.armed(), x) {
+                    net.fire(at, timer);
+                }
+            }
+            Op::Mode(x, which) if H::MODES => {
+                let event = [
+                    Event::Doze,
+                    Event::Wake,
+                    Event::Disconnect,
+                    Event::Reconnect,
+                ][usize::from(which % 4)]
+                .clone();
+                if net.nodes[node(x).index()]
+                    .clone()
+                    .handle(event.clone())
+                    .is_ok()
+                {
+                    // Accepted by a copy, so accepted by the host: `handle` is deterministic.
+                    let _ = net.apply(node(x), event);
+                }
+            }
+            Op::Mode(..) => {}
+            Op::Corrupt { msg, field, value } => {
+                if let Some(i) = nth(&net.corruptible(), msg) {
+                    net.corrupt(i, usize::from(field), value);
+                }
+            }
+        }
+        if let Err(e) = net.check_safety() {
+            panic!(
+                "after op {i} ({op:?}), {hosts} hosts: {e}\n{}",
+                net.trace_text()
+            );
+        }
+    }
+    if let Err(e) = net.drain(DRAIN_ROUNDS) {
+        panic!("{hosts} hosts: {e}");
+    }
+}

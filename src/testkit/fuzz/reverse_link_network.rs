@@ -1,0 +1,51 @@
+//! Fuzz body: a small KRL/KRLF network driven by an arbitrary sequence of operations, with
+//! every safety invariant checked after each one and, at the end, a fair drain that must serve
+//! every waiting node (and, for KRL, go quiet with a token-oriented DAG).
+//!
+//! Compiled into the `reverse_link_network` fuzz target (`fuzz/`) and run over seeded inputs
+//! by `tests/faults/fuzz_reverse_link.rs`. Any panic is a finding. The input layout is frozen: the
+//! reproducers in `fuzz/regressions/reverse_link_network/` decode through it.
+
+use crate::reverse_link::{Node, Settings};
+use crate::sim::Params;
+use crate::CsRequest;
+use arbitrary::Arbitrary;
+
+use super::token_ops::{run_ops, Op, Timed, Topology};
+use crate::testkit::token_net::TokenNet;
+
+/// A network of 2 to 6 nodes and what happens to it.
+#[derive(Debug, Clone, Arbitrary)]
+pub struct Input {
+    /// The initial topology.
+    pub topology: Topology,
+    /// `k = 1 + tokens % (n - 1)`: `build` refuses a token at every node.
+    pub tokens: u8,
+    /// KRLF rather than KRL.
+    pub forwarding: bool,
+    /// Requests are always for one resource.
+    #[arbitrary(with = crate::testkit::fuzz::sized_vec)]
+    pub ops: Vec<Op<()>>,
+    /// Corruption and link events noticed at one end at a time.
+    #[arbitrary(with = crate::testkit::fuzz::sized_vec)]
+    pub faults: Vec<Timed>,
+}
+
+/// The run of `input` without its faults: how the reproducers recorded before faults existed
+/// (`fuzz/regressions/reverse_link_network/before-faults/`) decode as they did then.
+pub fn run_without_faults(input: &Input) {
+    run(&Input {
+        faults: Vec::new(),
+        ..input.clone()
+    });
+}
+
+/// Build the network `input` describes and play its schedule ([`run_ops`]).
+pub fn run(input: &Input) {
+    let graph = input.topology.graph();
+    let k = 1 + input.tokens as u32 % (graph.n() as u32 - 1);
+    let params = Params::first_nodes(Settings::new(k).with_forwarding(input.forwarding), k);
+    let net = TokenNet::<Node>::new(graph, &params)
+        .unwrap_or_else(|e| panic!("a connected network with k < n must build: {e}"));
+    run_ops(net, &input.ops, &input.faults, |()| CsRequest::ONE, &params);
+}

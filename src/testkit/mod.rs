@@ -1,0 +1,59 @@
+//! A test kit for property-testing the algorithms on your own topologies and fault profiles
+//! (feature `testkit`). The crate's own tests, fuzz targets and models use the same pieces.
+//!
+//! - [`TokenNet`]: a network of a token algorithm ([`crate::reverse_link`],
+//!   [`crate::prioritized`]) over FIFO links, driven one chosen step at a time: deliver the
+//!   head of a link, fail or form a link (each end told at its own time, within the
+//!   algorithms' link contract), corrupt any field of a message in flight. It checks safety
+//!   (knowing what corruption destroyed) and liveness by a fair drain.
+//! - [`PermNet`]: a system of a permission algorithm ([`crate::look_ahead`],
+//!   [`crate::ricart_agrawala`]) whose messages form a bag: deliver any one, lose, duplicate,
+//!   replay or corrupt it, fire any armed timer, change modes. Same checks.
+//! - Both have a hand-driven mode ([`TokenNet::checked`], [`PermNet::checked`]) that checks
+//!   safety after every event and panics with the trace, for staging a scenario step by step.
+//! - [`corrupt`]: the corrupt operation (which value a field becomes, [`corrupt::Fields`] for
+//!   every message type).
+//! - [`fuzz`]: arbitrary inputs and the bodies that run them (also behind `fuzz/`).
+//! - [`strategy`]: proptest strategies for schedules, with fault profiles.
+//! - The invariant checkers are each algorithm's `invariants` module.
+//!
+//! Set `MANET_MUTEX_TRACE=1` to keep the event trace of every network for failure messages.
+//!
+//! # Example
+//!
+//! KRL with two tokens on a ring of five nodes that never changes, with corrupted messages
+//! but no one-sided link events: every schedule keeps safety, and the drain at the end serves
+//! every waiting node.
+//!
+//! ```
+//! use manet_mutex::reverse_link::{Node, Settings};
+//! use manet_mutex::testkit::fuzz::token_ops::run_ops;
+//! use manet_mutex::testkit::strategy::{token_schedule, TokenFaults};
+//! use manet_mutex::testkit::TokenNet;
+//! use manet_mutex::CsRequest;
+//! use proptest::strategy::Just;
+//! use proptest::test_runner::{Config, TestRunner};
+//!
+//! let ring = [(0, 1), (1, 2), (2, 3), (3, 4), (4, 0)];
+//! let faults = TokenFaults { corrupt: 1, ..TokenFaults::NONE };
+//! let schedules = token_schedule(Just(()), 0, 0..60, faults);
+//! let config = Config { failure_persistence: None, ..Config::with_cases(16) };
+//! let mut runner = TestRunner::new(config);
+//! runner
+//!     .run(&schedules, |(ops, faults)| {
+//!         let net = TokenNet::<Node>::with_edges(5, &ring, &[0, 2], Settings::new(2)).unwrap();
+//!         // Panics (and proptest shrinks the schedule) on any violation.
+//!         run_ops(net, &ops, &faults, |()| CsRequest::ONE, &"ring of five");
+//!         Ok(())
+//!     })
+//!     .unwrap();
+//! ```
+
+pub mod corrupt;
+pub mod fuzz;
+mod perm_net;
+pub mod strategy;
+mod token_net;
+
+pub use perm_net::{Flight, PermNet, PermissionHarness};
+pub use token_net::{TokenHarness, TokenNet};

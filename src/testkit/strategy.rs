@@ -1,0 +1,228 @@
+//! Proptest strategies for schedules of operations and faults, shrinkable: a failure shrinks
+//! to a short schedule. The weights favour deliveries and faults over requests, unlike uniform
+//! fuzz bytes, so long interleavings of faults with traffic are common. Each fault kind has a
+//! weight in a profile ([`TokenFaults`], [`PermissionFaults`]); weight 0 turns it off.
+
+use alloc::vec::Vec;
+use core::fmt::Debug;
+use core::ops::Range;
+
+use proptest::collection::vec;
+use proptest::prelude::*;
+use proptest::sample::select;
+
+use super::corrupt::Value;
+use super::fuzz::permission_network::{self, Op as PermOp};
+use super::fuzz::token_ops::{Fault, Op, Timed, Topology};
+use super::fuzz::{prioritized_network, reverse_link_network};
+
+/// Node ids a corrupted id field may take: more than the largest generated network has.
+const IDS: u8 = 7;
+
+/// What a corrupted field becomes: extremes, neighbours of the value, limits and node ids.
+pub fn value() -> impl Strategy<Value = Value> {
+    select(Value::all(IDS))
+}
+
+/// A connected topology of 2 to 6 nodes ([`Topology::graph`]).
+pub fn topology() -> impl Strategy<Value = Topology> {
+    (any::<u8>(), any::<[u8; 5]>(), any::<u16>()).prop_map(|(nodes, parents, chords)| Topology {
+        nodes,
+        parents,
+        chords,
+    })
+}
+
+/// Token-network steps: mostly deliveries, some requests (drawn from `request`) and
+/// releases, few symmetric link changes (`link_changes` is their weight, 0 for a static
+/// network; the one-sided ones are faults).
+pub fn op<R: Copy + Debug>(
+    request: impl Strategy<Value = R>,
+    link_changes: u32,
+) -> impl Strategy<Value = Op<R>> {
+    prop_oneof![
+        3 => (any::<u8>(), request).prop_map(|(x, r)| Op::Request(x, r)),
+        2 => any::<u8>().prop_map(Op::Release),
+        8 => any::<u8>().prop_map(Op::Deliver),
+        link_changes => any::<u8>().prop_map(Op::LinkDown),
+        link_changes => any::<u8>().prop_map(Op::LinkUp),
+    ]
+}
+
+/// The weights of the token networks' faults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenFaults {
+    /// Rewrite a field of a message in flight.
+    pub corrupt: u32,
+    /// A link forms or fails and only one end is told now.
+    pub one_sided_link: u32,
+    /// The other end is told.
+    pub notice: u32,
+}
+
+impl TokenFaults {
+    /// The profile of the crate's own adversarial tests.
+    pub const ALL: TokenFaults = TokenFaults {
+        corrupt: 3,
+        one_sided_link: 1,
+        notice: 2,
+    };
+    /// No faults: a reliable network within the papers' contract.
+    pub const NONE: TokenFaults = TokenFaults {
+        corrupt: 0,
+        one_sided_link: 0,
+        notice: 0,
+    };
+}
+
+/// A fault from `profile` at any point of the schedule; with [`TokenFaults::NONE`], a harmless
+/// notice (give one that is pending: none is, without one-sided link events).
+pub fn timed(profile: TokenFaults) -> impl Strategy<Value = Timed> {
+    let notice = profile.notice.max(u32::from(profile == TokenFaults::NONE));
+    let fault = prop_oneof![
+        profile.corrupt => (any::<u8>(), 0u8..8, value())
+            .prop_map(|(msg, field, value)| Fault::Corrupt { msg, field, value }),
+        profile.one_sided_link => (any::<u8>(), any::<bool>())
+            .prop_map(|(x, lower)| Fault::FormAt(x, lower)),
+        profile.one_sided_link => (any::<u8>(), any::<bool>())
+            .prop_map(|(x, lower)| Fault::FailAt(x, lower)),
+        notice => any::<u8>().prop_map(Fault::Notice),
+    ];
+    (any::<u8>(), fault).prop_map(|(before, fault)| Timed { before, fault })
+}
+
+/// A token-network schedule: `ops` steps (requests drawn from `request`, link changes of
+/// weight `link_changes`) and faults from `profile`, for
+/// [`run_ops`](super::fuzz::token_ops::run_ops).
+#[allow(clippy::type_complexity)]
+pub fn token_schedule<R: Copy + Debug>(
+    request: impl Strategy<Value = R>,
+    link_changes: u32,
+    ops: Range<usize>,
+    profile: TokenFaults,
+) -> impl Strategy<Value = (Vec<Op<R>>, Vec<Timed>)> {
+    let faults = if profile == TokenFaults::NONE {
+        0..1
+    } else {
+        0..ops.end / 6 + 1
+    };
+    (
+        vec(op(request, link_changes), ops),
+        vec(timed(profile), faults),
+    )
+}
+
+/// A KRL/KRLF fuzz input with every fault kind.
+pub fn reverse_link_input() -> impl Strategy<Value = reverse_link_network::Input> {
+    (
+        topology(),
+        any::<u8>(),
+        any::<bool>(),
+        token_schedule(Just(()), 1, 0..250, TokenFaults::ALL),
+    )
+        .prop_map(|(topology, tokens, forwarding, (ops, faults))| {
+            reverse_link_network::Input {
+                topology,
+                tokens,
+                forwarding,
+                ops,
+                faults,
+            }
+        })
+}
+
+/// A prioritized fuzz input with every fault kind.
+pub fn prioritized_input() -> impl Strategy<Value = prioritized_network::Input> {
+    (
+        topology(),
+        (any::<u8>(), any::<u8>(), any::<u8>(), any::<u8>()),
+        token_schedule((any::<u8>(), 0u32..6), 1, 0..250, TokenFaults::ALL),
+    )
+        .prop_map(
+            |(topology, (resources, policy, aging, holder), (ops, faults))| {
+                prioritized_network::Input {
+                    topology,
+                    resources,
+                    policy,
+                    aging,
+                    holder,
+                    ops,
+                    faults,
+                }
+            },
+        )
+}
+
+/// The weights of the permission systems' faults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PermissionFaults {
+    /// Lose a message in flight.
+    pub lose: u32,
+    /// Put a second copy of a message in flight.
+    pub duplicate: u32,
+    /// A retransmission timer expires (early or not).
+    pub fire: u32,
+    /// Doze, wake, disconnect or reconnect (ignored by Ricart–Agrawala).
+    pub modes: u32,
+    /// Rewrite a field of a message in flight.
+    pub corrupt: u32,
+}
+
+impl PermissionFaults {
+    /// The profile of the crate's own adversarial tests.
+    pub const ALL: PermissionFaults = PermissionFaults {
+        lose: 1,
+        duplicate: 1,
+        fire: 1,
+        modes: 1,
+        corrupt: 2,
+    };
+    /// No faults: reliable delivery in any order.
+    pub const NONE: PermissionFaults = PermissionFaults {
+        lose: 0,
+        duplicate: 0,
+        fire: 0,
+        modes: 0,
+        corrupt: 0,
+    };
+}
+
+/// A permission-system step: deliveries first, then requests, releases and the faults of
+/// `profile`.
+pub fn permission_op(profile: PermissionFaults) -> impl Strategy<Value = PermOp> {
+    prop_oneof![
+        3 => any::<u8>().prop_map(PermOp::Request),
+        2 => any::<u8>().prop_map(PermOp::Release),
+        8 => any::<u8>().prop_map(PermOp::Deliver),
+        profile.lose => any::<u8>().prop_map(PermOp::Lose),
+        profile.duplicate => any::<u8>().prop_map(PermOp::Duplicate),
+        profile.fire => any::<u8>().prop_map(PermOp::Fire),
+        profile.modes => (any::<u8>(), any::<u8>()).prop_map(|(x, m)| PermOp::Mode(x, m)),
+        profile.corrupt => (any::<u8>(), 0u8..8, value())
+            .prop_map(|(msg, field, value)| PermOp::Corrupt { msg, field, value }),
+    ]
+}
+
+/// A permission fuzz input (2 to 5 hosts) with every fault kind.
+pub fn permission_input() -> impl Strategy<Value = permission_network::Input> {
+    (
+        any::<u8>(),
+        any::<u64>(),
+        vec(permission_op(PermissionFaults::ALL), 0..250),
+    )
+        .prop_map(|(hosts, seed, ops)| permission_network::Input { hosts, seed, ops })
+}
+
+/// The property tests' case count, one convention for every test: `PROPTEST_CASES` if set
+/// (an explicit count in a proptest config would otherwise override it), 20 times `default`
+/// with `MANET_MUTEX_SOAK=1`, else `default`.
+pub fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if std::env::var_os("MANET_MUTEX_SOAK").is_some() {
+            default.saturating_mul(20)
+        } else {
+            default
+        })
+}

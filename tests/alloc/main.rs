@@ -1,0 +1,5 @@
+//! Steady-state handle does not allocate: a counting global allocator.
+
+mod counting;
+mod reverse_link;
+mod steady_state;

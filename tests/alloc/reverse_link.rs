@@ -1,0 +1,257 @@
+//! Steady-state `handle` does not allocate: once a static network has warmed up (output
+//! buffers and request queues at their working capacity), further request/release cycles make
+//! no heap allocation inside `Protocol::handle` or while the returned actions are consumed.
+//!
+//! A counting global allocator counts allocations on this thread only while a flag is set; the
+//! flag is set around each `handle` call and the draining of its actions into a buffer whose
+//! capacity was reserved up front. The test's own bookkeeping runs with the flag clear.
+
+use std::collections::VecDeque;
+
+use manet_mutex::reverse_link::{self, Message, Node};
+use manet_mutex::{Action, Anomaly, CsRequest, Event, NodeId, Protocol, Status};
+
+use crate::counting::{allocations, COUNTING};
+
+/// What the driver does next.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    Deliver {
+        from: NodeId,
+        to: NodeId,
+        msg: Message,
+    },
+    Release(NodeId),
+}
+
+/// An offending call: where the allocation happened.
+#[derive(Debug, Clone)]
+struct Offence {
+    round: usize,
+    node: NodeId,
+    event: Event<Message>,
+    allocations: u64,
+}
+
+struct Driver {
+    nodes: Vec<Node>,
+    steps: VecDeque<Step>,
+    actions: Vec<Action<Message>>,
+    offences: Vec<Offence>,
+    counted: u64,
+    calls: u64,
+    entries: u64,
+    stale: u64,
+    round: usize,
+    /// KRL only: a link that fails and re-forms at the start of every round.
+    flapping: Option<(u32, u32)>,
+}
+
+fn forwarding_run(nodes: &[Node]) -> bool {
+    nodes.first().is_some_and(|n| n.settings().forwarding)
+}
+
+impl Offence {
+    fn describe(&self) -> String {
+        format!(
+            "round {}: {:?} <- {:?} made {} allocation(s)",
+            self.round, self.node, self.event, self.allocations
+        )
+    }
+}
+
+impl Driver {
+    fn new(n: usize, edges: &[(u32, u32)], holders: &[u32], forwarding: bool) -> Self {
+        let edges: Vec<(NodeId, NodeId)> =
+            edges.iter().map(|&(a, b)| (NodeId(a), NodeId(b))).collect();
+        let holders: Vec<NodeId> = holders.iter().copied().map(NodeId).collect();
+        let settings =
+            reverse_link::Settings::new(holders.len() as u32).with_forwarding(forwarding);
+        let nodes = reverse_link::network(n as u32, &edges, &holders, settings)
+            .unwrap()
+            .into_iter()
+            .map(|c| Node::new(c).unwrap())
+            .collect();
+        Driver {
+            nodes,
+            steps: VecDeque::with_capacity(1 << 14),
+            actions: Vec::with_capacity(1 << 10),
+            offences: Vec::with_capacity(64),
+            counted: 0,
+            calls: 0,
+            entries: 0,
+            stale: 0,
+            round: 0,
+            flapping: None,
+        }
+    }
+
+    /// Feed one event; only the `handle` call and the draining of its actions are counted.
+    fn feed(&mut self, at: NodeId, event: Event<Message>) {
+        self.actions.clear();
+        let node = &mut self.nodes[at.index()];
+        let before = allocations();
+        COUNTING.with(|c| c.set(true));
+        let result = node
+            .handle(event.clone())
+            .map(|out| self.actions.extend(out));
+        COUNTING.with(|c| c.set(false));
+        let made = allocations() - before;
+        result.expect("the driver only issues valid events");
+        self.calls += 1;
+        if made > 0 {
+            self.counted += made;
+            if self.offences.len() < self.offences.capacity() {
+                self.offences.push(Offence {
+                    round: self.round,
+                    node: at,
+                    event,
+                    allocations: made,
+                });
+            }
+        }
+        for action in self.actions.drain(..) {
+            match action {
+                Action::Send { to, msg } => {
+                    self.steps.push_back(Step::Deliver { from: at, to, msg })
+                }
+                Action::EnterCritical { .. } => {
+                    self.entries += 1;
+                    self.steps.push_back(Step::Release(at));
+                }
+                // KRLF: an idle token forwarded to a node whose Request is on its way the other
+                // way makes that Request stale; the token already answered it.
+                Action::Anomaly {
+                    kind: Anomaly::Stale,
+                    ..
+                } if forwarding_run(&self.nodes) => self.stale += 1,
+                Action::Anomaly { .. } => panic!("{at:?} reported {action:?}"),
+                _ => {}
+            }
+        }
+    }
+
+    /// One round: every idle node requests (starting from a rotating node), then events are
+    /// processed until every node is back in its remainder section (and, for KRL, nothing is
+    /// in flight).
+    fn round(&mut self, forwarding: bool) {
+        if let Some((a, b)) = self.flapping {
+            // KRL is quiet between rounds, so the link is idle: fail it or re-form it.
+            assert!(self.steps.is_empty());
+            let (a, b) = (NodeId(a), NodeId(b));
+            if self.nodes[a.index()].neighbors().get(b).is_some() {
+                self.feed(a, Event::LinkDown(b));
+                self.feed(b, Event::LinkDown(a));
+            } else {
+                self.feed(a, Event::LinkUp(b));
+                self.feed(b, Event::LinkUp(a));
+            }
+        }
+        let n = self.nodes.len();
+        for i in 0..n {
+            let at = NodeId(((i + self.round) % n) as u32);
+            if self.nodes[at.index()].status() == Status::Remainder {
+                self.feed(at, Event::Request(CsRequest::ONE));
+            }
+        }
+        let mut budget = 100_000;
+        while let Some(step) = self.steps.pop_front() {
+            match step {
+                Step::Deliver { from, to, msg } => self.feed(to, Event::Receive { from, msg }),
+                Step::Release(at) => self.feed(at, Event::Release),
+            }
+            budget -= 1;
+            assert!(budget > 0, "round {} does not finish", self.round);
+            let idle = self.nodes.iter().all(|n| n.status() == Status::Remainder);
+            if forwarding && idle {
+                break;
+            }
+        }
+        assert!(
+            self.nodes.iter().all(|n| n.status() == Status::Remainder),
+            "round {} left nodes waiting",
+            self.round
+        );
+        self.round += 1;
+    }
+}
+
+/// Six nodes: a ring with two chords, tokens at 0 and 3.
+const EDGES: [(u32, u32); 8] = [
+    (0, 1),
+    (1, 2),
+    (2, 3),
+    (3, 4),
+    (4, 5),
+    (5, 0),
+    (0, 3),
+    (1, 4),
+];
+
+fn steady_state_allocates_nothing(forwarding: bool, flapping: Option<(u32, u32)>) {
+    let mut d = Driver::new(6, &EDGES, &[0, 3], forwarding);
+    d.flapping = flapping;
+    for _ in 0..30 {
+        d.round(forwarding);
+    }
+    let warm_entries = d.entries;
+    assert_eq!(warm_entries, 30 * 6);
+    d.counted = 0;
+    d.calls = 0;
+    d.offences.clear();
+    for _ in 0..300 {
+        d.round(forwarding);
+    }
+    assert_eq!(
+        d.entries - warm_entries,
+        300 * 6,
+        "every request was served"
+    );
+    assert!(d.calls > 300 * 6 * 3, "only {} calls measured", d.calls);
+    let offences: Vec<String> = d.offences.iter().map(Offence::describe).collect();
+    assert!(
+        d.counted == 0,
+        "{} allocations in {} steady-state handle calls; first offences:\n{}",
+        d.counted,
+        d.calls,
+        offences.join("\n")
+    );
+}
+
+#[test]
+fn krl_steady_state_handle_allocates_nothing() {
+    steady_state_allocates_nothing(false, None);
+}
+
+#[test]
+fn krl_with_a_link_failing_and_re_forming_every_round_allocates_nothing() {
+    // LinkDown/LinkUp, the LinkInfo handshake, raises and lowers: the neighbour table keeps
+    // its capacity when an entry is removed and re-inserted.
+    steady_state_allocates_nothing(false, Some((1, 4)));
+}
+
+#[test]
+fn krlf_steady_state_handle_allocates_nothing() {
+    steady_state_allocates_nothing(true, None);
+}
+
+#[test]
+fn the_counting_allocator_sees_allocations_made_while_counting() {
+    let before = allocations();
+    COUNTING.with(|c| c.set(true));
+    let v: Vec<u64> = Vec::with_capacity(8);
+    COUNTING.with(|c| c.set(false));
+    assert_eq!(allocations() - before, 1);
+    drop(v);
+}
+
+#[test]
+fn a_cold_node_does_allocate_so_the_count_is_meaningful() {
+    // The first burst of a fresh node grows its output buffer: the counter must see it.
+    let mut d = Driver::new(6, &EDGES, &[0, 3], false);
+    d.feed(NodeId(2), Event::Request(CsRequest::ONE));
+    assert!(
+        d.counted > 0,
+        "the first handle call of a fresh node must allocate"
+    );
+}

@@ -1,0 +1,151 @@
+//! Steady-state `handle` allocates nothing for the prioritized, look-ahead and Ricart–Agrawala
+//! cores either (KRL has its own, finer test in `reverse_link_alloc.rs`): after warm-up rounds
+//! on a static network with reliable delivery, hundreds more rounds of every node requesting
+//! and releasing make no heap allocation inside `handle` or while its actions are consumed.
+
+use std::collections::VecDeque;
+
+use crate::counting::counted;
+use manet_mutex::{
+    look_ahead, prioritized, ricart_agrawala, Action, CsRequest, Event, NodeId, Protocol, Status,
+};
+
+enum Step<M> {
+    Deliver { from: NodeId, to: NodeId, msg: M },
+    Release(NodeId),
+}
+
+struct Run<P: Protocol> {
+    nodes: Vec<P>,
+    steps: VecDeque<Step<P::Message>>,
+    actions: Vec<Action<P::Message>>,
+    allocations: u64,
+    entries: u64,
+}
+
+impl<P: Protocol> Run<P> {
+    fn new(nodes: Vec<P>) -> Self {
+        Run {
+            nodes,
+            steps: VecDeque::with_capacity(1 << 14),
+            actions: Vec::with_capacity(1 << 10),
+            allocations: 0,
+            entries: 0,
+        }
+    }
+
+    fn feed(&mut self, at: NodeId, event: Event<P::Message>) {
+        self.actions.clear();
+        let (node, actions) = (&mut self.nodes[at.index()], &mut self.actions);
+        let (result, made) = counted(|| node.handle(event).map(|out| actions.extend(out)));
+        result.expect("the driver only issues valid events");
+        self.allocations += made;
+        for action in self.actions.drain(..) {
+            match action {
+                Action::Send { to, msg } => {
+                    self.steps.push_back(Step::Deliver { from: at, to, msg })
+                }
+                Action::EnterCritical { .. } => {
+                    self.entries += 1;
+                    self.steps.push_back(Step::Release(at));
+                }
+                // Delivery is reliable and prompt, so no timer ever needs to fire.
+                _ => {}
+            }
+        }
+    }
+
+    /// Every idle node requests, then everything is delivered and every entrant releases.
+    fn round(&mut self, request: CsRequest) {
+        for i in 0..self.nodes.len() {
+            if self.nodes[i].status() == Status::Remainder {
+                self.feed(NodeId(i as u32), Event::Request(request));
+            }
+        }
+        while let Some(step) = self.steps.pop_front() {
+            match step {
+                Step::Deliver { from, to, msg } => self.feed(to, Event::Receive { from, msg }),
+                Step::Release(at) => self.feed(at, Event::Release),
+            }
+        }
+        assert!(self.nodes.iter().all(|n| n.status() == Status::Remainder));
+    }
+
+    /// Allocations made by `rounds` rounds after `warmup` uncounted ones.
+    fn measure(mut self, request: CsRequest, warmup: usize, rounds: usize) -> (u64, u64) {
+        for _ in 0..warmup {
+            self.round(request);
+        }
+        (self.allocations, self.entries) = (0, 0);
+        for _ in 0..rounds {
+            self.round(request);
+        }
+        (self.allocations, self.entries)
+    }
+}
+
+fn ring(n: u32) -> Vec<(NodeId, NodeId)> {
+    (0..n).map(|i| (NodeId(i), NodeId((i + 1) % n))).collect()
+}
+
+#[test]
+fn prioritized_steady_state_handle_does_not_allocate() {
+    for policy in [
+        prioritized::Policy::Explicit,
+        prioritized::Policy::Equal,
+        prioritized::Policy::MaxConcurrency,
+    ] {
+        let settings = prioritized::Settings::new(3, policy);
+        let nodes = prioritized::network(5, &ring(5), &[NodeId(0)], settings)
+            .unwrap()
+            .into_iter()
+            .map(|c| prioritized::Node::new(c).unwrap())
+            .collect();
+        let (allocations, entries) = Run::new(nodes).measure(
+            CsRequest {
+                resources: 2,
+                priority: 1,
+            },
+            30,
+            300,
+        );
+        assert_eq!(
+            entries,
+            300 * 5,
+            "{policy:?}: every node enters every round"
+        );
+        assert_eq!(allocations, 0, "{policy:?}");
+    }
+}
+
+#[test]
+fn look_ahead_steady_state_handle_does_not_allocate() {
+    let nodes = (0..5)
+        .map(|i| {
+            look_ahead::Node::new(look_ahead::Config::new(
+                NodeId(i),
+                look_ahead::Settings::new(5, 100).with_seed(7),
+            ))
+            .unwrap()
+        })
+        .collect();
+    let (allocations, entries) = Run::new(nodes).measure(CsRequest::ONE, 30, 300);
+    assert_eq!(entries, 300 * 5);
+    assert_eq!(allocations, 0);
+}
+
+#[test]
+fn ricart_agrawala_steady_state_handle_does_not_allocate() {
+    let nodes = (0..5)
+        .map(|i| {
+            ricart_agrawala::Node::new(ricart_agrawala::Config::new(
+                NodeId(i),
+                ricart_agrawala::Settings::new(5, 100),
+            ))
+            .unwrap()
+        })
+        .collect();
+    let (allocations, entries) = Run::new(nodes).measure(CsRequest::ONE, 30, 300);
+    assert_eq!(entries, 300 * 5);
+    assert_eq!(allocations, 0);
+}

@@ -1,0 +1,78 @@
+//! The `reverse_link` fuzz targets' bodies as ordinary tests: seeded random inputs plus every
+//! committed reproducer, on stable and without cargo-fuzz (see `docs/verification.md`).
+
+#[test]
+fn reverse_link_network_keeps_every_invariant() {
+    let ran = crate::seeded::run(
+        "reverse_link_network",
+        crate::seeded::cases(10_000),
+        4096,
+        manet_mutex::testkit::fuzz::reverse_link_network::run,
+    );
+    println!("reverse_link_network: {ran} inputs");
+}
+
+/// The reproducers recorded before the inputs carried faults, decoded as they were then.
+#[test]
+fn reverse_link_network_reproducers_from_before_faults_still_pass() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/regressions/reverse_link_network/before-faults");
+    let ran = crate::seeded::replay(
+        &dir,
+        &manet_mutex::testkit::fuzz::reverse_link_network::run_without_faults,
+    );
+    assert_eq!(ran, 2);
+}
+
+#[test]
+fn reverse_link_node_survives_arbitrary_events() {
+    let ran = crate::seeded::run(
+        "reverse_link_node",
+        crate::seeded::cases(20_000),
+        4096,
+        manet_mutex::testkit::fuzz::reverse_link_node::run,
+    );
+    println!("reverse_link_node: {ran} inputs");
+}
+
+/// Found by `reverse_link_network` (seed 70, kept in `fuzz/regressions/…/before-faults/`; V2 in
+/// `docs/ALGORITHMS.md`). Node 1 asks the holder, node 0, which is in the critical section and
+/// queues it. Node 1's only other link is still forming when the link to node 0 fails: node 0
+/// drops node 1 from its queue, and node 1, with nobody in N, cannot forward its request. When
+/// the link to node 0 forms again, node 1's `next` is once more a lower member of N, so it
+/// believed its request was still queued there and waited forever.
+#[test]
+fn regression_request_is_resent_when_the_link_to_next_fails_and_reforms() {
+    use manet_mutex::reverse_link::{Node, Settings};
+    use manet_mutex::sim::{Graph, Params};
+    use manet_mutex::{CsRequest, NodeId};
+
+    let (n0, n1, n2) = (NodeId(0), NodeId(1), NodeId(2));
+    let graph = Graph::from_edges(3, &[(n0, n1), (n0, n2)]);
+    let params = Params::first_nodes(Settings::new(1), 1);
+    let mut net = manet_mutex::testkit::TokenNet::<Node>::new(graph, &params).unwrap();
+    net.request(n0, CsRequest::ONE);
+    net.request(n1, CsRequest::ONE);
+    net.deliver(n1, n0);
+    net.form(n1, n2);
+    net.fail(n0, n1);
+    net.form(n0, n1);
+    net.check_safety().unwrap();
+    net.drain(64).unwrap();
+}
+
+/// Found by the `reverse_link_network` fuzz target (kept in `fuzz/regressions/…/before-faults/`; V3 in
+/// `docs/ALGORITHMS.md`): KRL on six nodes with five tokens; after a series of link changes a
+/// group of token holders whose neighbours all hold tokens keeps lowering below one another
+/// (each LinkInfo makes the receiving holder see no higher neighbour), so the network never
+/// goes quiet.
+#[test]
+fn regression_holders_surrounded_by_holders_stop_lowering() {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/regressions/reverse_link_network/before-faults/holders-lower-below-each-other-forever");
+    let bytes = std::fs::read(&file).unwrap();
+    let input = arbitrary::Unstructured::new(&bytes);
+    manet_mutex::testkit::fuzz::reverse_link_network::run_without_faults(
+        &arbitrary::Arbitrary::arbitrary_take_rest(input).unwrap(),
+    );
+}

@@ -1,0 +1,9 @@
+//! The threat model: adversarial property tests, the threat findings, and the fuzz bodies over seeded inputs and committed reproducers.
+
+mod adversarial;
+mod fuzz_look_ahead;
+mod fuzz_prioritized;
+mod fuzz_reverse_link;
+mod fuzz_ricart_agrawala;
+mod seeded;
+mod threat_findings;

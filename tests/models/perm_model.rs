@@ -1,0 +1,429 @@
+//! The stateright model shared by the permission algorithms (`tests/models/look_ahead.rs`,
+//! `tests/models/ricart_agrawala.rs`). From the initial state of `n` hosts it branches on every:
+//! - delivery of any message in flight (any order), unless its destination is disconnected;
+//! - loss of any message in flight, up to a number of losses;
+//! - a second copy of any message in flight, up to a number of duplicates;
+//! - expiry of any armed retransmission timer, up to a number of expiries (a timeout may come
+//!   before the REPLY it guards, since delays are arbitrary);
+//! - request by a host in the remainder section (up to a number per host), release by a host
+//!   in the critical section;
+//! - for look-ahead, every valid doze, wake, disconnect and reconnect (a reconnect while
+//!   connected reports an accidental outage), up to a number of mode changes;
+//! - a rewrite of one field of any message in flight to any of `Value::model_set`, up to a
+//!   number of corruptions.
+//!
+//! Properties, on every explored state: *safety* (`invariants::check_safety`: one host in the
+//! critical section, each host's own invariants, pairwise consistency of the sets; no valid
+//! event rejected) and *every waiting host enters* (`PermNet::drain`, a deterministic bounded
+//! fair drain, retransmitting only after a loss, as a state predicate).
+
+use std::hash::{Hash, Hasher};
+
+use manet_mutex::{CsRequest, Event, NodeId, Status, TimerId};
+use stateright::{Model, Property};
+
+use crate::explore::{explore, Run};
+use manet_mutex::testkit::corrupt::{Fields, Value};
+
+use manet_mutex::testkit::{PermNet, PermissionHarness};
+
+/// Drain rounds: a request, its REPLYs and one retransmission per host fit many times over.
+const DRAIN_ROUNDS: usize = 64;
+
+#[derive(Clone, Copy, Debug)]
+pub struct Bounds {
+    pub requests_per_node: u8,
+    pub losses: u8,
+    pub duplicates: u8,
+    pub timeouts: u8,
+    pub mode_changes: u8,
+    pub corruptions: u8,
+    /// The checker stops once it has generated this many states (a hard memory bound).
+    pub states: usize,
+}
+
+pub fn deep() -> bool {
+    std::env::var_os("MANET_MUTEX_DEEP").is_some_and(|v| v == "1")
+}
+
+/// The fault profiles checked on `hosts` hosts: requests, releases and deliveries alone, then
+/// one kind of fault on top of them each (one loss with a timeout to race the retransmission,
+/// one duplicate, early timeouts, and mode changes where the algorithm has them), which keeps
+/// each space small enough to be exhaustive on two and three hosts; only mode changes with a
+/// loss on three hosts stop at the state budget. Deep runs allow a second request per host and
+/// two mode changes on three hosts, and add every fault at once.
+fn profiles(hosts: u32, modes: bool) -> Vec<(&'static str, Bounds)> {
+    let base = Bounds {
+        requests_per_node: if deep() { 2 } else { 1 },
+        losses: 0,
+        duplicates: 0,
+        timeouts: 0,
+        mode_changes: 0,
+        corruptions: 0,
+        states: if deep() { 4_000_000 } else { 3_000_000 },
+    };
+    let mut profiles = vec![
+        ("reliable", base),
+        (
+            "one loss",
+            Bounds {
+                losses: 1,
+                timeouts: 1,
+                ..base
+            },
+        ),
+        (
+            "one duplicate",
+            Bounds {
+                duplicates: 1,
+                ..base
+            },
+        ),
+        (
+            "early timeouts",
+            Bounds {
+                timeouts: 2,
+                ..base
+            },
+        ),
+        (
+            "one corruption",
+            Bounds {
+                corruptions: 1,
+                timeouts: 1,
+                states: base.states / 3,
+                ..base
+            },
+        ),
+    ];
+    if modes {
+        // Two changes allow a doze and a wake, or a disconnection and its return; on three
+        // hosts (every change a broadcast) only one is exhaustive by default.
+        let mode_changes = Bounds {
+            mode_changes: if hosts <= 2 || deep() { 2 } else { 1 },
+            ..base
+        };
+        profiles.push(("mode changes", mode_changes));
+        profiles.push((
+            "mode changes, one loss",
+            Bounds {
+                losses: 1,
+                timeouts: 1,
+                ..mode_changes
+            },
+        ));
+        profiles.push((
+            "mode changes, one corruption",
+            Bounds {
+                corruptions: 1,
+                timeouts: 1,
+                states: base.states / 3,
+                ..mode_changes
+            },
+        ));
+    }
+    if deep() {
+        profiles.push((
+            "every fault",
+            Bounds {
+                losses: 1,
+                duplicates: 1,
+                timeouts: 2,
+                mode_changes: if modes { 2 } else { 0 },
+                ..base
+            },
+        ));
+    }
+    profiles
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    Doze,
+    Wake,
+    Disconnect,
+    Reconnect,
+}
+
+impl Mode {
+    fn event<M>(self) -> Event<M> {
+        match self {
+            Mode::Doze => Event::Doze,
+            Mode::Wake => Event::Wake,
+            Mode::Disconnect => Event::Disconnect,
+            Mode::Reconnect => Event::Reconnect,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Step {
+    /// Deliver the i-th message in flight (sent by the first host to the second).
+    Deliver(usize, NodeId, NodeId),
+    Lose(usize, NodeId, NodeId),
+    Duplicate(usize, NodeId, NodeId),
+    Fire(NodeId, TimerId),
+    Request(NodeId),
+    Release(NodeId),
+    Mode(NodeId, Mode),
+    /// Field `field` of the i-th message in flight (sent by the first host to the second)
+    /// becomes `value`.
+    Corrupt(usize, NodeId, NodeId, usize, Value),
+}
+
+#[derive(Clone, Debug)]
+pub struct State<H: PermissionHarness> {
+    pub net: PermNet<H>,
+    requests_left: Vec<u8>,
+    losses_left: u8,
+    duplicates_left: u8,
+    timeouts_left: u8,
+    mode_changes_left: u8,
+    corruptions_left: u8,
+}
+
+/// Stateright identifies states by this hash alone. Hosts are hashed through their `Debug`
+/// form, which shows every field (the output buffer is empty between events), so nothing that
+/// can influence the future is left out; the messages in flight are a bag, so their order is
+/// not.
+impl<H: PermissionHarness> Hash for State<H> {
+    fn hash<S: Hasher>(&self, hasher: &mut S) {
+        for node in &self.net.nodes {
+            format!("{node:?}").hash(hasher);
+        }
+        let mut bag: Vec<String> = self
+            .net
+            .in_flight
+            .iter()
+            .zip(&self.net.marks)
+            .map(|m| format!("{m:?}"))
+            .collect();
+        bag.sort_unstable();
+        bag.hash(hasher);
+        self.net.timers.hash(hasher);
+        self.net.fault.hash(hasher);
+        self.net.departures.hash(hasher);
+        self.net.waived.hash(hasher);
+        self.net.lost.hash(hasher);
+        self.net.corrupted.hash(hasher);
+        self.requests_left.hash(hasher);
+        (
+            self.losses_left,
+            self.duplicates_left,
+            self.timeouts_left,
+            self.mode_changes_left,
+            self.corruptions_left,
+        )
+            .hash(hasher);
+    }
+}
+
+pub struct PermModel<H> {
+    pub hosts: u32,
+    pub seed: u64,
+    pub bounds: Bounds,
+    pub _algorithm: std::marker::PhantomData<fn() -> H>,
+}
+
+impl<H> Model for PermModel<H>
+where
+    H: PermissionHarness + Send + Sync + 'static,
+    H::Message: Send + Sync + 'static,
+{
+    type State = State<H>;
+    type Action = Step;
+
+    fn init_states(&self) -> Vec<State<H>> {
+        let net = PermNet::new(self.hosts, self.seed).expect("the modelled systems are valid");
+        vec![State {
+            net,
+            requests_left: vec![self.bounds.requests_per_node; self.hosts as usize],
+            losses_left: self.bounds.losses,
+            duplicates_left: self.bounds.duplicates,
+            timeouts_left: self.bounds.timeouts,
+            mode_changes_left: self.bounds.mode_changes,
+            corruptions_left: self.bounds.corruptions,
+        }]
+    }
+
+    fn actions(&self, state: &State<H>, actions: &mut Vec<Step>) {
+        let net = &state.net;
+        if net.fault.is_some() {
+            return;
+        }
+        let deliverable = net.deliverable();
+        let corruptible = net.corruptible();
+        for (i, m) in net.in_flight.iter().enumerate() {
+            // Equal copies are interchangeable: branch on the first of them only.
+            if net.in_flight[..i].contains(m) {
+                continue;
+            }
+            let (from, to) = (m.from, m.to);
+            if deliverable.contains(&i) {
+                actions.push(Step::Deliver(i, from, to));
+            }
+            if state.losses_left > 0 {
+                actions.push(Step::Lose(i, from, to));
+            }
+            if state.duplicates_left > 0 {
+                actions.push(Step::Duplicate(i, from, to));
+            }
+            if state.corruptions_left > 0 && corruptible.contains(&i) {
+                let msg = &m.msg;
+                for field in 0..msg.field_count() {
+                    for value in Value::model_set(self.hosts as u8) {
+                        if msg.clone().corrupt(field, value) {
+                            actions.push(Step::Corrupt(i, from, to, field, value));
+                        }
+                    }
+                }
+            }
+        }
+        if state.timeouts_left > 0 {
+            for (node, timer) in net.armed() {
+                actions.push(Step::Fire(node, timer));
+            }
+        }
+        for (i, node) in net.nodes.iter().enumerate() {
+            let id = NodeId(i as u32);
+            // Only where the host accepts a request (look-ahead refuses one while dozing).
+            let accepts = |node: &H| node.clone().handle(Event::Request(CsRequest::ONE)).is_ok();
+            match node.status() {
+                Status::Remainder if state.requests_left[i] > 0 && accepts(node) => {
+                    actions.push(Step::Request(id));
+                }
+                Status::Critical => actions.push(Step::Release(id)),
+                _ => {}
+            }
+            if H::MODES && state.mode_changes_left > 0 {
+                for mode in [Mode::Doze, Mode::Wake, Mode::Disconnect, Mode::Reconnect] {
+                    if node.clone().handle(mode.event()).is_ok() {
+                        actions.push(Step::Mode(id, mode));
+                    }
+                }
+            }
+        }
+    }
+
+    fn next_state(&self, state: &State<H>, step: Step) -> Option<State<H>> {
+        let mut next = state.clone();
+        match step {
+            Step::Deliver(i, ..) => {
+                next.net.deliver(i);
+            }
+            Step::Lose(i, ..) => {
+                next.losses_left -= 1;
+                next.net.lose(i);
+            }
+            Step::Duplicate(i, ..) => {
+                next.duplicates_left -= 1;
+                next.net.duplicate(i);
+            }
+            Step::Fire(node, timer) => {
+                next.timeouts_left -= 1;
+                next.net.fire(node, timer);
+            }
+            Step::Request(node) => {
+                next.requests_left[node.index()] -= 1;
+                next.net.request(node);
+            }
+            Step::Release(node) => next.net.release(node),
+            Step::Mode(node, mode) => {
+                next.mode_changes_left -= 1;
+                next.net.apply_valid(node, mode.event());
+            }
+            Step::Corrupt(i, _, _, field, value) => {
+                next.corruptions_left -= 1;
+                next.net.corrupt(i, field, value);
+            }
+        }
+        Some(next)
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always("safety", |_, s: &State<H>| s.net.check_safety().is_ok()),
+            Property::always("every waiting host enters", |_, s: &State<H>| {
+                s.net.fault.is_some() || s.net.drain(DRAIN_ROUNDS).is_ok()
+            }),
+        ]
+    }
+}
+
+/// Replay `steps` (a counterexample's) from the model's initial state, checking safety after
+/// each, then the liveness drain: what a regression test of a model counterexample runs.
+#[allow(dead_code)] // not every model has a regression to replay yet
+pub fn replay<H>(model: &PermModel<H>, steps: &[Step]) -> Result<(), String>
+where
+    H: PermissionHarness + Send + Sync + 'static,
+    H::Message: Send + Sync + 'static,
+{
+    let last = crate::explore::replay(model, steps, |state| state.net.check_safety())?;
+    last.net.drain(DRAIN_ROUNDS)
+}
+
+/// Whether the profile's space on `hosts` hosts is too large to be exhaustive within its
+/// budget: such profiles run in the long job (`Scope::Large`).
+fn large(hosts: u32, label: &str) -> bool {
+    match hosts {
+        2 => label == "mode changes, one corruption",
+        _ => matches!(
+            label,
+            "one corruption" | "mode changes, one loss" | "mode changes, one corruption"
+        ),
+    }
+}
+
+/// Which profiles a test checks: the ones exhaustive within their budget (the default run) or
+/// the bounded ones (the long job).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Small,
+    Large,
+}
+
+/// Check `hosts` hosts from each of `seeds` (look-ahead's initial `Info_set`s) under every
+/// fault profile of `scope`.
+pub fn check_profiles<H>(algorithm: &str, hosts: u32, seeds: &[u64], scope: Scope)
+where
+    H: PermissionHarness + Send + Sync + 'static,
+    H::Message: Send + Sync + 'static,
+{
+    let models = seeds.iter().flat_map(|&seed| {
+        profiles(hosts, H::MODES)
+            .into_iter()
+            .filter(move |(label, _)| large(hosts, label) == (scope == Scope::Large))
+            .map(move |(label, bounds)| {
+                let model = PermModel::<H> {
+                    hosts,
+                    seed,
+                    bounds,
+                    _algorithm: std::marker::PhantomData,
+                };
+                (format!("{hosts} hosts seed {seed} {label}"), model)
+            })
+    });
+    check(algorithm, models);
+}
+
+/// Check each labelled configuration; print what was explored and every counterexample, then
+/// fail if there was one.
+pub fn check<H>(algorithm: &str, models: impl IntoIterator<Item = (String, PermModel<H>)>)
+where
+    H: PermissionHarness + Send + Sync + 'static,
+    H::Message: Send + Sync + 'static,
+{
+    let runs = models.into_iter().map(|(label, model)| Run {
+        label,
+        states: model.bounds.states,
+        bounds: format!("{:?}", model.bounds),
+        model,
+    });
+    explore(&format!("model_{algorithm}"), runs, |last: &State<H>| {
+        last.net
+            .check_safety()
+            .and_then(|()| last.net.drain(DRAIN_ROUNDS))
+            .err()
+            .unwrap_or_default()
+    });
+}

@@ -1,0 +1,206 @@
+//! Exhaustive model checking of KRL and KRLF (stateright) on small networks: a line of 2 and
+//! of 3 nodes, a triangle, a star of 4, a square and a square with a chord, with every
+//! `k < n` tokens. The model (`tests/models/token_model.rs`) branches on every interleaving of
+//! deliveries, requests, releases and a bounded number of link failures and formations, and
+//! checks `reverse_link::invariants::check_safety` and that a fair drain serves every waiting
+//! node (KRL then going quiet with `check_quiescent` holding) in every state.
+//!
+//! `MANET_MUTEX_DEEP=1` raises every bound (see `docs/verification.md`). Run with
+//! `cargo test --release --test model_reverse_link -- --nocapture` to see the state counts.
+
+use std::hash::{Hash, Hasher};
+
+use crate::token_model::{
+    edges, hash_neighbors, neighbor_heights, Bounds, Fingerprint, Shifted, TokenModel,
+};
+use manet_mutex::reverse_link::{Message, Node, Settings};
+use manet_mutex::sim::Graph;
+use manet_mutex::sim::Params;
+use manet_mutex::testkit::TokenNet;
+use manet_mutex::token::Height;
+use manet_mutex::{CsRequest, Protocol};
+
+impl Fingerprint for Node {
+    fn height(&self) -> Height {
+        Node::height(self)
+    }
+
+    fn heights(&self) -> Vec<Height> {
+        let mut heights: Vec<Height> = neighbor_heights(self.neighbors()).collect();
+        heights.push(Node::height(self));
+        heights
+    }
+
+    /// Everything but the raise counter (a statistic) and the outbox (empty between events).
+    fn hash_node<H: Hasher>(&self, shift: &impl Fn(Height) -> Shifted, hasher: &mut H) {
+        self.id().hash(hasher);
+        self.status().hash(hasher);
+        shift(Node::height(self)).hash(hasher);
+        self.tokens().hash(hasher);
+        self.next().hash(hasher);
+        self.may_lower_on_link_info().hash(hasher);
+        self.queue().len().hash(hasher);
+        self.queue().for_each(|q| q.hash(hasher));
+        hash_neighbors(self.neighbors(), shift, hasher);
+    }
+
+    fn msg_height(msg: &Message) -> Option<Height> {
+        Some(msg.sealed().height)
+    }
+
+    fn hash_msg<H: Hasher>(msg: &Message, shift: &impl Fn(Height) -> Shifted, hasher: &mut H) {
+        // A check word is not shift invariant; whether it matches is.
+        let sealed = msg.sealed();
+        std::mem::discriminant(msg).hash(hasher);
+        (shift(sealed.height), sealed.is_intact()).hash(hasher);
+    }
+}
+
+/// KRL (`forwarding` false) and KRLF with every `k < n` on one network. `build` refuses a
+/// token at every node (V1 in docs/ALGORITHMS.md).
+fn check_network(network: &str, n: usize, pairs: &[(u32, u32)], forwarding: &[bool]) {
+    // All 30 models in about 1.5 minutes on 2 cores under 1.3 GiB; deep: 7.5 minutes and
+    // 3 GiB at the peak with --test-threads 1.
+    let bounds = Bounds::from_env(1_500_000, 6_000_000);
+    let models = (1..n as u32).flat_map(|k| {
+        forwarding.iter().map(move |&forwarding| {
+            let label = format!("{} k={k}", if forwarding { "KRLF" } else { "KRL" });
+            let model = TokenModel::<Node> {
+                n,
+                edges: edges(pairs),
+                params: Params::first_nodes(Settings::new(k).with_forwarding(forwarding), k),
+                requests: vec![CsRequest::ONE],
+                bounds,
+            };
+            (label, model)
+        })
+    });
+    crate::token_model::check("reverse_link", network, models);
+}
+
+/// KRL and KRLF with one token under the faults of a real link layer and channel: link events
+/// told to each end at its own time, or one corrupted field (`Value::shift_invariant`). `only`
+/// keeps the profiles so named (all if empty).
+fn check_faults(network: &str, n: usize, pairs: &[(u32, u32)], only: &[&str], forwarding: &[bool]) {
+    let bounds = Bounds::from_env(400_000, 3_000_000);
+    let profiles = [
+        ("asymmetric links", bounds.asymmetric()),
+        ("one corruption", bounds.corrupting(1)),
+    ];
+    let profiles = profiles
+        .into_iter()
+        .filter(|(profile, _)| only.is_empty() || only.contains(profile));
+    let models = profiles.flat_map(|(profile, bounds)| {
+        forwarding.iter().map(move |&forwarding| {
+            let label = format!("{} k=1 {profile}", if forwarding { "KRLF" } else { "KRL" });
+            let model = TokenModel::<Node> {
+                n,
+                edges: edges(pairs),
+                params: Params::first_nodes(Settings::new(1).with_forwarding(forwarding), 1),
+                requests: vec![CsRequest::ONE],
+                bounds,
+            };
+            (label, model)
+        })
+    });
+    crate::token_model::check("reverse_link", network, models);
+}
+
+const LINE_3: &[(u32, u32)] = &[(0, 1), (1, 2)];
+const TRIANGLE: &[(u32, u32)] = &[(0, 1), (1, 2), (0, 2)];
+
+// The default run keeps the spaces that are exhaustive within their budget; the bounded ones
+// are ignored here and run by the long job.
+
+#[test]
+fn faults_line_of_two() {
+    check_faults("line-2", 2, &[(0, 1)], &[], &[false, true]);
+}
+
+#[test]
+fn faults_line_of_three() {
+    check_faults("line-3", 3, LINE_3, &["one corruption"], &[false]);
+}
+
+#[test]
+#[ignore = "long: a bounded model, run by the long job (docs/verification.md)"]
+fn faults_line_of_three_long() {
+    check_faults("line-3", 3, LINE_3, &["asymmetric links"], &[false]);
+    check_faults("line-3", 3, LINE_3, &[], &[true]);
+}
+
+#[test]
+fn faults_triangle() {
+    check_faults("triangle", 3, TRIANGLE, &["one corruption"], &[false]);
+}
+
+#[test]
+#[ignore = "long: a bounded model, run by the long job (docs/verification.md)"]
+fn faults_triangle_long() {
+    check_faults("triangle", 3, TRIANGLE, &["asymmetric links"], &[false]);
+    check_faults("triangle", 3, TRIANGLE, &[], &[true]);
+}
+
+#[test]
+fn line_of_two() {
+    check_network("line-2", 2, &[(0, 1)], &[false, true]);
+}
+
+#[test]
+fn line_of_three() {
+    check_network("line-3", 3, LINE_3, &[false]);
+}
+
+#[test]
+#[ignore = "long: a bounded model, run by the long job (docs/verification.md)"]
+fn line_of_three_krlf() {
+    check_network("line-3", 3, LINE_3, &[true]);
+}
+
+#[test]
+fn triangle() {
+    check_network("triangle", 3, TRIANGLE, &[false]);
+}
+
+#[test]
+#[ignore = "long: a bounded model, run by the long job (docs/verification.md)"]
+fn triangle_krlf() {
+    check_network("triangle", 3, TRIANGLE, &[true]);
+}
+
+#[test]
+#[ignore = "long: a bounded model, run by the long job (docs/verification.md)"]
+fn star_of_four() {
+    check_network("star-4", 4, &[(0, 1), (0, 2), (0, 3)], &[false, true]);
+}
+
+#[test]
+#[ignore = "long: a bounded model, run by the long job (docs/verification.md)"]
+fn square() {
+    check_network(
+        "square",
+        4,
+        &[(0, 1), (1, 2), (2, 3), (3, 0)],
+        &[false, true],
+    );
+}
+
+#[test]
+#[ignore = "long: a bounded model, run by the long job (docs/verification.md)"]
+fn square_with_chord() {
+    let pairs = &[(0, 1), (1, 2), (2, 3), (3, 0), (0, 2)];
+    check_network("square+chord", 4, pairs, &[false, true]);
+}
+
+/// Counterexample found by this model (line-2, KRL, k = 2, steps `[Request(n1)]`): with a token
+/// at both ends of the only link, node 1 enters, releases, sees no higher neighbour and lowers
+/// below node 0; node 0, a holder that now sees no higher neighbour, lowers below node 1; and
+/// so on: LinkInfo messages forever. The paper requires every holder to start with a higher
+/// neighbour, which no height assignment gives when every node of a component holds a token;
+/// `network` must refuse such a network instead of producing one that never goes quiet.
+#[test]
+fn regression_holders_alone_on_a_link_are_rejected() {
+    let graph = Graph::from_edges(2, &edges(&[(0, 1)]));
+    let built = TokenNet::<Node>::new(graph, &Params::first_nodes(Settings::new(2), 2));
+    assert!(built.is_err(), "{built:?}");
+}

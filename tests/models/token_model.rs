@@ -1,0 +1,428 @@
+//! The stateright model shared by the token algorithms (`tests/models/reverse_link.rs`,
+//! `tests/models/prioritized.rs`). From the initial configuration of a small network it
+//! branches on every:
+//! - delivery of the head of a directed channel (links are FIFO);
+//! - request by a node in the remainder section, among the algorithm's request choices, up to
+//!   a number of requests per node;
+//! - release by a node in the critical section;
+//! - failure of an idle, non-bridge link, both ends told in one step, up to a number of
+//!   failures; formation of an absent link, likewise;
+//! - with `asymmetric`, link formations and failures told to one end (either) first, and every
+//!   pending notice as a step of its own;
+//! - up to `corruptions` rewrites of one field of one message in flight, to a value that
+//!   commutes with the height shift below (`Value::shift_invariant`).
+//!
+//! Properties, on every explored state:
+//! - *safety*: the algorithm's safety check, and no send to a non-neighbour and no valid
+//!   event rejected;
+//! - *every waiting node enters*: a deterministic, bounded, fair drain of the state (no more
+//!   requests or link changes) serves every waiting node and passes the algorithm's drained
+//!   checks (`Net::drain`). A plain state predicate rather than stateright's `eventually`,
+//!   whose handling of cycles can miss counterexamples.
+
+use std::hash::{Hash, Hasher};
+
+use manet_mutex::sim::{Graph, Params};
+use manet_mutex::token::Height;
+use manet_mutex::token::Neighbors;
+use manet_mutex::{CsRequest, NodeId, Status};
+use stateright::{Model, Property};
+
+use crate::explore::{explore, Run};
+use manet_mutex::testkit::corrupt::{Fields, Value};
+
+use manet_mutex::testkit::{TokenHarness as Harnessed, TokenNet as Net};
+
+/// Rounds of the liveness drain: far more than any request needs on four nodes (a request and
+/// the token it brings back each cross at most three links, plus reversals).
+const DRAIN_ROUNDS: usize = 64;
+
+/// A height with the system-wide minimum `h1` and `h2` subtracted (see [`Fingerprint`]).
+pub type Shifted = (i64, i64, NodeId);
+
+/// What the model needs from an algorithm besides [`TokenAlgorithm`]: how to identify a state.
+///
+/// Stateright identifies states by their hash alone, so the hash must cover everything that
+/// can influence the future. It may, and does, abstract what cannot: a uniform shift of every
+/// height in the system (handlers only compare heights and add or subtract constants, so
+/// shifted systems behave identically; without this KRLF, whose circulating tokens lower their
+/// recipients forever, would never repeat a state), statistics no handler reads (raise
+/// counters), and neighbour-table fields no handler reads in the entry's current state.
+pub trait Fingerprint: Harnessed + std::fmt::Debug + Send + Sync + 'static {
+    /// The node's own height.
+    fn height(&self) -> Height;
+    /// Every height stored in the node that the hash covers (own, views, formation heights).
+    fn heights(&self) -> Vec<Height>;
+    /// Hash the node's state, heights through `shift`.
+    fn hash_node<H: Hasher>(&self, shift: &impl Fn(Height) -> Shifted, hasher: &mut H);
+    /// The height a message carries, if any.
+    fn msg_height(msg: &Self::Message) -> Option<Height>;
+    /// Hash a message, its height through `shift`.
+    fn hash_msg<H: Hasher>(msg: &Self::Message, shift: &impl Fn(Height) -> Shifted, hasher: &mut H);
+}
+
+/// The heights of a neighbour table that handlers read: the view of a peer once it is in N,
+/// our height at formation while the link is forming.
+pub fn neighbor_heights(neighbors: &Neighbors) -> impl Iterator<Item = Height> + '_ {
+    neighbors.entries().flat_map(|e| {
+        let view = e.in_n.then_some(e.height);
+        view.into_iter().chain(e.forming.then_some(e.form_height))
+    })
+}
+
+/// Hash a neighbour table, skipping the leftovers `neighbor_heights` skips.
+pub fn hash_neighbors<H: Hasher>(
+    neighbors: &Neighbors,
+    shift: &impl Fn(Height) -> Shifted,
+    hasher: &mut H,
+) {
+    neighbors.entries().count().hash(hasher);
+    for e in neighbors.entries() {
+        e.id.hash(hasher);
+        (e.in_n, e.unacked, e.forming, e.visited).hash(hasher);
+        if e.in_n {
+            shift(e.height).hash(hasher);
+        }
+        if e.forming {
+            shift(e.form_height).hash(hasher);
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Bounds {
+    pub requests_per_node: u8,
+    pub failures: u8,
+    pub formations: u8,
+    /// Largest difference between two nodes' `h1` (and `h2`) explored: partial reversal can
+    /// count up without bound while a formed link's first height announcement is in flight
+    /// (two waiting non-holders that see only each other raise over each other until it
+    /// arrives); such runs repeat the same shape at ever larger heights.
+    pub height_spread: i64,
+    /// The checker stops once it has generated this many states (a hard memory bound).
+    pub states: usize,
+    /// Link events reach one end first (the other end is a separate notice step).
+    pub asymmetric: bool,
+    /// How many message fields may be corrupted in a run.
+    pub corruptions: u8,
+}
+
+impl Bounds {
+    /// The default bounds, or the deep ones with `MANET_MUTEX_DEEP=1`.
+    pub fn from_env(default_states: usize, deep_states: usize) -> Self {
+        if std::env::var_os("MANET_MUTEX_DEEP").is_some_and(|v| v == "1") {
+            Bounds {
+                requests_per_node: 2,
+                failures: 2,
+                formations: 2,
+                height_spread: 8,
+                states: deep_states,
+                asymmetric: false,
+                corruptions: 0,
+            }
+        } else {
+            Bounds {
+                requests_per_node: 1,
+                failures: 1,
+                formations: 1,
+                height_spread: 6,
+                states: default_states,
+                asymmetric: false,
+                corruptions: 0,
+            }
+        }
+    }
+
+    /// Link events told to each end at its own time.
+    pub fn asymmetric(self) -> Self {
+        Bounds {
+            asymmetric: true,
+            ..self
+        }
+    }
+
+    /// `n` corruptions, no link changes: the corrupt operation's own space.
+    pub fn corrupting(self, n: u8) -> Self {
+        Bounds {
+            corruptions: n,
+            failures: 0,
+            formations: 0,
+            ..self
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Step {
+    Deliver(NodeId, NodeId),
+    Request(NodeId, CsRequest),
+    Release(NodeId),
+    Fail(NodeId, NodeId),
+    Form(NodeId, NodeId),
+    /// The link fails; only the first node is told now.
+    FailAt(NodeId, NodeId),
+    /// A link forms; only the first node is told now.
+    FormAt(NodeId, NodeId),
+    /// The first node is told the state of its link to the second.
+    Notice(NodeId, NodeId),
+    /// Field `field` of the `i`-th message on `from → to` becomes `value`.
+    Corrupt {
+        from: NodeId,
+        to: NodeId,
+        i: usize,
+        field: usize,
+        value: Value,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct State<P: Fingerprint> {
+    pub net: Net<P>,
+    requests_left: Vec<u8>,
+    failures_left: u8,
+    formations_left: u8,
+    corruptions_left: u8,
+}
+
+impl<P: Fingerprint> Hash for State<P> {
+    fn hash<H: Hasher>(&self, hasher: &mut H) {
+        let net = &self.net;
+        let every_height = net
+            .nodes
+            .iter()
+            .flat_map(P::heights)
+            .chain(net.channels.iter().filter_map(|(_, _, m)| P::msg_height(m)));
+        let (base1, base2) =
+            every_height.fold((i64::MAX, i64::MAX), |(a, b), h| (a.min(h.h1), b.min(h.h2)));
+        let shift = |h: Height| (h.h1.wrapping_sub(base1), h.h2.wrapping_sub(base2), h.id);
+        for node in &net.nodes {
+            node.hash_node(&shift, hasher);
+        }
+        for (from, to, msg) in net.channels.iter() {
+            (from, to).hash(hasher);
+            P::hash_msg(msg, &shift, hasher);
+        }
+        net.marks.hash(hasher);
+        net.up.hash(hasher);
+        (net.corrupted, net.asymmetric, net.lost).hash(hasher);
+        let mut edges: Vec<_> = net
+            .graph
+            .edges()
+            .iter()
+            .map(|&(a, b)| (a.min(b), a.max(b)))
+            .collect();
+        edges.sort_unstable();
+        edges.hash(hasher);
+        net.fault.hash(hasher);
+        self.requests_left.hash(hasher);
+        (
+            self.failures_left,
+            self.formations_left,
+            self.corruptions_left,
+        )
+            .hash(hasher);
+    }
+}
+
+/// One configuration of one algorithm on one network.
+pub struct TokenModel<P: Fingerprint> {
+    pub n: usize,
+    pub edges: Vec<(NodeId, NodeId)>,
+    pub params: Params<P::Settings>,
+    /// What a request may ask for (resources and priority).
+    pub requests: Vec<CsRequest>,
+    pub bounds: Bounds,
+}
+
+impl<P: Fingerprint> Model for TokenModel<P>
+where
+    Params<P::Settings>: Send + Sync + 'static,
+    P::Message: Send + Sync + 'static,
+{
+    type State = State<P>;
+    type Action = Step;
+
+    fn init_states(&self) -> Vec<State<P>> {
+        let net = Net::new(Graph::from_edges(self.n, &self.edges), &self.params)
+            .expect("the modelled networks are valid");
+        vec![State {
+            net,
+            requests_left: vec![self.bounds.requests_per_node; self.n],
+            failures_left: self.bounds.failures,
+            formations_left: self.bounds.formations,
+            corruptions_left: self.bounds.corruptions,
+        }]
+    }
+
+    fn actions(&self, state: &State<P>, actions: &mut Vec<Step>) {
+        let net = &state.net;
+        if net.fault.is_some() {
+            return;
+        }
+        for (from, to) in net.busy_links() {
+            actions.push(Step::Deliver(from, to));
+        }
+        for (i, left) in state.requests_left.iter().enumerate() {
+            let node = NodeId(i as u32);
+            match net.status(node) {
+                Status::Remainder if *left > 0 => {
+                    actions.extend(self.requests.iter().map(|&r| Step::Request(node, r)));
+                }
+                Status::Critical => actions.push(Step::Release(node)),
+                _ => {}
+            }
+        }
+        let asymmetric = self.bounds.asymmetric;
+        if state.failures_left > 0 {
+            for (a, b) in net.removable_links() {
+                if asymmetric {
+                    actions.extend([Step::FailAt(a, b), Step::FailAt(b, a)]);
+                } else {
+                    actions.push(Step::Fail(a, b));
+                }
+            }
+        }
+        if state.formations_left > 0 {
+            for (a, b) in net.absent_links() {
+                if asymmetric {
+                    actions.extend([Step::FormAt(a, b), Step::FormAt(b, a)]);
+                } else {
+                    actions.push(Step::Form(a, b));
+                }
+            }
+        }
+        for (a, b) in net.pending_notices() {
+            actions.push(Step::Notice(a, b));
+        }
+        if state.corruptions_left > 0 {
+            let values = Value::shift_invariant(self.n as u8);
+            for (from, to, i) in net.corruptible() {
+                let Some(msg) = net
+                    .channels
+                    .iter()
+                    .filter(|&(f, t, _)| (f, t) == (from, to))
+                    .nth(i)
+                else {
+                    continue;
+                };
+                for field in 0..msg.2.field_count() {
+                    for &value in &values {
+                        // Only steps that change the message: the rest are deliveries' twins.
+                        let mut probe = msg.2.clone();
+                        if probe.corrupt(field, value) {
+                            actions.push(Step::Corrupt {
+                                from,
+                                to,
+                                i,
+                                field,
+                                value,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn next_state(&self, state: &State<P>, step: Step) -> Option<State<P>> {
+        let mut next = state.clone();
+        match step {
+            Step::Deliver(from, to) => {
+                next.net.deliver(from, to);
+            }
+            Step::Request(node, request) => {
+                next.requests_left[node.index()] -= 1;
+                next.net.request(node, request);
+            }
+            Step::Release(node) => next.net.release(node),
+            Step::Fail(a, b) => {
+                next.failures_left -= 1;
+                next.net.fail(a, b);
+            }
+            Step::Form(a, b) => {
+                next.formations_left -= 1;
+                next.net.form(a, b);
+            }
+            Step::FailAt(a, b) => {
+                next.failures_left -= 1;
+                next.net.fail_at(a, b);
+            }
+            Step::FormAt(a, b) => {
+                next.formations_left -= 1;
+                next.net.form_at(a, b);
+            }
+            Step::Notice(a, b) => next.net.notice(a, b),
+            Step::Corrupt {
+                from,
+                to,
+                i,
+                field,
+                value,
+            } => {
+                next.corruptions_left -= 1;
+                next.net.corrupt(from, to, i, field, value);
+            }
+        }
+        Some(next)
+    }
+
+    fn within_boundary(&self, state: &State<P>) -> bool {
+        let spread = |component: fn(Height) -> i64| {
+            let values = state.net.nodes.iter().map(|n| component(n.height()));
+            values.clone().max().unwrap_or(0) - values.min().unwrap_or(0)
+        };
+        spread(|h| h.h1) <= self.bounds.height_spread
+            && spread(|h| h.h2) <= self.bounds.height_spread
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always("safety", |_, s: &State<P>| s.net.check_safety().is_ok()),
+            Property::always("every waiting node enters", |_, s: &State<P>| {
+                // A faulty state already fails `safety`; draining it says nothing more.
+                s.net.fault.is_some() || s.net.drain(DRAIN_ROUNDS).is_ok()
+            }),
+        ]
+    }
+}
+
+/// Replay `steps` (a counterexample's) from the model's initial state, checking safety after
+/// each, then the liveness drain: what a regression test of a model counterexample runs.
+#[allow(dead_code)] // not every model has a regression to replay yet
+pub fn replay<P: Fingerprint>(model: &TokenModel<P>, steps: &[Step]) -> Result<(), String>
+where
+    Params<P::Settings>: Send + Sync + 'static,
+    P::Message: Send + Sync + 'static,
+{
+    let last = crate::explore::replay(model, steps, |state| state.net.check_safety())?;
+    last.net.drain(DRAIN_ROUNDS)
+}
+
+pub fn edges(pairs: &[(u32, u32)]) -> Vec<(NodeId, NodeId)> {
+    pairs.iter().map(|&(a, b)| (NodeId(a), NodeId(b))).collect()
+}
+
+/// Check each labelled configuration on one network; print what was explored and every
+/// counterexample (with the reason its last state fails), then fail if there was one.
+pub fn check<P: Fingerprint>(
+    algorithm: &str,
+    network: &str,
+    models: impl IntoIterator<Item = (String, TokenModel<P>)>,
+) where
+    Params<P::Settings>: Send + Sync + 'static,
+    P::Message: Send + Sync + 'static,
+{
+    let runs = models.into_iter().map(|(label, model)| Run {
+        label: format!("{network} {label}"),
+        states: model.bounds.states,
+        bounds: format!("{:?}", model.bounds),
+        model,
+    });
+    explore(&format!("model_{algorithm}"), runs, |last: &State<P>| {
+        last.net
+            .check_safety()
+            .and_then(|()| last.net.drain(DRAIN_ROUNDS))
+            .err()
+            .unwrap_or_default()
+    });
+}

@@ -1,0 +1,6 @@
+//! The permission algorithms (look-ahead, Ricart–Agrawala): handlers, modes, errors, scenarios,
+//! properties and the routed simulator.
+
+mod fixtures;
+mod look_ahead;
+mod ricart_agrawala;

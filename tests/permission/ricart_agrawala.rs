@@ -1,0 +1,4 @@
+//! The Ricart–Agrawala baseline.
+
+mod baseline;
+mod stale_duplicate_request;

@@ -1,0 +1,193 @@
+//! Ricart–Agrawala: 2(n − 1) messages per entry, the deferral rule, stale input, errors, and
+//! safety/liveness under adversarial schedules.
+
+use crate::fixtures::{play, schedule_op};
+use manet_mutex::permission::Timestamp;
+use manet_mutex::ricart_agrawala::{Config, Message, Node, Settings};
+use manet_mutex::testkit::strategy::cases;
+use manet_mutex::testkit::PermNet;
+use manet_mutex::{Action, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
+use proptest::prelude::*;
+
+fn node(id: u32, n: u32) -> Node {
+    Node::new(Config::new(NodeId(id), Settings::new(n, 10))).unwrap()
+}
+
+fn net(n: u32) -> PermNet<Node> {
+    PermNet::with_nodes((0..n).map(|i| node(i, n)).collect()).checked()
+}
+
+fn ts(clock: u64, id: u32) -> Timestamp {
+    Timestamp {
+        clock,
+        id: NodeId(id),
+    }
+}
+
+#[test]
+fn one_entry_costs_two_n_minus_one_messages() {
+    for n in 1..8u32 {
+        let mut net = net(n);
+        net.apply(NodeId(0), Event::Request(CsRequest::ONE))
+            .unwrap();
+        let mut sent = net.in_flight.len();
+        while !net.in_flight.is_empty() {
+            let before = net.in_flight.len();
+            net.deliver(0);
+            sent += net.in_flight.len() + 1 - before;
+        }
+        assert_eq!(net.node(NodeId(0)).status(), Status::Critical);
+        assert_eq!(sent, 2 * (n as usize - 1));
+    }
+}
+
+#[test]
+fn defers_while_inside_or_older_and_replies_on_exit() {
+    let mut a = node(0, 3);
+    let _ = a.handle(Event::Request(CsRequest::ONE)).unwrap(); // (1,0)
+    let acts: Vec<_> = a
+        .handle(Event::Receive {
+            from: NodeId(2),
+            msg: Message::request(ts(1, 2), 1),
+        })
+        .unwrap()
+        .collect();
+    assert!(acts.is_empty(), "(1,0) beats (1,2)");
+    assert_eq!(a.deferred().collect::<Vec<_>>(), vec![NodeId(2)]);
+    for p in [1, 2] {
+        let _ = a
+            .handle(Event::Receive {
+                from: NodeId(p),
+                msg: Message::Reply {
+                    ts: ts(1, 0),
+                    seq: 1,
+                },
+            })
+            .unwrap();
+    }
+    assert_eq!(a.status(), Status::Critical);
+    let acts: Vec<_> = a.handle(Event::Release).unwrap().collect();
+    assert_eq!(
+        acts,
+        vec![Action::Send {
+            to: NodeId(2),
+            msg: Message::Reply {
+                ts: ts(1, 2),
+                seq: 1
+            }
+        }]
+    );
+}
+
+#[test]
+fn stale_unexpected_and_unknown_input_is_ignored() {
+    let mut a = node(0, 2);
+    let snapshot = a.clone();
+    for (from, msg, kind) in [
+        (
+            1,
+            Message::Reply {
+                ts: ts(1, 0),
+                seq: 1,
+            },
+            Anomaly::Unexpected,
+        ),
+        (5, Message::request(ts(1, 5), 1), Anomaly::UnknownPeer),
+        (1, Message::request(ts(1, 0), 1), Anomaly::OutOfRange),
+    ] {
+        let acts: Vec<_> = a
+            .handle(Event::Receive {
+                from: NodeId(from),
+                msg,
+            })
+            .unwrap()
+            .collect();
+        assert_eq!(
+            acts,
+            vec![Action::Anomaly {
+                from: NodeId(from),
+                kind
+            }]
+        );
+        assert_eq!(a, snapshot);
+    }
+    let _ = a.handle(Event::Request(CsRequest::ONE)).unwrap();
+    let acts: Vec<_> = a
+        .handle(Event::Receive {
+            from: NodeId(1),
+            msg: Message::Reply {
+                ts: ts(0, 0),
+                seq: 1,
+            },
+        })
+        .unwrap()
+        .collect();
+    assert_eq!(
+        acts,
+        vec![Action::Anomaly {
+            from: NodeId(1),
+            kind: Anomaly::Stale
+        }]
+    );
+    assert_eq!(a.status(), Status::Waiting);
+}
+
+#[test]
+fn misuse_is_an_error_and_changes_nothing() {
+    let mut a = node(0, 2);
+    let snapshot = a.clone();
+    assert_eq!(
+        a.handle(Event::Release).err(),
+        Some(Error::NotInCritical(Status::Remainder))
+    );
+    assert_eq!(
+        a.handle(Event::Doze).err(),
+        Some(Error::Unsupported("Doze"))
+    );
+    assert_eq!(a, snapshot);
+    let _ = a.handle(Event::Request(CsRequest::ONE)).unwrap();
+    let snapshot = a.clone();
+    assert_eq!(
+        a.handle(Event::Request(CsRequest::ONE)).err(),
+        Some(Error::AlreadyRequested(Status::Waiting))
+    );
+    assert_eq!(a, snapshot);
+    assert!(Node::new(Config::new(NodeId(2), Settings::new(2, 1))).is_err());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(128), ..ProptestConfig::default() })]
+
+    #[test]
+    fn adversarial_schedules_keep_safety_and_liveness(
+        n in 2u32..6,
+        ops in prop::collection::vec(schedule_op(), 0..300),
+    ) {
+        let mut net = net(n);
+        play(&mut net, n, &ops, false);
+        net.settle(500).unwrap();
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(32), ..ProptestConfig::default() })]
+
+    #[test]
+    fn routed_runs_with_loss_and_failures_keep_safety_and_drain(
+        hosts in 2u32..9,
+        seed in any::<u64>(),
+        loss in prop::sample::select(vec![0.0, 0.05, 0.3]),
+        failures in any::<bool>(),
+    ) {
+        use manet_mutex::sim::routed::{self, RoutedConfig};
+        let mut cfg = RoutedConfig::paper(hosts, 1e-2, 0.5, seed);
+        cfg.target_entries = 30;
+        cfg.loss = loss;
+        if failures {
+            cfg = cfg.with_paper_failures();
+        }
+        let r = routed::run::<Node>(&cfg).map_err(|v| TestCaseError::fail(v.to_string()))?;
+        prop_assert!(r.metrics.cs_entries >= 30);
+        prop_assert!(r.metrics.messages >= 2 * u64::from(hosts - 1) * 30);
+    }
+}

@@ -1,0 +1,5 @@
+//! The token algorithms (RL/KRL/KRLF, prioritized h-out-of-k): handlers, the papers' scenarios,
+//! deviations, bad input, interleavings, properties and simulation.
+
+mod prioritized;
+mod reverse_link;

@@ -1,0 +1,11 @@
+//! RL/KRL/KRLF: handlers, the paper's scenarios, deviations, bad input and interleavings.
+
+mod bad_input;
+mod deviations;
+mod handlers;
+mod interleavings;
+mod link_handlers;
+mod net;
+mod properties;
+mod scenarios;
+mod unit;

@@ -28,13 +28,15 @@
 //!   fresh timer; a timeout of a timer cancelled or re-armed since does nothing.
 //! - Feed [`Event::Doze`](crate::Event::Doze), [`Wake`](crate::Event::Wake),
 //!   [`Disconnect`](crate::Event::Disconnect) and [`Reconnect`](crate::Event::Reconnect) when
-//!   the host changes mode:
+//!   the host changes [`Mode`]:
 //!
-//!   | mode | `Request` | `Doze` | `Wake` | `Disconnect` | `Reconnect` |
-//!   | --- | --- | --- | --- | --- | --- |
-//!   | [`Mode::Normal`] | yes | in the remainder section: → `Dozing` | no | in the remainder section: → `Disconnected` | yes: an accidental outage ended |
-//!   | [`Mode::Dozing`] | no | no | → `Normal` | no | no |
-//!   | [`Mode::Disconnected`] | no | no | no | no | → `Normal` |
+//!   | event | in `Normal` | in `Dozing` | in `Disconnected` |
+//!   | --- | --- | --- | --- |
+//!   | `Request` | yes | no | no |
+//!   | `Doze` | in the remainder section; → `Dozing` | no | no |
+//!   | `Wake` | no | → `Normal` | no |
+//!   | `Disconnect` | in the remainder section; → `Disconnected` | no | no |
+//!   | `Reconnect` | in any section: an unannounced outage ended | no | → `Normal` |
 //!
 //!   "No" is [`Error::WrongMode`](crate::Error::WrongMode), and so is `Doze` or `Disconnect`
 //!   while waiting for or inside the critical section. `Receive`, `Timeout` and `Release` are

@@ -175,8 +175,9 @@
 //!
 //! Three KRL nodes on a line with one token at node 0; node 2 asks for the critical section.
 //! For a timer-driven algorithm (a simulated clock, a lost REQUEST recovered by its timer, a
-//! host dozing and waking), see [the look-ahead example](look_ahead#example-an-embedder-with-a-clock);
-//! [`prioritized`] has an h-out-of-k one.
+//! host dozing and waking), see
+//! [the look-ahead example](look_ahead#example-an-embedder-with-a-clock); [`prioritized`] has
+//! an h-out-of-k one.
 //!
 //! ```
 //! use std::collections::VecDeque;

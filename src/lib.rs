@@ -32,7 +32,7 @@
 //!   is `Clone` and compares by state (`PartialEq`), so tests can snapshot it;
 //! - `Message`: the node's [`Protocol::Message`];
 //! - `invariants`: `check_safety` over a whole system (the token algorithms add
-//!   `check_settled` and `check_quiescent` for quiescent states), as every test harness uses.
+//!   `check_settled` and `check_quiescent` for quiescent states), as the test harnesses use.
 //!
 //! | module | `Settings::new` | `with_*` | `Config::new` | `network` |
 //! | --- | --- | --- | --- | --- |
@@ -104,15 +104,24 @@
 //!
 //! - A node reads no clock. `after` is the network's `retransmit_after` (for example
 //!   [`look_ahead::Settings::retransmit_after`]), passed through unchanged, so its unit is
-//!   whatever the embedder's clock counts ([`sim::routed`] uses milliseconds).
-//!   It must be positive ([`Error::InvalidConfig`]).
-//! - One timer runs per REQUEST awaiting its REPLY. Every `SetTimer` names a fresh
-//!   [`TimerId`], numbered per node (key timers by node and id); asking a peer again cancels
-//!   its old timer first, and a REPLY cancels its timer.
+//!   whatever the embedder's clock counts (the routed simulator, `sim::routed`, passes
+//!   milliseconds). It must be positive ([`Error::InvalidConfig`]).
+//! - One timer runs per peer whose REPLY the node awaits (`outstanding()`). Every `SetTimer`
+//!   names a fresh [`TimerId`], numbered per node (key timers by node and id). Asking a peer
+//!   again cancels its old timer first; its REPLY (in look-ahead also its applied DOZE or
+//!   DISCONNECT) cancels it.
 //! - On the `Timeout` of a current timer the node resends that REQUEST and sets a fresh
 //!   timer. A `Timeout` of a timer that was cancelled, re-armed, already fired or never set
 //!   returns no actions and changes nothing, so an embedder that lets cancelled timers fire
 //!   is still correct.
+//!
+//! ### Modes
+//!
+//! Only [`look_ahead`] has modes ([`look_ahead::Mode`]): `Doze` and `Wake` move a host between
+//! `Normal` and `Dozing`, `Disconnect` and `Reconnect` between `Normal` and `Disconnected`, and
+//! `Reconnect` in `Normal` reports the end of an unannounced outage. What each mode allows is
+//! tabled [there](look_ahead#driving-contract). The other algorithms refuse the four events
+//! as [`Error::Unsupported`].
 //!
 //! ### Events by state
 //!
@@ -129,9 +138,10 @@
 //! [`AlreadyRequested(status)`](Error::AlreadyRequested); for a bad `resources`,
 //! [`InvalidResources`](Error::InvalidResources); for `Release` outside `Critical`,
 //! [`NotInCritical(status)`](Error::NotInCritical); for an event in the wrong look-ahead mode,
-//! or `Doze`/`Disconnect` outside `Remainder`, [`WrongMode`](Error::WrongMode). When two
-//! checks fail, the token algorithms report the section, the permission ones the resource
-//! count. [`CsRequest::priority`] is read only by [`prioritized`].
+//! or `Doze`/`Disconnect` outside `Remainder`, [`WrongMode`](Error::WrongMode). A `Request`
+//! failing several checks gets the first: the token algorithms check the section, then the
+//! resources; the permission ones the resources, the section, then (look-ahead) the mode.
+//! [`CsRequest::priority`] is read only by [`prioritized`].
 //!
 //! ### Actions by algorithm
 //!

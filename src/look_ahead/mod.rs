@@ -10,7 +10,7 @@
 //! The module follows the crate's common shape: [`Settings::new`]`(hosts, retransmit_after)`
 //! (with [`Settings::with_seed`] for the initial sets), [`Config::new`] (with
 //! [`Config::with_info_set`] for explicit sets), [`network`]`(settings)`, [`Node::new`],
-//! [`Message`] and [`invariants`]. Beyond `id()`, `status()` and `settings()`, a node reports
+//! [`Message`] and [`invariants`]. Beyond `id()`, `status()` and [`Node::settings`], a node reports
 //! its [`Mode`] ([`Node::mode`]), its sets ([`Node::info_set`], [`Node::status_set`],
 //! [`Node::relation`]), its open request ([`Node::timestamp`]), the REPLYs it awaits
 //! ([`Node::outstanding`]) and those it defers ([`Node::deferred`]).
@@ -39,9 +39,9 @@
 //!   | `Reconnect` | in any section: an unannounced outage ended | no | → `Normal` |
 //!
 //!   "No" is [`Error::WrongMode`](crate::Error::WrongMode), and so is `Doze` or `Disconnect`
-//!   while waiting for or inside the critical section. `Receive`, `Timeout` and `Release` are
-//!   accepted in every mode (a dozing host answers the REQUESTs that reach it); `LinkUp` and
-//!   `LinkDown` are [`Error::Unsupported`](crate::Error::Unsupported).
+//!   while waiting for or inside the critical section. `Receive` and `Timeout` are accepted
+//!   in every mode (a dozing host answers the REQUESTs that reach it); `LinkUp` and `LinkDown`
+//!   are [`Error::Unsupported`](crate::Error::Unsupported).
 //! - `Reconnect` while waiting asks again under a new epoch (REPLYs to older copies no longer
 //!   count); inside the critical section it is announced on `Release`.
 //!

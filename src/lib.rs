@@ -18,10 +18,68 @@
 //! [`seal`] (check words), and, with the default `std` feature, [`sim`], the deterministic
 //! simulator.
 //!
+//! ## One API shape
+//!
+//! Every algorithm module exports the same items:
+//!
+//! - `Settings`: what every node of a network agrees on, built with `Settings::new(..)` and
+//!   its `with_*` methods (`Settings` and `Config` are `#[non_exhaustive]`: their fields are
+//!   public to read, not to construct);
+//! - `Config`: one node's initial state, `Config::new(..)`;
+//! - `network(..)`: a consistent `Config` for every node, in id order, or
+//!   [`Error::InvalidConfig`];
+//! - `Node::new(config)`: the node, or [`Error::InvalidConfig`]. It implements [`Protocol`],
+//!   is `Clone` and compares by state (`PartialEq`), so tests can snapshot it;
+//! - `Message`: the node's [`Protocol::Message`];
+//! - `invariants`: `check_safety` over a whole system (the token algorithms add
+//!   `check_settled` and `check_quiescent` for quiescent states), as the test harnesses use.
+//!
+//! | module | `Settings::new` | `with_*` | `Config::new` | `network` |
+//! | --- | --- | --- | --- | --- |
+//! | [`reverse_link`] | `(k)` | `with_forwarding` | `(id, settings, tokens, height, neighbors)` | `(n, edges, holders, settings)` |
+//! | [`prioritized`] | `(k, policy)` | `with_aging_step` | `(id, settings, holder, height, neighbors)` | `(n, edges, holders, settings)` |
+//! | [`look_ahead`] | `(hosts, retransmit_after)` | `with_seed`, `Config::with_info_set` | `(id, settings)` | `(settings)` |
+//! | [`ricart_agrawala`] | `(hosts, retransmit_after)` | none | `(id, settings)` | `(settings)` |
+//!
+//! Every node answers [`id()`](Protocol::id), [`status()`](Protocol::status) and
+//! `settings()`. The token nodes ([`reverse_link::Node`], [`prioritized::Node`]) add
+//! `holds_token()`, `height()`, `neighbors()`, `next()`, `queue()` and `raises()`; the
+//! permission nodes ([`look_ahead::Node`], [`ricart_agrawala::Node`]) add `timestamp()`,
+//! `clock()`, `outstanding()` and `deferred()`, and look-ahead its `mode()` and sets.
+//!
+//! ```
+//! use manet_mutex::{look_ahead, prioritized, reverse_link, ricart_agrawala, NodeId, Protocol};
+//!
+//! let line = [(NodeId(0), NodeId(1)), (NodeId(1), NodeId(2))];
+//! let token_at_0 = [NodeId(0)];
+//! let krlf = reverse_link::Settings::new(1).with_forwarding(true);
+//! let krlf = reverse_link::network(3, &line, &token_at_0, krlf)?;
+//! let prio = prioritized::Settings::new(4, prioritized::Policy::Explicit).with_aging_step(2);
+//! let prio = prioritized::network(3, &line, &token_at_0, prio)?;
+//! let la = look_ahead::network(look_ahead::Settings::new(3, 50).with_seed(7))?;
+//! let ra = ricart_agrawala::network(ricart_agrawala::Settings::new(3, 50))?;
+//!
+//! let node = look_ahead::Node::new(la[2].clone())?;
+//! assert_eq!((node.id(), node.settings().retransmit_after), (NodeId(2), 50));
+//! assert!(reverse_link::Node::new(krlf[0].clone())?.holds_token());
+//! assert_eq!(prioritized::Node::new(prio[0].clone())?.available(), Some(4));
+//! assert_eq!(ra.len(), 3);
+//! # Ok::<(), manet_mutex::Error>(())
+//! ```
+//!
 //! ## Driving contract
 //!
 //! - Call [`Protocol::handle`] with one event at a time and carry out the returned actions in
-//!   order before the next event. `handle` never blocks and never panics.
+//!   order before the next event (actions left unconsumed are lost). `handle` never blocks
+//!   and never panics.
+//! - Local misuse (an event the node's state, mode or algorithm does not allow, a bad
+//!   configuration) returns an [`Error`] and leaves the node unchanged. Bad input from a peer
+//!   is ignored and reported as [`Action::Anomaly`]; it never corrupts the node.
+//! - Steady-state `handle` does not allocate: actions are drained from a buffer the node
+//!   keeps.
+//!
+//! ### Delivery
+//!
 //! - **Token algorithms** ([`reverse_link`], [`prioritized`]) need reliable FIFO links between
 //!   neighbours. Each end of a link may learn of its formation and failure at its own time
 //!   ([`Event::LinkUp`], [`Event::LinkDown`]); the first message over a new link may arrive
@@ -34,12 +92,66 @@
 //!   links periodically should report it (it repairs what a corrupted message left wrong).
 //! - **Permission algorithms** ([`look_ahead`], [`ricart_agrawala`]) need nothing from the
 //!   network but eventual delivery of a message retransmitted often enough: messages may be
-//!   lost, duplicated, delayed and reordered. Carry out `SetTimer` / `CancelTimer`.
-//! - Local misuse (releasing outside the critical section, requesting twice, a bad
-//!   configuration) returns an [`Error`] and leaves the node unchanged. Bad input from a peer
-//!   is ignored and reported as [`Action::Anomaly`]; it never corrupts the node.
-//! - Steady-state `handle` does not allocate: actions are drained from a buffer the node
-//!   keeps.
+//!   lost, duplicated, delayed and reordered, between any two hosts. The nodes retransmit
+//!   REQUESTs themselves, on their timers. Look-ahead's DOZE, DISCONNECT and RECONNECT are
+//!   sent once: a lost DOZE or RECONNECT costs only messages, a lost DISCONNECT leaves its
+//!   receivers waiting for its host until it returns.
+//!
+//! ### Timers
+//!
+//! Only the permission algorithms emit [`Action::SetTimer`] and [`Action::CancelTimer`]; the
+//! token algorithms never do, and refuse [`Event::Timeout`] as [`Error::Unsupported`].
+//!
+//! - A node reads no clock. `after` is the network's `retransmit_after` (for example
+//!   [`look_ahead::Settings::retransmit_after`]), passed through unchanged, so its unit is
+//!   whatever the embedder's clock counts (the routed simulator, `sim::routed`, passes
+//!   milliseconds). It must be positive ([`Error::InvalidConfig`]).
+//! - One timer runs per peer whose REPLY the node awaits (`outstanding()`). Every `SetTimer`
+//!   names a fresh [`TimerId`], numbered per node (key timers by node and id). Asking a peer
+//!   again cancels its old timer first; its REPLY (in look-ahead also its applied DOZE or
+//!   DISCONNECT) cancels it.
+//! - On the `Timeout` of a current timer the node resends that REQUEST and sets a fresh
+//!   timer. A `Timeout` of a timer that was cancelled, re-armed, already fired or never set
+//!   returns no actions and changes nothing, so an embedder that lets cancelled timers fire
+//!   is still correct.
+//!
+//! ### Modes
+//!
+//! Only [`look_ahead`] has modes ([`look_ahead::Mode`]): `Doze` and `Wake` move a host between
+//! `Normal` and `Dozing`, `Disconnect` and `Reconnect` between `Normal` and `Disconnected`, and
+//! `Reconnect` in `Normal` reports the end of an unannounced outage. What each mode allows is
+//! tabled [there](look_ahead#driving-contract). The other algorithms refuse the four events
+//! as [`Error::Unsupported`].
+//!
+//! ### Events by state
+//!
+//! | event | [`reverse_link`], [`prioritized`] | [`look_ahead`] | [`ricart_agrawala`] |
+//! | --- | --- | --- | --- |
+//! | `Request(req)` | in `Remainder`; `resources` 1 (KRL), `1..=k` (prioritized) | in `Remainder`, `resources` 1, mode `Normal` | in `Remainder`; `resources` 1 |
+//! | `Release` | in `Critical` | in `Critical` | in `Critical` |
+//! | `Receive` | always | always | always |
+//! | `LinkUp`, `LinkDown` | always | `Unsupported` | `Unsupported` |
+//! | `Timeout` | `Unsupported` | always | always |
+//! | `Doze`, `Wake`, `Disconnect`, `Reconnect` | `Unsupported` | by mode ([table](look_ahead#driving-contract)) | `Unsupported` |
+//!
+//! Otherwise the node returns, for `Request` outside `Remainder`,
+//! [`AlreadyRequested(status)`](Error::AlreadyRequested); for a bad `resources`,
+//! [`InvalidResources`](Error::InvalidResources); for `Release` outside `Critical`,
+//! [`NotInCritical(status)`](Error::NotInCritical); for an event in the wrong look-ahead mode,
+//! or `Doze`/`Disconnect` outside `Remainder`, [`WrongMode`](Error::WrongMode). A `Request`
+//! failing several checks gets the first: the token algorithms check the section, then the
+//! resources; the permission ones the resources, the section, then (look-ahead) the mode.
+//! [`CsRequest::priority`] is read only by [`prioritized`].
+//!
+//! ### Actions by algorithm
+//!
+//! | action | [`reverse_link`] | [`prioritized`] | [`look_ahead`] | [`ricart_agrawala`] |
+//! | --- | --- | --- | --- | --- |
+//! | `Send` to | a linked neighbour | a linked neighbour | any host | any host |
+//! | messages | REQUEST, TOKEN, LinkInfo, Probe, TokenAck | TOKEN, REQUEST, UPDATE, RELEASE, LINK, Probe, TokenAck | REQUEST, REPLY, DOZE, DISCONNECT, RECONNECT | REQUEST, REPLY |
+//! | `EnterCritical { resources }` | 1 | `h`, the request's `resources` | 1 | 1 |
+//! | `SetTimer`, `CancelTimer` | never | never | yes | yes |
+//! | `Anomaly` kinds | `UnknownPeer`, `OutOfRange`, `Stale`, `RedundantLinkEvent` | all of [`Anomaly`] | `UnknownPeer`, `OutOfRange`, `Stale`, `Unexpected` | `UnknownPeer`, `OutOfRange`, `Stale`, `Unexpected` |
 //!
 //! ## Threat model
 //!
@@ -69,9 +181,13 @@
 //! authentication can tell. Every rule, per field, with the tests that pin it:
 //! `docs/ALGORITHMS.md`, "Threat model".
 //!
-//! ## Example
+//! ## Examples
 //!
 //! Three KRL nodes on a line with one token at node 0; node 2 asks for the critical section.
+//! For a timer-driven algorithm (a simulated clock, a lost REQUEST recovered by its timer, a
+//! host dozing and waking), see
+//! [the look-ahead example](look_ahead#example-an-embedder-with-a-clock); [`prioritized`] has
+//! an h-out-of-k one.
 //!
 //! ```
 //! use std::collections::VecDeque;

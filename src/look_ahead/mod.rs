@@ -7,16 +7,43 @@
 //! higher priority are given at once, others are deferred in `Q_req` until the critical section
 //! is left. Every REQUEST has its own retransmission timer, so lost messages are recovered.
 //!
+//! The module follows the crate's common shape: [`Settings::new`]`(hosts, retransmit_after)`
+//! (with [`Settings::with_seed`] for the initial sets), [`Config::new`] (with
+//! [`Config::with_info_set`] for explicit sets), [`network`]`(settings)`, [`Node::new`],
+//! [`Message`] and [`invariants`]. Beyond `id()`, `status()` and [`Node::settings`], a node reports
+//! its [`Mode`] ([`Node::mode`]), its sets ([`Node::info_set`], [`Node::status_set`],
+//! [`Node::relation`]), its open request ([`Node::timestamp`]), the REPLYs it awaits
+//! ([`Node::outstanding`]) and those it defers ([`Node::deferred`]).
+//!
 //! # Driving contract
-//! Messages may be delayed, duplicated or reordered arbitrarily and may be lost, provided a
-//! message retransmitted often enough eventually gets through (transient failures). Any field
-//! may be corrupted: REQUESTs and announcements carry a check word and a corrupted copy counts
-//! as lost; a REPLY that must not grant differs from a granting one in two fields (see the
-//! crate's threat model). Carry out
-//! `SetTimer`/`CancelTimer`; a late `Timeout` of a cancelled timer is harmless. Feed
-//! [`crate::Event::Doze`], [`crate::Event::Wake`], [`crate::Event::Disconnect`] and
-//! [`crate::Event::Reconnect`] when the host changes mode; `Reconnect` is also the way to report
-//! that the host regained connectivity after an unannounced (accidental) outage.
+//! The crate's [driving contract](crate#driving-contract) applies; in short:
+//! - Messages may be delayed, duplicated or reordered arbitrarily and may be lost, provided a
+//!   message retransmitted often enough eventually gets through (transient failures). Any
+//!   field may be corrupted: REQUESTs and announcements carry a check word and a corrupted copy
+//!   counts as lost; a REPLY that must not grant differs from a granting one in two fields
+//!   (see the crate's threat model).
+//! - Carry out `SetTimer` / `CancelTimer`: every `SetTimer` is one REQUEST's retransmission
+//!   timer, with `after` = [`Settings::retransmit_after`] in the embedder's time unit. On a
+//!   current [`Event::Timeout`](crate::Event::Timeout) the node resends that REQUEST and arms a
+//!   fresh timer; a timeout of a timer cancelled or re-armed since does nothing.
+//! - Feed [`Event::Doze`](crate::Event::Doze), [`Wake`](crate::Event::Wake),
+//!   [`Disconnect`](crate::Event::Disconnect) and [`Reconnect`](crate::Event::Reconnect) when
+//!   the host changes [`Mode`]:
+//!
+//!   | event | in `Normal` | in `Dozing` | in `Disconnected` |
+//!   | --- | --- | --- | --- |
+//!   | `Request` | yes | no | no |
+//!   | `Doze` | in the remainder section; → `Dozing` | no | no |
+//!   | `Wake` | no | → `Normal` | no |
+//!   | `Disconnect` | in the remainder section; → `Disconnected` | no | no |
+//!   | `Reconnect` | in any section: an unannounced outage ended | no | → `Normal` |
+//!
+//!   "No" is [`Error::WrongMode`](crate::Error::WrongMode), and so is `Doze` or `Disconnect`
+//!   while waiting for or inside the critical section. `Receive` and `Timeout` are accepted
+//!   in every mode (a dozing host answers the REQUESTs that reach it); `LinkUp` and `LinkDown`
+//!   are [`Error::Unsupported`](crate::Error::Unsupported).
+//! - `Reconnect` while waiting asks again under a new epoch (REPLYs to older copies no longer
+//!   count); inside the critical section it is announced on `Release`.
 //!
 //! # Liveness with hosts away
 //! No host waits for one that disconnected voluntarily: receivers of its DISCONNECT count it as
@@ -26,6 +53,112 @@
 //! that overlap (a host leaves while it counts another as away, or concurrently with the
 //! other's DISCONNECT), after which one of the two asks the other when it is back and waits
 //! for its return. Every request is served once the hosts that left are back.
+//!
+//! # Example: an embedder with a clock
+//! Three hosts. Host 0 dozes, so hosts 1 and 2 compete without asking it; the first REQUEST
+//! on the wire is lost, and its retransmission timer recovers it. Then host 0 wakes and takes
+//! its turn. Delivery takes no time here; the clock moves only to fire timers.
+//!
+//! ```
+//! use std::collections::{BTreeSet, VecDeque};
+//! use manet_mutex::look_ahead::{network, Message, Mode, Node, Relation, Settings};
+//! use manet_mutex::{Action, CsRequest, Error, Event, NodeId, Protocol, Status, TimerId};
+//!
+//! const RETRANSMIT: u64 = 10; // in the embedder's time unit: ticks of `World::now`
+//!
+//! struct World {
+//!     nodes: Vec<Node>,
+//!     now: u64,
+//!     timers: BTreeSet<(u64, NodeId, TimerId)>, // (deadline, host, timer), earliest first
+//!     events: VecDeque<(NodeId, Event<Message>)>, // deliveries and application events
+//!     entered: Vec<u32>,
+//!     lose_next_request: bool,
+//! }
+//!
+//! impl World {
+//!     /// Feed one event to host `at` and carry out its actions in order.
+//!     fn feed(&mut self, at: NodeId, event: Event<Message>) -> Result<(), Error> {
+//!         for action in self.nodes[at.index()].handle(event)? {
+//!             match action {
+//!                 Action::Send { msg: Message::Request { .. }, .. } if self.lose_next_request => {
+//!                     self.lose_next_request = false; // lost on the way
+//!                 }
+//!                 Action::Send { to, msg } => {
+//!                     self.events.push_back((to, Event::Receive { from: at, msg }));
+//!                 }
+//!                 Action::EnterCritical { .. } => {
+//!                     self.entered[at.index()] += 1;
+//!                     self.events.push_back((at, Event::Release)); // a short critical section
+//!                 }
+//!                 Action::SetTimer { timer, after } => {
+//!                     self.timers.insert((self.now + after, at, timer));
+//!                 }
+//!                 Action::CancelTimer { timer } => {
+//!                     self.timers.retain(|&(_, host, t)| (host, t) != (at, timer));
+//!                 }
+//!                 _ => {} // Action::Anomaly: log or count it
+//!             }
+//!         }
+//!         Ok(())
+//!     }
+//!
+//!     /// Deliver everything pending, then fire the earliest timer; until nothing is left.
+//!     fn run(&mut self) -> Result<(), Error> {
+//!         loop {
+//!             while let Some((at, event)) = self.events.pop_front() {
+//!                 self.feed(at, event)?;
+//!             }
+//!             let Some((deadline, at, timer)) = self.timers.pop_first() else {
+//!                 return Ok(());
+//!             };
+//!             self.now = deadline;
+//!             self.feed(at, Event::Timeout(timer))?;
+//!         }
+//!     }
+//! }
+//!
+//! let nodes = network(Settings::new(3, RETRANSMIT))?
+//!     .into_iter()
+//!     .map(Node::new)
+//!     .collect::<Result<Vec<_>, _>>()?;
+//! let mut w = World {
+//!     nodes,
+//!     now: 0,
+//!     timers: BTreeSet::new(),
+//!     events: VecDeque::new(),
+//!     entered: vec![0; 3],
+//!     lose_next_request: true,
+//! };
+//!
+//! // Host 0 dozes: its DOZE tells the others not to ask it, and it may not request.
+//! w.feed(NodeId(0), Event::Doze)?;
+//! w.run()?;
+//! assert_eq!(w.nodes[0].mode(), Mode::Dozing);
+//! assert_eq!(w.nodes[1].relation(NodeId(0)), Some(Relation::Status));
+//! let refused = w.nodes[0].handle(Event::Request(CsRequest::ONE)).err();
+//! assert!(matches!(refused, Some(Error::WrongMode { .. })));
+//!
+//! // Hosts 1 and 2 compete; the REQUEST between them is lost and resent on its timeout.
+//! w.feed(NodeId(1), Event::Request(CsRequest::ONE))?;
+//! w.feed(NodeId(2), Event::Request(CsRequest::ONE))?;
+//! w.run()?;
+//! assert!(!w.lose_next_request);
+//! assert_eq!(w.now, RETRANSMIT);
+//! assert_eq!(w.entered, [0, 1, 1]);
+//!
+//! // Host 0 wakes; since its DOZE it asks everyone before entering.
+//! w.feed(NodeId(0), Event::Wake)?;
+//! w.feed(NodeId(0), Event::Request(CsRequest::ONE))?;
+//! w.run()?;
+//! assert_eq!(w.entered, [1, 1, 1]);
+//! assert!(w.nodes.iter().all(|n| n.status() == Status::Remainder));
+//! assert!(w.timers.is_empty());
+//!
+//! // A timeout that is no longer current (host 0's first timer, cancelled by a REPLY) does
+//! // nothing.
+//! assert_eq!(w.nodes[0].handle(Event::Timeout(TimerId(1)))?.len(), 0);
+//! # Ok::<(), Error>(())
+//! ```
 //!
 //! See `docs/ALGORITHMS.md` for every interpretation of the paper this module makes.
 

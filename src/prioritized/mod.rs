@@ -11,13 +11,32 @@
 //! flow back, unless a higher-priority request overtakes it. Aging raises every waiting
 //! priority each time a queue is served or a node releases, so no request starves.
 //!
-//! Link contract: the same as [`crate::reverse_link`]'s (FIFO while up; each end learns of link
-//! changes at its own time; a link fails only with nothing in flight on it; no message crosses
-//! from one incarnation of a link to the next; keepalives after a corruption). Resource counts
-//! travel twice, so a corrupted count can lose resources (reported) but never create them.
+//! # Link contract
+//! The same as [`crate::reverse_link`]'s (FIFO while up; each end learns of link changes at
+//! its own time; a link fails only with nothing in flight on it; no message crosses from one
+//! incarnation of a link to the next; keepalives after a corruption). Resource counts travel
+//! twice, so a corrupted count can lose resources (reported) but never create them.
+//!
+//! # API
+//! [`Settings::new`]`(k, policy)` (see [`Policy`]), with [`Settings::with_aging_step`];
+//! [`network`]`(n, edges, holders, settings)` lays out heights for the token at the one node of
+//! `holders`, or build each [`Config::new`] by hand; then [`Node::new`]. Nodes exchange
+//! [`Message`]s; [`invariants`] checks a whole system (tokens and RELEASEs in flight included).
+//! Besides `id()`, `status()` and [`Node::settings`], a node reports [`Node::available`] (`t`,
+//! while it holds the token), [`Node::held`], [`Node::requested`], [`Node::height`],
+//! [`Node::neighbors`], [`Node::next`] and [`Node::queue`].
+//!
+//! # Events and actions
+//! `Request` (`resources` in `1..=k`; `priority` used as the [`Policy`] says), `Release`,
+//! `Receive`, `LinkUp` and `LinkDown`; any other event is
+//! [`Error::Unsupported`](crate::Error::Unsupported). The node sets no timers. It emits `Send`
+//! (to a linked neighbour), `EnterCritical { resources: h }` with the `h` requested, and
+//! `Anomaly`. The crate's [driving contract](crate#driving-contract) has the errors per state.
 //!
 //! Interpretations of the paper and deviations from it are listed in `docs/ALGORITHMS.md`,
 //! each with the test that pins it.
+//!
+//! # Example
 //!
 //! ```
 //! use std::collections::VecDeque;

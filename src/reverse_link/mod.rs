@@ -9,6 +9,22 @@
 //! [`Settings::forwarding`] (KRLF) an idle token is passed on to the lowest unvisited neighbour
 //! instead of waiting where it is.
 //!
+//! # API
+//! [`Settings::new`]`(k)`, with [`Settings::with_forwarding`] for KRLF;
+//! [`network`]`(n, edges, holders, settings)` lays out heights for one token at each of
+//! `holders` (`k` must be `holders.len()`), or build each [`Config::new`] by hand; then
+//! [`Node::new`]. Nodes exchange [`Message`]s; [`invariants`] checks a whole system (tokens
+//! in flight included). Besides `id()`, `status()` and [`Node::settings`], a node reports
+//! [`Node::tokens`], [`Node::height`], [`Node::neighbors`], [`Node::next`], [`Node::queue`]
+//! and [`Node::raises`].
+//!
+//! # Events and actions
+//! `Request` (one resource; `priority` is ignored), `Release`, `Receive`, `LinkUp` and
+//! `LinkDown`; any other event is [`Error::Unsupported`](crate::Error::Unsupported). The node
+//! sets no timers: it moves on messages and the link layer's reports alone. It emits `Send`
+//! (to a linked neighbour), `EnterCritical { resources: 1 }` and `Anomaly`. The crate's
+//! [driving contract](crate#driving-contract) has the errors per state.
+//!
 //! # Link contract (the weakest this module needs)
 //! - Each directed link delivers every message once, in order (FIFO), while it is up.
 //! - Each end learns of a link's formation and failure at its own time. The first message

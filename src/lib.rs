@@ -16,7 +16,9 @@
 //! neighbour table and link handshake), [`queue`] (request queues),
 //! [`permission`] (timestamps, deferral and retransmission for the permission algorithms),
 //! [`seal`] (check words), and, with the default `std` feature, [`sim`], the deterministic
-//! simulator.
+//! simulator. With the `testkit` feature, `testkit` holds the network drivers with fault
+//! injection, fuzz bodies and proptest strategies the crate's own tests use, for testing the
+//! algorithms on your own topologies and fault profiles.
 //!
 //! ## One API shape
 //!

@@ -369,3 +369,74 @@ pub(crate) trait TokenNode {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use alloc::vec::Vec;
+
+    use super::*;
+    use crate::Action;
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Msg {
+        Info(Height),
+        Probe(Height),
+    }
+
+    impl LinkMessages for Msg {
+        fn link_info(height: Sealed) -> Self {
+            Msg::Info(height.height)
+        }
+        fn probe(height: Sealed) -> Self {
+            Msg::Probe(height.height)
+        }
+    }
+
+    fn h(h1: i64, id: u32) -> Height {
+        Height::new(h1, 0, NodeId(id))
+    }
+
+    fn sent(out: &mut Outbox<Msg>) -> Vec<(u32, Msg)> {
+        out.drain()
+            .filter_map(|a| match a {
+                Action::Send { to, msg } => Some((to.0, msg)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn adopting_a_token_height_tells_the_chosen_members_but_the_sender() {
+        let mut out = Outbox::default();
+        let mut links = Links::new(h(5, 0), [h(1, 1), h(3, 2), h(7, 3)], None);
+        let old = links.height;
+        links.adopt(NodeId(2), h(3, 2), |n| n.height < old, &mut out);
+        let new = Height::new(3, -1, NodeId(0));
+        assert_eq!(links.height, new);
+        assert_eq!(sent(&mut out), [(1, Msg::Info(new))]);
+        // Never up, and never to an impossible height.
+        links.adopt(NodeId(3), h(7, 3), |_| true, &mut out);
+        links.adopt(NodeId(1), h(0, 9), |_| true, &mut out);
+        assert_eq!(links.height, new);
+        assert!(sent(&mut out).is_empty());
+    }
+
+    #[test]
+    fn a_failed_reversal_still_asks_the_forming_links() {
+        let mut out = Outbox::default();
+        let mut links = Links::new(h(0, 0), [], None);
+        links.neighbors.link_up(NodeId(4), links.height);
+        assert_eq!(links.raise(&mut out), None, "isolated in N");
+        assert_eq!(sent(&mut out), [(4, Msg::Probe(h(0, 0)))]);
+        assert_eq!(links.raises, 0);
+    }
+
+    #[test]
+    fn lowering_tells_whom_the_caller_picks_given_the_new_height() {
+        let mut out = Outbox::default();
+        let mut links = Links::new(h(9, 0), [h(1, 1), h(3, 2)], Some(NodeId(0)));
+        links.lower(|n, new| n.height > new, &mut out);
+        assert_eq!(links.height, h(2, 0));
+        assert_eq!(sent(&mut out), [(2, Msg::Info(links.height))]);
+    }
+}

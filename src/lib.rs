@@ -225,6 +225,7 @@ mod error;
 mod event;
 pub mod look_ahead;
 mod node;
+mod peer_map;
 pub mod permission;
 pub mod prioritized;
 pub mod queue;

@@ -21,9 +21,9 @@
 
 use alloc::format;
 use alloc::string::String;
-use alloc::vec::Vec;
 
 use crate::node::Outbox;
+use crate::peer_map::PeerMap;
 use crate::{Action, CsRequest, Error, NodeId, Protocol, Status, TimerId};
 
 /// How far ahead of the receiver's clock a peer's clock value or epoch may be; beyond it the
@@ -108,55 +108,11 @@ fn decide(status: Status, own: Option<Timestamp>, incoming: Timestamp) -> Decisi
     }
 }
 
-/// A map keyed by peer, kept as a vector sorted by id: at most one entry per host, and unlike
-/// a `BTreeMap` it keeps its capacity when emptied, so steady-state use does not allocate.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct PeerMap<V>(Vec<(NodeId, V)>);
-
-impl<V> Default for PeerMap<V> {
-    fn default() -> Self {
-        PeerMap(Vec::new())
-    }
-}
-
-impl<V> PeerMap<V> {
-    fn position(&self, peer: NodeId) -> Result<usize, usize> {
-        self.0.binary_search_by_key(&peer, |(p, _)| *p)
-    }
-
-    fn insert(&mut self, peer: NodeId, value: V) {
-        match self.position(peer) {
-            Ok(i) => self.0[i].1 = value,
-            Err(i) => self.0.insert(i, (peer, value)),
-        }
-    }
-
-    fn remove(&mut self, peer: NodeId) -> Option<V> {
-        self.position(peer).ok().map(|i| self.0.remove(i).1)
-    }
-
-    fn contains(&self, peer: NodeId) -> bool {
-        self.position(peer).is_ok()
-    }
-
-    fn get(&self, peer: NodeId) -> Option<&V> {
-        self.position(peer).ok().map(|i| &self.0[i].1)
-    }
-
-    fn keys(&self) -> impl Iterator<Item = NodeId> + '_ {
-        self.0.iter().map(|(p, _)| *p)
-    }
-
-    fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
 /// `TO_req`: the peers whose REPLY the node still waits for, each with its retransmission
 /// timer. At most one entry per peer, so it is bounded by the number of hosts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Waits {
-    timers: PeerMap<TimerId>,
+    timers: PeerMap<(NodeId, TimerId)>,
     next_timer: u64,
 }
 
@@ -164,19 +120,19 @@ impl Waits {
     /// Start (or restart) waiting for `peer`, arming a fresh timer. A fresh id per arming makes
     /// a timeout of an earlier arming stale.
     pub(crate) fn arm<M>(&mut self, peer: NodeId, after: u64, out: &mut Outbox<M>) {
-        if let Some(old) = self.timers.remove(peer) {
+        if let Some((_, old)) = self.timers.remove(peer) {
             out.push(Action::CancelTimer { timer: old });
         }
         self.next_timer = self.next_timer.wrapping_add(1);
         let timer = TimerId(self.next_timer);
-        self.timers.insert(peer, timer);
+        self.timers.insert((peer, timer));
         out.push(Action::SetTimer { timer, after });
     }
 
     /// Stop waiting for `peer`. Returns whether it was waited for.
     pub(crate) fn resolve<M>(&mut self, peer: NodeId, out: &mut Outbox<M>) -> bool {
         match self.timers.remove(peer) {
-            Some(timer) => {
+            Some((_, timer)) => {
                 out.push(Action::CancelTimer { timer });
                 true
             }
@@ -189,7 +145,6 @@ impl Waits {
     pub(crate) fn expire(&mut self, timer: TimerId) -> Option<NodeId> {
         let peer = self
             .timers
-            .0
             .iter()
             .find(|(_, t)| *t == timer)
             .map(|(peer, _)| *peer)?;
@@ -209,7 +164,7 @@ impl Waits {
 
     /// The peers still owing a REPLY, in id order.
     pub(crate) fn peers(&self) -> impl Iterator<Item = NodeId> + '_ {
-        self.timers.keys()
+        self.timers.peers()
     }
 }
 
@@ -217,7 +172,7 @@ impl Waits {
 /// ticket, and whatever else the algorithm needs to address the eventual REPLY (`T`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Deferred<T> {
-    entries: PeerMap<(Ticket, T)>,
+    entries: PeerMap<(NodeId, (Ticket, T))>,
 }
 
 impl<T> Default for Deferred<T> {
@@ -231,7 +186,7 @@ impl<T> Default for Deferred<T> {
 impl<T: Copy> Deferred<T> {
     /// Record (or refresh, for a retransmitted copy) `peer`'s deferred request.
     pub(crate) fn insert(&mut self, peer: NodeId, ticket: Ticket, tag: T) {
-        self.entries.insert(peer, (ticket, tag));
+        self.entries.insert((peer, (ticket, tag)));
     }
 
     /// Forget `peer`'s request. Returns whether it was deferred.
@@ -246,12 +201,12 @@ impl<T: Copy> Deferred<T> {
 
     /// The deferred request of `peer`, if any.
     fn get(&self, peer: NodeId) -> Option<Ticket> {
-        self.entries.get(peer).map(|(ticket, _)| *ticket)
+        self.entries.get(peer).map(|(_, (ticket, _))| *ticket)
     }
 
     /// The deferred requesters, in id order.
     pub(crate) fn peers(&self) -> impl Iterator<Item = NodeId> + '_ {
-        self.entries.keys()
+        self.entries.peers()
     }
 
     /// Answer every deferred request with `reply(peer, ticket, tag)`, in id order, leaving the
@@ -261,7 +216,7 @@ impl<T: Copy> Deferred<T> {
         out: &mut Outbox<M>,
         mut reply: impl FnMut(NodeId, Ticket, T) -> M,
     ) {
-        for (peer, (ticket, tag)) in self.entries.0.drain(..) {
+        for (peer, (ticket, tag)) in self.entries.drain() {
             out.send(peer, reply(peer, ticket, tag));
         }
     }

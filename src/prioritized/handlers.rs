@@ -8,7 +8,8 @@
 
 use crate::queue::Priority;
 use crate::token::height::Height;
-use crate::token::neighbors::{Heard, Said};
+use crate::token::links::{Take, TokenNode};
+use crate::token::neighbors::Said;
 use crate::{Anomaly, NodeId};
 
 use super::message::Resources;
@@ -49,33 +50,6 @@ impl Node {
         fixed
     }
 
-    /// Hear what `from` says of its height (used only if `from` can hold it), report what is
-    /// wrong with it, and tell `from` our height if it asked or ours moved during the
-    /// handshake. `None` if `from` has no link here.
-    fn hear(&mut self, from: NodeId, height: Height, said: Said) -> Option<Heard> {
-        let valid = height.possible_from(from).then_some(height);
-        match self.neighbors.hear(from, valid, self.height, said) {
-            Err(anomaly) => {
-                self.outbox.anomaly(from, anomaly);
-                None
-            }
-            Ok(heard) => {
-                if valid.is_none() {
-                    self.outbox.anomaly(from, Anomaly::OutOfRange);
-                }
-                if heard.tell {
-                    self.outbox.send(
-                        from,
-                        Message::Link {
-                            height: self.height.into(),
-                        },
-                    );
-                }
-                Some(heard)
-            }
-        }
-    }
-
     fn on_token(&mut self, from: NodeId, available: Resources, granted: Priority, ht: Height) {
         let k = self.settings.k;
         if self.token.is_some() {
@@ -84,11 +58,11 @@ impl Node {
             self.outbox.anomaly(from, Anomaly::Unexpected);
             return;
         }
-        let linked = self.neighbors.get(from).is_some();
+        let linked = self.links.neighbors.get(from).is_some();
         if linked {
             // A TOKEN carries the sender's height: from a forming link it completes the
             // handshake (T1).
-            self.hear(from, ht, Said::Info);
+            self.links.hear(from, ht, Said::Info, &mut self.outbox);
         } else {
             // Still accepted: dropping the only token would block everyone forever.
             self.outbox.anomaly(from, Anomaly::UnknownPeer);
@@ -106,24 +80,16 @@ impl Node {
             self.queue.raise(front, granted);
         }
         self.token = Some(t.saturating_add(backlog).min(k));
-        self.next = Some(self.id);
+        self.links.next = Some(self.id);
         // Just below the sender if we are above it, as in KRL (the paper moves the recipient
-        // unconditionally, which a forged TOKEN height would lift above every node: all would
-        // then climb over it one level at a time, T5). A height outside the range is not
-        // adopted.
-        let adopted = ht
-            .below(self.id)
-            .filter(|_| ht.possible_from(from) && self.height > ht);
-        if let Some(adopted) = adopted {
-            self.height = adopted;
-            self.broadcast_link(Some(from));
-        }
+        // unconditionally), told to every other member of `N`.
+        self.links.adopt(from, ht, |_| true, &mut self.outbox);
         if linked {
             // Always acknowledged: until it is, the sender ignores what we say of our height.
             self.outbox.send(
                 from,
                 Message::TokenAck {
-                    height: self.height.into(),
+                    height: self.links.height.into(),
                 },
             );
         }
@@ -131,50 +97,22 @@ impl Node {
     }
 
     fn on_request(&mut self, from: NodeId, priority: Priority, ht: Height) {
-        let Some(n) = self.neighbors.get(from) else {
-            self.outbox.anomaly(from, Anomaly::UnknownPeer);
+        let Some(take) = self.links.hear_request(from, ht, &mut self.outbox) else {
             return;
         };
-        if !n.received_li() {
-            // Sent before `from` received the token we sent it: `from` no longer needs us.
-            self.outbox.anomaly(from, Anomaly::Stale);
-            return;
-        }
-        let valid = ht.possible_from(from);
-        if !n.in_n && !valid {
-            // Its LINK never reached us and this height is impossible: ask for it; the peer
-            // answers and, since we are its `next`, asks again (T1).
-            self.outbox.anomaly(from, Anomaly::OutOfRange);
-            self.ask(from);
-            return;
-        }
-        self.hear(from, ht, Said::Info);
         let priority = self.sanitize(from, priority);
         let before = self.queue.front();
-        if self
-            .neighbors
-            .get(from)
-            .is_some_and(|n| n.height > self.height)
-        {
-            self.queue.upsert(from, priority);
-        } else {
-            // It takes us for lower than we are (our LINK is on its way, or was corrupted and
-            // dropped): tell it our height, and it routes its request elsewhere (T2).
-            if valid {
-                self.outbox.anomaly(from, Anomaly::Stale);
+        match take {
+            Take::Queue => {
+                self.queue.upsert(from, priority);
             }
-            self.outbox.send(
-                from,
-                Message::Link {
-                    height: self.height.into(),
-                },
-            );
+            Take::Redirect { valid } => self.links.redirect(from, valid, &mut self.outbox),
         }
         self.settle(before);
     }
 
     fn on_update(&mut self, from: NodeId, priority: Priority) {
-        if !self.neighbors.is_member(from) {
+        if !self.links.neighbors.is_member(from) {
             self.outbox.anomaly(from, Anomaly::UnknownPeer);
             return;
         }
@@ -191,18 +129,13 @@ impl Node {
 
     fn on_release(&mut self, from: NodeId, resources: Resources, ht: Height) {
         let k = self.settings.k;
-        if self.neighbors.get(from).is_some() {
-            self.hear(from, ht, Said::Info);
-            if ht.possible_from(from) && ht < self.height {
+        if self.links.neighbors.get(from).is_some() {
+            self.links.hear(from, ht, Said::Info, &mut self.outbox);
+            if ht.possible_from(from) && ht < self.links.height {
                 // Sent to what the sender takes for its lowest neighbour, but we are above it:
                 // tell it our height, or the two of us might pass the RELEASE back and forth
                 // for ever (T2).
-                self.outbox.send(
-                    from,
-                    Message::Link {
-                        height: self.height.into(),
-                    },
-                );
+                self.links.tell(from, &mut self.outbox);
             }
         }
         let (r, intact) = resources.read(k);
@@ -216,7 +149,7 @@ impl Node {
             }
             return;
         }
-        if !self.neighbors.is_member(from) {
+        if !self.links.neighbors.is_member(from) {
             // Still accepted: dropping it would lose resources for good.
             self.outbox.anomaly(from, Anomaly::UnknownPeer);
         }
@@ -232,85 +165,20 @@ impl Node {
 
     /// A LINK, Probe or TokenAck from `from`.
     fn on_link(&mut self, from: NodeId, ht: Height, said: Said) {
-        if self.hear(from, ht, said).is_none() {
-            return;
-        }
-        if said == Said::Probe {
-            // Our `next` asks for our height: it may be the peer of a link it had not noticed
-            // when our REQUEST came, which it then had to drop (T1).
-            self.ask_again(from);
-        }
-        if !ht.possible_from(from) {
-            // Nothing can be concluded from an impossible height, but it may have been the
-            // answer to our Probe (T1): ask again if we still need it.
-            if self.needs_links() {
-                self.ask_forming();
-            }
+        if !self.hear_height(from, ht, said) {
             return;
         }
         let before = self.queue.front();
-        if self.neighbors.is_lower(from, self.height) {
+        if self.links.neighbors.is_lower(from, self.links.height) {
             // `from` is below us now, so it routes its requests elsewhere.
             self.queue.delete(from);
         }
         self.settle(before);
     }
 
-    /// A new link, or (for a link already known) the link layer confirming it: a keepalive,
-    /// on which the node announces its height again, and asks again if the peer is its way to
-    /// the token, so a view of it or a REQUEST to it corrupted on the way is corrected (T6).
-    pub(super) fn link_up(&mut self, peer: NodeId) {
-        if peer == self.id {
-            self.outbox.anomaly(peer, Anomaly::RedundantLinkEvent);
-            return;
-        }
-        self.neighbors.link_up(peer, self.height);
-        if self.needs_links() && self.neighbors.get(peer).is_some_and(|n| n.forming) {
-            // No way down and a request to forward: this link may be the way, and the peer's
-            // LINK may already have come and gone (T1). Ask for it.
-            self.ask_forming();
-        } else {
-            self.outbox.send(
-                peer,
-                Message::Link {
-                    height: self.height.into(),
-                },
-            );
-            self.ask_again(peer);
-        }
-    }
-
-    /// Send our REQUEST again if `peer` is our way to the token: it may not have it (T1, T6).
-    /// A REQUEST already queued there only has its priority raised.
-    fn ask_again(&mut self, peer: NodeId) {
-        if let Some((_, priority)) = self.queue.front() {
-            if self.token.is_none() && self.live_next() == Some(peer) {
-                self.outbox.send(
-                    peer,
-                    Message::Request {
-                        priority,
-                        height: self.height.into(),
-                    },
-                );
-            }
-        }
-    }
-
-    /// Without the token, with requests to forward and no member of `N` below, or with released
-    /// resources and nobody in `N` to send them to.
-    fn needs_links(&self) -> bool {
-        let requests = !self.queue.is_empty() && self.neighbors.all_higher(self.height);
-        let releases = self.backlog > 0 && self.neighbors.is_empty();
-        self.token.is_none() && (requests || releases)
-    }
-
     pub(super) fn link_down(&mut self, peer: NodeId) {
-        if !self.neighbors.link_down(peer) {
-            self.outbox.anomaly(peer, Anomaly::RedundantLinkEvent);
+        if !self.links.link_down(peer, &mut self.outbox) {
             return;
-        }
-        if self.next == Some(peer) {
-            self.next = None;
         }
         let before = self.queue.front();
         self.queue.delete(peer);

@@ -89,7 +89,7 @@ pub fn check_safety<'a>(
         }
         if let Some((v, _)) = node
             .queue()
-            .find(|&(v, _)| v != id && !node.neighbors.is_member(v))
+            .find(|&(v, _)| v != id && !node.neighbors().is_member(v))
         {
             return Err(format!("{id:?} queues {v:?}, which is not a neighbour"));
         }
@@ -116,7 +116,7 @@ pub fn check_settled(nodes: &[Node]) -> Result<(), String> {
             return Err(format!("{id:?} is not idle"));
         }
         if let Some(nb) = node
-            .neighbors
+            .neighbors()
             .entries()
             .find(|nb| nb.in_n == nb.forming || !nb.received_li())
         {
@@ -141,7 +141,7 @@ pub fn check_quiescent(nodes: &[Node]) -> Result<(), String> {
     };
     for node in nodes {
         let id = node.id();
-        for nb in node.neighbors.entries() {
+        for nb in node.neighbors().entries() {
             if nb.forming {
                 return Err(format!(
                     "{id:?}'s handshake with {:?} is incomplete: {nb:?}",
@@ -152,8 +152,11 @@ pub fn check_quiescent(nodes: &[Node]) -> Result<(), String> {
                 return Err(format!("{id:?}'s view of {:?} is stale: {nb:?}", nb.id));
             }
         }
-        let has_lower = node.neighbors.members().any(|nb| nb.height < node.height());
-        let has_neighbors = node.neighbors.members().next().is_some();
+        let has_lower = node
+            .neighbors()
+            .members()
+            .any(|nb| nb.height < node.height());
+        let has_neighbors = node.neighbors().members().next().is_some();
         if !node.holds_token() && has_neighbors && !has_lower {
             return Err(format!("{id:?} has no way down to the token"));
         }

@@ -3,6 +3,7 @@
 use crate::node::Outbox;
 use crate::queue::{Priority, PriorityQueue};
 use crate::token::height::Height;
+use crate::token::links::{Links, TokenNode};
 use crate::token::neighbors::Neighbors;
 use crate::{Actions, CsRequest, Error, Event, NodeId, Protocol, Status};
 
@@ -16,12 +17,9 @@ pub struct Node {
     pub(super) id: NodeId,
     pub(super) settings: Settings,
     pub(super) status: Status,
-    pub(super) height: Height,
-    pub(super) neighbors: Neighbors,
-    /// The neighbour the last REQUEST went to (where the token is, in our view); `id` while
-    /// holding the token; `None` when that link failed or no neighbour was there to ask, so
-    /// that a link re-formed to the same peer is not mistaken for a live request path.
-    pub(super) next: Option<NodeId>,
+    /// Height, neighbours and `next` (the neighbour the last REQUEST went to, where the
+    /// token is in our view).
+    pub(super) links: Links,
     /// `Some(t)` while holding the token with `t` free resources.
     pub(super) token: Option<u32>,
     pub(super) queue: PriorityQueue<NodeId>,
@@ -30,8 +28,6 @@ pub struct Node {
     /// Released resources that could not be forwarded yet because the node had no neighbour;
     /// sent on the next link, or added to `t` if the token arrives first.
     pub(super) backlog: u32,
-    /// Partial reversals performed (a simulator metric).
-    pub(super) raises: u64,
     pub(super) outbox: Outbox<Message>,
 }
 
@@ -43,14 +39,11 @@ impl Node {
             id: config.id,
             settings: config.settings,
             status: Status::Remainder,
-            height: config.height,
-            neighbors: Neighbors::with_known(config.neighbors, config.height),
-            next,
+            links: Links::new(config.height, config.neighbors, next),
             token: config.holder.then_some(config.settings.k),
             queue: PriorityQueue::new(),
             wanted: 0,
             backlog: 0,
-            raises: 0,
             outbox: Outbox::default(),
         })
     }
@@ -91,18 +84,18 @@ impl Node {
 
     /// Partial reversals (height raises) performed so far.
     pub fn raises(&self) -> u64 {
-        self.raises
+        self.links.raises
     }
 
     /// The node's height.
     pub fn height(&self) -> Height {
-        self.height
+        self.links.height
     }
 
     /// `next`: the node itself while holding the token, else where its last request went
     /// (`None` if that link failed or the node had no neighbour to ask).
     pub fn next(&self) -> Option<NodeId> {
-        self.next
+        self.links.next
     }
 
     /// The request queue, front first.
@@ -112,7 +105,7 @@ impl Node {
 
     /// The neighbour table.
     pub fn neighbors(&self) -> &Neighbors {
-        &self.neighbors
+        &self.links.neighbors
     }
 
     /// The application asks for `req.resources` resources with priority `req.priority`.

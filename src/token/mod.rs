@@ -1,9 +1,11 @@
 //! What the token algorithms ([`crate::reverse_link`], [`crate::prioritized`]) share: height
 //! triples and partial reversal ([`height`]), the neighbour table with its link handshake
-//! ([`neighbors`]), and the initial layout of a network's heights.
+//! ([`neighbors`]), the handlers of links and heights built on them, and the initial layout of
+//! a network's heights.
 
 pub mod height;
 mod layout;
+pub(crate) mod links;
 pub mod neighbors;
 
 pub use height::{Height, Sealed};

@@ -24,11 +24,12 @@
 //! `N`) completes the handshake as its announcement would. An answer whose height is
 //! impossible (corrupted) is asked for again at the next need. See `docs/ALGORITHMS.md`, T1.
 //!
-//! Entries are kept sorted by id in a `Vec`, so lookups are binary searches and a static
-//! topology never allocates.
+//! Entries are kept in a [`PeerMap`], so lookups are binary searches and a static topology
+//! never allocates.
 
 use alloc::vec::Vec;
 
+use crate::peer_map::{Keyed, PeerMap};
 use crate::token::height::Height;
 use crate::{Anomaly, NodeId};
 
@@ -36,25 +37,67 @@ use crate::{Anomaly, NodeId};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Neighbor {
     /// The peer.
-    pub id: NodeId,
+    pub(crate) id: NodeId,
     /// Our view of the peer's height (meaningful once `in_n`).
-    pub height: Height,
+    pub(crate) height: Height,
     /// Whether the peer is in `N` (its height is known).
-    pub in_n: bool,
+    pub(crate) in_n: bool,
     /// Tokens sent to the peer and not acknowledged yet (KRLF can send a second one before
     /// the first is acknowledged). The paper's `receivedLI` is `unacked == 0`.
-    pub unacked: u32,
+    pub(crate) unacked: u32,
     /// The link was detected forming and the peer's first LinkInfo has not arrived yet.
-    pub forming: bool,
+    pub(crate) forming: bool,
     /// Our height when we last announced it to the peer while the link was forming.
-    pub form_height: Height,
+    pub(crate) form_height: Height,
     /// While forming: we sent the peer a Probe to ask for its height.
-    pub asked: bool,
+    pub(crate) asked: bool,
     /// KRLF: a token was forwarded over this link since the marks were last cleared.
-    pub visited: bool,
+    pub(crate) visited: bool,
+}
+
+impl Keyed for Neighbor {
+    fn peer(&self) -> NodeId {
+        self.id
+    }
 }
 
 impl Neighbor {
+    /// The peer.
+    pub fn id(&self) -> NodeId {
+        self.id
+    }
+
+    /// Our view of the peer's height (meaningful once [`Neighbor::in_n`]).
+    pub fn height(&self) -> Height {
+        self.height
+    }
+
+    /// Whether the peer is in `N` (its height is known).
+    pub fn in_n(&self) -> bool {
+        self.in_n
+    }
+
+    /// Tokens sent to the peer and not acknowledged yet (KRLF can send a second one before
+    /// the first is acknowledged).
+    pub fn unacked(&self) -> u32 {
+        self.unacked
+    }
+
+    /// The link was detected forming and the peer's first LinkInfo has not arrived yet.
+    pub fn forming(&self) -> bool {
+        self.forming
+    }
+
+    /// Our height when we last announced it to the peer while the link was forming.
+    pub fn form_height(&self) -> Height {
+        self.form_height
+    }
+
+    /// KRLF: a token was forwarded over this link since the marks were last cleared.
+    pub fn visited(&self) -> bool {
+        self.visited
+    }
+
     /// The paper's `receivedLI`: no token we sent the peer awaits its acknowledgement, so what
     /// the peer says about its height is current.
     pub fn received_li(&self) -> bool {
@@ -130,42 +173,35 @@ pub(crate) fn initial_next(
 /// The neighbour table.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Neighbors {
-    entries: Vec<Neighbor>,
+    entries: PeerMap<Neighbor>,
 }
 
 impl Neighbors {
     /// A table with the given peers already in `N`, with known heights (initial configuration).
-    pub fn with_known(peers: impl IntoIterator<Item = Height>, own: Height) -> Self {
-        let mut entries: Vec<Neighbor> = peers
-            .into_iter()
-            .map(|h| Neighbor {
-                id: h.id,
-                height: h,
-                in_n: true,
-                unacked: 0,
-                forming: false,
-                form_height: own,
-                asked: false,
-                visited: false,
-            })
-            .collect();
-        entries.sort_by_key(|n| n.id);
-        entries.dedup_by_key(|n| n.id);
-        Neighbors { entries }
-    }
-
-    fn position(&self, id: NodeId) -> Result<usize, usize> {
-        self.entries.binary_search_by_key(&id, |n| n.id)
+    pub(crate) fn with_known(peers: impl IntoIterator<Item = Height>, own: Height) -> Self {
+        let entries = peers.into_iter().map(|h| Neighbor {
+            id: h.id,
+            height: h,
+            in_n: true,
+            unacked: 0,
+            forming: false,
+            form_height: own,
+            asked: false,
+            visited: false,
+        });
+        Neighbors {
+            entries: PeerMap::from_entries(entries),
+        }
     }
 
     /// The entry for `id`, whether or not it is in `N` yet.
     pub fn get(&self, id: NodeId) -> Option<&Neighbor> {
-        self.position(id).ok().map(|i| &self.entries[i])
+        self.entries.get(id)
     }
 
     /// Mutable entry for `id`.
     pub(crate) fn get_mut(&mut self, id: NodeId) -> Option<&mut Neighbor> {
-        self.position(id).ok().map(move |i| &mut self.entries[i])
+        self.entries.get_mut(id)
     }
 
     /// Whether `id` is in `N`.
@@ -176,25 +212,16 @@ impl Neighbors {
     /// Record a forming link to `id` detected while our height is `own`. Returns false (and
     /// changes nothing) if a link to `id` already exists.
     pub(crate) fn link_up(&mut self, id: NodeId, own: Height) -> bool {
-        match self.position(id) {
-            Ok(_) => false,
-            Err(i) => {
-                self.entries.insert(
-                    i,
-                    Neighbor {
-                        id,
-                        height: own,
-                        in_n: false,
-                        unacked: 0,
-                        forming: true,
-                        form_height: own,
-                        asked: false,
-                        visited: false,
-                    },
-                );
-                true
-            }
-        }
+        self.entries.insert_new(Neighbor {
+            id,
+            height: own,
+            in_n: false,
+            unacked: 0,
+            forming: true,
+            form_height: own,
+            asked: false,
+            visited: false,
+        })
     }
 
     /// Take in what `from` says of its height (`None`: the message's height was impossible)
@@ -250,13 +277,7 @@ impl Neighbors {
 
     /// Forget the link to `id`. Returns whether it existed.
     pub(crate) fn link_down(&mut self, id: NodeId) -> bool {
-        match self.position(id) {
-            Ok(i) => {
-                self.entries.remove(i);
-                true
-            }
-            Err(_) => false,
-        }
+        self.entries.remove(id).is_some()
     }
 
     /// Every entry, members of `N` or not, sorted by id.

@@ -65,8 +65,9 @@ pub trait Fingerprint: Harnessed + std::fmt::Debug + Send + Sync + 'static {
 /// our height at formation while the link is forming.
 pub fn neighbor_heights(neighbors: &Neighbors) -> impl Iterator<Item = Height> + '_ {
     neighbors.entries().flat_map(|e| {
-        let view = e.in_n.then_some(e.height);
-        view.into_iter().chain(e.forming.then_some(e.form_height))
+        let view = e.in_n().then_some(e.height());
+        view.into_iter()
+            .chain(e.forming().then_some(e.form_height()))
     })
 }
 
@@ -78,13 +79,13 @@ pub fn hash_neighbors<H: Hasher>(
 ) {
     neighbors.entries().count().hash(hasher);
     for e in neighbors.entries() {
-        e.id.hash(hasher);
-        (e.in_n, e.unacked, e.forming, e.visited).hash(hasher);
-        if e.in_n {
-            shift(e.height).hash(hasher);
+        e.id().hash(hasher);
+        (e.in_n(), e.unacked(), e.forming(), e.visited()).hash(hasher);
+        if e.in_n() {
+            shift(e.height()).hash(hasher);
         }
-        if e.forming {
-            shift(e.form_height).hash(hasher);
+        if e.forming() {
+            shift(e.form_height()).hash(hasher);
         }
     }
 }

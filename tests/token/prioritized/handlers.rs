@@ -336,7 +336,7 @@ fn token_serves_the_queue_and_follows_with_a_request_for_the_rest() {
             }
         )
     );
-    assert_eq!(a.neighbors().get(n(2)).unwrap().height, h(0, -2, 2));
+    assert_eq!(a.neighbors().get(n(2)).unwrap().height(), h(0, -2, 2));
     assert!(!a.neighbors().get(n(2)).unwrap().received_li());
 }
 
@@ -606,7 +606,7 @@ fn a_request_with_an_impossible_height_is_kept_on_the_view_we_had() {
     for bad in [h(0, 9, 3), h(i64::MAX, 0, 2), h(0, -Height::LIMIT - 1, 2)] {
         let out = go(&mut a, request_msg(2, 1, bad));
         assert_eq!(out[0], anomaly(2, Anomaly::OutOfRange), "{bad:?}");
-        assert_eq!(a.neighbors().get(n(2)).unwrap().height, h(0, 2, 2));
+        assert_eq!(a.neighbors().get(n(2)).unwrap().height(), h(0, 2, 2));
     }
     assert_eq!(a.queue().map(|(q, _)| q).collect::<Vec<_>>(), vec![n(2)]);
 }

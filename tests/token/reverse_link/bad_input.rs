@@ -310,7 +310,7 @@ fn height_triples_naming_another_node_or_out_of_range_are_not_recorded() {
                 send(1, Message::Request(h(1, 0, 5).into()))
             ]
         );
-        assert_eq!(n.neighbors().get(NodeId(2)).unwrap().height, h(2, 0, 2));
+        assert_eq!(n.neighbors().get(NodeId(2)).unwrap().height(), h(2, 0, 2));
     }
 }
 
@@ -374,7 +374,7 @@ fn token_ack_nobody_expected_is_recorded_like_a_link_info() {
         vec![]
     );
     // The ack still tells the peer's real height, which the node now uses.
-    assert_eq!(n.neighbors().get(NodeId(2)).unwrap().height, h(2, 1, 2));
+    assert_eq!(n.neighbors().get(NodeId(2)).unwrap().height(), h(2, 1, 2));
     assert_eq!(n.tokens(), 0);
 }
 
@@ -413,7 +413,7 @@ fn token_with_a_height_naming_another_node_is_kept_without_its_height() {
     );
     assert_eq!(n.tokens(), 1);
     assert_eq!(n.height(), h(1, 0, 5));
-    assert_eq!(n.neighbors().get(NodeId(1)).unwrap().height, h(0, 0, 1));
+    assert_eq!(n.neighbors().get(NodeId(1)).unwrap().height(), h(0, 0, 1));
     assert_eq!(n.next(), Some(NodeId(5)));
 }
 
@@ -606,14 +606,19 @@ fn local_invariants(n: &Node) -> Result<(), TestCaseError> {
     }
     prop_assert_eq!(n.height().id, n.id());
     for e in n.neighbors().entries() {
-        prop_assert!(e.id != n.id(), "the node is its own neighbour: {:?}", n);
+        prop_assert!(e.id() != n.id(), "the node is its own neighbour: {:?}", n);
         prop_assert!(
-            e.in_n != e.forming,
+            e.in_n() != e.forming(),
             "{:?} is neither in N nor forming (or both)",
             e
         );
-        if e.in_n {
-            prop_assert_eq!(e.height.id, e.id, "view of {:?} names another node", e.id);
+        if e.in_n() {
+            prop_assert_eq!(
+                e.height().id,
+                e.id(),
+                "view of {:?} names another node",
+                e.id()
+            );
         }
     }
     if n.holds_token() {
@@ -700,7 +705,7 @@ fn a_token_whose_height_fails_its_check_word_is_kept_without_adopting_the_height
     let actions = run(&mut n, recv(1, Message::Token(corrupted)));
     assert_eq!(n.tokens(), 1, "the token is kept");
     assert_eq!(n.height(), h(1, 0, 5), "its height is not adopted");
-    let view = n.neighbors().get(NodeId(1)).map(|e| e.height);
+    let view = n.neighbors().get(NodeId(1)).map(|e| e.height());
     assert_eq!(view, Some(h(0, 0, 1)), "nor recorded");
     assert_eq!(
         actions,

@@ -161,9 +161,9 @@ fn isolated_node_keeps_its_request_until_a_link_forms() {
 fn forming_flag_clears_on_the_first_link_info() {
     let mut n = node(0, 1, 1, h(0, 0, 0), &[h(1, 0, 1)]);
     n.handle(Event::LinkUp(NodeId(2))).unwrap().for_each(drop);
-    assert!(n.neighbors().get(NodeId(2)).unwrap().forming);
+    assert!(n.neighbors().get(NodeId(2)).unwrap().forming());
     recv(&mut n, 2, Message::LinkInfo(h(3, 0, 2).into()));
-    assert!(!n.neighbors().get(NodeId(2)).unwrap().forming);
+    assert!(!n.neighbors().get(NodeId(2)).unwrap().forming());
     assert!(n.neighbors().is_member(NodeId(2)));
 }
 

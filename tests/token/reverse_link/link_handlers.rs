@@ -16,8 +16,8 @@ fn link_info_from_new_neighbour_joins_it_to_n_without_resend_if_height_unchanged
     );
     assert_eq!(run(&mut n, recv(7, LinkInfo(h(4, 0, 7).into()))), vec![]);
     let e = entry(&n, 7);
-    assert!(e.in_n && !e.forming && e.received_li());
-    assert_eq!(e.height, h(4, 0, 7));
+    assert!(e.in_n() && !e.forming() && e.received_li());
+    assert_eq!(e.height(), h(4, 0, 7));
     assert!(n.neighbors().is_member(NodeId(7)));
 }
 
@@ -36,7 +36,7 @@ fn link_info_from_new_neighbour_triggers_resend_when_own_height_changed_since_fo
         run(&mut n, recv(7, LinkInfo(h(4, 0, 7).into()))),
         vec![send(7, LinkInfo(new.into()))]
     );
-    assert!(!entry(&n, 7).forming);
+    assert!(!entry(&n, 7).forming());
     // A later LinkInfo from 7 sends nothing.
     assert_eq!(run(&mut n, recv(7, LinkInfo(h(4, 1, 7).into()))), vec![]);
     assert_eq!(view(&n, 7), h(4, 1, 7));
@@ -146,7 +146,7 @@ fn token_ack_of_an_earlier_token_does_not_restore_trust_while_a_later_one_is_una
         run(&mut n, Event::Release),
         vec![send(1, Token(h(-1, 0, 0).into()))]
     );
-    assert_eq!(entry(&n, 1).unacked, 2);
+    assert_eq!(entry(&n, 1).unacked(), 2);
     // The first ack reports 1's height after the first token only: still stale.
     assert_eq!(run(&mut n, recv(1, TokenAck(h(0, -1, 1).into()))), vec![]);
     assert!(!entry(&n, 1).received_li());
@@ -165,7 +165,7 @@ fn token_ack_of_an_earlier_token_does_not_restore_trust_while_a_later_one_is_una
     // The second ack completes the handshake, without an anomaly.
     assert_eq!(run(&mut n, recv(1, TokenAck(h(-1, -1, 1).into()))), vec![]);
     assert!(entry(&n, 1).received_li());
-    assert_eq!(entry(&n, 1).unacked, 0);
+    assert_eq!(entry(&n, 1).unacked(), 0);
     assert_eq!(view(&n, 1), h(-1, -1, 1));
 }
 
@@ -359,8 +359,8 @@ fn link_up_sends_own_height_and_records_a_forming_link_outside_n() {
         vec![send(7, LinkInfo(h(1, 0, 5).into()))]
     );
     let e = entry(&n, 7);
-    assert!(e.forming && !e.in_n && e.received_li() && !e.visited);
-    assert_eq!(e.form_height, h(1, 0, 5));
+    assert!(e.forming() && !e.in_n() && e.received_li() && !e.visited());
+    assert_eq!(e.form_height(), h(1, 0, 5));
     assert!(!n.neighbors().is_member(NodeId(7)));
     assert_eq!(n.neighbors().lowest(), Some(NodeId(1)));
 }

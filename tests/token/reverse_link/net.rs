@@ -275,8 +275,8 @@ impl Net {
         self.n(i)
             .neighbors()
             .members()
-            .filter(|n| n.visited)
-            .map(|n| n.id.0)
+            .filter(|n| n.visited())
+            .map(|n| n.id().0)
             .collect()
     }
 

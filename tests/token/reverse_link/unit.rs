@@ -86,14 +86,14 @@ pub fn entry(node: &Node, id: u32) -> Neighbor {
 }
 
 pub fn view(node: &Node, id: u32) -> Height {
-    entry(node, id).height
+    entry(node, id).height()
 }
 
 pub fn visited(node: &Node) -> Vec<u32> {
     node.neighbors()
         .members()
-        .filter(|n| n.visited)
-        .map(|n| n.id.0)
+        .filter(|n| n.visited())
+        .map(|n| n.id().0)
         .collect()
 }
 

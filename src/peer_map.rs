@@ -1,0 +1,132 @@
+//! A map keyed by peer, kept as a vector sorted by id: the token algorithms' neighbour table
+//! and the permission algorithms' per-peer sets. Lookups are binary searches, there is at most
+//! one entry per peer, iteration is in id order (which fixes the order of the messages sent
+//! to several peers), and unlike a `BTreeMap` it keeps its capacity when emptied, so
+//! steady-state use does not allocate.
+
+use alloc::vec::Vec;
+
+use crate::NodeId;
+
+/// An entry of a [`PeerMap`]: it names its peer.
+pub(crate) trait Keyed {
+    /// The peer the entry belongs to.
+    fn peer(&self) -> NodeId;
+}
+
+impl<V> Keyed for (NodeId, V) {
+    fn peer(&self) -> NodeId {
+        self.0
+    }
+}
+
+/// Entries sorted by [`Keyed::peer`], one per peer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PeerMap<E>(Vec<E>);
+
+impl<E> Default for PeerMap<E> {
+    fn default() -> Self {
+        PeerMap(Vec::new())
+    }
+}
+
+impl<E: Keyed> PeerMap<E> {
+    /// The entries given, sorted; of several for one peer the first is kept.
+    pub(crate) fn from_entries(entries: impl IntoIterator<Item = E>) -> Self {
+        let mut entries: Vec<E> = entries.into_iter().collect();
+        entries.sort_by_key(E::peer);
+        entries.dedup_by_key(|e| e.peer());
+        PeerMap(entries)
+    }
+
+    fn position(&self, peer: NodeId) -> Result<usize, usize> {
+        self.0.binary_search_by_key(&peer, E::peer)
+    }
+
+    /// The entry of `peer`.
+    pub(crate) fn get(&self, peer: NodeId) -> Option<&E> {
+        self.position(peer).ok().map(|i| &self.0[i])
+    }
+
+    /// The entry of `peer`, to change (not its peer: that would break the order).
+    pub(crate) fn get_mut(&mut self, peer: NodeId) -> Option<&mut E> {
+        self.position(peer).ok().map(move |i| &mut self.0[i])
+    }
+
+    /// Whether `peer` has an entry.
+    pub(crate) fn contains(&self, peer: NodeId) -> bool {
+        self.position(peer).is_ok()
+    }
+
+    /// Add `entry`, replacing its peer's entry if there is one.
+    pub(crate) fn insert(&mut self, entry: E) {
+        match self.position(entry.peer()) {
+            Ok(i) => self.0[i] = entry,
+            Err(i) => self.0.insert(i, entry),
+        }
+    }
+
+    /// Add `entry` unless its peer has one already. Returns whether it was added.
+    pub(crate) fn insert_new(&mut self, entry: E) -> bool {
+        match self.position(entry.peer()) {
+            Ok(_) => false,
+            Err(i) => {
+                self.0.insert(i, entry);
+                true
+            }
+        }
+    }
+
+    /// Remove and return the entry of `peer`.
+    pub(crate) fn remove(&mut self, peer: NodeId) -> Option<E> {
+        self.position(peer).ok().map(|i| self.0.remove(i))
+    }
+
+    /// The peers, in id order.
+    pub(crate) fn peers(&self) -> impl Iterator<Item = NodeId> + Clone + '_ {
+        self.0.iter().map(E::peer)
+    }
+}
+
+impl<E> PeerMap<E> {
+    /// The entries, in id order.
+    pub(crate) fn iter(&self) -> core::slice::Iter<'_, E> {
+        self.0.iter()
+    }
+
+    /// The entries, in id order, to change (not their peers).
+    pub(crate) fn iter_mut(&mut self) -> core::slice::IterMut<'_, E> {
+        self.0.iter_mut()
+    }
+
+    /// Remove every entry, in id order, keeping the capacity.
+    pub(crate) fn drain(&mut self) -> alloc::vec::Drain<'_, E> {
+        self.0.drain(..)
+    }
+
+    /// Whether there are no entries.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_stay_sorted_one_per_peer() {
+        let mut m = PeerMap::from_entries([(NodeId(5), 'a'), (NodeId(2), 'b'), (NodeId(5), 'c')]);
+        assert_eq!(m.peers().collect::<Vec<_>>(), [NodeId(2), NodeId(5)]);
+        assert_eq!(m.get(NodeId(5)), Some(&(NodeId(5), 'a')), "the first kept");
+        assert!(!m.insert_new((NodeId(5), 'd')));
+        m.insert((NodeId(5), 'e'));
+        assert!(m.insert_new((NodeId(3), 'f')));
+        assert_eq!(m.iter().map(|e| e.1).collect::<Vec<_>>(), ['b', 'f', 'e']);
+        assert_eq!(m.remove(NodeId(3)), Some((NodeId(3), 'f')));
+        assert_eq!(m.remove(NodeId(3)), None);
+        assert!(m.contains(NodeId(2)) && !m.contains(NodeId(3)));
+        assert_eq!(m.drain().count(), 2);
+        assert!(m.is_empty());
+    }
+}

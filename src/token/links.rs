@@ -60,6 +60,7 @@ impl Links {
     }
 
     /// `next`, unless its link failed or no longer points down.
+    #[inline]
     pub(crate) fn live_next(&self) -> Option<NodeId> {
         self.next
             .filter(|&v| self.neighbors.is_lower(v, self.height))
@@ -209,6 +210,7 @@ impl Links {
 
     /// Whether a queued request of `q` must go after a reversal: `q` is now below us, so it
     /// routes its requests elsewhere.
+    #[inline]
     pub(crate) fn reversed(&self, q: NodeId) -> bool {
         q != self.height.id && self.neighbors.is_lower(q, self.height)
     }
@@ -256,6 +258,7 @@ impl Links {
 
     /// We are sending `to` a token: it becomes `next`, and until it acknowledges, we take it
     /// to be just below us. False (and nothing changed) if `to` has no link.
+    #[inline]
     pub(crate) fn token_sent(&mut self, to: NodeId) -> bool {
         let assumed = self.height.just_below(to);
         let Some(entry) = self.neighbors.get_mut(to) else {

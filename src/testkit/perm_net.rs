@@ -108,7 +108,7 @@ pub struct PermNet<H: PermissionHarness> {
     pub in_flight: Vec<Flight<H::Message>>,
     /// Whether each message in flight was corrupted already.
     pub marks: Vec<bool>,
-    /// The last messages sent, for late replays ([`PermNet::replay`]).
+    /// In hand-driven mode, the last messages sent, for late replays ([`PermNet::replay`]).
     pub history: Vec<Flight<H::Message>>,
     /// Each host's armed timers, sorted.
     pub timers: Vec<Vec<TimerId>>,
@@ -271,10 +271,12 @@ impl<H: PermissionHarness> PermNet<H> {
                         return Ok(());
                     }
                     let flight = Flight { from: at, to, msg };
-                    if self.history.len() == HISTORY {
-                        self.history.remove(0);
+                    if self.checked {
+                        if self.history.len() == HISTORY {
+                            self.history.remove(0);
+                        }
+                        self.history.push(flight.clone());
                     }
-                    self.history.push(flight.clone());
                     self.in_flight.push(flight);
                     self.marks.push(false);
                 }

@@ -137,6 +137,11 @@ pub struct TokenNet<P: TokenHarness> {
     pub entries: Vec<(NodeId, u32)>,
     /// Every anomaly reported: `(reporter, peer, kind)`.
     pub anomalies: Vec<(NodeId, NodeId, Anomaly)>,
+    /// What the last event applied produced.
+    pub last: Vec<Action<P::Message>>,
+    /// In hand-driven mode, the link of every message sent, in sending order, for
+    /// [`TokenNet::deliver_oldest`] (entries of links drained otherwise are skipped).
+    pub order: VecDeque<(NodeId, NodeId)>,
     /// Whether to check safety after every event and panic, with the trace, on a violation
     /// or contract breach ([`TokenNet::checked`]).
     pub checked: bool,
@@ -149,12 +154,18 @@ impl<P: TokenHarness> TokenNet<P> {
     /// The network `params` describes on `graph`, every link known to both ends.
     pub fn new(graph: Graph, params: &Params<P::Settings>) -> Result<Self, String> {
         let nodes = P::build(&graph, params).map_err(|e| format!("cannot build: {e}"))?;
+        Ok(Self::with_nodes(nodes, graph))
+    }
+
+    /// A network of the given nodes (node `i` at index `i`, configured by hand, e.g. with
+    /// explicit heights) on `graph`, every link known to both ends, nothing in flight.
+    pub fn with_nodes(nodes: Vec<P>, graph: Graph) -> Self {
         let up = graph
             .edges()
             .iter()
             .flat_map(|&(a, b)| [(a, b), (b, a)])
             .collect();
-        Ok(TokenNet {
+        TokenNet {
             nodes,
             channels: Channels::default(),
             graph,
@@ -166,9 +177,11 @@ impl<P: TokenHarness> TokenNet<P> {
             fault: None,
             entries: Vec::new(),
             anomalies: Vec::new(),
+            last: Vec::new(),
+            order: VecDeque::new(),
             checked: false,
             trace: std::env::var_os("MANET_MUTEX_TRACE").map(|_| Vec::new()),
-        })
+        }
     }
 
     /// The network of `settings` on `n` nodes linked by `edges`, with the tokens at
@@ -213,7 +226,8 @@ impl<P: TokenHarness> TokenNet<P> {
         }
     }
 
-    fn note(&mut self, line: impl FnOnce() -> String) {
+    /// Add a line to the trace, if one is kept.
+    pub fn note(&mut self, line: impl FnOnce() -> String) {
         if let Some(trace) = &mut self.trace {
             trace.push(line());
         }
@@ -243,23 +257,28 @@ impl<P: TokenHarness> TokenNet<P> {
                 return Err(e);
             }
         };
-        for action in actions {
+        for action in &actions {
             match action {
                 Action::Send { to, msg } => {
+                    let to = *to;
                     if !self.up.contains(&(at, to)) {
                         self.breach(format!(
                             "{at:?} sent {msg:?} to {to:?} over a link it does not know"
                         ));
                         return Ok(());
                     }
-                    self.channels.push(at, to, msg);
+                    self.channels.push(at, to, msg.clone());
                     self.marks.entry((at, to)).or_default().push_back(false);
+                    if self.checked {
+                        self.order.push_back((at, to));
+                    }
                 }
-                Action::EnterCritical { resources } => self.entries.push((at, resources)),
-                Action::Anomaly { from, kind } => self.anomalies.push((at, from, kind)),
+                Action::EnterCritical { resources } => self.entries.push((at, *resources)),
+                Action::Anomaly { from, kind } => self.anomalies.push((at, *from, *kind)),
                 _ => {}
             }
         }
+        self.last = actions;
         if self.checked {
             if let Err(e) = self.check_safety() {
                 panic!("invariant violated: {e}\n{}", self.trace_text());
@@ -335,6 +354,26 @@ impl<P: TokenHarness> TokenNet<P> {
                 return Err(format!("still busy after {limit} deliveries"));
             }
         }
+    }
+
+    /// Deliver the oldest message still in flight (hand-driven mode: a fair, globally FIFO
+    /// scheduler); its link, or `None` if nothing is in flight.
+    pub fn deliver_oldest(&mut self) -> Option<(NodeId, NodeId)> {
+        while let Some((from, to)) = self.order.pop_front() {
+            if self.deliver(from, to) {
+                return Some((from, to));
+            }
+        }
+        None
+    }
+
+    /// The messages in flight on `from → to`, oldest first.
+    pub fn pending(&self, from: NodeId, to: NodeId) -> Vec<&P::Message> {
+        self.channels
+            .iter()
+            .filter(|&(f, t, _)| (f, t) == (from, to))
+            .map(|(.., msg)| msg)
+            .collect()
     }
 
     /// Links that may fail now: idle in both directions and not bridges.

@@ -84,10 +84,9 @@ fn in_status(net: &Net, status: Status) -> Vec<u32> {
 }
 
 fn busy_links(net: &Net) -> Vec<(u32, u32)> {
-    net.links
-        .iter()
-        .filter(|(_, q)| !q.is_empty())
-        .map(|(&k, _)| k)
+    net.busy_links()
+        .into_iter()
+        .map(|(f, t)| (f.0, t.0))
         .collect()
 }
 
@@ -141,7 +140,7 @@ fn run(case: &Case) {
                 let mut without = graph.clone();
                 without.remove(&(x, y));
                 if idle && connected(n, &without) {
-                    net.trace.push(format!("link n{x}-n{y} fails"));
+                    net.note(|| format!("link n{x}-n{y} fails"));
                     net.link_down(x, y);
                     graph = without;
                 }
@@ -150,7 +149,7 @@ fn run(case: &Case) {
                 let (x, y) = (a % n, b % n);
                 let e = (x.min(y), x.max(y));
                 if x != y && !graph.contains(&e) {
-                    net.trace.push(format!("link n{x}-n{y} forms"));
+                    net.note(|| format!("link n{x}-n{y} forms"));
                     graph.insert(e);
                     net.link_up(e.0, e.1);
                 }

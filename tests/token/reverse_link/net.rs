@@ -1,13 +1,15 @@
-//! A tiny hand-driven KRL network shared by the reverse_link scenario and interleaving tests: FIFO channels
-//! per directed link, link events applied to both ends, the safety invariants checked after
-//! every event, and every anomaly treated as a failure (except `Stale` when allowed).
-#![allow(dead_code)]
-
-use std::collections::{BTreeMap, VecDeque};
+//! The KRL scenario and interleaving tests drive the test kit's [`TokenNet`] in hand-driven
+//! mode (safety after every event) through this adapter: node numbers instead of ids, each
+//! step's actions returned, link events applied to both ends, and every anomaly treated as a
+//! failure (except `Stale` when allowed).
 
 pub use manet_mutex::testkit::strategy::cases;
 
+use std::ops::{Deref, DerefMut};
+
 use manet_mutex::reverse_link::{invariants, Config, Message, Node, Settings};
+use manet_mutex::sim::Graph;
+use manet_mutex::testkit::TokenNet;
 use manet_mutex::token::Height;
 use manet_mutex::{Action, Anomaly, CsRequest, Event, NodeId, Protocol};
 
@@ -53,86 +55,64 @@ pub fn configs(
         .collect()
 }
 
-/// A tiny hand-driven network: FIFO channels per directed link, link events applied to both
-/// ends, the safety invariants checked after every event, anomalies treated as failures.
+/// A hand-driven KRL network; derefs to the kit's [`TokenNet`].
 pub struct Net {
-    pub nodes: Vec<Node>,
-    pub links: BTreeMap<(u32, u32), VecDeque<Message>>,
-    pub trace: Vec<String>,
+    net: TokenNet<Node>,
     /// Accept `Anomaly::Stale` (a Request that crossed a token: legitimate in KRLF and under
     /// link changes).
     pub allow_stale: bool,
     /// How many `Stale` anomalies were reported.
     pub stale: u64,
-    /// The link of every message sent, in sending order (entries of links drained out of
-    /// order are skipped): `deliver_oldest` is a fair, globally FIFO scheduler.
-    pub order: VecDeque<(u32, u32)>,
+}
+
+impl Deref for Net {
+    type Target = TokenNet<Node>;
+
+    fn deref(&self) -> &TokenNet<Node> {
+        &self.net
+    }
+}
+
+impl DerefMut for Net {
+    fn deref_mut(&mut self) -> &mut TokenNet<Node> {
+        &mut self.net
+    }
 }
 
 impl Net {
+    /// The nodes of `configs`, linked as their neighbour lists say.
     pub fn new(configs: Vec<Config>) -> Self {
-        let nodes = configs
+        let nodes: Vec<Node> = configs
             .into_iter()
             .map(|c| Node::new(c).expect("valid config"))
             .collect();
+        let edges: Vec<(NodeId, NodeId)> = nodes
+            .iter()
+            .flat_map(|n| n.neighbors().members().map(move |m| (n.id(), m.id())))
+            .filter(|&(a, b)| a < b)
+            .collect();
+        let graph = Graph::from_edges(nodes.len(), &edges);
         Net {
-            nodes,
-            links: BTreeMap::new(),
-            trace: Vec::new(),
+            net: TokenNet::with_nodes(nodes, graph).checked(),
             allow_stale: false,
             stale: 0,
-            order: VecDeque::new(),
         }
     }
 
     pub fn n(&self, i: u32) -> &Node {
-        &self.nodes[i as usize]
+        &self.net.nodes[i as usize]
     }
 
     pub fn fail(&self, why: String) -> ! {
-        let from = self.trace.len().saturating_sub(400);
-        panic!(
-            "{why}\ntrace (last 400 lines):\n  {}",
-            self.trace[from..].join("\n  ")
-        )
+        panic!("{why}\n{}", self.net.trace_text())
     }
 
+    /// Apply `event` at node `at`; its actions. Panics on a rejection or an anomaly.
     pub fn handle(&mut self, at: u32, event: Event<Message>) -> Vec<Action<Message>> {
-        if self.trace.len() > 4_000 {
-            self.trace.drain(..2_000);
+        if let Err(e) = self.net.apply(NodeId(at), event) {
+            self.fail(format!("n{at} rejected the event: {e}"));
         }
-        self.trace.push(format!("n{at} <- {event:?}"));
-        let result = self.nodes[at as usize]
-            .handle(event)
-            .map(|a| a.collect::<Vec<_>>());
-        let actions = match result {
-            Ok(a) => a,
-            Err(e) => self.fail(format!("n{at} rejected the event: {e}")),
-        };
-        self.trace.push(format!("   -> {actions:?}"));
-        for a in &actions {
-            match a {
-                Action::Send { to, msg } => {
-                    self.links.entry((at, to.0)).or_default().push_back(*msg);
-                    self.order.push_back((at, to.0));
-                }
-                Action::Anomaly {
-                    kind: Anomaly::Stale,
-                    ..
-                } if self.allow_stale => self.stale += 1,
-                Action::Anomaly { .. } => self.fail(format!("n{at} reported {a:?}")),
-                _ => {}
-            }
-        }
-        let flying = self
-            .links
-            .iter()
-            .flat_map(|(&(f, t), q)| q.iter().map(move |m| (NodeId(f), NodeId(t), m)));
-        let safety = invariants::check_safety(&self.nodes, flying);
-        if let Err(e) = safety {
-            self.fail(e);
-        }
-        actions
+        self.checked_last(at)
     }
 
     pub fn request(&mut self, i: u32) -> Vec<Action<Message>> {
@@ -145,29 +125,36 @@ impl Net {
 
     /// The messages in flight from `from` to `to`, oldest first.
     pub fn pending(&self, from: u32, to: u32) -> Vec<Message> {
-        self.links
-            .get(&(from, to))
-            .map(|q| q.iter().copied().collect())
-            .unwrap_or_default()
+        self.net
+            .pending(NodeId(from), NodeId(to))
+            .into_iter()
+            .copied()
+            .collect()
     }
 
     /// Deliver the oldest message on `from → to`.
     pub fn deliver(&mut self, from: u32, to: u32) -> (Message, Vec<Action<Message>>) {
-        let Some(msg) = self
-            .links
-            .get_mut(&(from, to))
-            .and_then(VecDeque::pop_front)
-        else {
+        let Some(msg) = self.pending(from, to).first().copied() else {
             self.fail(format!("nothing in flight on n{from} -> n{to}"))
         };
-        let actions = self.handle(
-            to,
-            Event::Receive {
-                from: NodeId(from),
-                msg,
-            },
-        );
-        (msg, actions)
+        self.net.deliver(NodeId(from), NodeId(to));
+        (msg, self.checked_last(to))
+    }
+
+    /// The last actions of node `at`, failing on anomalies as [`Net::handle`] does.
+    fn checked_last(&mut self, at: u32) -> Vec<Action<Message>> {
+        let actions = self.net.last.clone();
+        for a in &actions {
+            match a {
+                Action::Anomaly {
+                    kind: Anomaly::Stale,
+                    ..
+                } if self.allow_stale => self.stale += 1,
+                Action::Anomaly { .. } => self.fail(format!("n{at} reported {a:?}")),
+                _ => {}
+            }
+        }
+        actions
     }
 
     /// Deliver every message on `from → to`.
@@ -177,83 +164,90 @@ impl Net {
         }
     }
 
-    /// Deliver, in link order, every message at the front of its link that `pick` accepts,
-    /// until no link's front message is accepted. Returns how many were delivered.
-    pub fn deliver_while(&mut self, pick: impl Fn(&Message) -> bool, limit: usize) -> usize {
+    /// Deliver the oldest message of the first busy link; false if nothing is in flight.
+    pub fn step(&mut self) -> bool {
+        match self.net.busy_links().first() {
+            Some(&(f, t)) => {
+                self.deliver(f.0, t.0);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Deliver the oldest message still in flight; false if nothing is in flight.
+    pub fn deliver_oldest(&mut self) -> bool {
+        match self.net.deliver_oldest() {
+            Some((_, to)) => {
+                self.checked_last(to.0);
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn deliver_all(&mut self) -> usize {
+        self.deliver_while(|_| true)
+    }
+
+    /// Deliver everything but tokens (a token that heads a link blocks the link behind it).
+    pub fn deliver_all_but_tokens(&mut self) -> usize {
+        self.deliver_while(|m| !m.is_token())
+    }
+
+    /// Deliver, in link order, every message at the head of its link that `pick` accepts,
+    /// until no head is accepted. Returns how many were delivered.
+    fn deliver_while(&mut self, pick: impl Fn(&Message) -> bool) -> usize {
         let mut delivered = 0;
         while let Some((f, t)) = self
-            .links
-            .iter()
-            .find(|(_, q)| q.front().is_some_and(&pick))
-            .map(|(&k, _)| k)
+            .net
+            .busy_links()
+            .into_iter()
+            .find(|&(f, t)| self.net.pending(f, t).first().is_some_and(|m| pick(m)))
         {
-            self.deliver(f, t);
+            self.deliver(f.0, t.0);
             delivered += 1;
-            if delivered > limit {
-                self.fail(format!("still not quiet after {limit} deliveries"));
+            if delivered > 10_000 {
+                self.fail("still not quiet after 10000 deliveries".into());
             }
         }
         delivered
     }
 
-    /// Deliver the oldest message of the first busy link; false if nothing is in flight.
-    pub fn step(&mut self) -> bool {
-        let Some((f, t)) = self
-            .links
-            .iter()
-            .find(|(_, q)| !q.is_empty())
-            .map(|(&k, _)| k)
-        else {
-            return false;
-        };
-        self.deliver(f, t);
-        true
-    }
-
-    /// Deliver the oldest message still in flight; false if nothing is in flight.
-    pub fn deliver_oldest(&mut self) -> bool {
-        while let Some((f, t)) = self.order.pop_front() {
-            if !self.pending(f, t).is_empty() {
-                self.deliver(f, t);
-                return true;
-            }
-        }
-        false
-    }
-
-    pub fn deliver_all(&mut self) -> usize {
-        self.deliver_while(|_| true, 10_000)
-    }
-
-    /// Deliver everything but tokens (a token that heads a link blocks the link behind it).
-    pub fn deliver_all_but_tokens(&mut self) -> usize {
-        self.deliver_while(|m| !m.is_token(), 10_000)
-    }
-
-    /// The links that have a token at their front.
+    /// The links that have a token in flight.
     pub fn tokens_in_flight(&self) -> Vec<(u32, u32)> {
-        self.links
+        let mut links: Vec<(u32, u32)> = self
+            .net
+            .channels
             .iter()
-            .filter(|(_, q)| q.iter().any(Message::is_token))
-            .map(|(&k, _)| k)
-            .collect()
+            .filter(|(.., m)| m.is_token())
+            .map(|(f, t, _)| (f.0, t.0))
+            .collect();
+        links.dedup();
+        links
     }
 
+    /// Both ends are told the link is up (a keepalive if it already was).
     pub fn link_up(&mut self, a: u32, b: u32) -> (Vec<Action<Message>>, Vec<Action<Message>>) {
-        (
-            self.handle(a, Event::LinkUp(NodeId(b))),
-            self.handle(b, Event::LinkUp(NodeId(a))),
-        )
+        let (x, y) = (NodeId(a), NodeId(b));
+        self.net.graph.add(x, y);
+        self.net.up.insert((x, y));
+        let at_a = self.handle(a, Event::LinkUp(y));
+        self.net.up.insert((y, x));
+        (at_a, self.handle(b, Event::LinkUp(x)))
     }
 
+    /// The link fails (it must be idle); both ends are told.
     pub fn link_down(&mut self, a: u32, b: u32) -> (Vec<Action<Message>>, Vec<Action<Message>>) {
         if !self.pending(a, b).is_empty() || !self.pending(b, a).is_empty() {
             self.fail(format!("link n{a}-n{b} is not idle"));
         }
-        (
-            self.handle(a, Event::LinkDown(NodeId(b))),
-            self.handle(b, Event::LinkDown(NodeId(a))),
-        )
+        let (x, y) = (NodeId(a), NodeId(b));
+        self.net.graph.remove(x, y);
+        self.net.up.remove(&(x, y));
+        let at_a = self.handle(a, Event::LinkDown(y));
+        self.net.up.remove(&(y, x));
+        (at_a, self.handle(b, Event::LinkDown(x)))
     }
 
     pub fn queue(&self, i: u32) -> Vec<u32> {
@@ -281,8 +275,8 @@ impl Net {
     }
 
     pub fn quiescent(&self) {
-        assert!(self.links.values().all(VecDeque::is_empty));
-        if let Err(e) = invariants::check_quiescent(&self.nodes) {
+        assert!(self.net.channels.is_empty());
+        if let Err(e) = invariants::check_quiescent(&self.net.nodes) {
             self.fail(e);
         }
     }

@@ -24,7 +24,7 @@
 //! `N`) completes the handshake as its announcement would. An answer whose height is
 //! impossible (corrupted) is asked for again at the next need. See `docs/ALGORITHMS.md`, T1.
 //!
-//! Entries are kept in a [`PeerMap`], so lookups are binary searches and a static topology
+//! Entries are kept in the crate's sorted peer map, so lookups are binary searches and a static topology
 //! never allocates.
 
 use alloc::vec::Vec;

@@ -9,7 +9,7 @@
 //!
 //! Timers are set by the cores in milliseconds of simulated time.
 //!
-//! The invariants are checked after every step ([`check`]); a run ends with a drain (no new
+//! The invariants are checked after every step (`check`); a run ends with a drain (no new
 //! requests, failures, loss or mode changes; everyone back) that must serve every waiting host.
 //! A violation carries the seed and the trace of the last events.
 

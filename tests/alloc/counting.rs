@@ -1,7 +1,6 @@
 //! A global allocator that counts this thread's allocations while `COUNTING` is set, for the
 //! steady-state allocation tests. Each test binary that includes this module gets it as its
 //! global allocator.
-#![allow(dead_code)] // each test binary uses a different part
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

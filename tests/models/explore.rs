@@ -65,7 +65,6 @@ pub fn explore<M>(
 
 /// Replay `steps` (a counterexample's) from the model's first initial state, with `check` after
 /// each; the last state, for the caller's liveness check.
-#[allow(dead_code)] // not every model has a regression to replay yet
 pub fn replay<M: Model>(
     model: &M,
     steps: &[M::Action],

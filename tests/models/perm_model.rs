@@ -352,7 +352,6 @@ where
 
 /// Replay `steps` (a counterexample's) from the model's initial state, checking safety after
 /// each, then the liveness drain: what a regression test of a model counterexample runs.
-#[allow(dead_code)] // not every model has a regression to replay yet
 pub fn replay<H>(model: &PermModel<H>, steps: &[Step]) -> Result<(), String>
 where
     H: PermissionHarness + Send + Sync + 'static,

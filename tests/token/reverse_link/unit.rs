@@ -4,7 +4,6 @@
 //!   neighbours 2 at (2,0,2) and 3 at (3,0,3) are above it.
 //! - `holder(t)`: node 0 at (0,0,0) holding `t` of k = 2 tokens; neighbours 2 at (1,0,2) and
 //!   3 at (1,0,3) are above it.
-#![allow(dead_code)]
 
 pub use manet_mutex::reverse_link::{Config, Message, Node, Settings};
 pub use manet_mutex::token::Height;

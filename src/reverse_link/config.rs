@@ -15,6 +15,11 @@ pub struct Settings {
     pub k: u32,
     /// KRLF: forward idle tokens to the lowest unvisited neighbour.
     pub forwarding: bool,
+    /// KRLF pacing: hold an idle token this long (in the embedder's time unit, the unit of
+    /// [`crate::Action::SetTimer`]) before forwarding it, serving any request that arrives
+    /// meanwhile. `None`, the paper's KRLF, forwards at once: over a fast transport idle tokens
+    /// then circulate as fast as it carries them.
+    pub idle_pause: Option<u64>,
 }
 
 impl Settings {
@@ -23,12 +28,22 @@ impl Settings {
         Settings {
             k,
             forwarding: false,
+            idle_pause: None,
         }
     }
 
     /// With token forwarding on (KRLF) or off.
     pub const fn with_forwarding(self, forwarding: bool) -> Self {
         Settings { forwarding, ..self }
+    }
+
+    /// KRLF holding each idle token `after` time units before forwarding it (see
+    /// [`Settings::idle_pause`]); needs forwarding on and `after ≥ 1`.
+    pub const fn with_idle_pause(self, after: u64) -> Self {
+        Settings {
+            idle_pause: Some(after),
+            ..self
+        }
     }
 }
 
@@ -77,6 +92,13 @@ impl Config {
         }
         if self.tokens > self.settings.k {
             return Err(bad("a node cannot hold more than k tokens"));
+        }
+        match self.settings.idle_pause {
+            Some(0) => return Err(bad("an idle pause must be at least 1")),
+            Some(_) if !self.settings.forwarding => {
+                return Err(bad("an idle pause needs token forwarding (KRLF)"));
+            }
+            _ => {}
         }
         initial_next(self.id, self.height, &self.neighbors, self.tokens > 0).map_err(bad)
     }

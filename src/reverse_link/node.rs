@@ -6,7 +6,7 @@ use crate::queue::FifoQueue;
 use crate::token::height::{Height, Sealed};
 use crate::token::links::{LinkMessages, Links, Take, TokenNode};
 use crate::token::neighbors::{Neighbors, Said};
-use crate::{Action, Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
+use crate::{Action, Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status, TimerId};
 
 /// A KRL (or KRLF) node.
 #[derive(Debug, Clone)]
@@ -20,8 +20,13 @@ pub struct Node {
     /// A LinkInfo made this holder lower itself, and nothing has happened since that could
     /// make another lowering useful; see `may_lower_on_link_info`.
     lowered_on_link_info: bool,
+    /// The idle-pause timer is armed ([`Settings::idle_pause`]).
+    pausing: bool,
     outbox: Outbox<Message>,
 }
+
+/// The one timer a KRLF node with an idle pause sets.
+pub const IDLE_PAUSE: TimerId = TimerId(0);
 
 impl PartialEq for Node {
     /// Protocol state only: the output buffer is always empty between calls.
@@ -33,6 +38,7 @@ impl PartialEq for Node {
             && self.tokens == other.tokens
             && self.queue == other.queue
             && self.lowered_on_link_info == other.lowered_on_link_info
+            && self.pausing == other.pausing
     }
 }
 impl Eq for Node {}
@@ -49,6 +55,7 @@ impl Node {
             tokens: config.tokens,
             queue: FifoQueue::new(),
             lowered_on_link_info: false,
+            pausing: false,
             outbox: Outbox::default(),
         })
     }
@@ -128,7 +135,7 @@ impl Node {
         if !self.queue.is_empty() {
             self.serve();
         } else if self.settings.forwarding {
-            self.forward_idle_token();
+            self.idle_token();
         }
         if self.holds_token() && self.links.neighbors.all_lower(self.links.height) {
             self.lower_height();
@@ -182,9 +189,39 @@ impl Node {
         if !self.queue.is_empty() {
             self.serve();
         } else if self.settings.forwarding {
-            self.forward_idle_token();
+            self.idle_token();
         } else {
             self.links.next = Some(self.id);
+        }
+    }
+
+    /// KRLF with an idle token: forward it now (the paper), or hold it like a KRL holder
+    /// until the idle pause expires.
+    fn idle_token(&mut self) {
+        let Some(after) = self.settings.idle_pause else {
+            return self.forward_idle_token();
+        };
+        if self.spare_tokens() == 0 {
+            return;
+        }
+        self.links.next = Some(self.id);
+        if !self.pausing {
+            self.pausing = true;
+            self.outbox.push(Action::SetTimer {
+                timer: IDLE_PAUSE,
+                after,
+            });
+        }
+    }
+
+    /// The idle pause expired: forward a token that is still idle. A request served in the
+    /// meantime used it, and a later one re-arms the pause when its token turns idle again.
+    fn on_idle_pause(&mut self) {
+        if !core::mem::take(&mut self.pausing) {
+            return;
+        }
+        if self.queue.is_empty() {
+            self.forward_idle_token();
         }
     }
 
@@ -401,6 +438,12 @@ impl Protocol for Node {
             Event::LinkDown(j) => {
                 self.lowered_on_link_info = false;
                 self.on_link_down(j);
+            }
+            // Only the idle pause sets a timer; any other id is stale or foreign.
+            Event::Timeout(timer) if self.settings.idle_pause.is_some() => {
+                if timer == IDLE_PAUSE {
+                    self.on_idle_pause();
+                }
             }
             other => return Err(Error::Unsupported(other.name())),
         }

@@ -3,6 +3,7 @@
 mod bad_input;
 mod deviations;
 mod handlers;
+mod idle_pause;
 mod interleavings;
 mod link_handlers;
 mod net;

@@ -33,7 +33,11 @@ pub fn graph(nodes: usize, connectivity: f64, seed: u64) -> Graph {
 }
 
 fn run_one(args: &Args, forwarding: bool, p: &Point) -> Result<Row, String> {
-    let params = Params::first_nodes(Settings::new(k(args)).with_forwarding(forwarding), k(args));
+    let mut settings = Settings::new(k(args)).with_forwarding(forwarding);
+    if forwarding && args.idle_pause > 0 {
+        settings = settings.with_idle_pause(args.idle_pause);
+    }
+    let params = Params::first_nodes(settings, k(args));
     let mut config = Config::new(graph(args.nodes, p.connectivity, p.seed), params, p.seed);
     config.workload = Workload {
         lambda_req: p.load,
@@ -52,6 +56,7 @@ fn run_one(args: &Args, forwarding: bool, p: &Point) -> Result<Row, String> {
             ("connectivity", p.connectivity.to_string()),
             ("mobility", p.mobility.to_string()),
             ("load", p.load.to_string()),
+            ("idle_pause", args.idle_pause.to_string()),
         ],
         seed: p.seed,
         summary: outcome.metrics.summary(),

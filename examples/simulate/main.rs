@@ -62,6 +62,10 @@ pub struct Args {
     /// Requests per run to aim for: the load phase lasts max(500, requests / (nodes · load)).
     #[arg(long, default_value_t = 1000.0)]
     requests: f64,
+    /// KRLF: hold an idle token this many time units before forwarding it (the paper: 0,
+    /// forward at once).
+    #[arg(long, default_value_t = 0)]
+    idle_pause: u64,
     /// Prioritized: policies to compare (comma separated).
     #[arg(long, value_enum, value_delimiter = ',')]
     policy: Option<Vec<prioritized::PolicyArg>>,

@@ -16,7 +16,7 @@ use rand_distr::{Distribution, Exp};
 use super::topology::Graph;
 use super::workload::Workload;
 use super::{EventQueue, Metrics, Time, Violation};
-use crate::{Action, CsRequest, Error, Event, NodeId, Protocol, Status};
+use crate::{Action, CsRequest, Error, Event, NodeId, Protocol, Status, TimerId};
 
 /// A token network to build: what its nodes agree on, and where the tokens start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -182,7 +182,15 @@ pub struct Outcome<N> {
 
 #[derive(Debug, Clone, Copy)]
 enum SimEvent {
-    Deliver { from: NodeId, to: NodeId },
+    Deliver {
+        from: NodeId,
+        to: NodeId,
+    },
+    /// A timer a node set expires (cancellations are not tracked: nodes ignore stale expiries).
+    Timeout {
+        node: NodeId,
+        timer: TimerId,
+    },
     Request(NodeId),
     Release(NodeId),
     Mobility,
@@ -333,6 +341,11 @@ impl<P: TokenAlgorithm> Sim<P> {
                     self.queue
                         .schedule(self.config.workload.cs_duration, SimEvent::Release(node));
                 }
+                // Timer units are the simulator's time units.
+                Action::SetTimer { timer, after } => {
+                    self.queue
+                        .schedule(after as f64, SimEvent::Timeout { node, timer });
+                }
                 _ => {}
             }
         }
@@ -349,6 +362,7 @@ impl<P: TokenAlgorithm> Sim<P> {
                 };
                 self.deliver(to, Event::Receive { from, msg })?;
             }
+            SimEvent::Timeout { node, timer } => self.deliver(node, Event::Timeout(timer))?,
             SimEvent::Request(node) => {
                 if self.loading && self.nodes[node.index()].status() == Status::Remainder {
                     let request = self.config.workload.request(&mut self.rng);

@@ -16,6 +16,9 @@ pub enum Error {
     /// `Release` while the node is not in the critical section.
     #[error("cannot release the critical section while {0:?}: the node is not in it")]
     NotInCritical(Status),
+    /// `Cancel` while the node is not waiting for the critical section.
+    #[error("cannot cancel while {0:?}: no request is waiting")]
+    NotWaiting(Status),
     /// A request for a number of resources outside `1..=k`.
     #[error("requested {requested} resources, but this system has k = {k} (must be 1..=k)")]
     InvalidResources {

@@ -68,6 +68,9 @@ pub enum Event<M> {
     Disconnect,
     /// The host reconnects after a voluntary or accidental disconnection (look-ahead).
     Reconnect,
+    /// The application withdraws its waiting request (only while `Waiting`; the node returns
+    /// to the remainder section and never enters for that request).
+    Cancel,
 }
 
 impl<M> Event<M> {
@@ -84,6 +87,7 @@ impl<M> Event<M> {
             Event::Wake => "Wake",
             Event::Disconnect => "Disconnect",
             Event::Reconnect => "Reconnect",
+            Event::Cancel => "Cancel",
         }
     }
 }

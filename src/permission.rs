@@ -157,6 +157,13 @@ impl Waits {
         self.timers.contains(peer)
     }
 
+    /// Stop waiting for anyone, cancelling every timer.
+    pub(crate) fn clear<M>(&mut self, out: &mut Outbox<M>) {
+        for (_, timer) in self.timers.drain() {
+            out.push(Action::CancelTimer { timer });
+        }
+    }
+
     /// Whether no REPLY is outstanding.
     pub(crate) fn is_empty(&self) -> bool {
         self.timers.is_empty()
@@ -342,6 +349,24 @@ impl<T: Copy> Core<T> {
         if self.status != Status::Critical {
             return Err(Error::NotInCritical(self.status));
         }
+        self.status = Status::Remainder;
+        self.open = None;
+        self.deferred.answer_all(out, reply);
+        Ok(())
+    }
+
+    /// Withdraw the waiting request: stop waiting (cancelling every retransmission timer) and
+    /// answer every deferred request with `reply`, as on leaving the critical section. REPLYs
+    /// still on their way name the withdrawn request and grant nothing.
+    pub(crate) fn withdraw<M>(
+        &mut self,
+        out: &mut Outbox<M>,
+        reply: impl FnMut(NodeId, Ticket, T) -> M,
+    ) -> Result<(), Error> {
+        if self.status != Status::Waiting {
+            return Err(Error::NotWaiting(self.status));
+        }
+        self.waits.clear(out);
         self.status = Status::Remainder;
         self.open = None;
         self.deferred.answer_all(out, reply);

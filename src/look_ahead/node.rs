@@ -265,6 +265,19 @@ impl Node {
         Ok(())
     }
 
+    /// Withdraw the waiting request: the deferred requesters get their REPLY, as on release,
+    /// and the sets move only as those REPLYs move them.
+    fn cancel(&mut self) -> Result<(), Error> {
+        let State { core, peers, .. } = &mut self.s;
+        core.withdraw(&mut self.out, |peer, ticket, epoch| {
+            Self::reply(peers, peer, ticket, epoch)
+        })?;
+        if self.s.reconnect_pending {
+            self.announce_reconnect();
+        }
+        Ok(())
+    }
+
     fn timeout(&mut self, timer: crate::TimerId) {
         if let Some((peer, ticket)) = self.s.core.expired(timer) {
             self.ask(peer, ticket);
@@ -413,6 +426,7 @@ impl Protocol for Node {
             Event::Wake => self.wake(),
             Event::Disconnect => self.disconnect(),
             Event::Reconnect => self.reconnect(),
+            Event::Cancel => self.cancel(),
             other => Err(Error::Unsupported(other.name())),
         };
         self.out.finish(result)

@@ -129,6 +129,21 @@ impl Node {
         Ok(())
     }
 
+    /// The application withdraws its waiting request. A waiting holder serves the rest of its
+    /// queue; elsewhere the REQUEST already sent stays valid for the rest of the queue, and a
+    /// token it brings with nobody left to serve is kept, as any.
+    fn cancel(&mut self) -> Result<(), Error> {
+        if self.status != Status::Waiting {
+            return Err(Error::NotWaiting(self.status));
+        }
+        let before = self.queue.front();
+        self.status = Status::Remainder;
+        self.wanted = 0;
+        self.queue.delete(self.id);
+        self.settle(before);
+        Ok(())
+    }
+
     /// The application leaves the critical section, releasing everything it held.
     fn release(&mut self) -> Result<(), Error> {
         if self.status != Status::Critical {
@@ -165,6 +180,7 @@ impl Protocol for Node {
         let outcome = match event {
             Event::Request(req) => self.request(req),
             Event::Release => self.release(),
+            Event::Cancel => self.cancel(),
             Event::Receive { from, msg } => {
                 self.receive(from, msg);
                 Ok(())

@@ -142,6 +142,21 @@ impl Node {
         }
     }
 
+    /// The application withdraws its waiting request. The REQUEST already sent stays valid for
+    /// the rest of the queue; a token it brings with nobody left to serve is kept (KRL) or
+    /// passed on idle (KRLF), as any.
+    fn on_cancel(&mut self) {
+        self.status = Status::Remainder;
+        self.queue.delete(self.id);
+        if self.holds_token() {
+            if !self.queue.is_empty() {
+                self.serve();
+            } else if self.settings.forwarding {
+                self.idle_token();
+            }
+        }
+    }
+
     fn on_request_msg(&mut self, j: NodeId, h: Height) {
         match self.links.hear_request(j, h, &mut self.outbox) {
             None => return,
@@ -420,6 +435,13 @@ impl Protocol for Node {
                 }
                 self.lowered_on_link_info = false;
                 self.on_release();
+            }
+            Event::Cancel => {
+                if self.status != Status::Waiting {
+                    return Err(Error::NotWaiting(self.status));
+                }
+                self.lowered_on_link_info = false;
+                self.on_cancel();
             }
             Event::Receive { from, msg } => match msg {
                 Message::Request(h) => self.on_request_msg(from, h.open()),

@@ -79,6 +79,14 @@ impl Node {
         Ok(())
     }
 
+    fn cancel(&mut self) -> Result<(), Error> {
+        self.s
+            .withdraw(&mut self.out, |_, Ticket { ts, seq }, ()| Message::Reply {
+                ts,
+                seq,
+            })
+    }
+
     fn receive(&mut self, from: NodeId, msg: Message) {
         if !self.s.is_peer(from) {
             self.out.anomaly(from, Anomaly::UnknownPeer);
@@ -135,6 +143,7 @@ impl Protocol for Node {
         let result = match event {
             Event::Request(req) => self.request(req),
             Event::Release => self.release(),
+            Event::Cancel => self.cancel(),
             Event::Receive { from, msg } => {
                 self.receive(from, msg);
                 Ok(())

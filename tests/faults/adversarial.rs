@@ -6,7 +6,7 @@
 //! except where a corruption destroyed what no protocol can recover (each harness names those
 //! cases). The weights favour deliveries and faults over requests, unlike uniform fuzz bytes,
 //! so long interleavings of faults with traffic are common; a failure shrinks to a short
-//! schedule and is kept in `tests/faults/adversarial.proptest-regressions`.
+//! schedule and is kept in `tests/proptest-regressions/adversarial.txt` (proptest keeps every binary's regressions under `tests/proptest-regressions/`, by module path).
 
 use manet_mutex::testkit::fuzz::{permission_network, prioritized_network, reverse_link_network};
 use manet_mutex::testkit::strategy::{

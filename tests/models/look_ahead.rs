@@ -62,6 +62,7 @@ fn two_hosts_many_mode_changes() {
         timeouts: 0,
         mode_changes: if deep { 6 } else { 5 },
         corruptions: 0,
+        cancels: 0,
         states: if deep { 4_000_000 } else { 1_000_000 },
     };
     let models = [0, 1].map(|seed| {
@@ -127,6 +128,7 @@ fn regression_a_reply_to_the_round_before_a_reconnect_cannot_be_corrupted_into_t
             timeouts: 1,
             mode_changes: 1,
             corruptions: 1,
+            cancels: 0,
             states: 1,
         },
         _algorithm: std::marker::PhantomData,

@@ -38,6 +38,8 @@ pub struct Bounds {
     pub timeouts: u8,
     pub mode_changes: u8,
     pub corruptions: u8,
+    /// Withdrawals of waiting requests (`Event::Cancel`).
+    pub cancels: u8,
     /// The checker stops once it has generated this many states (a hard memory bound).
     pub states: usize,
 }
@@ -60,6 +62,7 @@ fn profiles(hosts: u32, modes: bool) -> Vec<(&'static str, Bounds)> {
         timeouts: 0,
         mode_changes: 0,
         corruptions: 0,
+        cancels: 0,
         states: if deep() { 4_000_000 } else { 3_000_000 },
     };
     let mut profiles = vec![
@@ -92,6 +95,15 @@ fn profiles(hosts: u32, modes: bool) -> Vec<(&'static str, Bounds)> {
                 corruptions: 1,
                 timeouts: 1,
                 states: base.states / 3,
+                ..base
+            },
+        ),
+        (
+            "one cancel, one loss",
+            Bounds {
+                cancels: 1,
+                losses: 1,
+                timeouts: 1,
                 ..base
             },
         ),
@@ -165,6 +177,7 @@ pub enum Step {
     Fire(NodeId, TimerId),
     Request(NodeId),
     Release(NodeId),
+    Cancel(NodeId),
     Mode(NodeId, Mode),
     /// Field `field` of the i-th message in flight (sent by the first host to the second)
     /// becomes `value`.
@@ -180,6 +193,7 @@ pub struct State<H: PermissionHarness> {
     timeouts_left: u8,
     mode_changes_left: u8,
     corruptions_left: u8,
+    cancels_left: u8,
 }
 
 /// Stateright identifies states by this hash alone. Hosts are hashed through their `Debug`
@@ -213,6 +227,7 @@ impl<H: PermissionHarness> Hash for State<H> {
             self.timeouts_left,
             self.mode_changes_left,
             self.corruptions_left,
+            self.cancels_left,
         )
             .hash(hasher);
     }
@@ -243,6 +258,7 @@ where
             timeouts_left: self.bounds.timeouts,
             mode_changes_left: self.bounds.mode_changes,
             corruptions_left: self.bounds.corruptions,
+            cancels_left: self.bounds.cancels,
         }]
     }
 
@@ -293,6 +309,7 @@ where
                     actions.push(Step::Request(id));
                 }
                 Status::Critical => actions.push(Step::Release(id)),
+                Status::Waiting if state.cancels_left > 0 => actions.push(Step::Cancel(id)),
                 _ => {}
             }
             if H::MODES && state.mode_changes_left > 0 {
@@ -328,6 +345,10 @@ where
                 next.net.request(node);
             }
             Step::Release(node) => next.net.release(node),
+            Step::Cancel(node) => {
+                next.cancels_left -= 1;
+                next.net.apply_valid(node, Event::Cancel);
+            }
             Step::Mode(node, mode) => {
                 next.mode_changes_left -= 1;
                 next.net.apply_valid(node, mode.event());
@@ -362,13 +383,17 @@ where
 }
 
 /// Whether the profile's space on `hosts` hosts is too large to be exhaustive within its
-/// budget: such profiles run in the long job (`Scope::Large`).
+/// budget, or exhaustive but slow (a cancel with a loss on three hosts: 165k–267k states):
+/// such profiles run in the long job (`Scope::Large`).
 fn large(hosts: u32, label: &str) -> bool {
     match hosts {
         2 => label == "mode changes, one corruption",
         _ => matches!(
             label,
-            "one corruption" | "mode changes, one loss" | "mode changes, one corruption"
+            "one corruption"
+                | "one cancel, one loss"
+                | "mode changes, one loss"
+                | "mode changes, one corruption"
         ),
     }
 }

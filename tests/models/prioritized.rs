@@ -135,6 +135,7 @@ fn check_faults(network: &str, n: usize, pairs: &[(u32, u32)]) {
     let profiles = [
         ("asymmetric links", bounds.asymmetric()),
         ("one corruption", bounds.corrupting(1)),
+        ("one cancel", bounds.cancelling(1)),
     ];
     let models = profiles.into_iter().flat_map(|(profile, bounds)| {
         let configs = [

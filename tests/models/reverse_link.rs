@@ -86,6 +86,7 @@ fn check_faults(network: &str, n: usize, pairs: &[(u32, u32)], only: &[&str], fo
     let profiles = [
         ("asymmetric links", bounds.asymmetric()),
         ("one corruption", bounds.corrupting(1)),
+        ("one cancel", bounds.cancelling(1)),
     ];
     let profiles = profiles
         .into_iter()
@@ -125,7 +126,13 @@ fn faults_line_of_three() {
 #[test]
 #[ignore = "long: a bounded model, run by the long job (docs/verification.md)"]
 fn faults_line_of_three_long() {
-    check_faults("line-3", 3, LINE_3, &["asymmetric links"], &[false]);
+    check_faults(
+        "line-3",
+        3,
+        LINE_3,
+        &["asymmetric links", "one cancel"],
+        &[false],
+    );
     check_faults("line-3", 3, LINE_3, &[], &[true]);
 }
 

@@ -25,7 +25,7 @@ use std::hash::{Hash, Hasher};
 use manet_mutex::sim::{Graph, Params};
 use manet_mutex::token::Height;
 use manet_mutex::token::Neighbors;
-use manet_mutex::{CsRequest, NodeId, Status};
+use manet_mutex::{CsRequest, Event, NodeId, Status};
 use stateright::{Model, Property};
 
 use crate::explore::{explore, Run};
@@ -106,6 +106,8 @@ pub struct Bounds {
     pub asymmetric: bool,
     /// How many message fields may be corrupted in a run.
     pub corruptions: u8,
+    /// How many waiting requests may be withdrawn (`Event::Cancel`) in a run.
+    pub cancels: u8,
 }
 
 impl Bounds {
@@ -120,6 +122,7 @@ impl Bounds {
                 states: deep_states,
                 asymmetric: false,
                 corruptions: 0,
+                cancels: 0,
             }
         } else {
             Bounds {
@@ -130,8 +133,14 @@ impl Bounds {
                 states: default_states,
                 asymmetric: false,
                 corruptions: 0,
+                cancels: 0,
             }
         }
+    }
+
+    /// `n` withdrawals of waiting requests.
+    pub fn cancelling(self, n: u8) -> Self {
+        Bounds { cancels: n, ..self }
     }
 
     /// Link events told to each end at its own time.
@@ -158,6 +167,7 @@ pub enum Step {
     Deliver(NodeId, NodeId),
     Request(NodeId, CsRequest),
     Release(NodeId),
+    Cancel(NodeId),
     Fail(NodeId, NodeId),
     Form(NodeId, NodeId),
     /// The link fails; only the first node is told now.
@@ -183,6 +193,7 @@ pub struct State<P: Fingerprint> {
     failures_left: u8,
     formations_left: u8,
     corruptions_left: u8,
+    cancels_left: u8,
 }
 
 impl<P: Fingerprint> Hash for State<P> {
@@ -220,6 +231,7 @@ impl<P: Fingerprint> Hash for State<P> {
             self.failures_left,
             self.formations_left,
             self.corruptions_left,
+            self.cancels_left,
         )
             .hash(hasher);
     }
@@ -252,6 +264,7 @@ where
             failures_left: self.bounds.failures,
             formations_left: self.bounds.formations,
             corruptions_left: self.bounds.corruptions,
+            cancels_left: self.bounds.cancels,
         }]
     }
 
@@ -270,6 +283,7 @@ where
                     actions.extend(self.requests.iter().map(|&r| Step::Request(node, r)));
                 }
                 Status::Critical => actions.push(Step::Release(node)),
+                Status::Waiting if state.cancels_left > 0 => actions.push(Step::Cancel(node)),
                 _ => {}
             }
         }
@@ -336,6 +350,10 @@ where
                 next.net.request(node, request);
             }
             Step::Release(node) => next.net.release(node),
+            Step::Cancel(node) => {
+                next.cancels_left -= 1;
+                next.net.apply_valid(node, Event::Cancel);
+            }
             Step::Fail(a, b) => {
                 next.failures_left -= 1;
                 next.net.fail(a, b);

@@ -4,3 +4,4 @@
 mod fixtures;
 mod look_ahead;
 mod ricart_agrawala;
+mod withdraw;

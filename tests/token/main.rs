@@ -1,5 +1,6 @@
 //! The token algorithms (RL/KRL/KRLF, prioritized h-out-of-k): handlers, the papers' scenarios,
 //! deviations, bad input, interleavings, properties and simulation.
 
+mod cancel;
 mod prioritized;
 mod reverse_link;

@@ -44,8 +44,9 @@
 //! followed by the check word's varint.
 //!
 //! Every message of version 1 encodes in at most 62 bytes (a prioritized TOKEN with every
-//! field at its maximum); typical messages take 12 to 25, since check words are full 64-bit
-//! values (10 bytes) and everything else is usually small. [`MAX_FRAME`] (64) bounds every
+//! field at its longest). Typical frames take 5 to 20 bytes: counters, ids and heights are
+//! usually small, and a check word, a full 64-bit value, takes 9 or 10 (a permission REPLY has
+//! none and takes 5 to 8 bytes, a sealed height 14 or 15). [`MAX_FRAME`] (64) bounds every
 //! frame: a receive buffer of that size holds any frame, and [`decode`] refuses a longer input
 //! before reading it.
 //!

@@ -7,6 +7,7 @@
 
 use std::collections::VecDeque;
 use std::fmt::Debug;
+use std::path::Path;
 
 use manet_mutex::codec::{decode, encode, encode_into, DecodeError, Wire, MAX_FRAME, VERSION};
 use manet_mutex::look_ahead::Announcement;
@@ -313,6 +314,30 @@ proptest! {
         let frame: Vec<u8> = std::iter::once(VERSION).chain(data).collect();
         body::run(&frame);
     }
+}
+
+/// The `decode` fuzz target's committed reproducers (`fuzz/regressions/decode/`, none yet)
+/// and any local corpus (`fuzz/corpus/decode/`), through the same body.
+#[test]
+fn decode_reproducers_and_local_corpus_decode_exactly_or_fail() {
+    let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+    let mut ran = 0;
+    for dir in ["regressions", "corpus"].map(|d| fuzz.join(d).join("decode")) {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut files: Vec<_> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file())
+            .collect();
+        files.sort();
+        for file in files {
+            let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            body::run(&bytes);
+            ran += 1;
+        }
+    }
+    println!("decode: {ran} committed and local inputs");
 }
 
 proptest! {

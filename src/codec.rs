@@ -50,12 +50,12 @@
 //! frame: a receive buffer of that size holds any frame, and [`decode`] refuses a longer input
 //! before reading it.
 //!
-//! The frame has no length, no checksum and no algorithm tag. The transport delimits frames;
-//! corruption is the nodes' business (check words and second copies, see the crate's threat
-//! model), and a transport with its own checksum only makes it rarer; and a network runs one
-//! algorithm, so the receiver knows which `Message` type to decode (a frame decoded as another
-//! algorithm's type is an error or a message with meaningless fields, which the nodes cope
-//! with like any corrupted message).
+//! The frame has no length, no checksum and no algorithm tag. The transport delimits frames.
+//! Corruption is the nodes' business (check words and second copies, see the crate's threat
+//! model); a transport checksum makes it rarer but is not needed for safety. A network runs
+//! one algorithm, so the receiver knows which `Message` type to decode (a frame decoded as
+//! another algorithm's type is an error or a message with meaningless fields, which the nodes
+//! cope with like any corrupted message).
 //!
 //! There is exactly one frame per message: [`decode`] accepts only the bytes [`encode`]
 //! produces (postcard alone would also read a varint padded with `0x80` bytes; that is
@@ -88,8 +88,10 @@
 //! any value its type can (the threat model says a peer's message may), and each decodes: a
 //! height outside `±Height::LIMIT` or naming another node, a check word that does not match,
 //! two resource counts that disagree or exceed `k`, a timestamp from the far future, a priority
-//! above its limit. Only the node can judge these, against its own state: it reports them as
-//! `Anomaly::OutOfRange` (or `Stale`, `UnknownPeer`) and does not act on them. Deserialising
+//! above its limit. Only the node can judge these, against its own state, and it does, as the
+//! threat model says: it reports them (`Anomaly::OutOfRange`, or `Stale` and `UnknownPeer`
+//! where that is what they show) and drops or repairs them (a priority above its limit is cut
+//! down to it; a token is kept with the impossible part ignored). Deserialising
 //! bypasses no constructor that matters: every field of every message type is public, so a
 //! decoded message is one that code could also have built field by field, and
 //! [`Sealed::new`](crate::token::height::Sealed::new),

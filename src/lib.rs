@@ -18,7 +18,12 @@
 //! [`seal`] (check words), and, with the default `std` feature, [`sim`], the deterministic
 //! simulator. With the `testkit` feature, `testkit` holds the network drivers with fault
 //! injection, fuzz bodies and proptest strategies the crate's own tests use, for testing the
-//! algorithms on your own topologies and fault profiles.
+//! algorithms on your own topologies and fault profiles. With the `serde` feature every
+//! algorithm's `Message` and every type inside it derive `Serialize` and `Deserialize`; with
+//! `codec` (which implies `serde`; both work without `std`), `codec` turns messages into a
+//! small versioned binary frame and back, with `encode` and `decode`. A decoded message may
+//! hold any field values, as the threat model below assumes of every peer message: decoding
+//! fails only on bytes that encode no message, and judging the values is the node's job.
 //!
 //! ## One API shape
 //!
@@ -221,6 +226,8 @@
 
 extern crate alloc;
 
+#[cfg(feature = "codec")]
+pub mod codec;
 mod error;
 mod event;
 pub mod look_ahead;

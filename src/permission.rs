@@ -34,6 +34,7 @@ pub const SKEW_LIMIT: u64 = 1 << 40;
 /// equal clocks are ordered by id, so two distinct requesters never tie.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Timestamp {
     /// The Lamport clock value when the request (or announcement) was made.
     pub clock: u64,

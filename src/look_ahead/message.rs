@@ -11,6 +11,7 @@ use crate::seal::check_word;
 /// seen is stale, and a message from after it makes the (overtaken) announcement stale.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub enum Message {
     /// A request for permission. Retransmissions repeat `ts` and `seq`. Build one with
@@ -79,6 +80,7 @@ impl Message {
 /// Build one with [`Announcement::new`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Announcement {
     /// The announcement's timestamp: the sender's new epoch and `T_rec`.
     pub ts: Timestamp,

@@ -10,6 +10,7 @@ use crate::token::height::Sealed;
 /// REQUEST went and needs none, so it carries none.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub enum Message {
     /// TOKEN(t): the unique token, carrying `available` = t free resources.
@@ -71,6 +72,7 @@ pub enum Message {
 /// never hidden) but never create them (`docs/ALGORITHMS.md`, T4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Resources {
     /// The count.
     pub count: u32,

@@ -14,6 +14,7 @@ use core::cmp::{Ordering, Reverse};
 /// policies leave it 0 so arrival order decides).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Priority {
     /// Urgency; raised by aging.
     pub level: u64,

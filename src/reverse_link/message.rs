@@ -6,6 +6,7 @@ use crate::token::height::{Height, Sealed};
 /// A KRL/KRLF protocol message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub enum Message {
     /// Ask the receiver for a token on behalf of the sender's queue.

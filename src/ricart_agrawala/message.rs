@@ -6,6 +6,7 @@ use crate::seal::check_word;
 /// A Ricart–Agrawala message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub enum Message {
     /// A request for permission; retransmissions repeat it exactly. Build one with

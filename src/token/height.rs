@@ -20,6 +20,7 @@ use crate::NodeId;
 /// A height triple. Compared lexicographically; the id makes the order total.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Height {
     /// First component: changed by partial reversal.
     pub h1: i64,
@@ -87,6 +88,7 @@ impl Height {
 /// neighbours climb over it by partial reversal one level at a time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Sealed {
     /// The height.
     pub height: Height,

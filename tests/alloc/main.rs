@@ -1,5 +1,7 @@
-//! Steady-state handle does not allocate: a counting global allocator.
+//! Steady-state handle does not allocate, nor does the wire codec's decoder: a counting global
+//! allocator.
 
+mod codec;
 mod counting;
 mod reverse_link;
 mod steady_state;

@@ -1,6 +1,7 @@
 //! The threat model: adversarial property tests, the threat findings, and the fuzz bodies over seeded inputs and committed reproducers.
 
 mod adversarial;
+mod codec;
 mod fuzz_look_ahead;
 mod fuzz_prioritized;
 mod fuzz_reverse_link;

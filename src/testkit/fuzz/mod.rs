@@ -3,12 +3,15 @@
 //! [`TokenNet`](super::TokenNet) or [`PermNet`](super::PermNet); each `*_node` body feeds one
 //! node arbitrary events, messages from strangers and out-of-range fields included. The
 //! cargo-fuzz targets in `fuzz/` and the crate's seeded tests run the same bodies, and the
-//! input layouts are frozen: committed reproducers decode through them.
+//! input layouts are frozen: committed reproducers decode through them. With the `codec`
+//! feature, `decode` feeds raw bytes to the wire codec.
 
 use alloc::vec::Vec;
 
 use arbitrary::{Arbitrary, Result, Unstructured};
 
+#[cfg(feature = "codec")]
+pub mod decode;
 mod height_input;
 pub mod look_ahead_node;
 pub mod node_input;

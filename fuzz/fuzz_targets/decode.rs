@@ -1,0 +1,5 @@
+//! The body is `manet_mutex::testkit::fuzz::decode`: arbitrary bytes decoded as each of the
+//! four message types, and every frame that decodes re-encoded and decoded again.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| manet_mutex::testkit::fuzz::decode::run(data));

@@ -122,11 +122,12 @@ pub enum Action<M> {
         /// Resources granted (1 for single-resource algorithms).
         resources: u32,
     },
-    /// Start (or restart) timer `timer`, to fire after `after` time units.
+    /// Start (or restart) timer `timer`, to fire after `after`
+    /// ([`Timers`](crate::timers::Timers) keeps such timers for an embedder).
     SetTimer {
         /// The timer.
         timer: TimerId,
-        /// Delay in the embedder's time unit.
+        /// Delay in [the embedder's time unit](crate#timers).
         after: u64,
     },
     /// Stop timer `timer`; a later `Timeout(timer)` would be ignored anyway.

@@ -104,10 +104,12 @@
 //! Only the permission algorithms emit [`Action::SetTimer`] and [`Action::CancelTimer`]; the
 //! token algorithms never do, and refuse [`Event::Timeout`] as [`Error::Unsupported`].
 //!
-//! - A node reads no clock. `after` is the network's `retransmit_after` (for example
-//!   [`look_ahead::Settings::retransmit_after`]), passed through unchanged, so its unit is
-//!   whatever the embedder's clock counts (the routed simulator, `sim::routed`, passes
-//!   milliseconds). It must be positive ([`Error::InvalidConfig`]).
+//! - A node reads no clock. Durations are in *the embedder's time unit*: whatever unit the
+//!   embedder's clock counts (the routed simulator, `sim::routed`, counts milliseconds).
+//!   `after` is the network's `retransmit_after` (for example
+//!   [`look_ahead::Settings::retransmit_after`]), passed through unchanged, so both are in
+//!   that unit, and so is the `now` that [`timers::Timers`] takes. `retransmit_after` must be
+//!   positive ([`Error::InvalidConfig`]).
 //! - One timer runs per peer whose REPLY the node awaits (`outstanding()`). Every `SetTimer`
 //!   names a fresh [`TimerId`], numbered per node (key timers by node and id). Asking a peer
 //!   again cancels its old timer first; its REPLY (in look-ahead also its applied DOZE or
@@ -116,6 +118,9 @@
 //!   timer. A `Timeout` of a timer that was cancelled, re-armed, already fired or never set
 //!   returns no actions and changes nothing, so an embedder that lets cancelled timers fire
 //!   is still correct.
+//! - [`timers::Timers`] keeps one node's timers for an embedder, sans-IO like the nodes: it
+//!   records `SetTimer` (deadline `now + after`) and `CancelTimer`, gives the next deadline,
+//!   and hands out the timers due at `now`, earliest first, to feed back as `Timeout`.
 //!
 //! ### Modes
 //!
@@ -236,6 +241,7 @@ pub mod seal;
 pub mod sim;
 #[cfg(feature = "testkit")]
 pub mod testkit;
+pub mod timers;
 pub mod token;
 
 pub use error::Error;

@@ -1,7 +1,8 @@
 //! Steady-state `handle` allocates nothing for the prioritized, look-ahead and Ricart–Agrawala
 //! cores either (KRL has its own, finer test in `reverse_link_alloc.rs`): after warm-up rounds
 //! on a static network with reliable delivery, hundreds more rounds of every node requesting
-//! and releasing make no heap allocation inside `handle` or while its actions are consumed,
+//! and releasing make no heap allocation inside `handle` (called through `handle_into`, which
+//! moves the actions into a buffer the run keeps) or while its actions are consumed,
 //! nor in the embedder's timer table ([`Timers`]) that records the permission nodes' timers.
 
 use std::collections::VecDeque;
@@ -41,7 +42,7 @@ impl<P: Protocol> Run<P> {
     fn feed(&mut self, at: NodeId, event: Event<P::Message>) {
         self.actions.clear();
         let (node, actions) = (&mut self.nodes[at.index()], &mut self.actions);
-        let (result, made) = counted(|| node.handle(event).map(|out| actions.extend(out)));
+        let (result, made) = counted(|| node.handle_into(event, actions));
         result.expect("the driver only issues valid events");
         self.allocations += made;
         for action in self.actions.drain(..) {

@@ -94,20 +94,81 @@ impl<M> Event<M> {
 
 /// Why a node ignored (part of) a peer's input. Reported in [`Action::Anomaly`] so an embedder
 /// can log or count it; the node's state stays consistent either way.
+///
+/// Some kinds are everyday noise, others never occur while the contract holds; for two of them
+/// which it is depends on the algorithm, so a node type answers it:
+/// [`Protocol::anomaly_severity`](crate::Protocol::anomaly_severity). Each variant names its
+/// [`Severity`] per algorithm family, with the evidence; the crate's
+/// [driving contract](crate#anomalies) tables them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Anomaly {
-    /// The sender is not a current neighbour (token algorithms) or not a known host.
+    /// The sender is not a current neighbour (token algorithms) or not a host of the system
+    /// (permission algorithms: an id from `hosts` up, or the node's own).
+    ///
+    /// Token algorithms: [`Noise`](Severity::Noise). Each end of a link learns of its
+    /// formation and failure at its own time, so a peer's first message may arrive before the
+    /// receiver's own `LinkUp`, and a message sent before the sender learned of a failure after
+    /// the receiver's `LinkDown`; the crate's fault-free runs with one-sided link events report
+    /// it hundreds of times. Permission algorithms: [`Suspect`](Severity::Suspect). Every host
+    /// may message every host, so only a transport that names a sender outside the system (a
+    /// driver bug, or a corrupted header) causes it; no fault-free run reports it.
     UnknownPeer,
     /// The message carries a value outside its valid range (e.g. a height triple naming another
-    /// node, `t > k`).
+    /// node, `t > k`), or fails its check word.
+    ///
+    /// [`Suspect`](Severity::Suspect) in every algorithm: correct peers send only values in
+    /// range, so it means corruption on the way or a forged message. The crate's runs report
+    /// it only when they corrupt fields.
     OutOfRange,
     /// The message is stale or a duplicate of one already processed.
+    ///
+    /// [`Noise`](Severity::Noise) in every algorithm: a REQUEST crossing a token or a
+    /// reversal, an uphill REQUEST, a late retransmission or duplicate, an announcement
+    /// overtaken by a newer one. Fault-free runs of all four algorithms report it.
     Stale,
     /// The message is valid but unexpected in the node's current state.
+    ///
+    /// Permission algorithms: [`Noise`](Severity::Noise), a REPLY reaching a host that no
+    /// longer waits. A host whose timer fires before a REPLY arrives asks again and gets a
+    /// second REPLY after it entered; the crate's runs report it with reliable delivery as
+    /// soon as timers fire. Prioritized: [`Suspect`](Severity::Suspect), a TOKEN reaching the
+    /// token holder: there is one token, so it is a duplicate or a forgery (the fault-free
+    /// churn proptest asserts it never happens). KRL does not report it.
     Unexpected,
-    /// A link event that does not change anything (link up to a neighbour, down to a stranger).
+    /// A link event that changes nothing: `LinkDown` for a peer without a link (a stranger, or
+    /// a link already reported down), or `LinkUp` naming the node itself. (A `LinkUp` for a
+    /// link that is up is a keepalive, not an anomaly.) Token algorithms only.
+    ///
+    /// [`Noise`](Severity::Noise): the node is left exactly as it was, and a link layer that
+    /// reports a failure twice, or the failure of a link it never reported up, is within
+    /// reason. A `LinkUp` naming the node itself is a driver bug, but the report tells it
+    /// apart: its `from` is the node's own id.
     RedundantLinkEvent,
+}
+
+/// What an [`Anomaly`] says about the system, as an algorithm reads it
+/// ([`Protocol::anomaly_severity`](crate::Protocol::anomaly_severity)): whether to count it or
+/// to look into it. Ordered by concern, `Noise < Suspect`, so the worst of several is their
+/// maximum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Severity {
+    /// Harmless protocol noise: runs in which the driver, the network and every peer keep the
+    /// algorithm's contract produce it (crossings, retransmissions, duplicates, one-sided link
+    /// events). Count it; on its own it says nothing is wrong.
+    Noise,
+    /// Never produced while the contract holds: a corrupted or forged message, or a driver
+    /// that breaks the contract (a sender outside the system, a duplicated token). The node
+    /// ignored it and stays consistent, but something outside it is wrong.
+    Suspect,
+}
+
+impl Severity {
+    /// Whether this is [`Severity::Noise`].
+    pub const fn is_noise(self) -> bool {
+        matches!(self, Severity::Noise)
+    }
 }
 
 /// An output of [`crate::Protocol::handle`]. Actions must be carried out in order.
@@ -126,11 +187,12 @@ pub enum Action<M> {
         /// Resources granted (1 for single-resource algorithms).
         resources: u32,
     },
-    /// Start (or restart) timer `timer`, to fire after `after` time units.
+    /// Start (or restart) timer `timer`, to fire after `after`
+    /// ([`Timers`](crate::timers::Timers) keeps such timers for an embedder).
     SetTimer {
         /// The timer.
         timer: TimerId,
-        /// Delay in the embedder's time unit.
+        /// Delay in [the embedder's time unit](crate#timers).
         after: u64,
     },
     /// Stop timer `timer`; a later `Timeout(timer)` would be ignored anyway.
@@ -138,11 +200,65 @@ pub enum Action<M> {
         /// The timer.
         timer: TimerId,
     },
-    /// The node ignored a peer's input (or part of it). Purely informational.
+    /// The node ignored a peer's input (or part of it). Purely informational; whether it is
+    /// noise: [`Protocol::anomaly_severity`](crate::Protocol::anomaly_severity).
     Anomaly {
         /// The peer whose input was ignored.
         from: NodeId,
         /// What was wrong with it.
         kind: Anomaly,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Anomaly, Severity};
+    use crate::{look_ahead, prioritized, reverse_link, ricart_agrawala, Protocol};
+
+    const KINDS: [Anomaly; 5] = [
+        Anomaly::UnknownPeer,
+        Anomaly::OutOfRange,
+        Anomaly::Stale,
+        Anomaly::Unexpected,
+        Anomaly::RedundantLinkEvent,
+    ];
+
+    fn noise<P: Protocol>() -> [bool; 5] {
+        KINDS.map(|kind| P::anomaly_severity(kind).is_noise())
+    }
+
+    #[test]
+    fn each_algorithm_family_reads_anomalies_by_its_contract() {
+        // UnknownPeer, OutOfRange, Stale, Unexpected, RedundantLinkEvent.
+        let token = [true, false, true, false, true];
+        let permission = [false, false, true, true, false];
+        assert_eq!(noise::<reverse_link::Node>(), token);
+        assert_eq!(noise::<prioritized::Node>(), token);
+        assert_eq!(noise::<look_ahead::Node>(), permission);
+        assert_eq!(noise::<ricart_agrawala::Node>(), permission);
+    }
+
+    /// A protocol outside the crate gets the classification common to all four algorithms.
+    #[test]
+    fn the_provided_classification_takes_only_what_is_noise_everywhere() {
+        struct Bare;
+        impl Protocol for Bare {
+            type Message = ();
+            fn id(&self) -> crate::NodeId {
+                crate::NodeId(0)
+            }
+            fn status(&self) -> crate::Status {
+                crate::Status::Remainder
+            }
+            fn handle(
+                &mut self,
+                _: crate::Event<()>,
+            ) -> Result<crate::Actions<'_, ()>, crate::Error> {
+                Err(crate::Error::Unsupported("any"))
+            }
+        }
+        assert_eq!(noise::<Bare>(), [false, false, true, false, true]);
+        assert!(Severity::Noise < Severity::Suspect);
+        assert!(!Severity::Suspect.is_noise());
+    }
 }

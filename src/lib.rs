@@ -81,9 +81,12 @@
 //!   and never panics.
 //! - Local misuse (an event the node's state, mode or algorithm does not allow, a bad
 //!   configuration) returns an [`Error`] and leaves the node unchanged. Bad input from a peer
-//!   is ignored and reported as [`Action::Anomaly`]; it never corrupts the node.
+//!   is ignored and reported as [`Action::Anomaly`]; it never corrupts the node
+//!   ([which anomalies are noise](#anomalies)).
 //! - Steady-state `handle` does not allocate: actions are drained from a buffer the node
-//!   keeps.
+//!   keeps. The returned actions borrow the node until they are dropped;
+//!   [`Protocol::handle_into`] moves them into the caller's buffer instead, so the node can be
+//!   inspected in an `Err` arm or while they are carried out.
 //!
 //! ### Delivery
 //!
@@ -109,10 +112,12 @@
 //! Only the permission algorithms emit [`Action::SetTimer`] and [`Action::CancelTimer`]; the
 //! token algorithms never do, and refuse [`Event::Timeout`] as [`Error::Unsupported`].
 //!
-//! - A node reads no clock. `after` is the network's `retransmit_after` (for example
-//!   [`look_ahead::Settings::retransmit_after`]), passed through unchanged, so its unit is
-//!   whatever the embedder's clock counts (the routed simulator, `sim::routed`, passes
-//!   milliseconds). It must be positive ([`Error::InvalidConfig`]).
+//! - A node reads no clock. Durations are in *the embedder's time unit*: whatever unit the
+//!   embedder's clock counts (the routed simulator, `sim::routed`, counts milliseconds).
+//!   `after` is the network's `retransmit_after` (for example
+//!   [`look_ahead::Settings::retransmit_after`]), passed through unchanged, so both are in
+//!   that unit, and so is the `now` that [`timers::Timers`] takes. `retransmit_after` must be
+//!   positive ([`Error::InvalidConfig`]).
 //! - One timer runs per peer whose REPLY the node awaits (`outstanding()`). Every `SetTimer`
 //!   names a fresh [`TimerId`], numbered per node (key timers by node and id). Asking a peer
 //!   again cancels its old timer first; its REPLY (in look-ahead also its applied DOZE or
@@ -121,6 +126,9 @@
 //!   timer. A `Timeout` of a timer that was cancelled, re-armed, already fired or never set
 //!   returns no actions and changes nothing, so an embedder that lets cancelled timers fire
 //!   is still correct.
+//! - [`timers::Timers`] keeps one node's timers for an embedder, sans-IO like the nodes: it
+//!   records `SetTimer` (deadline `now + after`) and `CancelTimer`, gives the next deadline,
+//!   and hands out the timers due at `now`, earliest first, to feed back as `Timeout`.
 //!
 //! ### Modes
 //!
@@ -159,6 +167,30 @@
 //! | `EnterCritical { resources }` | 1 | `h`, the request's `resources` | 1 | 1 |
 //! | `SetTimer`, `CancelTimer` | never | never | yes | yes |
 //! | `Anomaly` kinds | `UnknownPeer`, `OutOfRange`, `Stale`, `RedundantLinkEvent` | all of [`Anomaly`] | `UnknownPeer`, `OutOfRange`, `Stale`, `Unexpected` | `UnknownPeer`, `OutOfRange`, `Stale`, `Unexpected` |
+//!
+//! ### Anomalies
+//!
+//! An [`Action::Anomaly`] says that the node ignored (part of) a peer's input; the node stays
+//! consistent either way. Whether it deserves more than a counter depends on the kind and on
+//! the algorithm, so each node type answers it: `Node::anomaly_severity(kind)`
+//! ([`Protocol::anomaly_severity`]) is [`Severity::Noise`] for what runs within the
+//! algorithm's contract produce, [`Severity::Suspect`] for what they never do (a corrupted or
+//! forged message, or a driver that breaks the contract).
+//!
+//! | kind | [`reverse_link`], [`prioritized`] | [`look_ahead`], [`ricart_agrawala`] |
+//! | --- | --- | --- |
+//! | `Stale` | noise: REQUESTs crossing tokens or reversals, uphill REQUESTs | noise: late retransmissions and duplicates, overtaken announcements |
+//! | `UnknownPeer` | noise: a message crossing its receiver's own `LinkUp` or `LinkDown` | suspect: a sender outside `0..hosts`, or the node itself |
+//! | `Unexpected` | suspect (prioritized): a TOKEN at the holder, so a second token | noise: a REPLY after its request was served (a retransmission answered twice) |
+//! | `RedundantLinkEvent` | noise: `LinkDown` without a link, changing nothing (`LinkUp` naming the node itself, a driver bug, has `from` = the node's id) | not reported |
+//! | `OutOfRange` | suspect: an impossible value or check word | suspect: likewise |
+//!
+//! The evidence is the crate's own runs. Without corruption they report noise only, and
+//! their property tests assert it: symmetric churn (prioritized), one-sided link events
+//! (`UnknownPeer` by the hundred, both token algorithms), and loss, duplicates, late
+//! replays, timers firing at any time and mode changes (`Stale` and `Unexpected`, both
+//! permission algorithms, even with reliable delivery once a timer fires early). The
+//! adversarial tests, which corrupt fields, add `OutOfRange`.
 //!
 //! ## Threat model
 //!
@@ -243,8 +275,9 @@ pub mod seal;
 pub mod sim;
 #[cfg(feature = "testkit")]
 pub mod testkit;
+pub mod timers;
 pub mod token;
 
 pub use error::Error;
-pub use event::{Action, Anomaly, CsRequest, Event, TimerId};
+pub use event::{Action, Anomaly, CsRequest, Event, Severity, TimerId};
 pub use node::{Actions, NodeId, Protocol, Status};

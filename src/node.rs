@@ -3,7 +3,7 @@
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::{Action, Error, Event};
+use crate::{Action, Anomaly, Error, Event, Severity};
 
 /// A node identifier, unique in the system. Also the tie-breaking component of heights and
 /// timestamps.
@@ -61,7 +61,81 @@ pub trait Protocol {
     ///
     /// The returned iterator borrows the node's internal output buffer, so steady-state
     /// handling does not allocate. Unconsumed actions are discarded when it is dropped.
+    ///
+    /// While the result lives the node stays borrowed: it cannot be inspected while the
+    /// actions are carried out, nor in the `Err` arm of a `match` on the result. Where that
+    /// matters, use [`Protocol::handle_into`].
     fn handle(&mut self, event: Event<Self::Message>) -> Result<Actions<'_, Self::Message>, Error>;
+
+    /// Process one event like [`Protocol::handle`], appending the actions to `out`, in order,
+    /// instead of returning them.
+    ///
+    /// Nothing stays borrowed when it returns, so the caller can inspect the node in an `Err`
+    /// arm, while carrying out the actions, or feed it again before they are all done. On
+    /// `Err` nothing is appended and the node is unchanged, as with `handle`. It allocates
+    /// only if `out` does: a `Vec` kept between calls (drained, not dropped) stops growing
+    /// once it holds the largest burst, as the node's own buffer does.
+    ///
+    /// ```
+    /// use manet_mutex::reverse_link::{network, Node, Settings};
+    /// use manet_mutex::{Action, CsRequest, Error, Event, NodeId, Protocol, Status};
+    ///
+    /// let configs = network(2, &[(NodeId(0), NodeId(1))], &[NodeId(0)], Settings::new(1))?;
+    /// let mut node = Node::new(configs[0].clone())?;
+    /// let mut out = Vec::new();
+    /// match node.handle_into(Event::Release, &mut out) {
+    ///     // The node is free here: `out` holds the actions, not a borrow of the node.
+    ///     Err(Error::NotInCritical(status)) => assert_eq!(status, node.status()),
+    ///     other => panic!("{other:?}"),
+    /// }
+    /// assert!(out.is_empty());
+    ///
+    /// node.handle_into(Event::Request(CsRequest::ONE), &mut out)?;
+    /// for action in out.drain(..) {
+    ///     if let Action::EnterCritical { .. } = action {
+    ///         assert_eq!(node.status(), Status::Critical); // inspected mid-way
+    ///     }
+    /// }
+    /// # Ok::<(), Error>(())
+    /// ```
+    fn handle_into<E>(&mut self, event: Event<Self::Message>, out: &mut E) -> Result<(), Error>
+    where
+        Self: Sized,
+        E: Extend<Action<Self::Message>>,
+    {
+        out.extend(self.handle(event)?);
+        Ok(())
+    }
+
+    /// How this algorithm reads an [`Action::Anomaly`] of kind `kind`: harmless
+    /// [`Severity::Noise`] that runs within its contract produce, or [`Severity::Suspect`],
+    /// which they never do. [`Anomaly`]'s variants give the reasons per algorithm; the
+    /// crate's [driving contract](crate#anomalies) tables them.
+    ///
+    /// An associated function, not a method, so that it can be called while
+    /// [`Protocol::handle`]'s actions still borrow the node: `Node::anomaly_severity(kind)`.
+    /// The provided classification (for implementations outside this crate) takes only
+    /// [`Anomaly::Stale`] and [`Anomaly::RedundantLinkEvent`] for noise, what holds in every
+    /// algorithm here; the crate's four node types refine it.
+    ///
+    /// ```
+    /// use manet_mutex::{look_ahead, reverse_link, Anomaly, Protocol, Severity};
+    ///
+    /// // A message from a peer whose link this node has not seen yet: normal for a token node.
+    /// let kind = Anomaly::UnknownPeer;
+    /// assert_eq!(reverse_link::Node::anomaly_severity(kind), Severity::Noise);
+    /// // Every host may message every host: a sender outside the system is a driver bug.
+    /// assert_eq!(look_ahead::Node::anomaly_severity(kind), Severity::Suspect);
+    /// ```
+    fn anomaly_severity(kind: Anomaly) -> Severity
+    where
+        Self: Sized,
+    {
+        match kind {
+            Anomaly::Stale | Anomaly::RedundantLinkEvent => Severity::Noise,
+            _ => Severity::Suspect,
+        }
+    }
 }
 
 /// The actions produced by one call to [`Protocol::handle`], in the order they must be carried
@@ -136,5 +210,70 @@ impl<M> Outbox<M> {
                 Err(e)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::vec;
+    use alloc::vec::Vec;
+
+    use crate::ricart_agrawala::{network, Message, Node, Settings};
+    use crate::{Action, CsRequest, Error, Event, NodeId, Protocol, Status};
+
+    fn pair() -> (Node, Node) {
+        let mut configs = network(Settings::new(2, 5)).unwrap().into_iter();
+        let mut node = || Node::new(configs.next().unwrap()).unwrap();
+        (node(), node())
+    }
+
+    #[test]
+    fn handle_into_appends_what_handle_returns_and_nothing_on_err() {
+        let (mut a, _) = pair();
+        let mut via_handle = a.clone();
+        let expected: Vec<_> = via_handle
+            .handle(Event::Request(CsRequest::ONE))
+            .unwrap()
+            .collect();
+        let marker = Action::EnterCritical { resources: 7 };
+        let mut out = vec![marker.clone()];
+        a.handle_into(Event::Request(CsRequest::ONE), &mut out)
+            .unwrap();
+        assert_eq!(out[0], marker, "appended, not replaced");
+        assert_eq!(out[1..], expected[..]);
+        assert_eq!(a, via_handle);
+
+        let before = a.clone();
+        let refused = a.handle_into(Event::Request(CsRequest::ONE), &mut out);
+        assert_eq!(refused, Err(Error::AlreadyRequested(Status::Waiting)));
+        // The node is free to inspect right here, and unchanged; nothing was appended.
+        assert_eq!((a.status(), &a), (Status::Waiting, &before));
+        assert_eq!(out.len(), 1 + expected.len());
+    }
+
+    #[test]
+    fn handle_into_leaves_the_node_free_while_actions_are_carried_out() {
+        let (mut a, mut b) = pair();
+        let mut out: Vec<Action<Message>> = Vec::new();
+        a.handle_into(Event::Request(CsRequest::ONE), &mut out)
+            .unwrap();
+        let mut replies = Vec::new();
+        for action in out.drain(..) {
+            if let Action::Send { to, msg } = action {
+                assert_eq!((to, a.status()), (NodeId(1), Status::Waiting));
+                let from = NodeId(0);
+                b.handle_into(Event::Receive { from, msg }, &mut replies)
+                    .unwrap();
+            }
+        }
+        for action in replies {
+            if let Action::Send { msg, .. } = action {
+                let from = NodeId(1);
+                a.handle_into(Event::Receive { from, msg }, &mut out)
+                    .unwrap();
+            }
+        }
+        assert_eq!(a.status(), Status::Critical);
+        assert!(out.contains(&Action::EnterCritical { resources: 1 }));
     }
 }

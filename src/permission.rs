@@ -24,7 +24,7 @@ use alloc::string::String;
 
 use crate::node::Outbox;
 use crate::peer_map::PeerMap;
-use crate::{Action, CsRequest, Error, NodeId, Protocol, Status, TimerId};
+use crate::{Action, Anomaly, CsRequest, Error, NodeId, Protocol, Severity, Status, TimerId};
 
 /// How far ahead of the receiver's clock a peer's clock value or epoch may be; beyond it the
 /// value is impossible and its message is dropped (see the module docs).
@@ -408,6 +408,18 @@ impl<T: Copy> Core<T> {
         out: &mut Outbox<M>,
     ) -> bool {
         self.open == Some(ticket) && self.waits.resolve(from, out)
+    }
+}
+
+/// How the permission algorithms read an anomaly (the reasons are on [`Anomaly`]'s variants):
+/// late and repeated REPLYs are normal with retransmission; a sender outside the system, or a
+/// value out of range, is not. They report no link events.
+pub(crate) fn anomaly_severity(kind: Anomaly) -> Severity {
+    match kind {
+        Anomaly::Stale | Anomaly::Unexpected => Severity::Noise,
+        Anomaly::UnknownPeer | Anomaly::OutOfRange | Anomaly::RedundantLinkEvent => {
+            Severity::Suspect
+        }
     }
 }
 

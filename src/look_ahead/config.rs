@@ -11,7 +11,8 @@ use crate::{Error, NodeId};
 pub struct Settings {
     /// Number of hosts; ids are `0..hosts`.
     pub hosts: u32,
-    /// Retransmission timeout of a REQUEST, in the embedder's time unit (must be > 0).
+    /// Retransmission timeout of a REQUEST, in [the embedder's time unit](crate#timers)
+    /// (must be > 0).
     pub retransmit_after: u64,
     /// Seed of the random matrix of Fig. 1 that gives every host its initial `Info_set`.
     pub seed: u64,

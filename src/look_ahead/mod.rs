@@ -23,9 +23,10 @@
 //!   counts as lost; a REPLY that must not grant differs from a granting one in two fields
 //!   (see the crate's threat model).
 //! - Carry out `SetTimer` / `CancelTimer`: every `SetTimer` is one REQUEST's retransmission
-//!   timer, with `after` = [`Settings::retransmit_after`] in the embedder's time unit. On a
-//!   current [`Event::Timeout`](crate::Event::Timeout) the node resends that REQUEST and arms a
-//!   fresh timer; a timeout of a timer cancelled or re-armed since does nothing.
+//!   timer, with `after` = [`Settings::retransmit_after`] in
+//!   [the embedder's time unit](crate#timers). On a current
+//!   [`Event::Timeout`](crate::Event::Timeout) the node resends that REQUEST and arms a fresh
+//!   timer; a timeout of a timer cancelled or re-armed since does nothing.
 //! - Feed [`Event::Doze`](crate::Event::Doze), [`Wake`](crate::Event::Wake),
 //!   [`Disconnect`](crate::Event::Disconnect) and [`Reconnect`](crate::Event::Reconnect) when
 //!   the host changes [`Mode`]:
@@ -57,11 +58,13 @@
 //! # Example: an embedder with a clock
 //! Three hosts. Host 0 dozes, so hosts 1 and 2 compete without asking it; the first REQUEST
 //! on the wire is lost, and its retransmission timer recovers it. Then host 0 wakes and takes
-//! its turn. Delivery takes no time here; the clock moves only to fire timers.
+//! its turn. Delivery takes no time here; the clock moves only to fire timers, which each
+//! host's [`Timers`](crate::timers::Timers) table keeps.
 //!
 //! ```
-//! use std::collections::{BTreeSet, VecDeque};
+//! use std::collections::VecDeque;
 //! use manet_mutex::look_ahead::{network, Message, Mode, Node, Relation, Settings};
+//! use manet_mutex::timers::Timers;
 //! use manet_mutex::{Action, CsRequest, Error, Event, NodeId, Protocol, Status, TimerId};
 //!
 //! const RETRANSMIT: u64 = 10; // in the embedder's time unit: ticks of `World::now`
@@ -69,7 +72,7 @@
 //! struct World {
 //!     nodes: Vec<Node>,
 //!     now: u64,
-//!     timers: BTreeSet<(u64, NodeId, TimerId)>, // (deadline, host, timer), earliest first
+//!     timers: Vec<Timers>, // each host's armed timers
 //!     events: VecDeque<(NodeId, Event<Message>)>, // deliveries and application events
 //!     entered: Vec<u32>,
 //!     lose_next_request: bool,
@@ -79,6 +82,9 @@
 //!     /// Feed one event to host `at` and carry out its actions in order.
 //!     fn feed(&mut self, at: NodeId, event: Event<Message>) -> Result<(), Error> {
 //!         for action in self.nodes[at.index()].handle(event)? {
+//!             if self.timers[at.index()].apply(&action, self.now) {
+//!                 continue; // SetTimer or CancelTimer, recorded
+//!             }
 //!             match action {
 //!                 Action::Send { msg: Message::Request { .. }, .. } if self.lose_next_request => {
 //!                     self.lose_next_request = false; // lost on the way
@@ -90,29 +96,29 @@
 //!                     self.entered[at.index()] += 1;
 //!                     self.events.push_back((at, Event::Release)); // a short critical section
 //!                 }
-//!                 Action::SetTimer { timer, after } => {
-//!                     self.timers.insert((self.now + after, at, timer));
-//!                 }
-//!                 Action::CancelTimer { timer } => {
-//!                     self.timers.retain(|&(_, host, t)| (host, t) != (at, timer));
-//!                 }
 //!                 _ => {} // Action::Anomaly: log or count it
 //!             }
 //!         }
 //!         Ok(())
 //!     }
 //!
-//!     /// Deliver everything pending, then fire the earliest timer; until nothing is left.
+//!     /// Deliver everything pending, then fire the earliest timer (of the earliest host on a
+//!     /// tie); until nothing is left.
 //!     fn run(&mut self) -> Result<(), Error> {
 //!         loop {
 //!             while let Some((at, event)) = self.events.pop_front() {
 //!                 self.feed(at, event)?;
 //!             }
-//!             let Some((deadline, at, timer)) = self.timers.pop_first() else {
+//!             let next = self.timers.iter().zip(0..).filter_map(|(timers, host)| {
+//!                 Some((timers.next_deadline()?, NodeId(host)))
+//!             });
+//!             let Some((deadline, at)) = next.min() else {
 //!                 return Ok(());
 //!             };
 //!             self.now = deadline;
-//!             self.feed(at, Event::Timeout(timer))?;
+//!             if let Some(timer) = self.timers[at.index()].pop_expired(self.now) {
+//!                 self.feed(at, Event::Timeout(timer))?;
+//!             }
 //!         }
 //!     }
 //! }
@@ -124,7 +130,7 @@
 //! let mut w = World {
 //!     nodes,
 //!     now: 0,
-//!     timers: BTreeSet::new(),
+//!     timers: vec![Timers::new(); 3],
 //!     events: VecDeque::new(),
 //!     entered: vec![0; 3],
 //!     lose_next_request: true,
@@ -152,7 +158,7 @@
 //! w.run()?;
 //! assert_eq!(w.entered, [1, 1, 1]);
 //! assert!(w.nodes.iter().all(|n| n.status() == Status::Remainder));
-//! assert!(w.timers.is_empty());
+//! assert!(w.timers.iter().all(Timers::is_empty));
 //!
 //! // A timeout that is no longer current (host 0's first timer, cancelled by a REPLY) does
 //! // nothing.

@@ -8,7 +8,7 @@ use super::sets::{initial_info_set, Relation, Sets};
 use super::{Config, Settings};
 use crate::node::Outbox;
 use crate::permission::{Core, Decision, Ticket, Timestamp};
-use crate::{Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
+use crate::{Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Severity, Status};
 
 /// The host's mode (section III-A).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -430,5 +430,9 @@ impl Protocol for Node {
             other => Err(Error::Unsupported(other.name())),
         };
         self.out.finish(result)
+    }
+
+    fn anomaly_severity(kind: Anomaly) -> Severity {
+        crate::permission::anomaly_severity(kind)
     }
 }

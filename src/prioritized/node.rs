@@ -5,7 +5,7 @@ use crate::queue::{Priority, PriorityQueue};
 use crate::token::height::Height;
 use crate::token::links::{Links, TokenNode};
 use crate::token::neighbors::Neighbors;
-use crate::{Actions, CsRequest, Error, Event, NodeId, Protocol, Status};
+use crate::{Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Severity, Status};
 
 use super::Message;
 use super::{Config, Settings};
@@ -196,5 +196,9 @@ impl Protocol for Node {
             other => Err(Error::Unsupported(other.name())),
         };
         self.outbox.finish(outcome)
+    }
+
+    fn anomaly_severity(kind: Anomaly) -> Severity {
+        crate::token::anomaly_severity(kind)
     }
 }

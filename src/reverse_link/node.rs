@@ -6,7 +6,9 @@ use crate::queue::FifoQueue;
 use crate::token::height::{Height, Sealed};
 use crate::token::links::{LinkMessages, Links, Take, TokenNode};
 use crate::token::neighbors::{Neighbors, Said};
-use crate::{Action, Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status, TimerId};
+use crate::{
+    Action, Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Severity, Status, TimerId,
+};
 
 /// A KRL (or KRLF) node.
 #[derive(Debug, Clone)]
@@ -470,5 +472,9 @@ impl Protocol for Node {
             other => return Err(Error::Unsupported(other.name())),
         }
         Ok(self.outbox.drain())
+    }
+
+    fn anomaly_severity(kind: Anomaly) -> Severity {
+        crate::token::anomaly_severity(kind)
     }
 }

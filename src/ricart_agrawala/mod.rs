@@ -21,7 +21,7 @@
 //! - Events: `Request` (one resource; `priority` is ignored), `Release`, `Receive` and
 //!   `Timeout`; link and mode events are [`Error::Unsupported`](crate::Error::Unsupported).
 //! - Each REQUEST awaiting its REPLY has a timer: `SetTimer` with `after` =
-//!   [`Settings::retransmit_after`], in the embedder's time unit, and a fresh
+//!   [`Settings::retransmit_after`], in [the embedder's time unit](crate#timers), and a fresh
 //!   [`TimerId`](crate::TimerId); a REPLY cancels it (`CancelTimer`). On a current `Timeout`
 //!   the node resends the REQUEST and sets a new timer; any other `Timeout` does nothing.
 //! - It emits `Send` (to any host), `EnterCritical { resources: 1 }`, `SetTimer`,

@@ -4,7 +4,7 @@ use super::message::Message;
 use super::{Config, Settings};
 use crate::node::Outbox;
 use crate::permission::{Core, Decision, Ticket, Timestamp};
-use crate::{Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
+use crate::{Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Severity, Status};
 
 /// A Ricart–Agrawala node. `PartialEq` compares state, not the output buffer.
 #[derive(Debug, Clone)]
@@ -157,5 +157,9 @@ impl Protocol for Node {
             other => Err(Error::Unsupported(other.name())),
         };
         self.out.finish(result)
+    }
+
+    fn anomaly_severity(kind: Anomaly) -> Severity {
+        crate::permission::anomaly_severity(kind)
     }
 }

@@ -114,11 +114,18 @@ pub fn token_schedule<R: Copy + Debug>(
 
 /// A KRL/KRLF fuzz input with every fault kind.
 pub fn reverse_link_input() -> impl Strategy<Value = reverse_link_network::Input> {
+    reverse_link_input_with(TokenFaults::ALL)
+}
+
+/// A KRL/KRLF fuzz input with the faults of `profile`.
+pub fn reverse_link_input_with(
+    profile: TokenFaults,
+) -> impl Strategy<Value = reverse_link_network::Input> {
     (
         topology(),
         any::<u8>(),
         any::<bool>(),
-        token_schedule(Just(()), 1, 0..250, TokenFaults::ALL),
+        token_schedule(Just(()), 1, 0..250, profile),
     )
         .prop_map(|(topology, tokens, forwarding, (ops, faults))| {
             reverse_link_network::Input {
@@ -133,10 +140,17 @@ pub fn reverse_link_input() -> impl Strategy<Value = reverse_link_network::Input
 
 /// A prioritized fuzz input with every fault kind.
 pub fn prioritized_input() -> impl Strategy<Value = prioritized_network::Input> {
+    prioritized_input_with(TokenFaults::ALL)
+}
+
+/// A prioritized fuzz input with the faults of `profile`.
+pub fn prioritized_input_with(
+    profile: TokenFaults,
+) -> impl Strategy<Value = prioritized_network::Input> {
     (
         topology(),
         (any::<u8>(), any::<u8>(), any::<u8>(), any::<u8>()),
-        token_schedule((any::<u8>(), 0u32..6), 1, 0..250, TokenFaults::ALL),
+        token_schedule((any::<u8>(), 0u32..6), 1, 0..250, profile),
     )
         .prop_map(
             |(topology, (resources, policy, aging, holder), (ops, faults))| {
@@ -205,10 +219,17 @@ pub fn permission_op(profile: PermissionFaults) -> impl Strategy<Value = PermOp>
 
 /// A permission fuzz input (2 to 5 hosts) with every fault kind.
 pub fn permission_input() -> impl Strategy<Value = permission_network::Input> {
+    permission_input_with(PermissionFaults::ALL)
+}
+
+/// A permission fuzz input (2 to 5 hosts) with the faults of `profile`.
+pub fn permission_input_with(
+    profile: PermissionFaults,
+) -> impl Strategy<Value = permission_network::Input> {
     (
         any::<u8>(),
         any::<u64>(),
-        vec(permission_op(PermissionFaults::ALL), 0..250),
+        vec(permission_op(profile), 0..250),
     )
         .prop_map(|(hosts, seed, ops)| permission_network::Input { hosts, seed, ops })
 }

@@ -11,3 +11,15 @@ pub mod neighbors;
 pub use height::{Height, Sealed};
 pub(crate) use layout::layout;
 pub use neighbors::{Neighbor, Neighbors};
+
+use crate::{Anomaly, Severity};
+
+/// How the token algorithms read an anomaly (the reasons are on [`Anomaly`]'s variants): peers
+/// that are not neighbours yet or any more are normal with one-sided link events; a value out
+/// of range, or a second token, is not.
+pub(crate) fn anomaly_severity(kind: Anomaly) -> Severity {
+    match kind {
+        Anomaly::Stale | Anomaly::RedundantLinkEvent | Anomaly::UnknownPeer => Severity::Noise,
+        Anomaly::OutOfRange | Anomaly::Unexpected => Severity::Suspect,
+    }
+}

@@ -1,11 +1,14 @@
 //! Steady-state `handle` allocates nothing for the prioritized, look-ahead and Ricart–Agrawala
 //! cores either (KRL has its own, finer test in `reverse_link_alloc.rs`): after warm-up rounds
 //! on a static network with reliable delivery, hundreds more rounds of every node requesting
-//! and releasing make no heap allocation inside `handle` or while its actions are consumed.
+//! and releasing make no heap allocation inside `handle` (called through `handle_into`, which
+//! moves the actions into a buffer the run keeps) or while its actions are consumed,
+//! nor in the embedder's timer table ([`Timers`]) that records the permission nodes' timers.
 
 use std::collections::VecDeque;
 
 use crate::counting::counted;
+use manet_mutex::timers::Timers;
 use manet_mutex::{
     look_ahead, prioritized, ricart_agrawala, Action, CsRequest, Event, NodeId, Protocol, Status,
 };
@@ -19,6 +22,7 @@ struct Run<P: Protocol> {
     nodes: Vec<P>,
     steps: VecDeque<Step<P::Message>>,
     actions: Vec<Action<P::Message>>,
+    timers: Vec<Timers>,
     allocations: u64,
     entries: u64,
 }
@@ -26,6 +30,7 @@ struct Run<P: Protocol> {
 impl<P: Protocol> Run<P> {
     fn new(nodes: Vec<P>) -> Self {
         Run {
+            timers: vec![Timers::new(); nodes.len()],
             nodes,
             steps: VecDeque::with_capacity(1 << 14),
             actions: Vec::with_capacity(1 << 10),
@@ -37,10 +42,16 @@ impl<P: Protocol> Run<P> {
     fn feed(&mut self, at: NodeId, event: Event<P::Message>) {
         self.actions.clear();
         let (node, actions) = (&mut self.nodes[at.index()], &mut self.actions);
-        let (result, made) = counted(|| node.handle(event).map(|out| actions.extend(out)));
+        let (result, made) = counted(|| node.handle_into(event, actions));
         result.expect("the driver only issues valid events");
         self.allocations += made;
         for action in self.actions.drain(..) {
+            let timers = &mut self.timers[at.index()];
+            let (recorded, made) = counted(|| timers.apply(&action, 0));
+            self.allocations += made;
+            if recorded {
+                continue;
+            }
             match action {
                 Action::Send { to, msg } => {
                     self.steps.push_back(Step::Deliver { from: at, to, msg })
@@ -49,7 +60,6 @@ impl<P: Protocol> Run<P> {
                     self.entries += 1;
                     self.steps.push_back(Step::Release(at));
                 }
-                // Delivery is reliable and prompt, so no timer ever needs to fire.
                 _ => {}
             }
         }
@@ -69,6 +79,8 @@ impl<P: Protocol> Run<P> {
             }
         }
         assert!(self.nodes.iter().all(|n| n.status() == Status::Remainder));
+        // Delivery is reliable and prompt: every timer was cancelled before it could fire.
+        assert!(self.timers.iter().all(Timers::is_empty));
     }
 
     /// Allocations made by `rounds` rounds after `warmup` uncounted ones.

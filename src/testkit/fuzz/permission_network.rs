@@ -66,15 +66,23 @@ fn nth<T: Copy>(items: &[T], i: u8) -> Option<T> {
 
 /// Build the system `input` describes and play its operations ([`run_ops`]).
 pub fn run<H: PermissionHarness>(input: &Input) {
+    play::<H>(input);
+}
+
+/// [`run`], returning the system as the operations left it (before the drain, which runs on
+/// copies), for tests that check more, such as the anomalies reported.
+pub fn play<H: PermissionHarness>(input: &Input) -> PermNet<H> {
     let hosts = 2 + u32::from(input.hosts % 4);
     let net = PermNet::<H>::new(hosts, input.seed)
         .unwrap_or_else(|e| panic!("{hosts} hosts must build: {e}"));
-    run_ops(net, &input.ops);
+    run_ops(net, &input.ops)
 }
 
 /// Apply `ops` to `net`, checking safety after each, then drain ([`PermNet::drain`]): every
-/// waiting host must be served. Panics on a violation, with the trace if one is kept.
-pub fn run_ops<H: PermissionHarness>(mut net: PermNet<H>, ops: &[Op]) {
+/// waiting host must be served. Panics on a violation, with the trace if one is kept. Returns
+/// the system as the operations left it (the drain runs on copies), for callers that check
+/// more, such as the anomalies reported.
+pub fn run_ops<H: PermissionHarness>(mut net: PermNet<H>, ops: &[Op]) -> PermNet<H> {
     let hosts = net.nodes.len() as u32;
     let node = |x: u8| NodeId(u32::from(x) % hosts);
     for (i, &op) in ops.iter().take(MAX_OPS).enumerate() {
@@ -142,4 +150,5 @@ pub fn run_ops<H: PermissionHarness>(mut net: PermNet<H>, ops: &[Op]) {
     if let Err(e) = net.drain(DRAIN_ROUNDS) {
         panic!("{hosts} hosts: {e}");
     }
+    net
 }

@@ -47,6 +47,12 @@ pub fn run_without_faults(input: &Input) {
 
 /// Build the network `input` describes and play its schedule ([`run_ops`]).
 pub fn run(input: &Input) {
+    play(input);
+}
+
+/// [`run`], returning the network as the schedule left it (before the drain, which runs on a
+/// copy), for tests that check more, such as the anomalies reported.
+pub fn play(input: &Input) -> TokenNet<Node> {
     let graph = input.topology.graph();
     let policy =
         [Policy::Explicit, Policy::Equal, Policy::MaxConcurrency][usize::from(input.policy) % 3];
@@ -60,5 +66,5 @@ pub fn run(input: &Input) {
         resources: 1 + u32::from(resources) % settings.k,
         priority,
     };
-    run_ops(net, &input.ops, &input.faults, request, &params);
+    run_ops(net, &input.ops, &input.faults, request, &params)
 }

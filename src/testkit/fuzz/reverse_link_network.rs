@@ -42,10 +42,16 @@ pub fn run_without_faults(input: &Input) {
 
 /// Build the network `input` describes and play its schedule ([`run_ops`]).
 pub fn run(input: &Input) {
+    play(input);
+}
+
+/// [`run`], returning the network as the schedule left it (before the drain, which runs on a
+/// copy), for tests that check more, such as the anomalies reported.
+pub fn play(input: &Input) -> TokenNet<Node> {
     let graph = input.topology.graph();
     let k = 1 + input.tokens as u32 % (graph.n() as u32 - 1);
     let params = Params::first_nodes(Settings::new(k).with_forwarding(input.forwarding), k);
     let net = TokenNet::<Node>::new(graph, &params)
         .unwrap_or_else(|e| panic!("a connected network with k < n must build: {e}"));
-    run_ops(net, &input.ops, &input.faults, |()| CsRequest::ONE, &params);
+    run_ops(net, &input.ops, &input.faults, |()| CsRequest::ONE, &params)
 }

@@ -134,14 +134,15 @@ fn nth<T: Copy>(items: &[T], i: u8) -> Option<T> {
 
 /// Apply `ops` and `faults` to `net`, checking safety after each, then drain: every waiting
 /// node must be served and the algorithm's drained checks must hold. Panics with `context` on
-/// a violation.
+/// a violation. Returns the network as the schedule left it (the drain runs on a copy), for
+/// callers that check more, such as the anomalies reported.
 pub fn run_ops<P: TokenHarness, R: Copy + Debug>(
     mut net: TokenNet<P>,
     ops: &[Op<R>],
     faults: &[Timed],
     request: impl Fn(R) -> CsRequest,
     context: &impl Debug,
-) {
+) -> TokenNet<P> {
     let n = net.nodes.len() as u32;
     let node = |x: u8| NodeId(u32::from(x) % n);
     let ops = &ops[..ops.len().min(MAX_OPS)];
@@ -192,4 +193,5 @@ pub fn run_ops<P: TokenHarness, R: Copy + Debug>(
     if let Err(e) = net.drain(rounds) {
         panic!("{context:?}: {e}\n{}", net.trace_text());
     }
+    net
 }

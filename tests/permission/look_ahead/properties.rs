@@ -1,8 +1,9 @@
 //! Property tests: adversarial schedules (any delivery order, duplicates, loss, timeouts,
 //! doze/disconnect/reconnect at any time) never break the invariants, and once delivery is
-//! reliable every waiting host enters. Plus random routed-simulator runs.
+//! reliable every waiting host enters, and every anomaly reported on the way is noise. Plus
+//! random routed-simulator runs.
 
-use crate::fixtures::{play, schedule_op as op};
+use crate::fixtures::{only_noise, play, schedule_op as op};
 use manet_mutex::look_ahead::{self, Config, Node, Settings};
 use manet_mutex::permission::Timestamp;
 use manet_mutex::sim::routed::{self, Failures, LoadPattern, ModeChanges, RoutedConfig};
@@ -45,6 +46,7 @@ proptest! {
         let mut net = net(n, seed);
         play(&mut net, n, &ops, false);
         net.settle(500).unwrap();
+        only_noise(&net);
     }
 
     #[test]
@@ -57,6 +59,7 @@ proptest! {
         play(&mut net, n, &ops, true);
         all_back(&mut net, n);
         net.settle(500).unwrap();
+        only_noise(&net);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Ricart–Agrawala: 2(n − 1) messages per entry, the deferral rule, stale input, errors, and
-//! safety/liveness under adversarial schedules.
+//! safety/liveness under adversarial schedules (reporting only noise).
 
-use crate::fixtures::{play, schedule_op};
+use crate::fixtures::{only_noise, play, schedule_op};
 use manet_mutex::permission::Timestamp;
 use manet_mutex::ricart_agrawala::{Config, Message, Node, Settings};
 use manet_mutex::testkit::strategy::cases;
@@ -166,6 +166,7 @@ proptest! {
         let mut net = net(n);
         play(&mut net, n, &ops, false);
         net.settle(500).unwrap();
+        only_noise(&net);
     }
 }
 

@@ -1,12 +1,15 @@
 //! Property tests: random connected graphs, `k`, `h`, priorities, policies and churn, with the
-//! invariants checked after every step and every request served once churn stops.
+//! invariants checked after every step and every request served once churn stops. Without
+//! corruption, every anomaly a node reports is noise, even when each end of a link learns of
+//! its changes at its own time.
 
 use super::fixtures::{ask, drain, edge, in_cs, n, net};
 use manet_mutex::prioritized::{network, Message, Node, Policy, Resources, Settings};
 use manet_mutex::queue::Priority;
-use manet_mutex::testkit::strategy::cases;
+use manet_mutex::testkit::fuzz::prioritized_network;
+use manet_mutex::testkit::strategy::{cases, prioritized_input_with, TokenFaults};
 use manet_mutex::token::{Height, Sealed};
-use manet_mutex::{Anomaly, CsRequest, Event, Protocol, Status};
+use manet_mutex::{Anomaly, CsRequest, Event, Protocol, Severity, Status};
 use proptest::collection::vec;
 use proptest::prelude::*;
 
@@ -128,6 +131,23 @@ proptest! {
             prop_assert!(
                 matches!(kind, Anomaly::Stale | Anomaly::RedundantLinkEvent),
                 "{at:?} reported {kind:?} from {from:?}"
+            );
+            prop_assert_eq!(Node::anomaly_severity(*kind), Severity::Noise);
+        }
+    }
+
+    /// One-sided `LinkUp`s and `LinkDown`s add messages from peers that are not neighbours yet
+    /// or any more (`UnknownPeer`): noise too.
+    #[test]
+    fn with_one_sided_link_events_and_no_corruption_every_anomaly_is_noise(
+        input in prioritized_input_with(TokenFaults { corrupt: 0, ..TokenFaults::ALL }),
+    ) {
+        let net = prioritized_network::play(&input);
+        for (at, from, kind) in &net.anomalies {
+            prop_assert_eq!(
+                Node::anomaly_severity(*kind),
+                Severity::Noise,
+                "{:?} reported {:?} from {:?}", at, kind, from
             );
         }
     }

@@ -1,12 +1,16 @@
 //! Property tests: KRL and KRLF keep every safety invariant after every step on random
 //! networks, static and mobile — with the paper's connectivity-preserving link changes and with
 //! arbitrary ones that cut nodes off — and bring every waiting node into the critical section
-//! once link changes and new requests stop (and the network is connected again).
+//! once link changes and new requests stop (and the network is connected again). Without
+//! corruption, every anomaly a node reports is noise, even when each end of a link learns of
+//! its changes at its own time.
 
 use manet_mutex::reverse_link::{Node, Settings};
 use manet_mutex::sim::token::{self, Config};
 use manet_mutex::sim::{Graph, Params, Workload};
-use manet_mutex::testkit::strategy::cases;
+use manet_mutex::testkit::fuzz::reverse_link_network;
+use manet_mutex::testkit::strategy::{cases, reverse_link_input_with, TokenFaults};
+use manet_mutex::{Protocol, Severity};
 use proptest::prelude::*;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -97,6 +101,22 @@ proptest! {
     fn small_networks_survive_arbitrary_link_changes(config in small_and_wild()) {
         if let Err(v) = token::run::<Node>(config.clone()) {
             panic!("{config:?}\n{v}");
+        }
+    }
+
+    /// Messages that cross one-sided `LinkUp`s and `LinkDown`s are reported (`UnknownPeer`),
+    /// requests that cross tokens too (`Stale`): noise, all of it.
+    #[test]
+    fn without_corruption_every_anomaly_is_noise(
+        input in reverse_link_input_with(TokenFaults { corrupt: 0, ..TokenFaults::ALL }),
+    ) {
+        let net = reverse_link_network::play(&input);
+        for (at, from, kind) in &net.anomalies {
+            prop_assert_eq!(
+                Node::anomaly_severity(*kind),
+                Severity::Noise,
+                "{:?} reported {:?} from {:?}", at, kind, from
+            );
         }
     }
 }

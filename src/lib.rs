@@ -109,8 +109,11 @@
 //!
 //! ### Timers
 //!
-//! Only the permission algorithms emit [`Action::SetTimer`] and [`Action::CancelTimer`]; the
-//! token algorithms never do, and refuse [`Event::Timeout`] as [`Error::Unsupported`].
+//! The permission algorithms emit [`Action::SetTimer`] and [`Action::CancelTimer`] for their
+//! retransmissions. The token algorithms set no timer and refuse [`Event::Timeout`] as
+//! [`Error::Unsupported`], except KRLF with an idle pause
+//! ([`reverse_link::Settings::with_idle_pause`]), which sets one ([`reverse_link::IDLE_PAUSE`])
+//! to forward an idle token later and ignores expiries it no longer needs.
 //!
 //! - A node reads no clock. Durations are in *the embedder's time unit*: whatever unit the
 //!   embedder's clock counts (the routed simulator, `sim::routed`, counts milliseconds).
@@ -146,13 +149,15 @@
 //! | `Release` | in `Critical` | in `Critical` | in `Critical` |
 //! | `Receive` | always | always | always |
 //! | `LinkUp`, `LinkDown` | always | `Unsupported` | `Unsupported` |
-//! | `Timeout` | `Unsupported` | always | always |
+//! | `Timeout` | `Unsupported` (KRLF with an idle pause: always) | always | always |
 //! | `Doze`, `Wake`, `Disconnect`, `Reconnect` | `Unsupported` | by mode ([table](look_ahead#driving-contract)) | `Unsupported` |
+//! | `Cancel` | in `Waiting` | in `Waiting` | in `Waiting` |
 //!
 //! Otherwise the node returns, for `Request` outside `Remainder`,
 //! [`AlreadyRequested(status)`](Error::AlreadyRequested); for a bad `resources`,
 //! [`InvalidResources`](Error::InvalidResources); for `Release` outside `Critical`,
-//! [`NotInCritical(status)`](Error::NotInCritical); for an event in the wrong look-ahead mode,
+//! [`NotInCritical(status)`](Error::NotInCritical); for `Cancel` outside `Waiting`,
+//! [`NotWaiting(status)`](Error::NotWaiting); for an event in the wrong look-ahead mode,
 //! or `Doze`/`Disconnect` outside `Remainder`, [`WrongMode`](Error::WrongMode). A `Request`
 //! failing several checks gets the first: the token algorithms check the section, then the
 //! resources; the permission ones the resources, the section, then (look-ahead) the mode.
@@ -165,7 +170,7 @@
 //! | `Send` to | a linked neighbour | a linked neighbour | any host | any host |
 //! | messages | REQUEST, TOKEN, LinkInfo, Probe, TokenAck | TOKEN, REQUEST, UPDATE, RELEASE, LINK, Probe, TokenAck | REQUEST, REPLY, DOZE, DISCONNECT, RECONNECT | REQUEST, REPLY |
 //! | `EnterCritical { resources }` | 1 | `h`, the request's `resources` | 1 | 1 |
-//! | `SetTimer`, `CancelTimer` | never | never | yes | yes |
+//! | `SetTimer`, `CancelTimer` | `SetTimer` with an idle pause, else never | never | yes | yes |
 //! | `Anomaly` kinds | `UnknownPeer`, `OutOfRange`, `Stale`, `RedundantLinkEvent` | all of [`Anomaly`] | `UnknownPeer`, `OutOfRange`, `Stale`, `Unexpected` | `UnknownPeer`, `OutOfRange`, `Stale`, `Unexpected` |
 //!
 //! ### Anomalies

@@ -45,6 +45,10 @@
 //!   are [`Error::Unsupported`](crate::Error::Unsupported).
 //! - `Reconnect` while waiting asks again under a new epoch (REPLYs to older copies no longer
 //!   count); inside the critical section it is announced on `Release`.
+//! - `Cancel` while waiting withdraws the request: its timers are cancelled and every deferred
+//!   request is answered, as on `Release` (a reconnection announced on `Release` is announced
+//!   then too); the sets move only as those REPLYs move them, and REPLYs to the withdrawn
+//!   request grant nothing.
 //!
 //! # Liveness with hosts away
 //! No host waits for one that disconnected voluntarily: receivers of its DISCONNECT count it as

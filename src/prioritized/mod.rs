@@ -28,6 +28,7 @@
 //!
 //! # Events and actions
 //! `Request` (`resources` in `1..=k`; `priority` used as the [`Policy`] says), `Release`,
+//! `Cancel` (a waiting node withdraws; a waiting holder serves the rest of its queue),
 //! `Receive`, `LinkUp` and `LinkDown`; any other event is
 //! [`Error::Unsupported`](crate::Error::Unsupported). The node sets no timers. It emits `Send`
 //! (to a linked neighbour), `EnterCritical { resources: h }` with the `h` requested, and

@@ -20,7 +20,9 @@
 //! and [`Node::raises`].
 //!
 //! # Events and actions
-//! `Request` (one resource; `priority` is ignored), `Release`, `Receive`, `LinkUp` and
+//! `Request` (one resource; `priority` is ignored), `Release`, `Cancel` (a waiting node
+//! withdraws; the REQUEST already sent still fetches a token, kept or passed on as any idle
+//! one), `Receive`, `LinkUp` and
 //! `LinkDown`; any other event is [`Error::Unsupported`](crate::Error::Unsupported), except
 //! `Timeout` with an idle pause. Without one the node sets no timers: it moves on messages and
 //! the link layer's reports alone. It emits `Send` (to a linked neighbour),

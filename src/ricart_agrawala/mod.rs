@@ -18,8 +18,10 @@
 //! # Driving contract
 //! - Any delivery order; messages may be lost, duplicated or delayed, as long as a REQUEST
 //!   retransmitted often enough gets through (see the crate's threat model for corruption).
-//! - Events: `Request` (one resource; `priority` is ignored), `Release`, `Receive` and
-//!   `Timeout`; link and mode events are [`Error::Unsupported`](crate::Error::Unsupported).
+//! - Events: `Request` (one resource; `priority` is ignored), `Release`, `Cancel` (a waiting
+//!   host withdraws: its timers are cancelled and every deferred request answered, as on
+//!   release; REPLYs to the withdrawn request grant nothing), `Receive` and `Timeout`; link
+//!   and mode events are [`Error::Unsupported`](crate::Error::Unsupported).
 //! - Each REQUEST awaiting its REPLY has a timer: `SetTimer` with `after` =
 //!   [`Settings::retransmit_after`], in [the embedder's time unit](crate#timers), and a fresh
 //!   [`TimerId`](crate::TimerId); a REPLY cancels it (`CancelTimer`). On a current `Timeout`

@@ -1,0 +1,169 @@
+//! How the token simulator scales with the number of nodes: KRL on sparse random graphs (a
+//! random spanning tree plus random links, about `--degree` neighbours per node), a fixed number
+//! of critical-section entries, one thread. Prints nodes, events, events/s, wall time, peak
+//! resident memory (`VmHWM` from `/proc/self/status`, Linux only) and bytes per node.
+//!
+//! ```text
+//! cargo run --release --example scale                                   # 30 → 10,000 nodes
+//! cargo run --release --example scale -- --nodes 30,1000,10000,30000,100000 --entries 100000
+//! cargo run --release --example scale -- --nodes 30 --checks            # every step checked
+//! ```
+//!
+//! With several `--nodes` values each size runs in its own child process, so each row's peak
+//! memory is its own. `k` defaults to `ceil(n / 1000)` tokens at the first `k` nodes; the
+//! request rate per node is `--load` (default: `0.05 k / n`, a network-wide rate of `k / 20`
+//! requests per time unit, well below what `k` tokens can serve), and the load phase lasts
+//! `entries / (n · load)` time units, so about `--entries` critical sections are entered
+//! whatever `n` is.
+
+use std::process::Command;
+use std::time::Instant;
+
+use clap::Parser;
+use manet_mutex::reverse_link::{Node, Settings};
+use manet_mutex::sim::token::{self, Config};
+use manet_mutex::sim::{Graph, Params, Workload};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+/// Run KRL on growing sparse random graphs and report throughput and memory.
+#[derive(Debug, Parser)]
+#[command(about)]
+struct Args {
+    /// Numbers of nodes (comma separated; each runs in its own process).
+    #[arg(long, value_delimiter = ',', default_value = "30,1000,10000")]
+    nodes: Vec<usize>,
+    /// Tokens (default: ceil(nodes / 1000)).
+    #[arg(long)]
+    k: Option<u32>,
+    /// Mean neighbours per node.
+    #[arg(long, default_value_t = 10)]
+    degree: usize,
+    /// Critical-section entries to aim for.
+    #[arg(long, default_value_t = 20_000)]
+    entries: u64,
+    /// Requests per node per time unit (default: 0.05 k / nodes).
+    #[arg(long)]
+    load: Option<f64>,
+    /// Link changes per time unit (0: a static network).
+    #[arg(long, default_value_t = 0.0)]
+    mobility: f64,
+    /// Check the safety invariants after every event.
+    #[arg(long)]
+    checks: bool,
+    /// Events kept for a violation report (0: none).
+    #[arg(long, default_value_t = 0)]
+    trace: usize,
+    /// The seed of the graph and of the run.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Do not print the header line (used by the child processes).
+    #[arg(long, hide = true)]
+    no_header: bool,
+}
+
+/// A `kB` field of `/proc/self/status` in bytes (0 where there is none).
+fn status_bytes(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+fn header() {
+    println!(
+        "{:>8} {:>5} {:>7} {:>9} {:>11} {:>9} {:>10} {:>8} {:>9} {:>10} {:>10}",
+        "nodes",
+        "k",
+        "checks",
+        "entries",
+        "events",
+        "graph s",
+        "run s",
+        "ns/event",
+        "Mevents/s",
+        "max RSS MB",
+        "bytes/node"
+    );
+}
+
+fn run(args: &Args, n: usize) {
+    let base_rss = status_bytes("VmRSS:");
+    let k = args.k.unwrap_or_else(|| n.div_ceil(1000) as u32);
+    let load = args.load.unwrap_or(0.05 * f64::from(k) / n as f64);
+    let started = Instant::now();
+    let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
+    let graph = Graph::random_connected(n, n * args.degree / 2, &mut rng);
+    let mut config = Config::new(graph, Params::first_nodes(Settings::new(k), k), args.seed);
+    config.workload = Workload {
+        lambda_req: load,
+        ..Workload::default()
+    };
+    config.lambda_mob = args.mobility;
+    config.duration = args.entries as f64 / (n as f64 * load);
+    config.check_every_step = args.checks;
+    config.trace_len = args.trace;
+    let built = started.elapsed().as_secs_f64();
+    let outcome = match token::run::<Node>(config) {
+        Ok(o) => o,
+        Err(v) => {
+            eprintln!("{v}");
+            std::process::exit(1);
+        }
+    };
+    let m = &outcome.metrics;
+    let hwm = status_bytes("VmHWM:");
+    println!(
+        "{:>8} {:>5} {:>7} {:>9} {:>11} {:>9.2} {:>10.2} {:>8.0} {:>9.2} {:>10.1} {:>10.0}",
+        n,
+        k,
+        if args.checks { "on" } else { "off" },
+        m.cs_entries,
+        m.events,
+        built,
+        m.wall_seconds,
+        m.wall_seconds * 1e9 / m.events.max(1) as f64,
+        m.events as f64 / m.wall_seconds / 1e6,
+        hwm as f64 / (1 << 20) as f64,
+        hwm.saturating_sub(base_rss) as f64 / n as f64,
+    );
+}
+
+fn main() {
+    let args = Args::parse();
+    if !args.no_header {
+        header();
+    }
+    if let [n] = args.nodes[..] {
+        run(&args, n);
+        return;
+    }
+    let exe = std::env::current_exe().expect("the example's own path");
+    let passed: Vec<String> = std::env::args().skip(1).collect();
+    for &n in &args.nodes {
+        // Drop our `--nodes` (either form) and pass everything else on.
+        let mut rest = Vec::new();
+        let mut skip = false;
+        for a in &passed {
+            if skip {
+                skip = false;
+            } else if a == "--nodes" {
+                skip = true;
+            } else if !a.starts_with("--nodes=") {
+                rest.push(a.clone());
+            }
+        }
+        let status = Command::new(&exe)
+            .args(rest)
+            .args(["--no-header", "--nodes", &n.to_string()])
+            .status()
+            .expect("run a child process");
+        if !status.success() {
+            std::process::exit(status.code().unwrap_or(1));
+        }
+    }
+}

@@ -6,12 +6,14 @@ use rand::Rng;
 
 use crate::NodeId;
 
-/// An undirected simple graph on nodes `0..n`, as an adjacency matrix (the simulated networks
-/// are small) plus an edge list for uniform sampling.
+/// An undirected simple graph on nodes `0..n`, as sorted adjacency lists (memory and
+/// neighbour queries linear in the edges, not in `n²`) plus an edge list in insertion order
+/// for uniform sampling.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Graph {
     n: usize,
-    adjacent: Vec<bool>,
+    /// The neighbours of each node, ascending.
+    adjacent: Vec<Vec<NodeId>>,
     edges: Vec<(NodeId, NodeId)>,
 }
 
@@ -20,7 +22,7 @@ impl Graph {
     pub fn empty(n: usize) -> Self {
         Graph {
             n,
-            adjacent: vec![false; n * n],
+            adjacent: vec![Vec::new(); n],
             edges: Vec::new(),
         }
     }
@@ -63,42 +65,69 @@ impl Graph {
         &self.edges
     }
 
-    /// Whether `a` and `b` are linked.
+    /// Whether `a` and `b` are linked (a binary search of the shorter adjacency list).
     pub fn has(&self, a: NodeId, b: NodeId) -> bool {
-        a.index() < self.n && b.index() < self.n && self.adjacent[a.index() * self.n + b.index()]
+        let (Some(la), Some(lb)) = (self.adjacent.get(a.index()), self.adjacent.get(b.index()))
+        else {
+            return false;
+        };
+        if la.len() <= lb.len() {
+            la.binary_search(&b).is_ok()
+        } else {
+            lb.binary_search(&a).is_ok()
+        }
     }
 
     /// Link `a` and `b`. Returns whether the edge is new.
     pub fn add(&mut self, a: NodeId, b: NodeId) -> bool {
-        if a == b || self.has(a, b) || a.index() >= self.n || b.index() >= self.n {
+        if a == b || a.index() >= self.n || b.index() >= self.n {
             return false;
         }
-        self.set(a, b, true);
+        let Err(i) = self.adjacent[a.index()].binary_search(&b) else {
+            return false;
+        };
+        self.adjacent[a.index()].insert(i, b);
+        let list = &mut self.adjacent[b.index()];
+        let j = list.binary_search(&a).unwrap_or_else(|j| j);
+        list.insert(j, a);
         self.edges.push((a, b));
         true
     }
 
-    /// Unlink `a` and `b`. Returns whether the edge existed.
+    /// Unlink `a` and `b`. Returns whether the edge existed. Linear in the number of edges:
+    /// the edge list keeps its insertion order, which fixes what the random picks return.
     pub fn remove(&mut self, a: NodeId, b: NodeId) -> bool {
         if !self.has(a, b) {
             return false;
         }
-        self.set(a, b, false);
-        self.edges
-            .retain(|&(x, y)| !((x, y) == (a, b) || (x, y) == (b, a)));
+        for (x, y) in [(a, b), (b, a)] {
+            let list = &mut self.adjacent[x.index()];
+            if let Ok(i) = list.binary_search(&y) {
+                list.remove(i);
+            }
+        }
+        if let Some(i) = self
+            .edges
+            .iter()
+            .position(|&(x, y)| (x, y) == (a, b) || (x, y) == (b, a))
+        {
+            self.edges.remove(i);
+        }
         true
-    }
-
-    fn set(&mut self, a: NodeId, b: NodeId, on: bool) {
-        self.adjacent[a.index() * self.n + b.index()] = on;
-        self.adjacent[b.index() * self.n + a.index()] = on;
     }
 
     /// The neighbours of `a`, ascending.
     pub fn neighbors(&self, a: NodeId) -> impl Iterator<Item = NodeId> + '_ {
-        (0..self.n as u32)
-            .map(NodeId)
-            .filter(move |&b| self.has(a, b))
+        self.adjacent
+            .get(a.index())
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .copied()
+    }
+
+    /// How many neighbours `a` has.
+    pub fn degree(&self, a: NodeId) -> usize {
+        self.adjacent.get(a.index()).map_or(0, Vec::len)
     }
 
     /// Whether every node can reach every other, ignoring the edge `skip` if given.
@@ -169,6 +198,13 @@ impl Graph {
 
     /// A random edge for which `removable` holds (e.g. nothing in flight on it) and, if
     /// `keep_connected`, whose removal keeps the graph connected.
+    ///
+    /// The candidates are all edges in a uniformly shuffled order (the random draws, hence the
+    /// pick, are those of the paper's model: linear in the edges). Whether removing `(a, b)`
+    /// keeps the graph connected is decided without a search of the whole graph: the graph
+    /// minus `(a, b)` is connected exactly when the graph is connected (checked once) and `b`
+    /// can still reach `a` (a search from both ends that stops when they meet, so it visits
+    /// only the neighbourhoods of `a` and `b` when they lie on a short cycle).
     pub fn pick_removable(
         &self,
         rng: &mut impl Rng,
@@ -177,9 +213,46 @@ impl Graph {
     ) -> Option<(NodeId, NodeId)> {
         let mut candidates = self.edges.clone();
         candidates.shuffle(rng);
+        let mut connected = None;
         candidates.into_iter().find(|&(a, b)| {
-            removable(a, b) && (!keep_connected || self.is_connected_without(Some((a, b))))
+            removable(a, b)
+                && (!keep_connected
+                    || (*connected.get_or_insert_with(|| self.is_connected())
+                        && self.linked_without(a, b)))
         })
+    }
+
+    /// Whether `a` and `b` are joined by a path that does not use the edge `a`–`b`: two
+    /// breadth-first searches, one from each end, growing the smaller frontier a level at a
+    /// time until they meet or one runs out.
+    pub fn linked_without(&self, a: NodeId, b: NodeId) -> bool {
+        use std::collections::HashSet;
+        if a == b {
+            return true;
+        }
+        let skipped = |u: NodeId, v: NodeId| (u, v) == (a, b) || (u, v) == (b, a);
+        let mut seen = [HashSet::from([a]), HashSet::from([b])];
+        let mut frontier = [vec![a], vec![b]];
+        let mut next = Vec::new();
+        loop {
+            let side = usize::from(frontier[1].len() < frontier[0].len());
+            if frontier[side].is_empty() {
+                return false;
+            }
+            next.clear();
+            for &u in &frontier[side] {
+                for v in self.neighbors(u) {
+                    if skipped(u, v) || !seen[side].insert(v) {
+                        continue;
+                    }
+                    if seen[1 - side].contains(&v) {
+                        return true;
+                    }
+                    next.push(v);
+                }
+            }
+            std::mem::swap(&mut frontier[side], &mut next);
+        }
     }
 
     /// A random pair of distinct, unlinked nodes.
@@ -234,5 +307,30 @@ mod tests {
         assert!(tri.remove(a, b));
         assert!(tri.is_connected());
         assert_eq!(tri.pick_absent(&mut rng), Some((a.min(b), a.max(b))));
+    }
+
+    #[test]
+    fn the_local_bridge_test_agrees_with_a_whole_graph_search() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        for round in 0..60 {
+            let n = 2 + round % 13;
+            // Sparse random edges: connected or not, with and without bridges.
+            let mut g = Graph::empty(n);
+            for _ in 0..rng.random_range(0..2 * n) {
+                let a = NodeId(rng.random_range(0..n as u32));
+                let b = NodeId(rng.random_range(0..n as u32));
+                g.add(a, b);
+            }
+            for &(a, b) in g.edges() {
+                assert_eq!(
+                    g.is_connected_without(Some((a, b))),
+                    g.is_connected() && g.linked_without(a, b),
+                    "{g:?} without {a:?}-{b:?}"
+                );
+                assert!(g.has(a, b) && g.has(b, a));
+            }
+            let listed: usize = (0..n as u32).map(|i| g.degree(NodeId(i))).sum();
+            assert_eq!(listed, 2 * g.edges().len());
+        }
     }
 }

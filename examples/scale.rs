@@ -11,7 +11,7 @@
 //!
 //! With several `--nodes` values each size runs in its own child process, so each row's peak
 //! memory is its own. `k` defaults to `ceil(n / 1000)` tokens at the first `k` nodes; the
-//! request rate per node is `--load` (default: `0.05 k / n`, a network-wide rate of `k / 20`
+//! request rate per node is `--load` (default: `0.001 k / n`, a network-wide rate of `k / 1000`
 //! requests per time unit, well below what `k` tokens can serve), and the load phase lasts
 //! `entries / (n · load)` time units, so about `--entries` critical sections are entered
 //! whatever `n` is.
@@ -42,7 +42,7 @@ struct Args {
     /// Critical-section entries to aim for.
     #[arg(long, default_value_t = 20_000)]
     entries: u64,
-    /// Requests per node per time unit (default: 0.05 k / nodes).
+    /// Requests per node per time unit (default: 0.001 k / nodes).
     #[arg(long)]
     load: Option<f64>,
     /// Link changes per time unit (0: a static network).
@@ -76,7 +76,7 @@ fn status_bytes(field: &str) -> u64 {
 
 fn header() {
     println!(
-        "{:>8} {:>5} {:>7} {:>9} {:>11} {:>9} {:>10} {:>8} {:>9} {:>10} {:>10}",
+        "{:>8} {:>5} {:>7} {:>9} {:>11} {:>9} {:>10} {:>8} {:>9} {:>10} {:>10} {:>9}",
         "nodes",
         "k",
         "checks",
@@ -87,14 +87,15 @@ fn header() {
         "ns/event",
         "Mevents/s",
         "max RSS MB",
-        "bytes/node"
+        "bytes/node",
+        "mean wait"
     );
 }
 
 fn run(args: &Args, n: usize) {
     let base_rss = status_bytes("VmRSS:");
     let k = args.k.unwrap_or_else(|| n.div_ceil(1000) as u32);
-    let load = args.load.unwrap_or(0.05 * f64::from(k) / n as f64);
+    let load = args.load.unwrap_or(0.001 * f64::from(k) / n as f64);
     let started = Instant::now();
     let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
     let graph = Graph::random_connected(n, n * args.degree / 2, &mut rng);
@@ -111,14 +112,19 @@ fn run(args: &Args, n: usize) {
     let outcome = match token::run::<Node>(config) {
         Ok(o) => o,
         Err(v) => {
-            eprintln!("{v}");
+            let report = v.to_string();
+            let cut = report
+                .char_indices()
+                .nth(2000)
+                .map_or(report.len(), |(i, _)| i);
+            eprintln!("{}", &report[..cut]);
             std::process::exit(1);
         }
     };
     let m = &outcome.metrics;
     let hwm = status_bytes("VmHWM:");
     println!(
-        "{:>8} {:>5} {:>7} {:>9} {:>11} {:>9.2} {:>10.2} {:>8.0} {:>9.2} {:>10.1} {:>10.0}",
+        "{:>8} {:>5} {:>7} {:>9} {:>11} {:>9.2} {:>10.2} {:>8.0} {:>9.2} {:>10.1} {:>10.0} {:>9.1}",
         n,
         k,
         if args.checks { "on" } else { "off" },
@@ -130,6 +136,7 @@ fn run(args: &Args, n: usize) {
         m.events as f64 / m.wall_seconds / 1e6,
         hwm as f64 / (1 << 20) as f64,
         hwm.saturating_sub(base_rss) as f64 / n as f64,
+        m.summary().mean_wait,
     );
 }
 

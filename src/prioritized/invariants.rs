@@ -27,6 +27,10 @@ use super::{Message, Node};
 ///   construction of the queue);
 /// - `next` is the node itself exactly when it holds the token, and a holder never sits on
 ///   the token while it could serve the front of its queue.
+///
+/// It is [`check_node`] on every node, in order, then [`check_tally`] on the sum of every
+/// message's and every node's [`Tally`]: a caller that knows which nodes and messages a step
+/// changed can check only those nodes and keep the sum up to date (the token simulator does).
 pub fn check_safety<'a>(
     nodes: &[Node],
     in_flight: impl IntoIterator<Item = (NodeId, NodeId, &'a Message)>,
@@ -38,62 +42,120 @@ pub fn check_safety<'a>(
     if capacity > k {
         return Err(format!("capacity {capacity} above k = {k}"));
     }
-    let mut tokens = 0u64;
-    let mut total = 0u64;
+    let mut total = Tally::default();
     for (_, _, msg) in in_flight {
-        match *msg {
-            Message::Token { available, .. } => {
-                tokens += 1;
-                total += u64::from(available.read(k).0);
-            }
-            Message::Release { resources, .. } => total += u64::from(resources.read(k).0),
-            _ => {}
-        }
+        total += Tally::of_message(msg, k);
     }
     for node in nodes {
-        let id = node.id();
-        if let Some(t) = node.available() {
-            tokens += 1;
-            if t > k {
-                return Err(format!("{id:?} holds t = {t} > k = {k}"));
-            }
-            total += u64::from(t);
-            if node.next() != Some(id) {
-                return Err(format!(
-                    "{id:?} holds the token but next = {:?}",
-                    node.next()
-                ));
-            }
-            if let Some((front, _)) = node.queue.front() {
-                if front != id || node.requested().is_some_and(|h| h <= t) {
-                    return Err(format!("{id:?} sits on the token with {front:?} servable"));
-                }
-            }
-        } else if node.next() == Some(id) {
-            return Err(format!("{id:?} has next = itself without the token"));
-        }
-        total += u64::from(node.held()) + u64::from(node.release_backlog());
-        let own = node.queue.contains(id);
-        let wanted_ok = (1..=k).contains(&node.wanted);
-        match node.status() {
-            Status::Critical if !wanted_ok || own => {
-                return Err(format!("{id:?} in the CS with {} resources", node.wanted))
-            }
-            Status::Waiting if !wanted_ok || !own => {
-                return Err(format!("{id:?} waits but its request is lost"))
-            }
-            Status::Remainder if own || node.wanted != 0 => {
-                return Err(format!("{id:?} in the remainder with an open request"))
-            }
-            _ => {}
-        }
-        if let Some((v, _)) = node
-            .queue()
-            .find(|&(v, _)| v != id && !node.neighbors().is_member(v))
-        {
-            return Err(format!("{id:?} queues {v:?}, which is not a neighbour"));
+        check_node(node, k)?;
+        total += Tally::of_node(node);
+    }
+    check_tally(k, capacity, total)
+}
+
+/// What a node or a message in flight contributes to the network-wide counts that
+/// [`check_safety`] bounds. Sums of tallies are tallies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Tokens, held or in flight.
+    pub tokens: u64,
+    /// Resources: held in the critical section, carried by the token (`t`), in in-flight
+    /// RELEASEs, and in release backlogs.
+    pub total: u64,
+}
+
+impl Tally {
+    /// A node's contribution.
+    pub fn of_node(node: &Node) -> Self {
+        let t = node.available();
+        Tally {
+            tokens: u64::from(t.is_some()),
+            total: u64::from(t.unwrap_or(0))
+                + u64::from(node.held())
+                + u64::from(node.release_backlog()),
         }
     }
+
+    /// A message's contribution while it is in flight, in a network with `k` resources.
+    pub fn of_message(msg: &Message, k: u32) -> Self {
+        match *msg {
+            Message::Token { available, .. } => Tally {
+                tokens: 1,
+                total: u64::from(available.read(k).0),
+            },
+            Message::Release { resources, .. } => Tally {
+                tokens: 0,
+                total: u64::from(resources.read(k).0),
+            },
+            _ => Tally::default(),
+        }
+    }
+}
+
+impl core::ops::AddAssign for Tally {
+    fn add_assign(&mut self, other: Self) {
+        self.tokens += other.tokens;
+        self.total += other.total;
+    }
+}
+
+impl core::ops::SubAssign for Tally {
+    fn sub_assign(&mut self, other: Self) {
+        self.tokens -= other.tokens;
+        self.total -= other.total;
+    }
+}
+
+/// The part of [`check_safety`] about one node alone, in a network with `k` resources: what
+/// it holds, its `next`, its request and its queue.
+pub fn check_node(node: &Node, k: u32) -> Result<(), String> {
+    let id = node.id();
+    if let Some(t) = node.available() {
+        if t > k {
+            return Err(format!("{id:?} holds t = {t} > k = {k}"));
+        }
+        if node.next() != Some(id) {
+            return Err(format!(
+                "{id:?} holds the token but next = {:?}",
+                node.next()
+            ));
+        }
+        if let Some((front, _)) = node.queue.front() {
+            if front != id || node.requested().is_some_and(|h| h <= t) {
+                return Err(format!("{id:?} sits on the token with {front:?} servable"));
+            }
+        }
+    } else if node.next() == Some(id) {
+        return Err(format!("{id:?} has next = itself without the token"));
+    }
+    let own = node.queue.contains(id);
+    let wanted_ok = (1..=k).contains(&node.wanted);
+    match node.status() {
+        Status::Critical if !wanted_ok || own => {
+            return Err(format!("{id:?} in the CS with {} resources", node.wanted))
+        }
+        Status::Waiting if !wanted_ok || !own => {
+            return Err(format!("{id:?} waits but its request is lost"))
+        }
+        Status::Remainder if own || node.wanted != 0 => {
+            return Err(format!("{id:?} in the remainder with an open request"))
+        }
+        _ => {}
+    }
+    if let Some((v, _)) = node
+        .queue()
+        .find(|&(v, _)| v != id && !node.neighbors().is_member(v))
+    {
+        return Err(format!("{id:?} queues {v:?}, which is not a neighbour"));
+    }
+    Ok(())
+}
+
+/// The part of [`check_safety`] about the whole network, given the sum of every node's and
+/// every in-flight message's [`Tally`]: exactly one token, and the resources add up to
+/// `capacity`.
+pub fn check_tally(k: u32, capacity: u32, total: Tally) -> Result<(), String> {
+    let Tally { tokens, total } = total;
     if tokens != 1 {
         return Err(format!("{tokens} tokens (held or in flight), expected 1"));
     }

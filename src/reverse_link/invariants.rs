@@ -12,6 +12,10 @@ use crate::{NodeId, Protocol, Status};
 /// - tokens held plus tokens in flight equal `k` (none created or lost);
 /// - a waiting node's own request is in its queue (it is never dropped), and only a waiting
 ///   node's queue holds its own id.
+///
+/// It is [`check_node`] on every node, in order, then [`check_tally`] on the sum of every
+/// node's and every message's [`Tally`]: a caller that knows which nodes and messages a step
+/// changed can check only those nodes and keep the sum up to date (the token simulator does).
 pub fn check_safety<'a>(
     nodes: &[Node],
     in_flight: impl Iterator<Item = (NodeId, NodeId, &'a Message)>,
@@ -19,41 +23,105 @@ pub fn check_safety<'a>(
     let Some(k) = nodes.first().map(|n| n.settings().k) else {
         return Ok(());
     };
-    let mut in_cs = 0;
-    let mut held = 0u64;
+    let mut total = Tally::default();
     for node in nodes {
-        held += u64::from(node.tokens());
-        let own_queued = node.queue().any(|q| q == node.id());
-        match node.status() {
-            Status::Critical => {
-                in_cs += 1;
-                if node.tokens() == 0 {
-                    return Err(format!(
-                        "{:?} is in the critical section without a token",
-                        node.id()
-                    ));
-                }
-            }
-            Status::Waiting if !own_queued => {
-                return Err(format!(
-                    "{:?} is waiting but its own request left its queue",
-                    node.id()
-                ));
-            }
-            _ => {}
+        check_node(node)?;
+        total += Tally::of_node(node);
+    }
+    for (_, _, m) in in_flight {
+        total += Tally::of_message(m);
+    }
+    check_tally(k, total)
+}
+
+/// What a node or a message in flight contributes to the network-wide counts that
+/// [`check_safety`] bounds. Sums of tallies are tallies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Nodes in the critical section.
+    pub in_cs: u64,
+    /// Tokens held by nodes.
+    pub held: u64,
+    /// Tokens in flight.
+    pub flying: u64,
+}
+
+impl Tally {
+    /// A node's contribution.
+    pub fn of_node(node: &Node) -> Self {
+        Tally {
+            in_cs: u64::from(node.status() == Status::Critical),
+            held: u64::from(node.tokens()),
+            flying: 0,
         }
-        if own_queued && node.status() != Status::Waiting {
+    }
+
+    /// A message's contribution while it is in flight.
+    pub fn of_message(msg: &Message) -> Self {
+        Tally {
+            flying: u64::from(msg.is_token()),
+            ..Tally::default()
+        }
+    }
+}
+
+impl core::ops::AddAssign for Tally {
+    fn add_assign(&mut self, other: Self) {
+        self.in_cs += other.in_cs;
+        self.held += other.held;
+        self.flying += other.flying;
+    }
+}
+
+impl core::ops::SubAssign for Tally {
+    fn sub_assign(&mut self, other: Self) {
+        self.in_cs -= other.in_cs;
+        self.held -= other.held;
+        self.flying -= other.flying;
+    }
+}
+
+/// The part of [`check_safety`] about one node alone: in the critical section only with a
+/// token, and its own id in its queue exactly while it waits.
+pub fn check_node(node: &Node) -> Result<(), String> {
+    let own_queued = node.queue().any(|q| q == node.id());
+    match node.status() {
+        Status::Critical if node.tokens() == 0 => {
             return Err(format!(
-                "{:?} queues itself while {:?}",
-                node.id(),
-                node.status()
+                "{:?} is in the critical section without a token",
+                node.id()
             ));
         }
+        Status::Waiting if !own_queued => {
+            return Err(format!(
+                "{:?} is waiting but its own request left its queue",
+                node.id()
+            ));
+        }
+        _ => {}
     }
-    if in_cs > k {
+    if own_queued && node.status() != Status::Waiting {
+        return Err(format!(
+            "{:?} queues itself while {:?}",
+            node.id(),
+            node.status()
+        ));
+    }
+    Ok(())
+}
+
+/// The part of [`check_safety`] about the whole network, given the sum of every node's and
+/// every in-flight message's [`Tally`]: at most `k` nodes in the critical section, and exactly
+/// `k` tokens held or in flight.
+pub fn check_tally(k: u32, total: Tally) -> Result<(), String> {
+    let Tally {
+        in_cs,
+        held,
+        flying,
+    } = total;
+    if in_cs > u64::from(k) {
         return Err(format!("{in_cs} nodes in the critical section, k = {k}"));
     }
-    let flying = in_flight.filter(|(_, _, m)| m.is_token()).count() as u64;
     if held + flying != u64::from(k) {
         return Err(format!(
             "{held} tokens held + {flying} in flight != k = {k}"

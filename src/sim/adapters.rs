@@ -20,6 +20,27 @@ impl TokenAlgorithm for reverse_link::Node {
         reverse_link::invariants::check_safety(nodes, in_flight.iter())
     }
 
+    type Tally = reverse_link::invariants::Tally;
+
+    fn tally(&self) -> Self::Tally {
+        Self::Tally::of_node(self)
+    }
+
+    fn message_tally(&self, msg: &Self::Message) -> Self::Tally {
+        Self::Tally::of_message(msg)
+    }
+
+    fn check_node(&self) -> Result<(), String> {
+        reverse_link::invariants::check_node(self)
+    }
+
+    fn check_tally(nodes: &[Self], total: Self::Tally) -> Result<(), String> {
+        match nodes.first() {
+            Some(node) => reverse_link::invariants::check_tally(node.settings().k, total),
+            None => Ok(()),
+        }
+    }
+
     fn check_drained(
         nodes: &[Self],
         _in_flight: &Channels<Self::Message>,
@@ -53,6 +74,30 @@ impl TokenAlgorithm for prioritized::Node {
     fn check_safety(nodes: &[Self], in_flight: &Channels<Self::Message>) -> Result<(), String> {
         let k = nodes.first().map_or(0, |n| n.settings().k);
         prioritized::invariants::check_safety(nodes, in_flight.iter(), k)
+    }
+
+    type Tally = prioritized::invariants::Tally;
+
+    fn tally(&self) -> Self::Tally {
+        Self::Tally::of_node(self)
+    }
+
+    fn message_tally(&self, msg: &Self::Message) -> Self::Tally {
+        Self::Tally::of_message(msg, self.settings().k)
+    }
+
+    fn check_node(&self) -> Result<(), String> {
+        prioritized::invariants::check_node(self, self.settings().k)
+    }
+
+    fn check_tally(nodes: &[Self], total: Self::Tally) -> Result<(), String> {
+        match nodes.first() {
+            Some(node) => {
+                let k = node.settings().k;
+                prioritized::invariants::check_tally(k, k, total)
+            }
+            None => Ok(()),
+        }
     }
 
     fn check_drained(

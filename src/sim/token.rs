@@ -6,8 +6,9 @@
 //! drains (no new requests, no link changes) and must bring every waiting node into the
 //! critical section. A failure returns a [`Violation`] with the seed and the last events.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
+use std::ops::{AddAssign, SubAssign};
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -49,7 +50,30 @@ pub trait TokenAlgorithm: Protocol + Clone + Sized {
     fn build(graph: &Graph, params: &Params<Self::Settings>) -> Result<Vec<Self>, Error>;
 
     /// Safety invariants over all nodes and every message in flight.
+    ///
+    /// It must be equivalent to [`TokenAlgorithm::check_node`] on every node and
+    /// [`TokenAlgorithm::check_tally`] on the sum of every node's [`TokenAlgorithm::tally`]
+    /// and every in-flight message's [`TokenAlgorithm::message_tally`]: the simulator's
+    /// incremental check relies on it (see [`Config::check_every_step`]).
     fn check_safety(nodes: &[Self], in_flight: &Channels<Self::Message>) -> Result<(), String>;
+
+    /// What a node or a message contributes to the network-wide counts the safety invariants
+    /// bound (tokens, resources, nodes in the critical section).
+    type Tally: Copy + Default + PartialEq + fmt::Debug + AddAssign + SubAssign;
+
+    /// This node's contribution to the network-wide counts.
+    fn tally(&self) -> Self::Tally;
+
+    /// The contribution of `msg` while it is in flight (`self` is any node of the network:
+    /// it supplies the settings).
+    fn message_tally(&self, msg: &Self::Message) -> Self::Tally;
+
+    /// The safety invariants about this node alone (they read its own state only).
+    fn check_node(&self) -> Result<(), String>;
+
+    /// The safety invariants about the whole network, given the sum of every node's and every
+    /// in-flight message's tally.
+    fn check_tally(nodes: &[Self], total: Self::Tally) -> Result<(), String>;
 
     /// Extra checks once the run has drained (no node waiting or in the critical section, no
     /// new requests or link changes); `quiescent` says whether no message is in flight.
@@ -66,57 +90,98 @@ pub trait TokenAlgorithm: Protocol + Clone + Sized {
 }
 
 /// The messages in flight, per directed link, oldest first.
+///
+/// Kept per sender, as a list of the links it has used sorted by receiver (at most its
+/// degree over the run), so a push or a pop costs a binary search of one node's links and
+/// memory grows with the links used, not with `n²`; a count of messages in flight makes
+/// [`Channels::is_empty`] constant time.
 #[derive(Debug, Clone)]
 pub struct Channels<M> {
-    queues: BTreeMap<(NodeId, NodeId), VecDeque<M>>,
+    /// `queues[from]`: `(to, messages)` for every link `from → to` used so far, by `to`.
+    queues: Vec<Vec<(NodeId, VecDeque<M>)>>,
+    /// Messages in flight in all.
+    count: usize,
 }
 
 impl<M> Default for Channels<M> {
     fn default() -> Self {
         Channels {
-            queues: BTreeMap::new(),
+            queues: Vec::new(),
+            count: 0,
         }
     }
 }
 
 impl<M> Channels<M> {
-    /// Every message in flight as `(from, to, msg)`.
+    fn queue(&self, from: NodeId, to: NodeId) -> Option<&VecDeque<M>> {
+        let links = self.queues.get(from.index())?;
+        let i = links.binary_search_by_key(&to, |(t, _)| *t).ok()?;
+        Some(&links[i].1)
+    }
+
+    fn queue_mut(&mut self, from: NodeId, to: NodeId) -> Option<&mut VecDeque<M>> {
+        let links = self.queues.get_mut(from.index())?;
+        let i = links.binary_search_by_key(&to, |(t, _)| *t).ok()?;
+        Some(&mut links[i].1)
+    }
+
+    /// Every message in flight as `(from, to, msg)`, by `(from, to)` then oldest first.
     pub fn iter(&self) -> impl Iterator<Item = (NodeId, NodeId, &M)> {
-        self.queues
-            .iter()
-            .flat_map(|(&(f, t), q)| q.iter().map(move |m| (f, t, m)))
+        self.queues.iter().enumerate().flat_map(|(f, links)| {
+            links
+                .iter()
+                .flat_map(move |(t, q)| q.iter().map(move |m| (NodeId(f as u32), *t, m)))
+        })
     }
 
     /// Whether nothing is in flight in either direction between `a` and `b`.
     pub fn idle(&self, a: NodeId, b: NodeId) -> bool {
-        self.queues.get(&(a, b)).is_none_or(|q| q.is_empty())
-            && self.queues.get(&(b, a)).is_none_or(|q| q.is_empty())
+        self.len(a, b) == 0 && self.len(b, a) == 0
     }
 
     /// Whether nothing is in flight at all.
     pub fn is_empty(&self) -> bool {
-        self.queues.values().all(|q| q.is_empty())
+        self.count == 0
+    }
+
+    /// How many messages are in flight in all.
+    pub fn total(&self) -> usize {
+        self.count
     }
 
     /// Append `msg` to the link `from → to`.
     pub fn push(&mut self, from: NodeId, to: NodeId, msg: M) {
-        self.queues.entry((from, to)).or_default().push_back(msg);
+        if self.queues.len() <= from.index() {
+            self.queues.resize_with(from.index() + 1, Vec::new);
+        }
+        let links = &mut self.queues[from.index()];
+        let i = match links.binary_search_by_key(&to, |(t, _)| *t) {
+            Ok(i) => i,
+            Err(i) => {
+                links.insert(i, (to, VecDeque::new()));
+                i
+            }
+        };
+        links[i].1.push_back(msg);
+        self.count += 1;
     }
 
     /// Take the oldest message on `from → to`.
     pub fn pop(&mut self, from: NodeId, to: NodeId) -> Option<M> {
-        self.queues.get_mut(&(from, to))?.pop_front()
+        let msg = self.queue_mut(from, to)?.pop_front()?;
+        self.count -= 1;
+        Some(msg)
     }
 
     /// The `i`-th oldest message on `from → to`, to rewrite it (test harnesses corrupt
     /// messages in flight).
     pub fn get_mut(&mut self, from: NodeId, to: NodeId, i: usize) -> Option<&mut M> {
-        self.queues.get_mut(&(from, to))?.get_mut(i)
+        self.queue_mut(from, to)?.get_mut(i)
     }
 
     /// How many messages are in flight on `from → to`.
     pub fn len(&self, from: NodeId, to: NodeId) -> usize {
-        self.queues.get(&(from, to)).map_or(0, VecDeque::len)
+        self.queue(from, to).map_or(0, VecDeque::len)
     }
 }
 
@@ -142,8 +207,24 @@ pub struct Config<P> {
     pub duration: f64,
     /// After the load phase, how long waiting nodes may take to enter before it is starvation.
     pub drain_limit: f64,
-    /// Run the safety check after every event.
+    /// Check the safety invariants after every event.
+    ///
+    /// Incrementally: a step changes only the nodes it delivers events to and the links it
+    /// pushes messages on or pops them from, so after a step the simulator runs
+    /// [`TokenAlgorithm::check_node`] on the nodes it touched and
+    /// [`TokenAlgorithm::check_tally`] on a running sum of tallies that it updates as each
+    /// node is handled and each message is sent or delivered. Every other node passed its
+    /// check when it was last touched and has not changed since, so this is exactly the full
+    /// [`TokenAlgorithm::check_safety`] over the network (see `docs/PERFORMANCE.md`). The
+    /// full check still runs after the first step, every [`Config::full_check_every`] steps
+    /// and at the end, and there it also compares the running sum with a recount; a failure
+    /// is always reported with the full check's message.
     pub check_every_step: bool,
+    /// With [`Config::check_every_step`], run the full safety check (every node, every
+    /// message) every this many events as a cross-check of the incremental one (0: only
+    /// after the first step and at the end). [`Config::new`] sets `max(4096, 64 n)`, which
+    /// keeps its cost a small constant per event.
+    pub full_check_every: u64,
     /// How many recent events a violation report keeps (0: none, cheapest).
     pub trace_len: usize,
     /// The RNG seed: a run is a pure function of this configuration.
@@ -153,6 +234,7 @@ pub struct Config<P> {
 impl<P> Config<P> {
     /// The paper's defaults (delay 1, CS 1) on `graph`, with checks on and a 64-event trace.
     pub fn new(graph: Graph, params: P, seed: u64) -> Self {
+        let full_check_every = (64 * graph.n() as u64).max(4096);
         Config {
             graph,
             params,
@@ -163,6 +245,7 @@ impl<P> Config<P> {
             duration: 1_000.0,
             drain_limit: 100_000.0,
             check_every_step: true,
+            full_check_every,
             trace_len: 64,
             seed,
         }
@@ -210,8 +293,17 @@ struct Sim<P: TokenAlgorithm> {
     in_use: u32,
     in_use_since: Time,
     loading: bool,
-    trace: VecDeque<String>,
+    /// Nodes waiting or in the critical section.
+    busy: usize,
+    /// The last events, as data (formatted only into a violation report).
+    trace: VecDeque<(Time, NodeId, Event<P::Message>)>,
     scratch: Vec<Action<P::Message>>,
+    /// With checks on: the nodes the current step handed an event to (maybe repeated).
+    touched: Vec<NodeId>,
+    /// With checks on: the sum of every node's and every in-flight message's tally.
+    tally: P::Tally,
+    /// Steps until the next full safety check.
+    until_full_check: u64,
 }
 
 /// Run one simulation.
@@ -226,6 +318,11 @@ pub fn run<P: TokenAlgorithm>(
         trace: Vec::new(),
     })?;
     let n = nodes.len();
+    let busy = super::busy(&nodes).count();
+    let mut tally = P::Tally::default();
+    for node in &nodes {
+        tally += node.tally();
+    }
     let mut sim = Sim::<P> {
         graph: config.graph.clone(),
         rng: ChaCha8Rng::seed_from_u64(config.seed),
@@ -238,8 +335,12 @@ pub fn run<P: TokenAlgorithm>(
         in_use: 0,
         in_use_since: 0.0,
         loading: true,
-        trace: VecDeque::new(),
+        busy,
+        trace: VecDeque::with_capacity(config.trace_len),
         scratch: Vec::new(),
+        touched: Vec::new(),
+        tally,
+        until_full_check: 0,
         config,
     };
     sim.start();
@@ -283,7 +384,11 @@ impl<P: TokenAlgorithm> Sim<P> {
             seed: self.config.seed,
             time: self.queue.now(),
             message,
-            trace: self.trace.iter().cloned().collect(),
+            trace: self
+                .trace
+                .iter()
+                .map(|(t, node, event)| format!("t={t:.3} {node:?} <- {event:?}"))
+                .collect(),
         }
     }
 
@@ -295,7 +400,7 @@ impl<P: TokenAlgorithm> Sim<P> {
             self.trace.pop_front();
         }
         self.trace
-            .push_back(format!("t={:.3} {node:?} <- {event:?}", self.queue.now()));
+            .push_back((self.queue.now(), node, event.clone()));
     }
 
     /// Feed `event` to `node` and carry out its actions. `Err` from the node is a violation
@@ -306,10 +411,20 @@ impl<P: TokenAlgorithm> Sim<P> {
         // Reuse one buffer so the simulator loop does not allocate per event.
         let mut actions = std::mem::take(&mut self.scratch);
         actions.clear();
-        if let Err(e) = self.nodes[node.index()]
-            .handle(event)
-            .map(|out| actions.extend(out))
-        {
+        let checks = self.config.check_every_step;
+        let target = &mut self.nodes[node.index()];
+        let was_busy = target.status() != Status::Remainder;
+        if checks {
+            self.tally -= target.tally();
+            self.touched.push(node);
+        }
+        let handled = target.handle(event).map(|out| actions.extend(out));
+        if checks {
+            self.tally += target.tally();
+        }
+        let is_busy = target.status() != Status::Remainder;
+        self.busy = self.busy + usize::from(is_busy) - usize::from(was_busy);
+        if let Err(e) = handled {
             self.scratch = actions;
             return Err(self.violation(format!("{node:?} rejected a valid event: {e}")));
         }
@@ -322,6 +437,9 @@ impl<P: TokenAlgorithm> Sim<P> {
                     }
                     self.metrics.messages += 1;
                     self.metrics.hops += 1;
+                    if checks {
+                        self.tally += self.nodes[node.index()].message_tally(&msg);
+                    }
                     self.channels.push(node, to, msg);
                     self.queue
                         .schedule(self.config.delay, SimEvent::Deliver { from: node, to });
@@ -360,6 +478,9 @@ impl<P: TokenAlgorithm> Sim<P> {
                 let Some(msg) = self.channels.pop(from, to) else {
                     return Err(self.violation(format!("delivery on empty link {from:?}->{to:?}")));
                 };
+                if self.config.check_every_step {
+                    self.tally -= self.nodes[to.index()].message_tally(&msg);
+                }
                 self.deliver(to, Event::Receive { from, msg })?;
             }
             SimEvent::Timeout { node, timer } => self.deliver(node, Event::Timeout(timer))?,
@@ -397,7 +518,60 @@ impl<P: TokenAlgorithm> Sim<P> {
             }
         }
         if self.config.check_every_step {
-            P::check_safety(&self.nodes, &self.channels).map_err(|m| self.violation(m))?;
+            self.check_step()?;
+        }
+        Ok(())
+    }
+
+    /// The safety check after a step: incremental (the touched nodes and the running tally),
+    /// or full on the first step and every `full_check_every` steps. A failure of the
+    /// incremental check runs the full one, so a violation is reported as the full check
+    /// words it (and an incremental failure the full check does not confirm is a simulator
+    /// bug, reported as such).
+    fn check_step(&mut self) -> Result<(), Violation> {
+        let full = self.until_full_check == 0;
+        if full {
+            self.until_full_check = self.config.full_check_every;
+        } else {
+            self.until_full_check -= 1;
+        }
+        let incremental = if full {
+            Ok(())
+        } else {
+            self.touched
+                .iter()
+                .try_for_each(|&v| self.nodes[v.index()].check_node())
+                .and_then(|()| P::check_tally(&self.nodes, self.tally))
+        };
+        self.touched.clear();
+        if full || incremental.is_err() {
+            self.full_check()?;
+            if let Err(m) = incremental {
+                return Err(self.violation(format!(
+                    "simulator bug: the incremental safety check fails ({m}) but the full one passes"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The full safety check, and a recount of the running tally against it.
+    fn full_check(&self) -> Result<(), Violation> {
+        P::check_safety(&self.nodes, &self.channels).map_err(|m| self.violation(m))?;
+        let mut recount = P::Tally::default();
+        for node in &self.nodes {
+            recount += node.tally();
+        }
+        if let Some(any) = self.nodes.first() {
+            for (_, _, msg) in self.channels.iter() {
+                recount += any.message_tally(msg);
+            }
+        }
+        if recount != self.tally {
+            return Err(self.violation(format!(
+                "simulator bug: the running tally {:?} differs from a recount {recount:?}",
+                self.tally
+            )));
         }
         Ok(())
     }
@@ -434,6 +608,7 @@ impl<P: TokenAlgorithm> Sim<P> {
         self.deliver(d, Event::LinkUp(c))
     }
 
+    /// The nodes waiting or in the critical section (for a report: it scans every node).
     fn busy(&self) -> Vec<NodeId> {
         super::busy(&self.nodes).map(|n| n.id()).collect()
     }
@@ -449,7 +624,7 @@ impl<P: TokenAlgorithm> Sim<P> {
                 )));
             }
             self.step(event)?;
-            if !self.loading && self.busy().is_empty() {
+            if !self.loading && self.busy == 0 {
                 break;
             }
         }
@@ -468,6 +643,10 @@ impl<P: TokenAlgorithm> Sim<P> {
                 break;
             };
             self.step(event)?;
+        }
+        if self.config.check_every_step {
+            // The final cross-check of the incremental one.
+            self.full_check()?;
         }
         P::check_drained(&self.nodes, &self.channels, self.channels.is_empty())
             .map_err(|m| self.violation(m))

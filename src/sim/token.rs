@@ -220,10 +220,11 @@ pub struct Config<P> {
     /// and at the end, and there it also compares the running sum with a recount; a failure
     /// is always reported with the full check's message.
     pub check_every_step: bool,
-    /// With [`Config::check_every_step`], run the full safety check (every node, every
-    /// message) every this many events as a cross-check of the incremental one (0: only
-    /// after the first step and at the end). [`Config::new`] sets `max(4096, 64 n)`, which
-    /// keeps its cost a small constant per event.
+    /// With [`Config::check_every_step`], how many incremental checks run between two full
+    /// ones (every node, every message, and a recount of the running tally): 0 runs the full
+    /// check after every step, `u64::MAX` only after the first step and at the end.
+    /// [`Config::new`] sets `max(4096, 64 n)`, which keeps its cost a small constant per
+    /// event.
     pub full_check_every: u64,
     /// How many recent events a violation report keeps (0: none, cheapest).
     pub trace_len: usize,
@@ -650,5 +651,57 @@ impl<P: TokenAlgorithm> Sim<P> {
         }
         P::check_drained(&self.nodes, &self.channels, self.channels.is_empty())
             .map_err(|m| self.violation(m))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prioritized;
+    use crate::reverse_link;
+    use crate::sim::Dist;
+
+    /// A 12-node network under load with link changes (cut-offs allowed when `connected` is
+    /// false), its safety checked after every step.
+    fn config<S>(
+        settings: S,
+        holders: Vec<NodeId>,
+        seed: u64,
+        connected: bool,
+    ) -> Config<Params<S>> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let graph = Graph::random_connected(12, 20, &mut rng);
+        let mut c = Config::new(graph, Params::new(settings, holders), seed);
+        c.workload.lambda_req = 0.2;
+        c.lambda_mob = 0.1;
+        c.keep_connected = connected;
+        c.duration = 300.0;
+        c
+    }
+
+    /// With a full check after every step, the running tally must equal a recount after every
+    /// step (the full check compares them), and the outcome must not depend on how often the
+    /// full check runs.
+    #[test]
+    fn the_running_tally_matches_a_recount_after_every_step() {
+        for seed in 0..8 {
+            for forwarding in [false, true] {
+                let settings = reverse_link::Settings::new(3).with_forwarding(forwarding);
+                let holders = vec![NodeId(0), NodeId(1), NodeId(2)];
+                let mut every = config(settings, holders.clone(), seed, seed % 2 == 0);
+                every.full_check_every = 0;
+                let mut once = every.clone();
+                once.full_check_every = u64::MAX;
+                let a = run::<reverse_link::Node>(every).expect("safe");
+                let b = run::<reverse_link::Node>(once).expect("safe");
+                assert_eq!(a.metrics.events, b.metrics.events);
+                assert_eq!(a.metrics.waits, b.metrics.waits);
+            }
+            let settings = prioritized::Settings::new(4, prioritized::Policy::Explicit);
+            let mut c = config(settings, vec![NodeId(0)], seed, seed % 2 == 1);
+            c.workload.resources = Dist::Uniform { lo: 1, hi: 4 };
+            c.full_check_every = 0;
+            run::<prioritized::Node>(c).expect("safe");
+        }
     }
 }

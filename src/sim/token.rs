@@ -92,45 +92,77 @@ pub trait TokenAlgorithm: Protocol + Clone + Sized {
 /// The messages in flight, per directed link, oldest first.
 ///
 /// Kept per sender, as a list of the links it has used sorted by receiver (at most its
-/// degree over the run), so a push or a pop costs a binary search of one node's links and
-/// memory grows with the links used, not with `n²`; a count of messages in flight makes
-/// [`Channels::is_empty`] constant time.
+/// degree over the run), each the head and tail of a FIFO list threaded through one shared
+/// slab of message slots. A push or a pop costs a binary search of one node's links; slots are
+/// reused through a free list, so steady-state traffic does not allocate; memory is a few
+/// bytes per used link plus one slot per message at the peak of traffic (not a buffer per
+/// link, nor anything `n²`). A count of messages in flight makes [`Channels::is_empty`]
+/// constant time.
 #[derive(Debug, Clone)]
 pub struct Channels<M> {
-    /// `queues[from]`: `(to, messages)` for every link `from → to` used so far, by `to`.
-    queues: Vec<Vec<(NodeId, VecDeque<M>)>>,
+    /// `links[from]`: every link `from → to` used so far, by `to`.
+    links: Vec<Vec<Link>>,
+    /// Message slots: a message in flight and the slot of the next one on its link, or a free
+    /// slot and the next free one.
+    slots: Vec<(Option<M>, u32)>,
+    /// The first free slot (`NONE`: none).
+    free: u32,
     /// Messages in flight in all.
     count: usize,
+}
+
+/// No slot.
+const NONE: u32 = u32::MAX;
+
+/// One directed link's FIFO: its oldest and newest slots, and its length.
+#[derive(Debug, Clone, Copy)]
+struct Link {
+    to: NodeId,
+    head: u32,
+    tail: u32,
+    len: u32,
 }
 
 impl<M> Default for Channels<M> {
     fn default() -> Self {
         Channels {
-            queues: Vec::new(),
+            links: Vec::new(),
+            slots: Vec::new(),
+            free: NONE,
             count: 0,
         }
     }
 }
 
 impl<M> Channels<M> {
-    fn queue(&self, from: NodeId, to: NodeId) -> Option<&VecDeque<M>> {
-        let links = self.queues.get(from.index())?;
-        let i = links.binary_search_by_key(&to, |(t, _)| *t).ok()?;
-        Some(&links[i].1)
+    fn link(&self, from: NodeId, to: NodeId) -> Option<&Link> {
+        let links = self.links.get(from.index())?;
+        let i = links.binary_search_by_key(&to, |l| l.to).ok()?;
+        Some(&links[i])
     }
 
-    fn queue_mut(&mut self, from: NodeId, to: NodeId) -> Option<&mut VecDeque<M>> {
-        let links = self.queues.get_mut(from.index())?;
-        let i = links.binary_search_by_key(&to, |(t, _)| *t).ok()?;
-        Some(&mut links[i].1)
+    fn link_mut(&mut self, from: NodeId, to: NodeId) -> Option<&mut Link> {
+        let links = self.links.get_mut(from.index())?;
+        let i = links.binary_search_by_key(&to, |l| l.to).ok()?;
+        Some(&mut links[i])
+    }
+
+    /// The messages on one link, oldest first.
+    fn walk(&self, link: &Link) -> impl Iterator<Item = &M> + '_ {
+        let mut at = link.head;
+        std::iter::from_fn(move || {
+            let (msg, next) = self.slots.get(at as usize)?;
+            at = *next;
+            msg.as_ref()
+        })
     }
 
     /// Every message in flight as `(from, to, msg)`, by `(from, to)` then oldest first.
     pub fn iter(&self) -> impl Iterator<Item = (NodeId, NodeId, &M)> {
-        self.queues.iter().enumerate().flat_map(|(f, links)| {
+        self.links.iter().enumerate().flat_map(move |(f, links)| {
             links
                 .iter()
-                .flat_map(move |(t, q)| q.iter().map(move |m| (NodeId(f as u32), *t, m)))
+                .flat_map(move |link| self.walk(link).map(move |m| (NodeId(f as u32), link.to, m)))
         })
     }
 
@@ -151,37 +183,83 @@ impl<M> Channels<M> {
 
     /// Append `msg` to the link `from → to`.
     pub fn push(&mut self, from: NodeId, to: NodeId, msg: M) {
-        if self.queues.len() <= from.index() {
-            self.queues.resize_with(from.index() + 1, Vec::new);
+        let slot = if self.free == NONE {
+            self.slots.push((Some(msg), NONE));
+            (self.slots.len() - 1) as u32
+        } else {
+            let slot = self.free;
+            let entry = &mut self.slots[slot as usize];
+            self.free = entry.1;
+            *entry = (Some(msg), NONE);
+            slot
+        };
+        if self.links.len() <= from.index() {
+            self.links.resize_with(from.index() + 1, Vec::new);
         }
-        let links = &mut self.queues[from.index()];
-        let i = match links.binary_search_by_key(&to, |(t, _)| *t) {
+        let links = &mut self.links[from.index()];
+        let i = match links.binary_search_by_key(&to, |l| l.to) {
             Ok(i) => i,
             Err(i) => {
-                links.insert(i, (to, VecDeque::new()));
+                let empty = Link {
+                    to,
+                    head: NONE,
+                    tail: NONE,
+                    len: 0,
+                };
+                links.insert(i, empty);
                 i
             }
         };
-        links[i].1.push_back(msg);
+        let link = &mut links[i];
+        if link.tail == NONE {
+            link.head = slot;
+        } else {
+            self.slots[link.tail as usize].1 = slot;
+        }
+        link.tail = slot;
+        link.len += 1;
         self.count += 1;
     }
 
     /// Take the oldest message on `from → to`.
     pub fn pop(&mut self, from: NodeId, to: NodeId) -> Option<M> {
-        let msg = self.queue_mut(from, to)?.pop_front()?;
+        let free = self.free;
+        let link = self.link_mut(from, to)?;
+        let slot = link.head;
+        if slot == NONE {
+            return None;
+        }
+        let entry = &mut self.slots[slot as usize];
+        let msg = entry.0.take();
+        let next = std::mem::replace(&mut entry.1, free);
+        let link = self.link_mut(from, to)?;
+        link.head = next;
+        if next == NONE {
+            link.tail = NONE;
+        }
+        link.len -= 1;
+        self.free = slot;
         self.count -= 1;
-        Some(msg)
+        msg
     }
 
     /// The `i`-th oldest message on `from → to`, to rewrite it (test harnesses corrupt
     /// messages in flight).
     pub fn get_mut(&mut self, from: NodeId, to: NodeId, i: usize) -> Option<&mut M> {
-        self.queue_mut(from, to)?.get_mut(i)
+        let link = *self.link(from, to)?;
+        if i >= link.len as usize {
+            return None;
+        }
+        let mut at = link.head;
+        for _ in 0..i {
+            at = self.slots[at as usize].1;
+        }
+        self.slots[at as usize].0.as_mut()
     }
 
     /// How many messages are in flight on `from → to`.
     pub fn len(&self, from: NodeId, to: NodeId) -> usize {
-        self.queue(from, to).map_or(0, VecDeque::len)
+        self.link(from, to).map_or(0, |l| l.len as usize)
     }
 }
 
@@ -677,6 +755,47 @@ mod tests {
         c.keep_connected = connected;
         c.duration = 300.0;
         c
+    }
+
+    #[test]
+    fn channels_are_fifo_per_link_and_reuse_their_slots() {
+        let (a, b, c) = (NodeId(0), NodeId(1), NodeId(2));
+        let mut ch = Channels::default();
+        assert!(ch.is_empty() && ch.pop(a, b).is_none() && ch.get_mut(a, b, 0).is_none());
+        ch.push(b, c, 10);
+        ch.push(a, c, 20);
+        ch.push(a, b, 30);
+        ch.push(a, c, 21);
+        ch.push(b, c, 11);
+        assert_eq!(ch.total(), 5);
+        assert_eq!((ch.len(a, c), ch.len(c, a), ch.len(a, b)), (2, 0, 1));
+        assert!(!ch.idle(c, a) && ch.idle(b, a) == (ch.len(a, b) == 0));
+        let all: Vec<_> = ch.iter().map(|(f, t, m)| (f.0, t.0, *m)).collect();
+        assert_eq!(
+            all,
+            [(0, 1, 30), (0, 2, 20), (0, 2, 21), (1, 2, 10), (1, 2, 11)]
+        );
+        *ch.get_mut(a, c, 1).unwrap() = 22;
+        assert!(ch.get_mut(a, c, 2).is_none());
+        assert_eq!(ch.pop(a, c), Some(20));
+        ch.push(a, c, 23);
+        assert_eq!(ch.pop(a, c), Some(22));
+        assert_eq!(ch.pop(a, c), Some(23));
+        assert_eq!(ch.pop(a, c), None);
+        assert_eq!(
+            (ch.pop(b, c), ch.pop(b, c), ch.pop(a, b)),
+            (Some(10), Some(11), Some(30))
+        );
+        assert!(ch.is_empty() && ch.iter().next().is_none());
+        // Freed slots are reused: the slab does not grow past the peak of traffic.
+        let peak = ch.slots.len();
+        for i in 0..100 {
+            ch.push(c, a, i);
+            ch.push(a, c, i);
+            assert_eq!(ch.pop(c, a), Some(i));
+            assert_eq!(ch.pop(a, c), Some(i));
+        }
+        assert_eq!(ch.slots.len(), peak);
     }
 
     /// With a full check after every step, the running tally must equal a recount after every

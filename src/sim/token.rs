@@ -387,7 +387,7 @@ struct Sim<P: TokenAlgorithm> {
 
 /// Run one simulation.
 pub fn run<P: TokenAlgorithm>(
-    config: Config<Params<P::Settings>>,
+    mut config: Config<Params<P::Settings>>,
 ) -> Result<Outcome<P>, Violation> {
     let started = std::time::Instant::now();
     let nodes = P::build(&config.graph, &config.params).map_err(|e| Violation {
@@ -403,7 +403,8 @@ pub fn run<P: TokenAlgorithm>(
         tally += node.tally();
     }
     let mut sim = Sim::<P> {
-        graph: config.graph.clone(),
+        // The simulation changes its own copy; the configuration's is not read again.
+        graph: std::mem::replace(&mut config.graph, Graph::empty(0)),
         rng: ChaCha8Rng::seed_from_u64(config.seed),
         nodes,
         channels: Channels::default(),

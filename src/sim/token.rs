@@ -443,6 +443,10 @@ fn exp_sample(rate: f64, rng: &mut ChaCha8Rng) -> Option<f64> {
 
 impl<P: TokenAlgorithm> Sim<P> {
     fn start(&mut self) {
+        if self.config.lambda_mob > 0.0 && self.config.keep_connected {
+            // Each link change asks whether the graph is connected.
+            self.graph.track_connectivity();
+        }
         for i in 0..self.nodes.len() {
             self.schedule_request(NodeId(i as u32));
         }

@@ -9,13 +9,30 @@ use crate::NodeId;
 /// An undirected simple graph on nodes `0..n`, as sorted adjacency lists (memory and
 /// neighbour queries linear in the edges, not in `n²`) plus an edge list in insertion order
 /// for uniform sampling.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Once [`Graph::track_connectivity`] has run, whether the graph is connected is known and
+/// kept up to date locally: adding an edge keeps a connected graph connected, and removing
+/// `a`–`b` from a connected graph keeps it connected exactly when `a` and `b` are still linked
+/// ([`Graph::linked_without`], a search of their neighbourhoods), so the mobility step does not
+/// search the whole graph while it stays connected.
+#[derive(Debug, Clone)]
 pub struct Graph {
     n: usize,
     /// The neighbours of each node, ascending.
     adjacent: Vec<Vec<NodeId>>,
     edges: Vec<(NodeId, NodeId)>,
+    /// Whether the graph is connected, if known.
+    connected: Option<bool>,
 }
+
+impl PartialEq for Graph {
+    /// The same nodes and edges, the edges in the same order (the cache does not count).
+    fn eq(&self, other: &Self) -> bool {
+        self.n == other.n && self.adjacent == other.adjacent && self.edges == other.edges
+    }
+}
+
+impl Eq for Graph {}
 
 impl Graph {
     /// A graph with no edges.
@@ -24,6 +41,7 @@ impl Graph {
             n,
             adjacent: vec![Vec::new(); n],
             edges: Vec::new(),
+            connected: None,
         }
     }
 
@@ -91,6 +109,10 @@ impl Graph {
         let j = list.binary_search(&a).unwrap_or_else(|j| j);
         list.insert(j, a);
         self.edges.push((a, b));
+        if self.connected == Some(false) {
+            // It may have joined two components.
+            self.connected = None;
+        }
         true
     }
 
@@ -112,6 +134,9 @@ impl Graph {
             .position(|&(x, y)| (x, y) == (a, b) || (x, y) == (b, a))
         {
             self.edges.remove(i);
+        }
+        if self.connected == Some(true) {
+            self.connected = Some(self.linked_without(a, b));
         }
         true
     }
@@ -151,9 +176,17 @@ impl Graph {
         seen.into_iter().all(|s| s)
     }
 
-    /// Whether the graph is connected.
+    /// Whether the graph is connected (known without a search after
+    /// [`Graph::track_connectivity`], until an edge joins two components).
     pub fn is_connected(&self) -> bool {
-        self.is_connected_without(None)
+        self.connected
+            .unwrap_or_else(|| self.is_connected_without(None))
+    }
+
+    /// Find out whether the graph is connected, and from now on keep that up to date as edges
+    /// come and go (see [`Graph`]).
+    pub fn track_connectivity(&mut self) {
+        self.connected = Some(self.is_connected_without(None));
     }
 
     /// The nodes reachable from `from`, as a membership vector.
@@ -331,6 +364,18 @@ mod tests {
             }
             let listed: usize = (0..n as u32).map(|i| g.degree(NodeId(i))).sum();
             assert_eq!(listed, 2 * g.edges().len());
+            // The tracked connectivity follows removals and additions.
+            g.track_connectivity();
+            for _ in 0..3 * n {
+                let a = NodeId(rng.random_range(0..n as u32));
+                let b = NodeId(rng.random_range(0..n as u32));
+                if rng.random_bool(0.5) {
+                    g.remove(a, b);
+                } else {
+                    g.add(a, b);
+                }
+                assert_eq!(g.is_connected(), g.is_connected_without(None), "{g:?}");
+            }
         }
     }
 }

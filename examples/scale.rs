@@ -7,7 +7,14 @@
 //! cargo run --release --example scale                                   # 30 → 10,000 nodes
 //! cargo run --release --example scale -- --nodes 30,1000,10000,30000,100000 --entries 100000
 //! cargo run --release --example scale -- --nodes 30 --checks            # every step checked
+//! cargo run --release --example scale -- --algorithm ricart-agrawala --nodes 10,100,1000 \
+//!     --entries 100                                         # the routed simulator's hosts
 //! ```
+//!
+//! `--algorithm look-ahead` and `--algorithm ricart-agrawala` run the routed simulator instead
+//! (the look-ahead paper's setting, `RoutedConfig::paper`: hosts always moving, `--load`
+//! requests per host per second, default 0.05), to show how the permission algorithms' cost
+//! grows with the number of hosts (they send `O(n)` messages per entry by design).
 //!
 //! With several `--nodes` values each size runs in its own child process, so each row's peak
 //! memory is its own. `k` defaults to `ceil(n / 1000)` tokens at the first `k` nodes; the
@@ -19,10 +26,22 @@
 use std::process::Command;
 use std::time::Instant;
 
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 use manet_mutex::reverse_link::{Node, Settings};
+use manet_mutex::sim::routed::{run_algorithm, Algorithm as Routed, RoutedConfig};
 use manet_mutex::sim::token::{self, Config};
 use manet_mutex::sim::{Graph, Params, Workload};
+
+/// Which algorithm to scale.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Algorithm {
+    /// KRL on the token simulator.
+    Krl,
+    /// Look-ahead on the routed simulator.
+    LookAhead,
+    /// Ricart–Agrawala on the routed simulator.
+    RicartAgrawala,
+}
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -30,6 +49,9 @@ use rand_chacha::ChaCha8Rng;
 #[derive(Debug, Parser)]
 #[command(about)]
 struct Args {
+    /// Which algorithm.
+    #[arg(long, value_enum, default_value_t = Algorithm::Krl)]
+    algorithm: Algorithm,
     /// Numbers of nodes (comma separated; each runs in its own process).
     #[arg(long, value_delimiter = ',', default_value = "30,1000,10000")]
     nodes: Vec<usize>,
@@ -92,7 +114,56 @@ fn header() {
     );
 }
 
+/// One routed-simulator run of `algorithm` with `n` hosts.
+fn run_routed(args: &Args, algorithm: Routed, n: usize) {
+    let base_rss = status_bytes("VmRSS:");
+    let load = args.load.unwrap_or(0.05);
+    let mut cfg = RoutedConfig::paper(n as u32, load, 1.0, args.seed);
+    cfg.target_entries = args.entries;
+    cfg.max_time = 4.0 * args.entries as f64 / (n as f64 * load);
+    cfg.check_invariants = args.checks;
+    cfg.trace_len = args.trace;
+    let started = Instant::now();
+    let report = match run_algorithm(algorithm, &cfg) {
+        Ok(r) => r,
+        Err(v) => {
+            let report = v.to_string();
+            let cut = report
+                .char_indices()
+                .nth(2000)
+                .map_or(report.len(), |(i, _)| i);
+            eprintln!("{}", &report[..cut]);
+            std::process::exit(1);
+        }
+    };
+    let wall = started.elapsed().as_secs_f64();
+    let m = &report.metrics;
+    let hwm = status_bytes("VmHWM:");
+    println!(
+        "{:>8} {:>5} {:>7} {:>9} {:>11} {:>9} {:>10.2} {:>8.0} {:>9.2} {:>10.1} {:>10.0} {:>9.1}  {} msgs/entry {:.1}",
+        n,
+        "-",
+        if args.checks { "on" } else { "off" },
+        m.cs_entries,
+        m.events,
+        "-",
+        wall,
+        wall * 1e9 / m.events.max(1) as f64,
+        m.events as f64 / wall / 1e6,
+        hwm as f64 / (1 << 20) as f64,
+        hwm.saturating_sub(base_rss) as f64 / n as f64,
+        m.summary().mean_wait,
+        algorithm.name(),
+        m.summary().messages_per_cs,
+    );
+}
+
 fn run(args: &Args, n: usize) {
+    match args.algorithm {
+        Algorithm::Krl => {}
+        Algorithm::LookAhead => return run_routed(args, Routed::LookAhead, n),
+        Algorithm::RicartAgrawala => return run_routed(args, Routed::RicartAgrawala, n),
+    }
     let base_rss = status_bytes("VmRSS:");
     let k = args.k.unwrap_or_else(|| n.div_ceil(1000) as u32);
     let load = args.load.unwrap_or(0.001 * f64::from(k) / n as f64);

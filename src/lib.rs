@@ -232,6 +232,7 @@ pub mod queue;
 pub mod reverse_link;
 pub mod ricart_agrawala;
 pub mod seal;
+pub mod session;
 #[cfg(feature = "std")]
 pub mod sim;
 #[cfg(feature = "testkit")]

@@ -3,3 +3,4 @@
 
 mod prioritized;
 mod reverse_link;
+mod session;

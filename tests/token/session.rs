@@ -1,0 +1,4 @@
+//! The link session (`manet_mutex::session`): every handler, the token cores over an
+//! unreliable datagram network, and arbitrary frames.
+
+mod network;

@@ -28,7 +28,8 @@ pub enum Frame<M> {
     /// Link formation: "here is my epoch; this is yours as I know it". Sent while forming a
     /// link, again every retransmission timeout until the peer confirms, and in answer to a
     /// peer's `Hello` that does not know our epoch yet. Answered by an `Ack` once the link is
-    /// up at the receiver.
+    /// up at the receiver; so it is also the probe of an up link whose peer's keepalive is
+    /// overdue.
     Hello {
         /// The incarnation.
         epochs: Epochs,

@@ -250,6 +250,7 @@ pub(super) struct Link<M> {
     heard: u64,
     progress: u64,
     last_sent: u64,
+    last_probe: u64,
     retransmit_at: Option<u64>,
 }
 
@@ -272,6 +273,7 @@ impl<M: Clone> Link<M> {
             heard: now,
             progress: now,
             last_sent: now,
+            last_probe: now,
             retransmit_at: None,
         }
     }
@@ -526,10 +528,25 @@ impl<M: Clone> Link<M> {
                 }
             }
         }
-        if now >= self.last_sent.saturating_add(s.keepalive_after) {
+        if self.probe_at(&s).is_some_and(|at| now >= at) {
+            // The peer's keepalive is overdue: ask it (it answers a Hello at once).
+            self.last_probe = now;
+            self.hello(peer, ctx);
+        } else if now >= self.last_sent.saturating_add(s.keepalive_after) {
             self.ack(peer, ctx);
         }
         None
+    }
+
+    /// When to probe a peer not heard from for longer than its keepalive interval and a
+    /// retransmission timeout: then, and every retransmission timeout after.
+    fn probe_at(&self, s: &Settings) -> Option<u64> {
+        let overdue = self
+            .heard
+            .saturating_add(s.keepalive_after)
+            .saturating_add(s.retransmit_after);
+        (self.state != LinkState::Connecting)
+            .then(|| overdue.max(self.last_probe.saturating_add(s.retransmit_after)))
     }
 
     /// Whether the incarnation has failed by `now`: a handshake that took too long, a peer
@@ -552,7 +569,8 @@ impl<M: Clone> Link<M> {
                 if self.transmitted > 0 {
                     at = at.min(live(self.progress));
                 }
-                at.min(self.last_sent.saturating_add(s.keepalive_after))
+                let keepalive = self.last_sent.saturating_add(s.keepalive_after);
+                at.min(keepalive).min(self.probe_at(s).unwrap_or(u64::MAX))
             }
         };
         let retransmits = match self.state {

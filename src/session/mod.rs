@@ -49,7 +49,8 @@
 //!   the failure: the core drops it, or keeps it if it is a token). Nothing is lost.
 //! - **Failure: loss detected and reported, never duplicated.** A peer silent for
 //!   [`Settings::liveness_after`] (no valid frame; keepalives go out every
-//!   [`Settings::keepalive_after`] on an idle link), unacknowledged data without progress for
+//!   [`Settings::keepalive_after`] on an idle link, and a peer whose keepalive is overdue is
+//!   probed every retransmission timeout), unacknowledged data without progress for
 //!   that long, or a peer that moved to a newer incarnation, ends the incarnation: the core is
 //!   told `LinkDown`, and everything it sent that was not acknowledged is handed to the
 //!   application in [`SessionEvent::Lost`], with how many of those messages the precious

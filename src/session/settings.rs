@@ -19,9 +19,10 @@ pub struct Settings {
     /// data made no progress for this long, has failed; a link still forming after this long
     /// starts over. Must exceed `retransmit_after` and `keepalive_after`.
     pub liveness_after: u64,
-    /// An up link on which nothing was sent for this long gets a keepalive (an `Ack`). At
-    /// least 1 and below `liveness_after`; [`Settings::new`] takes a quarter of the liveness
-    /// timeout.
+    /// An up link on which nothing was sent for this long gets a keepalive (an `Ack`); a peer
+    /// not heard from for this long plus `retransmit_after` is probed with a `Hello` (which it
+    /// answers) every `retransmit_after`. At least 1 and below `liveness_after`;
+    /// [`Settings::new`] takes a quarter of the liveness timeout.
     pub keepalive_after: u64,
     /// Data frames in flight per link and direction (sent, not yet acknowledged), and the size
     /// of the receiver's reorder buffer. `1..=`[`Settings::MAX_WINDOW`]. A core's messages

@@ -6,4 +6,5 @@ mod fuzz_prioritized;
 mod fuzz_reverse_link;
 mod fuzz_ricart_agrawala;
 mod seeded;
+mod session_frames;
 mod threat_findings;

@@ -305,7 +305,7 @@ fn run(ops: &[Op]) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases(512)))]
+    #![proptest_config(ProptestConfig::with_cases(cases(1024)))]
 
     #[test]
     fn arbitrary_frames_never_break_a_session(ops in vec(op(), 0..300)) {

@@ -2,4 +2,5 @@
 
 mod counting;
 mod reverse_link;
+mod session;
 mod steady_state;

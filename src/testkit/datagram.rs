@@ -11,7 +11,8 @@
 //!   delivered, whether it sits in a session buffer, in the air, or was reported lost (a
 //!   lost token is still counted, as a ghost, so the token count stays exact: a duplicated
 //!   token would show as one too many);
-//! - no message is delivered twice, and none is delivered that was never sent;
+//! - no message is delivered twice, none is delivered that was never sent, and each directed
+//!   link delivers in the order its messages were sent (FIFO);
 //! - after every input, every message not delivered and not reported lost is still in its
 //!   sender's session (nothing disappears unreported).
 //!
@@ -118,6 +119,9 @@ pub struct SessionNet<P: TokenHarness> {
     flying: BTreeMap<u64, (NodeId, NodeId, P::Message)>,
     ghosts: BTreeMap<u64, (NodeId, NodeId, P::Message)>,
     delivered: BTreeSet<u64>,
+    /// Per directed link, the id of the last message delivered: ids grow in sending order,
+    /// so FIFO delivery means they grow here too.
+    last_delivered: BTreeMap<(NodeId, NodeId), u64>,
     /// Whether the warm-up is over (until then the cores, configured with every link, are not
     /// told the sessions' `LinkUp`s).
     warm: bool,
@@ -164,6 +168,7 @@ impl<P: TokenHarness> SessionNet<P> {
             flying: BTreeMap::new(),
             ghosts: BTreeMap::new(),
             delivered: BTreeSet::new(),
+            last_delivered: BTreeMap::new(),
             warm: false,
             trace: std::env::var_os("MANET_MUTEX_TRACE").map(|_| Vec::new()),
         };

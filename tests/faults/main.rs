@@ -1,4 +1,4 @@
-//! The threat model: adversarial property tests, the threat findings, and the fuzz bodies over seeded inputs and committed reproducers.
+//! The threat model: adversarial property tests, arbitrary frames against a link session, the threat findings, and the fuzz bodies over seeded inputs and committed reproducers.
 
 mod adversarial;
 mod fuzz_look_ahead;

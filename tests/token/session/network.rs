@@ -13,7 +13,7 @@ use manet_mutex::prioritized::{self, Policy};
 use manet_mutex::reverse_link;
 use manet_mutex::session::Settings;
 use manet_mutex::sim::{Graph, Params};
-use manet_mutex::testkit::datagram::{run_schedule, Report, SessionOp, Weather};
+use manet_mutex::testkit::datagram::{run_schedule, Report, SessionOp, SessionSchedule, Weather};
 use manet_mutex::testkit::fuzz::token_ops::Topology;
 use manet_mutex::testkit::strategy::{cases, session_schedule, topology};
 use manet_mutex::testkit::SessionNet;
@@ -58,9 +58,47 @@ fn prio_request(k: u32) -> impl Fn((u8, u32)) -> CsRequest {
     }
 }
 
+fn krl_run(
+    topology: &Topology,
+    tokens: u8,
+    forwarding: bool,
+    schedule: &SessionSchedule<()>,
+) -> Report {
+    let (graph, params) = krl(topology, tokens, forwarding);
+    let net = SessionNet::<reverse_link::Node>::new(
+        graph,
+        &params,
+        settings(),
+        schedule.weather,
+        schedule.seed,
+    )
+    .unwrap();
+    run_schedule(net, &schedule.ops, |()| CsRequest::ONE, BUDGET)
+}
+
+fn prio_run(
+    topology: &Topology,
+    knobs: (u8, u8, u8),
+    schedule: &SessionSchedule<(u8, u32)>,
+) -> Report {
+    let (graph, params) = prio(topology, knobs);
+    let k = params.settings.k;
+    let net = SessionNet::<prioritized::Node>::new(
+        graph,
+        &params,
+        settings(),
+        schedule.weather,
+        schedule.seed,
+    )
+    .unwrap();
+    run_schedule(net, &schedule.ops, prio_request(k), BUDGET)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases(48)))]
 
+    /// Silences up to 300 (the liveness timeout is 96): links end and tokens die with them,
+    /// reported; liveness is required where none did.
     #[test]
     fn krl_over_sessions_keeps_tokens_and_serves(
         topology in topology(),
@@ -68,11 +106,7 @@ proptest! {
         forwarding in any::<bool>(),
         schedule in session_schedule(Just(()), 0..60, 300, 1, 300),
     ) {
-        let (graph, params) = krl(&topology, tokens, forwarding);
-        let net = SessionNet::<reverse_link::Node>::new(
-            graph, &params, settings(), schedule.weather, schedule.seed,
-        ).unwrap();
-        run_schedule(net, &schedule.ops, |()| CsRequest::ONE, BUDGET);
+        krl_run(&topology, tokens, forwarding, &schedule);
     }
 
     #[test]
@@ -81,27 +115,53 @@ proptest! {
         knobs in any::<(u8, u8, u8)>(),
         schedule in session_schedule((any::<u8>(), 0u32..6), 0..60, 300, 1, 300),
     ) {
-        let (graph, params) = prio(&topology, knobs);
-        let k = params.settings.k;
-        let net = SessionNet::<prioritized::Node>::new(
-            graph, &params, settings(), schedule.weather, schedule.seed,
-        ).unwrap();
-        run_schedule(net, &schedule.ops, prio_request(k), BUDGET);
+        prio_run(&topology, knobs, &schedule);
     }
+}
 
-    /// Loss, duplication and reordering alone, no silences or closes: a token can still be
-    /// lost only if twelve retransmissions in a row fail.
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(32)))]
+
+    /// Silences up to 60: retransmission mostly bridges them, so liveness is mostly required.
     #[test]
-    fn krl_over_lossy_sessions_without_flaps(
+    fn krl_over_short_silences_serves(
         topology in topology(),
         tokens in any::<u8>(),
+        forwarding in any::<bool>(),
+        schedule in session_schedule(Just(()), 0..60, 300, 1, 60),
+    ) {
+        krl_run(&topology, tokens, forwarding, &schedule);
+    }
+
+    #[test]
+    fn prioritized_over_short_silences_serves(
+        topology in topology(),
+        knobs in any::<(u8, u8, u8)>(),
+        schedule in session_schedule((any::<u8>(), 0u32..6), 0..60, 300, 1, 60),
+    ) {
+        prio_run(&topology, knobs, &schedule);
+    }
+
+    /// Loss, duplication and reordering alone, no silences or closes: a link ends only if the
+    /// keepalives, probes or retransmissions of a whole liveness timeout are all lost.
+    #[test]
+    fn krl_over_lossy_sessions_without_silences(
+        topology in topology(),
+        tokens in any::<u8>(),
+        forwarding in any::<bool>(),
         schedule in session_schedule(Just(()), 0..60, 300, 0, 1),
     ) {
-        let (graph, params) = krl(&topology, tokens, false);
-        let net = SessionNet::<reverse_link::Node>::new(
-            graph, &params, settings(), schedule.weather, schedule.seed,
-        ).unwrap();
-        let report = run_schedule(net, &schedule.ops, |()| CsRequest::ONE, BUDGET);
+        let report = krl_run(&topology, tokens, forwarding, &schedule);
+        prop_assert_eq!(report.flaps + report.closes, 0);
+    }
+
+    #[test]
+    fn prioritized_over_lossy_sessions_without_silences(
+        topology in topology(),
+        knobs in any::<(u8, u8, u8)>(),
+        schedule in session_schedule((any::<u8>(), 0u32..6), 0..60, 300, 0, 1),
+    ) {
+        let report = prio_run(&topology, knobs, &schedule);
         prop_assert_eq!(report.flaps + report.closes, 0);
     }
 }
@@ -124,16 +184,7 @@ fn exercise(cases: u32, faults: u32, max_silence: u16) -> Vec<(Weather, Report)>
     );
     runner
         .run(&strategy, |(topology, tokens, forwarding, schedule)| {
-            let (graph, params) = krl(&topology, tokens, forwarding);
-            let net = SessionNet::<reverse_link::Node>::new(
-                graph,
-                &params,
-                settings(),
-                schedule.weather,
-                schedule.seed,
-            )
-            .unwrap();
-            let report = run_schedule(net, &schedule.ops, |()| CsRequest::ONE, BUDGET);
+            let report = krl_run(&topology, tokens, forwarding, &schedule);
             total.borrow_mut().push((schedule.weather, report));
             Ok(())
         })

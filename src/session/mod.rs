@@ -259,7 +259,8 @@ impl<M: Clone> Session<M> {
     }
 
     /// With epochs starting after `base` (see the [module docs](self#bad-input-and-limits) on
-    /// restarts).
+    /// restarts). Epochs must not reach `u64::MAX` (they stop growing there): leave room for
+    /// every incarnation the node will start.
     pub fn with_epoch_base(mut self, base: u64) -> Self {
         self.ctx.epoch = self.ctx.epoch.max(base);
         self

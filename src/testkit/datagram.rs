@@ -510,7 +510,15 @@ impl<P: TokenHarness> SessionNet<P> {
         if !self.all_linked() {
             return Err(format!("links not formed again by {}", self.now));
         }
-        if quiet && self.flying.is_empty() && !self.destroyed() {
+        if quiet {
+            if !self.flying.is_empty() {
+                return Err(format!(
+                    "still {} messages in flight at {}: the algorithm did not go quiet\n{}",
+                    self.flying.len(),
+                    self.now,
+                    self.trace_text()
+                ));
+            }
             P::check_settled(&self.nodes).map_err(|e| format!("{e}\n{}", self.trace_text()))?;
         }
         Ok(self.finish_report())

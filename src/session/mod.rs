@@ -72,18 +72,21 @@
 //! [`Settings::max_peers`] entries, each with at most one incarnation holding a reorder buffer
 //! of [`Settings::window`] messages and what its own core sent and the peer has not
 //! acknowledged (bounded by what the core sends within [`Settings::liveness_after`]: a peer
-//! that keeps the link alive without acknowledging is declared failed after that long). Each
-//! frame received is answered by at most one frame. A peer that forges epochs (a consistent
-//! rewrite of a frame) can end incarnations early (a denial of service: losses are reported,
-//! never hidden); only authentication in the codec can stop that.
+//! that keeps the link alive without acknowledging is declared failed after that long). A
+//! frame received is answered by at most two (a new incarnation's `Hello` and the answer to
+//! the peer's). Forgery is out of reach: a frame that names the current incarnation exactly
+//! (both epochs right) can acknowledge what was never delivered or slip in a message, and one
+//! naming a newer epoch of the peer ends the incarnation (its losses reported); only
+//! authentication in the codec can stop that.
 //!
 //! The epoch counter starts at the value given to [`Session::with_epoch_base`] (default 0). A
 //! node that restarts must start above every epoch it used before (a boot counter shifted
 //! left, or a clock reading), or its peers take its `Hello`s for stragglers of the old
 //! incarnation and ignore them until they time it out.
 //!
-//! A core that keeps a link busy without pause (always something unacknowledged) delays a
-//! close until a pause; the token algorithms never do.
+//! A close completes at the first moment everything the core sent over the link is
+//! acknowledged; a core that always has something unacknowledged on it delays the close (the
+//! link stays up meanwhile, and nothing is lost).
 //!
 //! # Example: two sessions driven by hand
 //!

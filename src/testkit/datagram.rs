@@ -109,7 +109,8 @@ pub struct SessionNet<P: TokenHarness> {
     pub cs_time: u64,
     /// What happened so far.
     pub report: Report,
-    air: BTreeMap<(u64, u64), (NodeId, Datagram<Tagged<P::Message>>)>,
+    /// Datagrams in the air, by arrival time (and launch order), with their destination.
+    air: BTreeMap<(u64, u64), InAir<P::Message>>,
     launched: u64,
     /// Directed links silent until the given time.
     silent: BTreeMap<(NodeId, NodeId), u64>,
@@ -127,6 +128,9 @@ pub struct SessionNet<P: TokenHarness> {
     warm: bool,
     trace: Option<Vec<String>>,
 }
+
+/// A datagram in the air and its destination.
+type InAir<M> = (NodeId, Datagram<Tagged<M>>);
 
 fn precious<P: TokenHarness>(m: &Tagged<P::Message>) -> bool {
     P::precious(&m.msg)
@@ -350,6 +354,13 @@ impl<P: TokenHarness> SessionNet<P> {
                         self.violation(format!(
                             "message {uid} delivered twice ({from:?} -> {at:?})"
                         ));
+                    }
+                    if let Some(last) = self.last_delivered.insert((from, at), uid) {
+                        if last > uid {
+                            self.violation(format!(
+                                "message {uid} delivered after {last} ({from:?} -> {at:?}): not FIFO"
+                            ));
+                        }
                     }
                     match (self.flying.remove(&uid), self.ghosts.remove(&uid)) {
                         (Some((f, t, _)), None) if (f, t) == (from, at) => {}

@@ -568,6 +568,7 @@ impl<P: TokenHarness> SessionNet<P> {
 /// One step of a session-network schedule. Node and link choices are taken modulo what
 /// exists; `R` is what a request asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SessionOp<R> {
     /// A node asks for the critical section, if it is in its remainder section.
     Request(u8, R),

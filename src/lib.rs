@@ -15,8 +15,9 @@
 //! Shared building blocks: [`token`] (height triples, partial reversal, the token algorithms'
 //! neighbour table and link handshake), [`queue`] (request queues),
 //! [`permission`] (timestamps, deferral and retransmission for the permission algorithms),
-//! [`seal`] (check words), and, with the default `std` feature, [`sim`], the deterministic
-//! simulator. With the `testkit` feature, `testkit` holds the network drivers with fault
+//! [`seal`] (check words), [`session`] (a sans-IO link session that gives the token algorithms
+//! their link contract over an unreliable datagram transport), and, with the default `std`
+//! feature, [`sim`], the deterministic simulator. With the `testkit` feature, `testkit` holds the network drivers with fault
 //! injection, fuzz bodies and proptest strategies the crate's own tests use, for testing the
 //! algorithms on your own topologies and fault profiles. With the `serde` feature every
 //! algorithm's `Message` and every type inside it derive `Serialize` and `Deserialize`; with
@@ -100,6 +101,10 @@
 //!   delivered first), and messages of one incarnation of a link never arrive in the next.
 //!   A `LinkUp` for a link that is already up is a keepalive; link layers that confirm live
 //!   links periodically should report it (it repairs what a corrupted message left wrong).
+//!   Over a transport that loses, duplicates or reorders datagrams, put a [`session::Session`]
+//!   between each core and the transport: it provides exactly this contract, and where it
+//!   cannot (a peer vanished with messages unacknowledged) it reports the loss
+//!   ([`session::SessionEvent::Lost`]) instead of hiding or duplicating anything.
 //! - **Permission algorithms** ([`look_ahead`], [`ricart_agrawala`]) need nothing from the
 //!   network but eventual delivery of a message retransmitted often enough: messages may be
 //!   lost, duplicated, delayed and reordered, between any two hosts. The nodes retransmit
@@ -276,6 +281,7 @@ pub mod queue;
 pub mod reverse_link;
 pub mod ricart_agrawala;
 pub mod seal;
+pub mod session;
 #[cfg(feature = "std")]
 pub mod sim;
 #[cfg(feature = "testkit")]

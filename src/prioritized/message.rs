@@ -66,6 +66,19 @@ pub enum Message {
     },
 }
 
+impl Message {
+    /// Whether this is the token.
+    pub fn is_token(&self) -> bool {
+        matches!(self, Message::Token { .. })
+    }
+
+    /// Whether the message carries resources (the TOKEN's free count, or released ones): what
+    /// must never be lost unnoticed (a link session's precious predicate).
+    pub fn carries_resources(&self) -> bool {
+        matches!(self, Message::Token { .. } | Message::Release { .. })
+    }
+}
+
 /// A resource count sent twice. Safety rests on these counts (Σ = k), and no receiver can
 /// tell a wrong count from a right one, so the message carries two copies and the receiver
 /// acts on the smaller possible one: a copy corrupted on the way can lose resources (reported,

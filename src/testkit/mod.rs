@@ -11,6 +11,10 @@
 //!   replay or corrupt it, fire any armed timer, change modes. Same checks.
 //! - Both have a hand-driven mode ([`TokenNet::checked`], [`PermNet::checked`]) that checks
 //!   safety after every event and panics with the trace, for staging a scenario step by step.
+//! - [`datagram`]: a token network whose cores talk through link
+//!   [sessions](crate::session) over a datagram network that loses, duplicates, delays and
+//!   reorders, with links and nodes falling silent and links closed ([`SessionNet`]). It
+//!   follows every message, so it checks that none is duplicated or lost unreported.
 //! - [`corrupt`]: the corrupt operation (which value a field becomes, [`corrupt::Fields`] for
 //!   every message type).
 //! - [`fuzz`]: arbitrary inputs and the bodies that run them (also behind `fuzz/`).
@@ -50,10 +54,12 @@
 //! ```
 
 pub mod corrupt;
+pub mod datagram;
 pub mod fuzz;
 mod perm_net;
 pub mod strategy;
 mod token_net;
 
+pub use datagram::SessionNet;
 pub use perm_net::{Flight, PermNet, PermissionHarness};
 pub use token_net::{TokenHarness, TokenNet};

@@ -12,6 +12,7 @@ use proptest::prelude::*;
 use proptest::sample::select;
 
 use super::corrupt::Value;
+use super::datagram::{SessionOp, SessionSchedule, Weather};
 use super::fuzz::permission_network::{self, Op as PermOp};
 use super::fuzz::token_ops::{Fault, Op, Timed, Topology};
 use super::fuzz::{prioritized_network, reverse_link_network};
@@ -165,6 +166,53 @@ pub fn prioritized_input_with(
                 }
             },
         )
+}
+
+/// Datagram weather for [`SessionNet`](super::SessionNet): loss up to `max_loss` per mille,
+/// duplication up to 200 per mille, delays of 1 to 1–6 time units (reordering above 1).
+pub fn weather(max_loss: u32) -> impl Strategy<Value = Weather> {
+    (0..=max_loss, 0u32..=200, 1u64..=6).prop_map(|(loss, duplicate, max_delay)| Weather {
+        loss,
+        duplicate,
+        max_delay,
+    })
+}
+
+/// A session-network step: requests (drawn from `request`) and waits, and, with weight
+/// `faults` each, a link falling silent (both ways or one way) or a node falling silent for
+/// up to `max_silence` time units, and an application closing a link.
+pub fn session_op<R: Copy + Debug>(
+    request: impl Strategy<Value = R>,
+    faults: u32,
+    max_silence: u16,
+) -> impl Strategy<Value = SessionOp<R>> {
+    prop_oneof![
+        4 => (any::<u8>(), request).prop_map(|(x, r)| SessionOp::Request(x, r)),
+        4 => any::<u8>().prop_map(SessionOp::Wait),
+        faults => (any::<u8>(), 1..=max_silence, any::<u8>())
+            .prop_map(|(link, ticks, direction)| SessionOp::Flap { link, ticks, direction }),
+        faults => (any::<u8>(), 1..=max_silence)
+            .prop_map(|(node, ticks)| SessionOp::Silence { node, ticks }),
+        faults => (any::<u8>(), any::<bool>())
+            .prop_map(|(link, lower)| SessionOp::Close { link, lower }),
+    ]
+}
+
+/// A session-network run: weather (loss up to `max_loss` per mille), a seed, and `ops` steps
+/// of [`session_op`].
+pub fn session_schedule<R: Copy + Debug>(
+    request: impl Strategy<Value = R>,
+    ops: Range<usize>,
+    max_loss: u32,
+    faults: u32,
+    max_silence: u16,
+) -> impl Strategy<Value = SessionSchedule<R>> {
+    (
+        weather(max_loss),
+        any::<u64>(),
+        vec(session_op(request, faults, max_silence), ops),
+    )
+        .prop_map(|(weather, seed, ops)| SessionSchedule { weather, seed, ops })
 }
 
 /// The weights of the permission systems' faults.

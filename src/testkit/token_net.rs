@@ -59,9 +59,19 @@ pub trait TokenHarness:
     /// What a quiescent system must satisfy after corruption (see each algorithm's
     /// `check_settled`).
     fn check_settled(nodes: &[Self]) -> Result<(), String>;
+
+    /// Whether losing `msg` would destroy something no protocol can recover (a token,
+    /// resources): a link session's precious predicate.
+    fn precious(_msg: &Self::Message) -> bool {
+        true
+    }
 }
 
 impl TokenHarness for reverse_link::Node {
+    fn precious(msg: &reverse_link::Message) -> bool {
+        msg.is_token()
+    }
+
     fn check_settled(nodes: &[Self]) -> Result<(), String> {
         reverse_link::invariants::check_settled(nodes)
     }
@@ -106,6 +116,10 @@ impl TokenHarness for prioritized::Node {
 
     fn check_settled(nodes: &[Self]) -> Result<(), String> {
         prioritized::invariants::check_settled(nodes)
+    }
+
+    fn precious(msg: &prioritized::Message) -> bool {
+        msg.carries_resources()
     }
 }
 

@@ -4,4 +4,5 @@
 mod codec;
 mod counting;
 mod reverse_link;
+mod session;
 mod steady_state;

@@ -1,0 +1,832 @@
+//! Every handler of the link session, driven by hand between two sessions `A` and `B` whose
+//! frames the test moves (or loses, duplicates, reorders, replays) itself.
+
+use manet_mutex::session::{
+    Datagram, Epochs, Frame, LinkState, Session, SessionError, SessionEvent, Settings, Transmit,
+};
+use manet_mutex::{Event, NodeId};
+
+const A: NodeId = NodeId(0);
+const B: NodeId = NodeId(1);
+const C: NodeId = NodeId(2);
+const RTO: u64 = 10;
+const LIVE: u64 = 100;
+const KEEP: u64 = 25;
+
+fn settings() -> Settings {
+    Settings::new(RTO, LIVE, 4).with_keepalive(KEEP)
+}
+
+type Ev = SessionEvent<u32>;
+
+fn up(peer: NodeId) -> Ev {
+    SessionEvent::Core(Event::LinkUp(peer))
+}
+
+fn down(peer: NodeId) -> Ev {
+    SessionEvent::Core(Event::LinkDown(peer))
+}
+
+fn got(from: NodeId, msg: u32) -> Ev {
+    SessionEvent::Core(Event::Receive { from, msg })
+}
+
+/// Two sessions and the clock; frames are moved by the test.
+struct Pair {
+    s: [Session<u32>; 2],
+    now: u64,
+}
+
+impl Pair {
+    fn new() -> Self {
+        Pair {
+            s: [
+                Session::new(A, settings()).unwrap(),
+                Session::new(B, settings()).unwrap(),
+            ],
+            now: 0,
+        }
+    }
+
+    /// `A` connected to `B`, the handshake done, every event and frame consumed.
+    fn linked() -> Self {
+        let mut p = Pair::new();
+        p.s[0].connect(B, 0).unwrap();
+        let (a, b) = p.exchange();
+        assert_eq!((a, b), (vec![up(B)], vec![up(A)]));
+        p
+    }
+
+    fn frames(&mut self, i: usize) -> Vec<Frame<u32>> {
+        let mut out = Vec::new();
+        while let Some(Transmit { to, frame }) = self.s[i].poll_transmit() {
+            assert_eq!(to, [B, A][i], "frames go to the peer");
+            out.push(frame);
+        }
+        out
+    }
+
+    fn events(&mut self, i: usize) -> Vec<Ev> {
+        let mut out = Vec::new();
+        while let Some(e) = self.s[i].poll_event() {
+            out.push(e);
+        }
+        out
+    }
+
+    /// Frame `frame` arrives at `i` from its peer.
+    fn give(&mut self, i: usize, frame: Frame<u32>) {
+        let from = [B, A][i];
+        self.s[i].handle_datagram(Datagram { from, frame }, self.now);
+    }
+
+    /// Move frames both ways, losing none, until nothing moves; the events each side got.
+    fn exchange(&mut self) -> (Vec<Ev>, Vec<Ev>) {
+        let mut seen = (Vec::new(), Vec::new());
+        loop {
+            seen.0.extend(self.events(0));
+            seen.1.extend(self.events(1));
+            let (fa, fb) = (self.frames(0), self.frames(1));
+            if fa.is_empty() && fb.is_empty() {
+                return seen;
+            }
+            for f in fa {
+                self.give(1, f);
+            }
+            for f in fb {
+                self.give(0, f);
+            }
+        }
+    }
+
+    fn tick(&mut self, to: u64) {
+        self.now = to;
+        self.s[0].handle_timeout(to);
+        self.s[1].handle_timeout(to);
+    }
+
+    fn epochs(&self, i: usize) -> Epochs {
+        self.s[i].link([B, A][i]).expect("a link").epochs
+    }
+}
+
+fn data(epochs: Epochs, seq: u64, msg: u32) -> Frame<u32> {
+    Frame::Data { epochs, seq, msg }
+}
+
+#[test]
+fn settings_are_checked() {
+    let bad = [
+        Settings::new(0, 100, 4),
+        Settings::new(10, 10, 4),
+        Settings::new(10, 100, 0),
+        Settings::new(10, 100, Settings::MAX_WINDOW + 1),
+        Settings::new(10, 100, 4).with_keepalive(0),
+        Settings::new(10, 100, 4).with_keepalive(100),
+        Settings::new(10, 100, 4).with_max_peers(0),
+    ];
+    for s in bad {
+        let e = Session::<u32>::new(A, s).unwrap_err();
+        assert!(matches!(e, SessionError::InvalidSettings(_)), "{s:?}: {e}");
+        assert_eq!(s.validate(), Err(e));
+    }
+    let s = Settings::new(10, 100, 4);
+    assert_eq!(
+        (s.keepalive_after, s.max_peers),
+        (25, Settings::DEFAULT_MAX_PEERS)
+    );
+    assert_eq!(Settings::new(1, 2, 1).keepalive_after, 1);
+    assert!(Session::<u32>::new(A, s).is_ok());
+}
+
+#[test]
+fn the_handshake_brings_each_end_up_at_its_own_time() {
+    let mut p = Pair::new();
+    p.s[0].connect(B, 0).unwrap();
+    let hello = p.frames(0);
+    let a = p.epochs(0).sender;
+    assert_eq!(
+        hello,
+        [Frame::Hello {
+            epochs: Epochs {
+                sender: a,
+                receiver: 0
+            }
+        }]
+    );
+    assert_eq!(p.s[0].link(B).unwrap().state, LinkState::Connecting);
+    p.give(1, hello[0].clone());
+    // B answers with its own epoch; it is not up yet: A has not shown it knows B's epoch.
+    let answer = p.frames(1);
+    let b = p.epochs(1).sender;
+    assert_eq!(
+        answer,
+        [Frame::Hello {
+            epochs: Epochs {
+                sender: b,
+                receiver: a
+            }
+        }]
+    );
+    assert!(p.events(1).is_empty() && !p.s[1].is_linked(A));
+    p.give(0, answer[0].clone());
+    assert_eq!(p.events(0), [up(B)]);
+    assert!(p.s[0].is_linked(B));
+    let confirm = p.frames(0);
+    assert_eq!(
+        confirm,
+        [Frame::Ack {
+            epochs: Epochs {
+                sender: a,
+                receiver: b
+            },
+            seq: 0
+        }]
+    );
+    p.give(1, confirm[0].clone());
+    assert_eq!(p.events(1), [up(A)]);
+    assert_eq!(p.s[1].link(A).unwrap().state, LinkState::Up);
+    assert_eq!((p.s[0].stats().links_up, p.s[1].stats().links_up), (1, 1));
+}
+
+#[test]
+fn crossing_hellos_form_one_link() {
+    let mut p = Pair::new();
+    p.s[0].connect(B, 0).unwrap();
+    p.s[1].connect(A, 0).unwrap();
+    let (a, b) = p.exchange();
+    assert_eq!((a, b), (vec![up(B)], vec![up(A)]));
+    assert_eq!(p.epochs(0).receiver, p.epochs(1).sender);
+    assert_eq!(p.epochs(1).receiver, p.epochs(0).sender);
+}
+
+#[test]
+fn an_unanswered_hello_is_repeated_and_the_handshake_starts_over_with_a_fresh_epoch() {
+    let mut p = Pair::new();
+    p.s[0].connect(B, 0).unwrap();
+    let first = p.epochs(0).sender;
+    p.frames(0); // lost
+    assert_eq!(p.s[0].poll_timeout(), Some(RTO));
+    p.tick(RTO);
+    assert_eq!(
+        p.frames(0),
+        [Frame::Hello {
+            epochs: Epochs {
+                sender: first,
+                receiver: 0
+            }
+        }]
+    );
+    p.tick(LIVE);
+    assert_eq!(p.s[0].stats().handshakes_expired, 1);
+    let fresh = p.epochs(0).sender;
+    assert!(fresh > first);
+    assert_eq!(
+        p.frames(0),
+        [Frame::Hello {
+            epochs: Epochs {
+                sender: fresh,
+                receiver: 0
+            }
+        }]
+    );
+    assert!(p.events(0).is_empty(), "the core heard of nothing");
+}
+
+#[test]
+fn data_before_the_confirmation_brings_the_link_up_first() {
+    let mut p = Pair::new();
+    p.s[0].connect(B, 0).unwrap();
+    let hello = p.frames(0).remove(0);
+    p.give(1, hello);
+    let answer = p.frames(1).remove(0);
+    p.give(0, answer);
+    assert_eq!(p.events(0), [up(B)]);
+    p.frames(0); // the confirming Ack is lost
+    p.s[0].send(B, 7, 0).unwrap();
+    let d = p.frames(0).remove(0);
+    p.give(1, d);
+    assert_eq!(
+        p.events(1),
+        [up(A), got(A, 7)],
+        "LinkUp before the first message"
+    );
+}
+
+#[test]
+fn messages_arrive_once_in_order_and_are_acknowledged_cumulatively() {
+    let mut p = Pair::linked();
+    for m in [1, 2, 3] {
+        p.s[0].send(B, m, 1).unwrap();
+    }
+    let frames = p.frames(0);
+    let e = p.epochs(0);
+    assert_eq!(frames, [data(e, 1, 1), data(e, 2, 2), data(e, 3, 3)]);
+    assert_eq!(p.s[0].link(B).unwrap().in_flight, 3);
+    for f in frames {
+        p.give(1, f);
+    }
+    assert_eq!(p.events(1), [got(A, 1), got(A, 2), got(A, 3)]);
+    let acks = p.frames(1);
+    let eb = p.epochs(1);
+    assert_eq!(acks.last(), Some(&Frame::Ack { epochs: eb, seq: 3 }));
+    p.give(0, acks[2].clone());
+    assert_eq!(p.s[0].link(B).unwrap().in_flight, 0);
+    assert_eq!(p.s[0].unconfirmed().count(), 0);
+    p.give(0, acks[0].clone()); // an older ack, overtaken: ignored
+    assert_eq!(p.s[0].stats().malformed, 0);
+}
+
+#[test]
+fn duplicates_are_dropped_and_acknowledged_again() {
+    let mut p = Pair::linked();
+    p.s[0].send(B, 9, 1).unwrap();
+    let d = p.frames(0).remove(0);
+    p.give(1, d.clone());
+    p.frames(1);
+    p.give(1, d);
+    assert_eq!(p.events(1), [got(A, 9)]);
+    assert_eq!(p.s[1].stats().duplicates, 1);
+    assert_eq!(
+        p.frames(1),
+        [Frame::Ack {
+            epochs: p.epochs(1),
+            seq: 1
+        }]
+    );
+}
+
+#[test]
+fn frames_ahead_of_a_gap_wait_in_the_reorder_buffer() {
+    let mut p = Pair::linked();
+    for m in [10, 20, 30] {
+        p.s[0].send(B, m, 1).unwrap();
+    }
+    let f = p.frames(0);
+    p.give(1, f[2].clone());
+    p.give(1, f[1].clone());
+    p.give(1, f[1].clone());
+    assert!(p.events(1).is_empty());
+    assert_eq!(p.s[1].link(A).unwrap().buffered, 2);
+    assert_eq!(p.s[1].stats().duplicates, 1);
+    let e = p.epochs(1);
+    assert!(p
+        .frames(1)
+        .iter()
+        .all(|a| *a == Frame::Ack { epochs: e, seq: 0 }));
+    p.give(1, f[0].clone());
+    assert_eq!(p.events(1), [got(A, 10), got(A, 20), got(A, 30)]);
+    assert_eq!(p.s[1].link(A).unwrap().buffered, 0);
+}
+
+#[test]
+fn frames_beyond_the_window_are_dropped_unanswered() {
+    let mut p = Pair::linked();
+    let e = p.epochs(0);
+    p.give(1, data(e, 5, 1)); // window 4, nothing delivered
+    assert_eq!(p.s[1].stats().out_of_window, 1);
+    assert!(p.frames(1).is_empty() && p.events(1).is_empty());
+    p.give(1, data(e, u64::MAX, 1));
+    assert_eq!(p.s[1].stats().out_of_window, 2);
+    p.give(1, data(e, 0, 1));
+    assert_eq!(p.s[1].stats().malformed, 1);
+}
+
+#[test]
+fn the_window_bounds_frames_in_flight_and_the_rest_waits_in_order() {
+    let mut p = Pair::linked();
+    for m in 1..=6 {
+        p.s[0].send(B, m, 1).unwrap();
+    }
+    let st = p.s[0].link(B).unwrap();
+    assert_eq!((st.in_flight, st.queued), (4, 2));
+    let f = p.frames(0);
+    assert_eq!(f.len(), 4);
+    p.give(1, f[0].clone());
+    p.give(1, f[1].clone());
+    let ack = p.frames(1).pop().unwrap();
+    p.give(0, ack);
+    let e = p.epochs(0);
+    assert_eq!(p.frames(0), [data(e, 5, 5), data(e, 6, 6)]);
+    // 3 and 4 were never given to B, 5 and 6 not yet: unacknowledged, they stay.
+    let (_, b) = p.exchange();
+    assert_eq!(b, [got(A, 1), got(A, 2)]);
+    let left: Vec<_> = p.s[0].unconfirmed().map(|(_, m)| *m).collect();
+    assert_eq!(left, [3, 4, 5, 6]);
+}
+
+#[test]
+fn unacknowledged_data_is_sent_again_after_the_timeout() {
+    let mut p = Pair::linked();
+    p.now = 5;
+    p.s[0].send(B, 1, 5).unwrap();
+    p.s[0].send(B, 2, 5).unwrap();
+    let first = p.frames(0);
+    assert_eq!(p.s[0].poll_timeout(), Some(5 + RTO));
+    p.tick(5 + RTO);
+    assert_eq!(p.frames(0), first, "both frames again, same numbers");
+    assert_eq!(p.s[0].stats().retransmitted, 2);
+    p.tick(5 + 2 * RTO);
+    assert_eq!(p.frames(0).len(), 2);
+    let (_, b) = p.exchange(); // the peer ignores nothing new: nothing was given to it yet
+    assert!(b.is_empty());
+}
+
+#[test]
+fn an_acknowledgement_of_data_never_sent_is_malformed() {
+    let mut p = Pair::linked();
+    p.s[0].send(B, 1, 1).unwrap();
+    p.frames(0);
+    let e = p.epochs(1);
+    p.give(0, Frame::Ack { epochs: e, seq: 2 });
+    assert_eq!(p.s[0].stats().malformed, 1);
+    assert_eq!(p.s[0].link(B).unwrap().in_flight, 1);
+}
+
+#[test]
+fn an_idle_link_gets_keepalives_and_an_overdue_peer_is_probed() {
+    let mut p = Pair::linked();
+    let (ea, eb) = (p.epochs(0), p.epochs(1));
+    p.tick(KEEP);
+    assert_eq!(p.frames(0), [Frame::Ack { epochs: ea, seq: 0 }]);
+    assert_eq!(p.frames(1), [Frame::Ack { epochs: eb, seq: 0 }]);
+    // Nothing heard from B since 0: at KEEP + RTO A probes, every RTO.
+    p.tick(KEEP + RTO);
+    assert_eq!(p.frames(0), [Frame::Hello { epochs: ea }]);
+    p.frames(1);
+    p.tick(KEEP + 2 * RTO);
+    assert_eq!(p.frames(0), [Frame::Hello { epochs: ea }]);
+    p.frames(1);
+    p.give(1, Frame::Hello { epochs: ea });
+    assert_eq!(
+        p.frames(1),
+        [Frame::Ack { epochs: eb, seq: 0 }],
+        "a probe is answered"
+    );
+    assert!(p.events(1).is_empty());
+}
+
+#[test]
+fn a_silent_peer_fails_the_link_and_what_it_did_not_acknowledge_is_reported_lost() {
+    let mut p = Pair::linked();
+    p.s[0] = p.s[0].clone().with_precious(|m| *m >= 100);
+    p.s[0].send(B, 5, 0).unwrap();
+    p.s[0].send(B, 500, 0).unwrap();
+    p.frames(0);
+    p.tick(LIVE - 1);
+    assert!(p.events(0).is_empty());
+    p.frames(0);
+    p.tick(LIVE);
+    let lost = SessionEvent::Lost {
+        peer: B,
+        msgs: vec![5, 500],
+        precious: 1,
+    };
+    assert_eq!(p.events(0), [down(B), lost]);
+    let st = p.s[0].stats();
+    assert_eq!((st.links_abandoned, st.lost, st.lost_precious), (1, 2, 1));
+    // A wants B: a new incarnation starts at once, never carrying the lost messages.
+    assert_eq!(p.s[0].link(B).unwrap().state, LinkState::Connecting);
+    let fresh = p.epochs(0).sender;
+    assert_eq!(
+        p.frames(0),
+        [Frame::Hello {
+            epochs: Epochs {
+                sender: fresh,
+                receiver: 0
+            }
+        }]
+    );
+    assert_eq!(p.s[0].unconfirmed().count(), 0);
+}
+
+#[test]
+fn data_without_progress_fails_the_link_even_if_the_peer_keeps_talking() {
+    let mut p = Pair::linked();
+    p.s[0].send(B, 1, 0).unwrap();
+    p.frames(0);
+    let eb = p.epochs(1);
+    for t in (10..LIVE).step_by(10) {
+        p.tick(t);
+        p.frames(0);
+        p.give(0, Frame::Ack { epochs: eb, seq: 0 });
+    }
+    assert!(p.events(0).is_empty());
+    p.tick(LIVE);
+    assert_eq!(
+        p.events(0),
+        [
+            down(B),
+            SessionEvent::Lost {
+                peer: B,
+                msgs: vec![1],
+                precious: 1
+            }
+        ]
+    );
+}
+
+#[test]
+fn a_peer_in_a_newer_incarnation_ends_ours_and_a_new_one_forms() {
+    let mut p = Pair::linked();
+    p.s[0].send(B, 3, 0).unwrap();
+    p.frames(0);
+    let old = p.epochs(0);
+    // B restarts, with epochs above the old ones.
+    p.s[1] = Session::new(B, settings()).unwrap().with_epoch_base(1000);
+    p.s[1].connect(A, 0).unwrap();
+    let (a, b) = p.exchange();
+    assert_eq!(
+        a,
+        [
+            down(B),
+            SessionEvent::Lost {
+                peer: B,
+                msgs: vec![3],
+                precious: 1
+            },
+            up(B)
+        ]
+    );
+    assert_eq!(b, [up(A)]);
+    assert!(p.epochs(0).sender > old.sender && p.epochs(0).receiver > 1000);
+    // A straggler of the old incarnation is never delivered in the new one.
+    p.give(1, data(old, 1, 3));
+    assert!(p.events(1).is_empty());
+    assert_eq!(p.s[1].stats().stale, 1);
+}
+
+#[test]
+fn old_hellos_and_frames_of_an_earlier_incarnation_are_stale() {
+    let mut p = Pair::linked();
+    let old_a = p.epochs(0);
+    p.s[0].send(B, 1, 0).unwrap();
+    let old_data = p.frames(0).remove(0);
+    p.give(1, old_data.clone());
+    p.s[0].close(B, 0);
+    p.exchange();
+    p.s[0].connect(B, 1).unwrap();
+    p.exchange();
+    assert!(p.s[0].is_linked(B) && p.s[1].is_linked(A));
+    let delivered = p.s[1].stats().delivered;
+    let stale = p.s[1].stats().stale;
+    p.give(1, old_data);
+    p.give(
+        1,
+        Frame::Hello {
+            epochs: Epochs {
+                sender: old_a.sender,
+                receiver: 0,
+            },
+        },
+    );
+    p.give(
+        1,
+        Frame::Ack {
+            epochs: old_a,
+            seq: 0,
+        },
+    );
+    assert_eq!(p.s[1].stats().stale, stale + 3);
+    assert_eq!(p.s[1].stats().delivered, delivered);
+    assert!(p.events(1).is_empty() && p.frames(1).is_empty());
+}
+
+#[test]
+fn the_close_handshake_tells_both_cores_with_nothing_in_flight() {
+    let mut p = Pair::linked();
+    p.s[0].send(B, 1, 0).unwrap();
+    p.s[0].close(B, 0);
+    assert_eq!(p.s[0].link(B).unwrap().state, LinkState::Closing);
+    // Not before the message is acknowledged.
+    assert!(p.events(0).is_empty());
+    let d = p.frames(0);
+    for f in d {
+        p.give(1, f);
+    }
+    let ack = p.frames(1).pop().unwrap();
+    p.give(0, ack);
+    assert_eq!(p.events(0), [down(B)]);
+    assert_eq!(
+        p.frames(0),
+        [Frame::Close {
+            epochs: p.epochs(0),
+            last: 1
+        }]
+    );
+    let (a, b) = {
+        let close = Frame::Close {
+            epochs: p.epochs(0),
+            last: 1,
+        };
+        p.give(1, close);
+        p.exchange()
+    };
+    assert!(a.is_empty());
+    assert_eq!(b, [got(A, 1), down(A)]);
+    assert!(p.s[0].link(B).is_none() && p.s[1].link(A).is_none());
+    for s in &p.s {
+        let st = s.stats();
+        assert_eq!((st.links_closed, st.links_abandoned, st.lost), (1, 0, 0));
+    }
+    assert_eq!(
+        p.s[0].poll_timeout(),
+        None,
+        "A no longer wants B, B never did"
+    );
+}
+
+#[test]
+fn the_end_that_closes_first_still_gets_the_peers_last_messages() {
+    let mut p = Pair::linked();
+    p.s[0].close(B, 0);
+    assert_eq!(p.events(0), [down(B)]);
+    let close = p.frames(0);
+    // B's core sends before it learns of the close.
+    p.s[1].send(A, 42, 0).unwrap();
+    for f in close {
+        p.give(1, f);
+    }
+    let (a, b) = p.exchange();
+    assert_eq!(
+        a,
+        [got(B, 42)],
+        "after A's LinkDown, as the link contract allows"
+    );
+    assert_eq!(b, [down(A)]);
+    assert_eq!(p.s[1].stats().lost, 0);
+    assert!(p.s[0].link(B).is_none() && p.s[1].link(A).is_none());
+}
+
+#[test]
+fn a_link_down_waits_for_the_core_to_consume_earlier_events() {
+    let mut p = Pair::linked();
+    p.s[1].send(A, 8, 0).unwrap();
+    let d = p.frames(1).remove(0);
+    p.give(0, d);
+    p.s[0].close(B, 0);
+    // The Receive comes first; the core answers it; the close now waits for that answer.
+    assert_eq!(p.s[0].poll_event(), Some(got(B, 8)));
+    p.s[0].send(B, 9, 0).unwrap();
+    assert_eq!(p.s[0].poll_event(), None);
+    let (a, b) = p.exchange();
+    assert_eq!(a, [down(B)]);
+    assert_eq!(b, [got(A, 9), down(A)]);
+}
+
+#[test]
+fn crossing_closes_complete() {
+    let mut p = Pair::linked();
+    p.s[0].close(B, 0);
+    p.s[1].close(A, 0);
+    let (a, b) = p.exchange();
+    assert_eq!((a, b), (vec![down(B)], vec![down(A)]));
+    assert!(p.s[0].link(B).is_none() && p.s[1].link(A).is_none());
+}
+
+#[test]
+fn a_close_while_connecting_closes_as_soon_as_the_link_is_up() {
+    let mut p = Pair::new();
+    p.s[0].connect(B, 0).unwrap();
+    let hello = p.frames(0).remove(0);
+    p.s[0].close(B, 0);
+    p.tick(RTO);
+    assert!(p.frames(0).is_empty(), "no more Hellos");
+    p.give(1, hello);
+    let (a, b) = p.exchange();
+    assert_eq!((a, b), (vec![up(B), down(B)], vec![up(A), down(A)]));
+}
+
+#[test]
+fn a_lost_close_ack_is_answered_again_after_the_incarnation_ended() {
+    let mut p = Pair::linked();
+    let (ea, eb) = (p.epochs(0), p.epochs(1));
+    p.s[0].close(B, 0);
+    p.events(0);
+    let close_a = p.frames(0).remove(0);
+    p.give(1, close_a.clone());
+    p.events(1);
+    let from_b = p.frames(1); // CloseAck, then B's own Close
+    assert_eq!(from_b[0], Frame::CloseAck { epochs: eb });
+    assert_eq!(
+        from_b[1],
+        Frame::Close {
+            epochs: eb,
+            last: 0
+        }
+    );
+    for f in from_b {
+        p.give(0, f);
+    }
+    assert!(p.s[0].link(B).is_none(), "A is done");
+    p.frames(0); // A's CloseAck is lost
+    p.tick(RTO);
+    let again = p.frames(1);
+    assert_eq!(
+        again,
+        [Frame::Close {
+            epochs: eb,
+            last: 0
+        }]
+    );
+    p.give(0, again[0].clone());
+    assert_eq!(p.frames(0), [Frame::CloseAck { epochs: ea }]);
+    p.give(1, Frame::CloseAck { epochs: ea });
+    assert!(p.s[1].link(A).is_none());
+    assert_eq!(
+        (p.s[0].stats().links_closed, p.s[1].stats().links_closed),
+        (1, 1)
+    );
+}
+
+#[test]
+fn impossible_closes_are_malformed() {
+    let mut p = Pair::linked();
+    let e = p.epochs(0);
+    p.give(1, Frame::CloseAck { epochs: e });
+    p.give(1, Frame::Close { epochs: e, last: 3 }); // nothing was delivered
+    assert_eq!(p.s[1].stats().malformed, 2);
+    assert_eq!(p.s[1].link(A).unwrap().state, LinkState::Up);
+    assert!(p.events(1).is_empty());
+}
+
+#[test]
+fn sends_the_core_may_not_make_are_refused() {
+    let mut p = Pair::new();
+    assert_eq!(p.s[0].send(B, 1, 0), Err(SessionError::NotLinked(B)));
+    p.s[0].connect(B, 0).unwrap();
+    assert_eq!(
+        p.s[0].send(B, 1, 0),
+        Err(SessionError::NotLinked(B)),
+        "still forming"
+    );
+    assert_eq!(p.s[0].connect(A, 0), Err(SessionError::OwnId(A)));
+    let mut p = Pair::linked();
+    p.s[0].close(B, 0);
+    p.events(0); // LinkDown handed out
+    assert_eq!(p.s[0].send(B, 1, 0), Err(SessionError::NotLinked(B)));
+}
+
+#[test]
+fn a_send_after_a_failure_not_yet_handed_out_is_reported_lost() {
+    let mut p = Pair::linked();
+    p.tick(LIVE + 10);
+    p.frames(0);
+    assert_eq!(p.s[0].poll_event(), Some(down(B)));
+    let mut p = Pair::linked();
+    p.tick(LIVE + 10); // B silent: failed, LinkDown not yet handed out
+    p.s[0].send(B, 4, LIVE + 10).unwrap();
+    assert_eq!(
+        p.events(0),
+        [
+            down(B),
+            SessionEvent::Lost {
+                peer: B,
+                msgs: vec![4],
+                precious: 1
+            }
+        ]
+    );
+    assert!(p.frames(0).iter().all(|f| !matches!(f, Frame::Data { .. })));
+}
+
+#[test]
+fn frames_from_strangers_and_from_itself_are_dropped() {
+    let mut p = Pair::linked();
+    let e = p.epochs(1);
+    p.s[0].handle_datagram(
+        Datagram {
+            from: C,
+            frame: data(e, 1, 1),
+        },
+        0,
+    );
+    p.s[0].handle_datagram(
+        Datagram {
+            from: A,
+            frame: Frame::Hello { epochs: e },
+        },
+        0,
+    );
+    p.s[0].handle_datagram(
+        Datagram {
+            from: B,
+            frame: Frame::Hello {
+                epochs: Epochs::default(),
+            },
+        },
+        0,
+    );
+    let st = *p.s[0].stats();
+    assert_eq!((st.unknown_peer, st.malformed), (1, 2));
+    let bogus = Epochs {
+        sender: e.sender,
+        receiver: e.receiver + 1,
+    };
+    p.give(
+        0,
+        Frame::Ack {
+            epochs: bogus,
+            seq: 0,
+        },
+    );
+    assert_eq!(p.s[0].stats().malformed, 3, "an epoch never given to B");
+    assert!(p.events(0).is_empty() && p.frames(0).is_empty());
+}
+
+#[test]
+fn the_peer_table_is_bounded() {
+    let s = Settings::new(RTO, LIVE, 4).with_max_peers(2);
+    let mut a = Session::<u32>::new(A, s).unwrap();
+    let hello = |sender| Frame::Hello {
+        epochs: Epochs {
+            sender,
+            receiver: 0,
+        },
+    };
+    a.connect(B, 0).unwrap();
+    a.handle_datagram(
+        Datagram {
+            from: C,
+            frame: hello(1),
+        },
+        0,
+    );
+    a.handle_datagram(
+        Datagram {
+            from: NodeId(3),
+            frame: hello(1),
+        },
+        0,
+    );
+    assert_eq!(a.stats().refused, 1);
+    assert_eq!(a.connect(NodeId(4), 0), Err(SessionError::PeerTableFull(2)));
+    // C's handshake expires; not wanted, its entry can be forgotten for a newcomer.
+    a.handle_timeout(LIVE);
+    a.handle_datagram(
+        Datagram {
+            from: NodeId(3),
+            frame: hello(1),
+        },
+        LIVE,
+    );
+    assert_eq!(a.stats().refused, 1);
+    assert!(a.link(NodeId(3)).is_some() && a.link(C).is_none());
+}
+
+#[test]
+fn timeouts_are_asked_for_and_time_never_runs_backwards() {
+    let mut p = Pair::new();
+    assert_eq!(p.s[0].poll_timeout(), None);
+    p.s[0].connect(B, 50).unwrap();
+    assert_eq!(p.s[0].poll_timeout(), Some(50 + RTO));
+    p.frames(0);
+    p.s[0].handle_timeout(20); // earlier than its clock: nothing due
+    assert!(p.frames(0).is_empty());
+    p.s[0].handle_timeout(u64::MAX);
+    p.s[0].handle_timeout(u64::MAX);
+    assert!(
+        p.s[0].poll_timeout().is_some(),
+        "no overflow at the end of time"
+    );
+}

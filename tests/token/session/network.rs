@@ -1,0 +1,293 @@
+//! The token cores over link sessions on an unreliable datagram network
+//! (`manet_mutex::testkit::SessionNet`): datagrams lost (up to 30%), duplicated (up to 20%) and
+//! delayed by 1 to 6 time units (reordered), links silent one or both ways and whole nodes
+//! silent for up to 300 time units (the liveness timeout is 96, so both short flaps that
+//! retransmission bridges and long ones that end an incarnation), links closed by the
+//! application. After every event: the core's safety invariants with every undelivered
+//! message counted in flight (those reported lost too), no message delivered twice, none
+//! vanished unreported. At the end: every waiting node served unless a token (or, for the
+//! prioritized algorithm, released resources) was really lost, every link up again, and KRL
+//! and the prioritized algorithm settled once nothing is in flight.
+
+use manet_mutex::prioritized::{self, Policy};
+use manet_mutex::reverse_link;
+use manet_mutex::session::Settings;
+use manet_mutex::sim::{Graph, Params};
+use manet_mutex::testkit::datagram::{run_schedule, Report, SessionOp, SessionSchedule, Weather};
+use manet_mutex::testkit::fuzz::token_ops::Topology;
+use manet_mutex::testkit::strategy::{cases, session_schedule, topology};
+use manet_mutex::testkit::SessionNet;
+use manet_mutex::{CsRequest, NodeId};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRng, TestRunner};
+use std::cell::RefCell;
+
+/// Resend after 8, fail after 96 silent (twelve retransmissions), keepalives every 24, four
+/// frames in flight (small, so the window fills).
+fn settings() -> Settings {
+    Settings::new(8, 96, 4).with_keepalive(24)
+}
+
+/// Time for the drain: a partition healed late may leave heights to climb back over.
+const BUDGET: u64 = 50_000;
+
+fn krl(
+    topology: &Topology,
+    tokens: u8,
+    forwarding: bool,
+) -> (Graph, Params<reverse_link::Settings>) {
+    let graph = topology.graph();
+    let k = 1 + u32::from(tokens) % (graph.n() as u32 - 1);
+    let settings = reverse_link::Settings::new(k).with_forwarding(forwarding);
+    (graph, Params::first_nodes(settings, k))
+}
+
+fn prio(topology: &Topology, knobs: (u8, u8, u8)) -> (Graph, Params<prioritized::Settings>) {
+    let graph = topology.graph();
+    let (resources, policy, holder) = knobs;
+    let policy = [Policy::Explicit, Policy::Equal, Policy::MaxConcurrency][usize::from(policy) % 3];
+    let settings = prioritized::Settings::new(1 + u32::from(resources % 4), policy);
+    let holder = NodeId(u32::from(holder) % graph.n() as u32);
+    (graph, Params::new(settings, vec![holder]))
+}
+
+fn prio_request(k: u32) -> impl Fn((u8, u32)) -> CsRequest {
+    move |(resources, priority)| CsRequest {
+        resources: 1 + u32::from(resources) % k,
+        priority,
+    }
+}
+
+fn krl_run(
+    topology: &Topology,
+    tokens: u8,
+    forwarding: bool,
+    schedule: &SessionSchedule<()>,
+) -> Report {
+    let (graph, params) = krl(topology, tokens, forwarding);
+    let net = SessionNet::<reverse_link::Node>::new(
+        graph,
+        &params,
+        settings(),
+        schedule.weather,
+        schedule.seed,
+    )
+    .unwrap();
+    run_schedule(net, &schedule.ops, |()| CsRequest::ONE, BUDGET)
+}
+
+fn prio_run(
+    topology: &Topology,
+    knobs: (u8, u8, u8),
+    schedule: &SessionSchedule<(u8, u32)>,
+) -> Report {
+    let (graph, params) = prio(topology, knobs);
+    let k = params.settings.k;
+    let net = SessionNet::<prioritized::Node>::new(
+        graph,
+        &params,
+        settings(),
+        schedule.weather,
+        schedule.seed,
+    )
+    .unwrap();
+    run_schedule(net, &schedule.ops, prio_request(k), BUDGET)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(48)))]
+
+    /// Silences up to 300 (the liveness timeout is 96): links end and tokens die with them,
+    /// reported; liveness is required where none did.
+    #[test]
+    fn krl_over_sessions_keeps_tokens_and_serves(
+        topology in topology(),
+        tokens in any::<u8>(),
+        forwarding in any::<bool>(),
+        schedule in session_schedule(Just(()), 0..60, 300, 1, 300),
+    ) {
+        krl_run(&topology, tokens, forwarding, &schedule);
+    }
+
+    #[test]
+    fn prioritized_over_sessions_keeps_resources_and_serves(
+        topology in topology(),
+        knobs in any::<(u8, u8, u8)>(),
+        schedule in session_schedule((any::<u8>(), 0u32..6), 0..60, 300, 1, 300),
+    ) {
+        prio_run(&topology, knobs, &schedule);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(32)))]
+
+    /// Silences up to 60: retransmission mostly bridges them, so liveness is mostly required.
+    #[test]
+    fn krl_over_short_silences_serves(
+        topology in topology(),
+        tokens in any::<u8>(),
+        forwarding in any::<bool>(),
+        schedule in session_schedule(Just(()), 0..60, 300, 1, 60),
+    ) {
+        krl_run(&topology, tokens, forwarding, &schedule);
+    }
+
+    #[test]
+    fn prioritized_over_short_silences_serves(
+        topology in topology(),
+        knobs in any::<(u8, u8, u8)>(),
+        schedule in session_schedule((any::<u8>(), 0u32..6), 0..60, 300, 1, 60),
+    ) {
+        prio_run(&topology, knobs, &schedule);
+    }
+
+    /// Loss, duplication and reordering alone, no silences or closes: a link ends only if the
+    /// keepalives, probes or retransmissions of a whole liveness timeout are all lost.
+    #[test]
+    fn krl_over_lossy_sessions_without_silences(
+        topology in topology(),
+        tokens in any::<u8>(),
+        forwarding in any::<bool>(),
+        schedule in session_schedule(Just(()), 0..60, 300, 0, 1),
+    ) {
+        let report = krl_run(&topology, tokens, forwarding, &schedule);
+        prop_assert_eq!(report.flaps + report.closes, 0);
+    }
+
+    #[test]
+    fn prioritized_over_lossy_sessions_without_silences(
+        topology in topology(),
+        knobs in any::<(u8, u8, u8)>(),
+        schedule in session_schedule((any::<u8>(), 0u32..6), 0..60, 300, 0, 1),
+    ) {
+        let report = prio_run(&topology, knobs, &schedule);
+        prop_assert_eq!(report.flaps + report.closes, 0);
+    }
+}
+
+/// `cases` runs of KRL/KRLF schedules from a fixed seed, with silences up to `max_silence`
+/// (fault weight `faults`): the weather and report of each.
+fn exercise(cases: u32, faults: u32, max_silence: u16) -> Vec<(Weather, Report)> {
+    let config = Config {
+        failure_persistence: None,
+        ..Config::with_cases(cases)
+    };
+    let rng = TestRng::deterministic_rng(config.rng_algorithm);
+    let mut runner = TestRunner::new_with_rng(config, rng);
+    let total = RefCell::new(Vec::new());
+    let strategy = (
+        topology(),
+        any::<u8>(),
+        any::<bool>(),
+        session_schedule(Just(()), 0..60, 300, faults, max_silence),
+    );
+    runner
+        .run(&strategy, |(topology, tokens, forwarding, schedule)| {
+            let report = krl_run(&topology, tokens, forwarding, &schedule);
+            total.borrow_mut().push((schedule.weather, report));
+            Ok(())
+        })
+        .unwrap();
+    total.into_inner()
+}
+
+fn summary(total: &[(Weather, Report)]) -> String {
+    let sum = |f: fn(&Report) -> u64| total.iter().map(|(_, r)| f(r)).sum::<u64>();
+    let runs = total.len();
+    let lossy = total.iter().filter(|(w, _)| w.loss > 0).count();
+    let reordering = total.iter().filter(|(w, _)| w.max_delay > 1).count();
+    let destroyed = total
+        .iter()
+        .filter(|(_, r)| r.precious_destroyed > 0)
+        .count();
+    format!(
+        "{runs} runs ({lossy} lossy, {reordering} reordering): {} datagrams, {} dropped, {} duplicated; \
+         {} flaps, {} closes; links {} up, {} closed, {} abandoned, {} handshakes expired; \
+         {} data sent, {} retransmitted, {} duplicates dropped; {} entries; \
+         {} loss reports naming {} messages ({} tokens), {} false alarms; \
+         {destroyed} runs lost a token for good (liveness waived)",
+        sum(|r| r.datagrams),
+        sum(|r| r.dropped),
+        sum(|r| r.duplicated),
+        sum(|r| r.flaps),
+        sum(|r| r.closes),
+        sum(|r| r.sessions.links_up),
+        sum(|r| r.sessions.links_closed),
+        sum(|r| r.sessions.links_abandoned),
+        sum(|r| r.sessions.handshakes_expired),
+        sum(|r| r.sessions.data_sent),
+        sum(|r| r.sessions.retransmitted),
+        sum(|r| r.sessions.duplicates),
+        sum(|r| r.entries),
+        sum(|r| r.loss_reports),
+        sum(|r| r.lost_messages),
+        sum(|r| r.sessions.lost_precious),
+        sum(|r| r.false_alarms),
+    )
+}
+
+/// What the property tests' generators exercise (a fixed seed; printed with `--nocapture`),
+/// asserted to include every fault and every way a link ends, token losses reported among
+/// them, and runs where liveness is required.
+#[test]
+fn the_properties_exercise_every_fault() {
+    let long = exercise(cases(32), 1, 300);
+    let short = exercise(cases(16), 1, 60);
+    let calm = exercise(cases(16), 0, 1);
+    println!("silences up to 300: {}", summary(&long));
+    println!("silences up to 60: {}", summary(&short));
+    println!("no silences or closes: {}", summary(&calm));
+    let sum = |f: fn(&Report) -> u64| long.iter().map(|(_, r)| f(r)).sum::<u64>();
+    for (what, count) in [
+        ("flaps", sum(|r| r.flaps)),
+        ("closes", sum(|r| r.closes)),
+        ("graceful closes", sum(|r| r.sessions.links_closed)),
+        ("abandoned links", sum(|r| r.sessions.links_abandoned)),
+        ("retransmissions", sum(|r| r.sessions.retransmitted)),
+        ("duplicates", sum(|r| r.sessions.duplicates)),
+        ("loss reports", sum(|r| r.loss_reports)),
+        ("tokens reported lost", sum(|r| r.sessions.lost_precious)),
+        ("entries", sum(|r| r.entries)),
+    ] {
+        assert!(count > 0, "no {what}: {}", summary(&long));
+    }
+    let live =
+        |t: &[(Weather, Report)]| t.iter().filter(|(_, r)| r.precious_destroyed == 0).count();
+    assert!(live(&long) > 0 && live(&short) > 0 && live(&calm) > 0);
+}
+
+/// A hand-made run: a line of three, a long flap of the link that carries the token, a
+/// close, and requests everywhere; the cores end served and settled.
+#[test]
+fn a_flap_and_a_close_on_a_line() {
+    let graph = Graph::from_edges(3, &[(NodeId(0), NodeId(1)), (NodeId(1), NodeId(2))]);
+    let params = Params::new(reverse_link::Settings::new(1), vec![NodeId(0)]);
+    let weather = Weather {
+        loss: 200,
+        duplicate: 100,
+        max_delay: 5,
+    };
+    let net =
+        SessionNet::<reverse_link::Node>::new(graph, &params, settings(), weather, 7).unwrap();
+    let ops = [
+        SessionOp::Request(2, ()),
+        SessionOp::Wait(50),
+        SessionOp::Request(1, ()),
+        SessionOp::Flap {
+            link: 0,
+            ticks: 200,
+            direction: 0,
+        },
+        SessionOp::Request(0, ()),
+        SessionOp::Wait(200),
+        SessionOp::Close {
+            link: 1,
+            lower: true,
+        },
+        SessionOp::Request(2, ()),
+    ];
+    let report = run_schedule(net, &ops, |()| CsRequest::ONE, BUDGET);
+    assert!(report.entries >= 4, "{report:#?}");
+    assert!(report.sessions.links_abandoned > 0 && report.sessions.links_closed > 0);
+}

@@ -272,13 +272,7 @@ impl<P: TokenHarness> SessionNet<P> {
 
     /// Feed `event` to core `at` and carry out its actions (sends go to its session).
     fn apply(&mut self, at: NodeId, event: Event<P::Message>) {
-        let described = self.trace.is_some().then(|| format!("{at:?} <- {event:?}"));
-        let outcome = self.nodes[at.index()]
-            .handle(event)
-            .map(|actions| actions.collect::<Vec<_>>());
-        if let Some(event) = described {
-            self.note(|| format!("{event}\n     -> {outcome:?}"));
-        }
+        let outcome = super::traced_handle(&mut self.nodes[at.index()], at, event, &mut self.trace);
         let actions = match outcome {
             Ok(actions) => actions,
             Err(e) => self.violation(format!("{at:?} rejected a valid event: {e}")),

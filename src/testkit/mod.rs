@@ -62,4 +62,28 @@ mod token_net;
 
 pub use datagram::SessionNet;
 pub use perm_net::{Flight, PermNet, PermissionHarness};
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::{Action, Error, Event, NodeId, Protocol};
+
+/// Feed `event` to `node` (node `at`) and collect its actions; with a trace, record both.
+/// What every driver does first with an event.
+fn traced_handle<P: Protocol>(
+    node: &mut P,
+    at: NodeId,
+    event: Event<P::Message>,
+    trace: &mut Option<Vec<String>>,
+) -> Result<Vec<Action<P::Message>>, Error> {
+    let described = trace.is_some().then(|| format!("{at:?} <- {event:?}"));
+    let outcome = node
+        .handle(event)
+        .map(|actions| actions.collect::<Vec<_>>());
+    if let (Some(trace), Some(event)) = (trace, described) {
+        trace.push(format!("{event}\n     -> {outcome:?}"));
+    }
+    outcome
+}
 pub use token_net::{TokenHarness, TokenNet};

@@ -206,14 +206,8 @@ impl<H: PermissionHarness> PermNet<H> {
             Event::Receive { from, msg } if H::departure(msg) => Some(*from),
             _ => None,
         };
-        let described = self.trace.is_some().then(|| format!("{at:?} <- {event:?}"));
         let before = self.checked.then(|| self.nodes[at.index()].clone());
-        let outcome = self.nodes[at.index()]
-            .handle(event)
-            .map(|actions| actions.collect::<Vec<_>>());
-        if let (Some(trace), Some(event)) = (&mut self.trace, described) {
-            trace.push(format!("{event}\n     -> {outcome:?}"));
-        }
+        let outcome = super::traced_handle(&mut self.nodes[at.index()], at, event, &mut self.trace);
         let actions = match outcome {
             Ok(actions) => actions,
             Err(e) => {

@@ -254,14 +254,8 @@ impl<P: TokenHarness> TokenNet<P> {
         if self.fault.is_some() {
             return Ok(());
         }
-        let described = self.trace.is_some().then(|| format!("{at:?} <- {event:?}"));
         let before = self.checked.then(|| self.nodes[at.index()].clone());
-        let outcome = self.nodes[at.index()]
-            .handle(event)
-            .map(|actions| actions.collect::<Vec<_>>());
-        if let Some(event) = described {
-            self.note(|| format!("{event}\n     -> {outcome:?}"));
-        }
+        let outcome = super::traced_handle(&mut self.nodes[at.index()], at, event, &mut self.trace);
         let actions = match outcome {
             Ok(actions) => actions,
             Err(e) => {

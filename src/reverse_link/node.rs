@@ -134,11 +134,7 @@ impl Node {
 
     fn on_release(&mut self) {
         self.status = Status::Remainder;
-        if !self.queue.is_empty() {
-            self.serve();
-        } else if self.settings.forwarding {
-            self.idle_token();
-        }
+        self.pass_on_spare_tokens();
         if self.holds_token() && self.links.neighbors.all_lower(self.links.height) {
             self.lower_height();
         }
@@ -151,11 +147,16 @@ impl Node {
         self.status = Status::Remainder;
         self.queue.delete(self.id);
         if self.holds_token() {
-            if !self.queue.is_empty() {
-                self.serve();
-            } else if self.settings.forwarding {
-                self.idle_token();
-            }
+            self.pass_on_spare_tokens();
+        }
+    }
+
+    /// Tokens the node no longer needs serve its queue, or (KRLF) move on idle.
+    fn pass_on_spare_tokens(&mut self) {
+        if !self.queue.is_empty() {
+            self.serve();
+        } else if self.settings.forwarding {
+            self.idle_token();
         }
     }
 

@@ -350,9 +350,7 @@ impl<T: Copy> Core<T> {
         if self.status != Status::Critical {
             return Err(Error::NotInCritical(self.status));
         }
-        self.status = Status::Remainder;
-        self.open = None;
-        self.deferred.answer_all(out, reply);
+        self.close(out, reply);
         Ok(())
     }
 
@@ -368,10 +366,15 @@ impl<T: Copy> Core<T> {
             return Err(Error::NotWaiting(self.status));
         }
         self.waits.clear(out);
+        self.close(out, reply);
+        Ok(())
+    }
+
+    /// Back to the remainder section: no open request, every deferred request answered.
+    fn close<M>(&mut self, out: &mut Outbox<M>, reply: impl FnMut(NodeId, Ticket, T) -> M) {
         self.status = Status::Remainder;
         self.open = None;
         self.deferred.answer_all(out, reply);
-        Ok(())
     }
 
     /// Timer `timer` fired: the peer to ask again and the open request, or `None` for a timer

@@ -4,10 +4,20 @@ use std::collections::BTreeMap;
 
 use crate::CsRequest;
 
-/// Counters and samples gathered during a run.
+/// Counters and samples gathered during a run's measurement window.
+///
+/// **The window** is the same for every simulator and algorithm: from the start of the run
+/// until every request issued has been served and released, i.e. the load phase (requests
+/// arrive) plus the drain (no new requests; the waiting ones are served). What the protocol
+/// does after that (the token simulator lets in-flight messages settle before its final
+/// checks; KRLF tokens circulate there with nobody asking) is not measured. So every request
+/// issued is counted exactly once, with its whole wait, and every message counted was sent
+/// while some request was outstanding or about to be issued. Only [`Metrics::events`] and
+/// [`Metrics::wall_seconds`], which measure the simulator rather than the algorithm, cover
+/// the whole run.
 #[derive(Debug, Clone, Default)]
 pub struct Metrics {
-    /// Critical-section entries.
+    /// Critical-section entries (one per request issued).
     pub cs_entries: u64,
     /// Waiting time of every entry (request to entry), in time units.
     pub waits: Vec<f64>,
@@ -23,9 +33,9 @@ pub struct Metrics {
     pub raises: u64,
     /// Topology changes (link failures and formations) applied.
     pub link_changes: u64,
-    /// Simulator events processed.
+    /// Simulator events processed, in the whole run (window and settling).
     pub events: u64,
-    /// Virtual time simulated.
+    /// Virtual time at the end of the window (the utilization's denominator).
     pub sim_time: f64,
     /// Wall-clock seconds the run took (measured by the caller, not asserted anywhere).
     pub wall_seconds: f64,
@@ -118,6 +128,34 @@ impl Metrics {
     }
 }
 
+/// The mean of `xs` and the half-width of its 95% confidence interval (Student's t with
+/// `n - 1` degrees of freedom; runs over seeds are independent samples). The half-width is 0
+/// for fewer than two samples, where no interval can be estimated.
+pub fn mean_ci95(xs: &[f64]) -> (f64, f64) {
+    let m = mean(xs);
+    if xs.len() < 2 {
+        return (m, 0.0);
+    }
+    let n = xs.len() as f64;
+    let var = xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0);
+    (m, t975(xs.len() - 1) * (var / n).sqrt())
+}
+
+/// The 0.975 quantile of Student's t distribution with `df` degrees of freedom (tabulated to
+/// 30, then the normal 1.96 approached as `1.96 + 2.4 / df`, within 0.5% of the true value).
+fn t975(df: usize) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+        2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+        2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        1..=30 => T[df - 1],
+        _ => 1.96 + 2.4 / df as f64,
+    }
+}
+
 /// Arithmetic mean (0 for no samples).
 pub fn mean(xs: &[f64]) -> f64 {
     if xs.is_empty() {
@@ -161,5 +199,19 @@ mod tests {
         assert_eq!(s.max_wait, 10.0);
         assert_eq!(percentile(&[5.0, 1.0, 3.0], 0.5), 3.0);
         assert_eq!(Metrics::default().summary().mean_wait, 0.0);
+    }
+
+    /// Checked by hand: samples 1, 2, 3, 4 have mean 2.5, sample standard deviation
+    /// sqrt(5/3) = 1.29099, standard error 0.645497, t(3) = 3.182, half-width 2.05397.
+    #[test]
+    fn confidence_interval_by_hand() {
+        let (m, h) = mean_ci95(&[1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(m, 2.5);
+        assert!((h - 2.05397).abs() < 1e-4, "{h}");
+        assert_eq!(mean_ci95(&[7.0]), (7.0, 0.0));
+        assert_eq!(mean_ci95(&[]), (0.0, 0.0));
+        // Large samples: the interval tends to 1.96 standard errors.
+        assert!((t975(1000) - 1.9624).abs() < 0.01);
+        assert!((t975(30) - 2.042).abs() < 1e-9 && t975(31) < t975(30));
     }
 }

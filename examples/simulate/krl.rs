@@ -1,19 +1,19 @@
 //! KRL vs KRLF: the KRL paper's section 6.
 
 use manet_mutex::reverse_link::{Node, Settings};
-use manet_mutex::sim::experiment::{mean_of, Row};
+use manet_mutex::sim::experiment::Row;
 use manet_mutex::sim::token::{self, Config};
 use manet_mutex::sim::{Graph, Params, Workload};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{grid, mobility_name, run_all, Algorithm, Args, Point};
+use super::{ci, grid, mobility_name, run_all, Algorithm, Args, Point};
 
 const CONNECTIVITY: [f64; 2] = [0.2, 0.8];
 const MOBILITY: [f64; 3] = [0.0, 0.002, 0.02];
 const LOAD: [f64; 4] = [0.001, 0.01, 0.1, 1.0];
 
-fn k(args: &Args) -> u32 {
+pub fn k(args: &Args) -> u32 {
     args.k.unwrap_or(3)
 }
 
@@ -92,7 +92,7 @@ pub fn print_table(args: &Args, rows: &[Row]) {
     println!("time = mean wait per CS entry; msgs = messages per CS entry\n");
     let mut header = format!("{:>6} {:>9} {:>7}", "conn", "mobility", "load");
     for n in &names {
-        header += &format!(" {:>10} {:>10}", format!("{n} time"), format!("{n} msgs"));
+        header += &format!(" {:>15} {:>13}", format!("{n} time"), format!("{n} msgs"));
     }
     println!("{header}");
     println!("{}", "-".repeat(header.len()));
@@ -109,9 +109,22 @@ pub fn print_table(args: &Args, rows: &[Row]) {
                                 ("load", l.to_string()),
                             ])
                     };
-                    let time = mean_of(rows, at, |s| s.mean_wait).unwrap_or(f64::NAN);
-                    let msgs = mean_of(rows, at, |s| s.messages_per_cs).unwrap_or(f64::NAN);
-                    line += &format!(" {time:>10.2} {msgs:>10.2}");
+                    let served = |r: &Row| r.summary.cs_entries > 0;
+                    let time = ci(
+                        rows,
+                        at,
+                        |r| served(r).then_some(r.summary.mean_wait),
+                        15,
+                        2,
+                    );
+                    let msgs = ci(
+                        rows,
+                        at,
+                        |r| served(r).then_some(r.summary.messages_per_cs),
+                        13,
+                        2,
+                    );
+                    line += &format!(" {time} {msgs}");
                 }
                 println!("{line}");
             }

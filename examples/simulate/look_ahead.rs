@@ -1,10 +1,10 @@
 //! Look-ahead beside Ricart–Agrawala: the look-ahead paper's section V (MPCS and HPCS against
 //! the number of hosts; load level, load pattern, host failures, mobility).
 
-use manet_mutex::sim::experiment::{mean_extra, mean_of, Row};
-use manet_mutex::sim::routed::{sweep, LoadPattern, SweepConfig};
+use manet_mutex::sim::experiment::{mean_extra, Row};
+use manet_mutex::sim::routed::{sweep_with, LoadPattern, SweepConfig};
 
-use super::Args;
+use super::{ci, progress, Args};
 
 fn config(args: &Args) -> SweepConfig {
     let mut cfg = SweepConfig {
@@ -26,7 +26,18 @@ fn config(args: &Args) -> SweepConfig {
 
 pub fn run(args: &Args) -> (Vec<Row>, f64) {
     let started = std::time::Instant::now();
-    match sweep(&config(args), super::threads(args)) {
+    let cfg = config(args);
+    let runs = cfg.seeds.len()
+        * cfg.failures.len()
+        * cfg.mobility.len()
+        * cfg.loads.len()
+        * cfg.lambdas.len()
+        * cfg.hosts.len()
+        * cfg.algorithms.len();
+    let bar = progress(runs);
+    let rows = sweep_with(&cfg, super::threads(args), || bar.inc(1));
+    bar.finish_and_clear();
+    match rows {
         Ok(rows) => (rows, started.elapsed().as_secs_f64()),
         Err(violation) => {
             eprintln!("{violation}");
@@ -84,8 +95,8 @@ pub fn print_table(args: &Args, rows: &[Row]) {
                                             ("mobility", mobility.to_string()),
                                         ])
                                 };
-                                let v = mean_of(rows, at, pick).unwrap_or(f64::NAN);
-                                line += &format!(" {v:>7.2}");
+                                line += " ";
+                                line += &ci(rows, at, |r| Some(pick(&r.summary)), 13, 2);
                             }
                             println!("{line}");
                         }
@@ -119,7 +130,7 @@ fn print_hops_per_message(cfg: &SweepConfig, rows: &[Row]) {
                 })
                 .collect();
             let v = mean_extra(&matching, "hops_per_routed_message").unwrap_or(f64::NAN);
-            line += &format!(" {v:>7.2}");
+            line += &format!(" {v:>13.2}");
         }
         println!("{line}");
     }
@@ -130,7 +141,7 @@ fn print_hops_per_message(cfg: &SweepConfig, rows: &[Row]) {
 fn print_header(labels: &str, hosts: &[u32]) {
     let mut header = labels.to_string();
     for h in hosts {
-        header += &format!(" {:>7}", format!("n={h}"));
+        header += &format!(" {:>13}", format!("n={h}"));
     }
     println!("{header}");
     println!("{}", "-".repeat(header.len()));

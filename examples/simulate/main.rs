@@ -46,21 +46,23 @@ pub struct Args {
     /// Tokens (KRL) or resources (prioritized); default 3 for KRL, 6 for prioritized.
     #[arg(long)]
     k: Option<u32>,
-    /// Fractions of the possible links present (comma separated).
-    #[arg(long, value_delimiter = ',')]
+    /// Fractions of the possible links present (comma separated), each in (0, 1].
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     connectivity: Option<Vec<f64>>,
     /// Token algorithms: link changes per time unit (0 = static; the KRL paper's low is
     /// 1/500, high 1/50). Look-ahead: fraction of time hosts move (1, 0.5, 0.1).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     mobility: Option<Vec<f64>>,
-    /// Requests per node per time unit (λ_req; per second for look-ahead).
-    #[arg(long, value_delimiter = ',')]
+    /// Requests per node per time unit (λ_req; per second for look-ahead), each ≥ 0 (0: no
+    /// requests; look-ahead needs > 0, as it runs until its entries are made).
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     load: Option<Vec<f64>>,
-    /// Seeds (runs) per point.
+    /// Seeds (runs) per point (tables show the mean and its 95% confidence interval).
     #[arg(long, default_value_t = 5)]
     seeds: u64,
-    /// Requests per run to aim for: the load phase lasts max(500, requests / (nodes · load)).
-    #[arg(long, default_value_t = 1000.0)]
+    /// Requests per run to aim for: the load phase lasts max(500, requests / (nodes · load))
+    /// time units (500 at load 0).
+    #[arg(long, default_value_t = 1000.0, allow_negative_numbers = true)]
     requests: f64,
     /// KRLF: hold an idle token this many time units before forwarding it (the paper: 0,
     /// forward at once).
@@ -87,18 +89,149 @@ pub struct Args {
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
-    /// Print one CSV row per run instead of the table.
+    /// Print one CSV row per run instead of the table (deterministic for given flags: the
+    /// timing goes to stderr).
     #[arg(long)]
     csv: bool,
+    /// Also write every run as `runs.csv` into this directory (created if missing).
+    #[arg(long)]
+    out: Option<std::path::PathBuf>,
     /// Skip the per-step invariant checks (they are on by default).
     #[arg(long)]
     no_checks: bool,
 }
 
+/// The metrics' definitions, printed under every table (`docs/RESULTS.md` has them in full).
+const WINDOW: &str = "Every metric covers one window: from the start of a run until the last \
+request issued has been served and released (the load phase plus the drain); a run's \
+settling after that is not measured. Tables: mean over seeds ± half-width of its 95% \
+confidence interval (Student's t).";
+
 impl Args {
     /// The load phase's length for `load`: long enough for about `requests` requests.
     fn duration(&self, load: f64) -> f64 {
-        (self.requests / (self.nodes as f64 * load)).max(500.0)
+        if load > 0.0 {
+            (self.requests / (self.nodes as f64 * load)).max(500.0)
+        } else {
+            500.0
+        }
+    }
+
+    /// Every flag in its range, with a message naming the flag.
+    fn validate(&self) -> Result<(), String> {
+        fn each(
+            name: &str,
+            xs: &Option<Vec<f64>>,
+            ok: impl Fn(f64) -> bool,
+            range: &str,
+        ) -> Result<(), String> {
+            match xs.as_deref() {
+                Some([]) => Err(format!("--{name}: give at least one value")),
+                Some(xs) => match xs.iter().find(|&&x| !ok(x)) {
+                    Some(x) => Err(format!("--{name} {x}: must be {range}")),
+                    None => Ok(()),
+                },
+                None => Ok(()),
+            }
+        }
+        let token = !matches!(self.algorithm, Algorithm::LookAhead);
+        if self.seeds == 0 {
+            return Err("--seeds 0: need at least one run per point".into());
+        }
+        if !(self.requests.is_finite() && self.requests > 0.0) {
+            return Err(format!(
+                "--requests {}: must be a positive number",
+                self.requests
+            ));
+        }
+        if self.threads == Some(0) {
+            return Err("--threads 0: need at least one thread".into());
+        }
+        if token {
+            if self.nodes < 2 {
+                return Err(format!("--nodes {}: need at least 2 nodes", self.nodes));
+            }
+            each(
+                "connectivity",
+                &self.connectivity,
+                |c| c > 0.0 && c <= 1.0,
+                "in (0, 1]",
+            )?;
+            each(
+                "mobility",
+                &self.mobility,
+                |m| m.is_finite() && m >= 0.0,
+                "a rate ≥ 0",
+            )?;
+            each(
+                "load",
+                &self.load,
+                |l| l.is_finite() && l >= 0.0,
+                "a rate ≥ 0",
+            )?;
+        } else {
+            each(
+                "mobility",
+                &self.mobility,
+                |m| (0.0..=1.0).contains(&m),
+                "a fraction of time in [0, 1]",
+            )?;
+            each(
+                "load",
+                &self.load,
+                |l| l.is_finite() && l > 0.0,
+                "a rate > 0 (look-ahead runs until its entries are made)",
+            )?;
+            match self.hosts.as_deref() {
+                Some([]) => return Err("--hosts: give at least one value".into()),
+                Some(hosts) => {
+                    if let Some(h) = hosts.iter().find(|&&h| h < 2) {
+                        return Err(format!("--hosts {h}: need at least 2 hosts"));
+                    }
+                }
+                None => {}
+            }
+            if self.entries == 0 {
+                return Err("--entries 0: need at least one entry per run".into());
+            }
+        }
+        match self.algorithm {
+            Algorithm::All | Algorithm::Krl | Algorithm::Krlf => {
+                let k = krl::k(self);
+                if k == 0 || k as usize >= self.nodes {
+                    return Err(format!(
+                        "--k {k}: KRL needs 1 ≤ k < nodes ({}): a network where every node holds \
+                         a token has no node to pass one to",
+                        self.nodes
+                    ));
+                }
+            }
+            Algorithm::Prioritized => {
+                let k = prioritized::k(self);
+                if k == 0 {
+                    return Err("--k 0: need at least one resource".into());
+                }
+                if let Some(h) = self.max_h.filter(|&h| h == 0 || h > k || h > 8) {
+                    return Err(format!("--max-h {h}: must be in 1..={}", k.min(8)));
+                }
+                if self.max_h.is_none() && k > 8 {
+                    return Err(format!(
+                        "--k {k}: give --max-h ≤ 8 (the tables show waits for h up to 8)"
+                    ));
+                }
+                if !(1..=8).contains(&self.priority_classes) {
+                    return Err(format!(
+                        "--priority-classes {}: must be in 1..=8",
+                        self.priority_classes
+                    ));
+                }
+                if self.aging_step == 0 {
+                    return Err("--aging-step 0: must be at least 1".into());
+                }
+            }
+            Algorithm::LookAhead => {}
+        }
+        Ok(())
     }
 }
 
@@ -137,6 +270,18 @@ fn threads(args: &Args) -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// A progress bar on stderr for `runs` runs (drawn only when stderr is a terminal).
+fn progress(runs: usize) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(runs as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} runs, {elapsed} elapsed, about {eta} left",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar
+}
+
 /// Run every job on all cores; print the first invariant violation and exit 1 if any.
 fn run_all<J: Sync>(
     args: &Args,
@@ -144,7 +289,13 @@ fn run_all<J: Sync>(
     run: impl Fn(&J) -> Result<Row, String> + Sync,
 ) -> (Vec<Row>, f64) {
     let started = std::time::Instant::now();
-    let results = parallel_map(jobs, threads(args), run);
+    let bar = progress(jobs.len());
+    let results = parallel_map(jobs, threads(args), |job| {
+        let row = run(job);
+        bar.inc(1);
+        row
+    });
+    bar.finish_and_clear();
     let wall = started.elapsed().as_secs_f64();
     let mut rows = Vec::new();
     for r in results {
@@ -164,9 +315,9 @@ fn footer(args: &Args, rows: &[Row], wall: f64) {
     let events: u64 = rows.iter().map(|r| r.summary.events).sum();
     let rate = manet_mutex::sim::experiment::mean_of(rows, |_| true, |s| s.events_per_second)
         .unwrap_or(0.0);
+    println!("\n{WINDOW}");
     println!(
-        "\n{} runs, {entries} critical-section entries, {events} simulator events, {wall:.1} s \
-         wall; simulator throughput {rate:.0} events/s per thread (invariants {})",
+        "{} runs, {entries} critical-section entries, {events} simulator events (invariants {})",
         rows.len(),
         if args.no_checks {
             "off"
@@ -174,6 +325,31 @@ fn footer(args: &Args, rows: &[Row], wall: f64) {
             "checked after every event"
         }
     );
+    // Timing differs between identical runs: stderr, so stdout is reproducible.
+    eprintln!("{wall:.1} s wall; simulator throughput {rate:.0} events/s per thread");
+}
+
+/// `mean ±half-width` of the 95% confidence interval of `metric` over the rows matching
+/// `filter` that have a value (`-` when none has; no interval from a single run).
+fn ci(
+    rows: &[Row],
+    filter: impl Fn(&Row) -> bool,
+    metric: impl Fn(&Row) -> Option<f64>,
+    width: usize,
+    precision: usize,
+) -> String {
+    let xs: Vec<f64> = rows
+        .iter()
+        .filter(|r| filter(r))
+        .filter_map(metric)
+        .collect();
+    let (m, h) = manet_mutex::sim::mean_ci95(&xs);
+    let cell = match xs.len() {
+        0 => "-".to_string(),
+        1 => format!("{m:.precision$}"),
+        _ => format!("{m:.precision$} ±{h:.precision$}"),
+    };
+    format!("{cell:>width$}")
 }
 
 fn mobility_name(rate: f64) -> String {
@@ -186,13 +362,30 @@ fn mobility_name(rate: f64) -> String {
 
 fn main() {
     let args = Args::parse();
+    if let Err(e) = args.validate() {
+        eprintln!("error: {e}");
+        std::process::exit(2);
+    }
     let (rows, wall) = match args.algorithm {
         Algorithm::All | Algorithm::Krl | Algorithm::Krlf => krl::run(&args),
         Algorithm::Prioritized => prioritized::run(&args),
         Algorithm::LookAhead => look_ahead::run(&args),
     };
+    if let Some(dir) = &args.out {
+        let written = std::fs::create_dir_all(dir)
+            .and_then(|()| std::fs::write(dir.join("runs.csv"), to_csv(&rows)));
+        if let Err(e) = written {
+            eprintln!(
+                "error: cannot write {}: {e}",
+                dir.join("runs.csv").display()
+            );
+            std::process::exit(1);
+        }
+        eprintln!("wrote {}", dir.join("runs.csv").display());
+    }
     if args.csv {
         print!("{}", to_csv(&rows));
+        eprintln!("{wall:.1} s wall");
         return;
     }
     match args.algorithm {

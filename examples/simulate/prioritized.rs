@@ -2,13 +2,13 @@
 
 use clap::ValueEnum;
 use manet_mutex::prioritized::{Node, Policy, Settings};
-use manet_mutex::sim::experiment::{mean_extra, mean_of, Row};
+use manet_mutex::sim::experiment::{mean_extra, Row};
 use manet_mutex::sim::token::{self, Config};
 use manet_mutex::sim::{Dist, Params, Workload};
 use manet_mutex::NodeId;
 
 use super::krl::graph;
-use super::{grid, mobility_name, run_all, Args, Point};
+use super::{ci, grid, mobility_name, run_all, Args, Point};
 
 const CONNECTIVITY: [f64; 1] = [0.2];
 const MOBILITY: [f64; 2] = [0.0, 0.02];
@@ -49,7 +49,7 @@ const POLICIES: [PolicyArg; 3] = [
     PolicyArg::MaxConcurrency,
 ];
 
-fn k(args: &Args) -> u32 {
+pub fn k(args: &Args) -> u32 {
     args.k.unwrap_or(6)
 }
 
@@ -151,7 +151,7 @@ pub fn print_table(args: &Args, rows: &[Row]) {
     );
     println!("wait = mean wait per CS entry; util = mean resources in use / k\n");
     let header = format!(
-        "{:>16} {:>6} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>6}",
+        "{:>16} {:>6} {:>9} {:>7} {:>15} {:>15} {:>15} {:>13} {:>15}",
         "policy", "conn", "mobility", "load", "wait", "p99", "max", "msgs", "util"
     );
     println!("{header}");
@@ -168,21 +168,34 @@ pub fn print_table(args: &Args, rows: &[Row]) {
                             ("load", l.to_string()),
                         ])
                     };
-                    let mean = |f: fn(&manet_mutex::sim::Summary) -> f64| {
-                        mean_of(rows, at, f).unwrap_or(f64::NAN)
+                    let served = |r: &Row| r.summary.cs_entries > 0;
+                    let cell = |f: fn(&manet_mutex::sim::Summary) -> f64, width| {
+                        ci(rows, at, |r| served(r).then(|| f(&r.summary)), width, 2)
                     };
-                    let matching: Vec<&Row> = rows.iter().filter(|r| at(r)).collect();
+                    let util = ci(
+                        rows,
+                        at,
+                        |r| {
+                            r.extra
+                                .iter()
+                                .find(|(n, _)| *n == "utilization")?
+                                .1
+                                .parse()
+                                .ok()
+                        },
+                        15,
+                        3,
+                    );
                     println!(
-                        "{:>16} {:>5.0}% {:>9} {:>7} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>6.3}",
+                        "{:>16} {:>5.0}% {:>9} {:>7} {} {} {} {} {util}",
                         pol.name(),
                         c * 100.0,
                         mobility_name(m),
                         l,
-                        mean(|s| s.mean_wait),
-                        mean(|s| s.p99_wait),
-                        mean(|s| s.max_wait),
-                        mean(|s| s.messages_per_cs),
-                        mean_extra(&matching, "utilization").unwrap_or(f64::NAN)
+                        cell(|s| s.mean_wait, 15),
+                        cell(|s| s.p99_wait, 15),
+                        cell(|s| s.max_wait, 15),
+                        cell(|s| s.messages_per_cs, 13),
                     );
                 }
             }

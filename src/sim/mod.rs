@@ -19,7 +19,7 @@ pub mod waypoint;
 pub mod workload;
 
 pub use clock::{EventQueue, Time};
-pub use metrics::{Metrics, Summary};
+pub use metrics::{mean_ci95, Metrics, Summary};
 pub use token::{Channels, Params, TokenAlgorithm};
 pub use topology::Graph;
 pub use violation::Violation;

@@ -810,11 +810,22 @@ mod tests {
         assert!(m.waits[0] < 1e-6 && (m.waits[1] - 2.0).abs() < 1e-6);
         assert!(m.waits[2..].iter().all(|w| (w - 3.0).abs() < 1e-6));
         let s = m.summary();
-        assert_eq!(s.messages_per_cs, 3.0 * (entries - 1) as f64 / entries as f64);
+        assert_eq!(
+            s.messages_per_cs,
+            3.0 * (entries - 1) as f64 / entries as f64
+        );
         assert!((s.max_wait - 3.0).abs() < 1e-6 && (s.p99_wait - 3.0).abs() < 1e-6);
         // The window ends at the last release: in use one unit out of two, all along.
-        assert!((m.utilization(1) - 0.5).abs() < 0.01, "{}", m.utilization(1));
-        assert!((m.sim_time - 2.0 * entries as f64).abs() < 3.0, "{}", m.sim_time);
+        assert!(
+            (m.utilization(1) - 0.5).abs() < 0.01,
+            "{}",
+            m.utilization(1)
+        );
+        assert!(
+            (m.sim_time - 2.0 * entries as f64).abs() < 3.0,
+            "{}",
+            m.sim_time
+        );
     }
 
     /// The settle phase after the window is not measured: the same run with no settling
@@ -847,7 +858,10 @@ mod tests {
         let m = run::<reverse_link::Node>(c).unwrap().metrics;
         assert_eq!((m.cs_entries, m.messages), (0, 0));
         let s = m.summary();
-        assert_eq!((s.messages_per_cs, s.mean_wait, s.max_wait), (0.0, 0.0, 0.0));
+        assert_eq!(
+            (s.messages_per_cs, s.mean_wait, s.max_wait),
+            (0.0, 0.0, 0.0)
+        );
         assert_eq!(m.utilization(1), 0.0);
     }
 

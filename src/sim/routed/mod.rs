@@ -18,7 +18,7 @@ mod sweep;
 mod world;
 
 pub use check::Host;
-pub use sweep::{sweep, LoadPattern, SweepConfig};
+pub use sweep::{sweep, sweep_with, LoadPattern, SweepConfig};
 pub use world::{run, run_algorithm, Report};
 
 use super::waypoint::WaypointConfig;

@@ -93,6 +93,15 @@ impl Default for SweepConfig {
 /// in grid order. Stops at the first
 /// invariant violation or starved host.
 pub fn sweep(cfg: &SweepConfig, threads: usize) -> Result<Vec<Row>, Violation> {
+    sweep_with(cfg, threads, || {})
+}
+
+/// [`sweep`], calling `on_run` after each run finishes (e.g. to advance a progress bar).
+pub fn sweep_with(
+    cfg: &SweepConfig,
+    threads: usize,
+    on_run: impl Fn() + Sync,
+) -> Result<Vec<Row>, Violation> {
     let mut jobs = Vec::new();
     for &seed in &cfg.seeds {
         for &failures in &cfg.failures {
@@ -121,7 +130,9 @@ pub fn sweep(cfg: &SweepConfig, threads: usize) -> Result<Vec<Row>, Violation> {
         &jobs,
         threads,
         |(algorithm, load, failures, mobility, run)| {
-            let report = run_algorithm(*algorithm, run)?;
+            let report = run_algorithm(*algorithm, run);
+            on_run();
+            let report = report?;
             // The look-ahead paper's Fig. 4 counts hops of messages that reach their host.
             let hops_per_message = report.metrics.hops as f64 / report.routed.max(1) as f64;
             Ok(Row {

@@ -7,7 +7,7 @@ use manet_mutex::sim::{Graph, Params, Workload};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{ci, grid, mobility_name, run_all, Algorithm, Args, Point};
+use super::{ci, conn_name, grid, mobility_name, run_all, Algorithm, Args, Point};
 
 const CONNECTIVITY: [f64; 2] = [0.2, 0.8];
 const MOBILITY: [f64; 3] = [0.0, 0.002, 0.02];
@@ -32,21 +32,39 @@ pub fn graph(nodes: usize, connectivity: f64, seed: u64) -> Graph {
     Graph::random_connected(nodes, edges, &mut ChaCha8Rng::seed_from_u64(seed))
 }
 
+/// A run's configuration at grid point `p`, all but its workload: a random graph with
+/// random link changes, or the `--ns2` trace's links and their changes.
+pub fn config<S>(args: &Args, p: &Point, params: Params<S>) -> Config<Params<S>> {
+    let mut config = match &args.trace {
+        Some(trace) => {
+            let replay = trace.replay(args.radius, args.duration(p.load));
+            let graph = Graph::from_edges(trace.nodes(), &replay.initial);
+            let mut config = Config::new(graph, params, p.seed);
+            config.replay = replay.changes;
+            config
+        }
+        None => {
+            let mut config = Config::new(graph(args.nodes, p.connectivity, p.seed), params, p.seed);
+            config.lambda_mob = p.mobility;
+            config
+        }
+    };
+    config.duration = args.duration(p.load);
+    config.check_every_step = !args.no_checks;
+    config.trace_len = 0;
+    config
+}
+
 fn run_one(args: &Args, forwarding: bool, p: &Point) -> Result<Row, String> {
     let mut settings = Settings::new(k(args)).with_forwarding(forwarding);
     if forwarding && args.idle_pause > 0 {
         settings = settings.with_idle_pause(args.idle_pause);
     }
-    let params = Params::first_nodes(settings, k(args));
-    let mut config = Config::new(graph(args.nodes, p.connectivity, p.seed), params, p.seed);
+    let mut config = config(args, p, Params::first_nodes(settings, k(args)));
     config.workload = Workload {
         lambda_req: p.load,
         ..Workload::default()
     };
-    config.lambda_mob = p.mobility;
-    config.duration = args.duration(p.load);
-    config.check_every_step = !args.no_checks;
-    config.trace_len = 0;
     let outcome = token::run::<Node>(config).map_err(|v| v.to_string())?;
     Ok(Row {
         algorithm: if forwarding { "KRLF" } else { "KRL" }.into(),
@@ -99,7 +117,12 @@ pub fn print_table(args: &Args, rows: &[Row]) {
     for &c in args.connectivity.as_deref().unwrap_or(&CONNECTIVITY) {
         for &m in args.mobility.as_deref().unwrap_or(&MOBILITY) {
             for &l in args.load.as_deref().unwrap_or(&LOAD) {
-                let mut line = format!("{:>5.0}% {:>9} {:>7}", c * 100.0, mobility_name(m), l);
+                let mut line = format!(
+                    "{:>6} {:>9} {:>7}",
+                    conn_name(args, c),
+                    mobility_name(args, m),
+                    l
+                );
                 for name in &names {
                     let at = |r: &Row| {
                         r.algorithm == *name

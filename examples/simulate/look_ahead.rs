@@ -21,6 +21,7 @@ fn config(args: &Args) -> SweepConfig {
     if let Some(mobility) = &args.mobility {
         cfg.mobility = mobility.clone();
     }
+    cfg.trace = args.trace.clone().map(|t| (t, args.radius));
     cfg
 }
 
@@ -64,7 +65,7 @@ pub fn print_table(args: &Args, rows: &[Row]) {
     ] {
         print_header(
             &format!(
-                "{:<5} {:>7} {:<9} {:<5} {:>4}",
+                "{:<5} {:>7} {:<9} {:<5} {:>5}",
                 metric, "lambda", "load", "fail", "mob"
             ),
             &cfg.hosts,
@@ -80,9 +81,10 @@ pub fn print_table(args: &Args, rows: &[Row]) {
                                 "RA"
                             };
                             let mut line = format!(
-                                "{short:<5} {lambda:>7.0e} {:<9} {:<5} {mobility:>4}",
+                                "{short:<5} {lambda:>7.0e} {:<9} {:<5} {:>5}",
                                 load.name(),
-                                failures
+                                failures,
+                                mob_name(&cfg, mobility)
                             );
                             for h in &cfg.hosts {
                                 let at = |r: &Row| {
@@ -113,9 +115,9 @@ pub fn print_table(args: &Args, rows: &[Row]) {
 /// no failures, mean over the loads and seeds).
 fn print_hops_per_message(cfg: &SweepConfig, rows: &[Row]) {
     println!("Hops per routed message (Fig. 4), look-ahead, uniform load, no failures");
-    print_header(&format!("{:>4}", "mob"), &cfg.hosts);
+    print_header(&format!("{:>5}", "mob"), &cfg.hosts);
     for &mobility in &cfg.mobility {
-        let mut line = format!("{mobility:>4}");
+        let mut line = format!("{:>5}", mob_name(cfg, mobility));
         for h in &cfg.hosts {
             let matching: Vec<&Row> = rows
                 .iter()
@@ -135,6 +137,15 @@ fn print_hops_per_message(cfg: &SweepConfig, rows: &[Row]) {
         println!("{line}");
     }
     println!();
+}
+
+/// How a table names a mobility level (the fraction of time hosts move), or `trace`.
+fn mob_name(cfg: &SweepConfig, mobility: f64) -> String {
+    if cfg.trace.is_some() {
+        "trace".into()
+    } else {
+        mobility.to_string()
+    }
 }
 
 /// A table header: the row labels, one column per host count, and a rule under it.

@@ -10,6 +10,7 @@
 //!     --mobility 0.02 --load 0.1 --seeds 1                        # a single configuration
 //! cargo run --release --example simulate -- --algorithm prioritized   # h-out-of-k policies
 //! cargo run --release --example simulate -- --algorithm look-ahead    # vs Ricart–Agrawala
+//! cargo run --release --example simulate -- --ns2 examples/data/waypoint-20.ns2  # a mobility trace
 //! ```
 
 mod krl;
@@ -99,6 +100,18 @@ pub struct Args {
     /// Skip the per-step invariant checks (they are on by default).
     #[arg(long)]
     no_checks: bool,
+    /// Replay node movement from an ns-2 mobility file (the `setdest` format of ns-2, ns-3's
+    /// `Ns2MobilityHelper` and BonnMotion; times in seconds = time units) instead of random
+    /// link changes (token algorithms: the nodes and links come from the trace) or random
+    /// waypoints (look-ahead: the hosts move as the trace says).
+    #[arg(long)]
+    ns2: Option<std::path::PathBuf>,
+    /// With --ns2: transmission radius in metres (two nodes closer than this share a link).
+    #[arg(long, default_value_t = 200.0, allow_negative_numbers = true)]
+    radius: f64,
+    /// The parsed --ns2 file.
+    #[arg(skip)]
+    trace: Option<std::sync::Arc<manet_mutex::sim::ns2::Trace>>,
 }
 
 /// The metrics' definitions, printed under every table (`docs/RESULTS.md` has them in full).
@@ -135,6 +148,21 @@ impl Args {
             }
         }
         let token = !matches!(self.algorithm, Algorithm::LookAhead);
+        if let Some(file) = &self.ns2 {
+            if self.connectivity.is_some() || self.mobility.is_some() || self.hosts.is_some() {
+                return Err(format!(
+                    "--ns2 {}: the trace gives the topology and the movement; drop --connectivity, \
+                     --mobility and --hosts",
+                    file.display()
+                ));
+            }
+            if !(self.radius.is_finite() && self.radius > 0.0) {
+                return Err(format!(
+                    "--radius {}: must be a positive distance",
+                    self.radius
+                ));
+            }
+        }
         if self.seeds == 0 {
             return Err("--seeds 0: need at least one run per point".into());
         }
@@ -352,17 +380,53 @@ fn ci(
     format!("{cell:>width$}")
 }
 
-fn mobility_name(rate: f64) -> String {
-    if rate == 0.0 {
+/// How a table names a connectivity coordinate.
+fn conn_name(args: &Args, c: f64) -> String {
+    if args.trace.is_some() {
+        "trace".into()
+    } else {
+        format!("{:.0}%", c * 100.0)
+    }
+}
+
+/// How a table names a mobility coordinate (token algorithms: a rate of link changes).
+fn mobility_name(args: &Args, rate: f64) -> String {
+    if args.trace.is_some() {
+        "trace".into()
+    } else if rate == 0.0 {
         "zero".into()
     } else {
         format!("1/{:.0}", 1.0 / rate)
     }
 }
 
+/// Read and parse `--ns2`, and make the trace the run's only topology and mobility point.
+fn load_trace(args: &mut Args) -> Result<(), String> {
+    let Some(file) = &args.ns2 else {
+        return Ok(());
+    };
+    let text =
+        std::fs::read_to_string(file).map_err(|e| format!("--ns2 {}: {e}", file.display()))?;
+    let trace = manet_mutex::sim::ns2::Trace::parse(&text)
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    if trace.nodes() < 2 {
+        return Err(format!(
+            "{}: the trace has fewer than 2 nodes",
+            file.display()
+        ));
+    }
+    args.nodes = trace.nodes();
+    args.hosts = Some(vec![trace.nodes() as u32]);
+    // Placeholders for the one grid point; tables name it "trace".
+    args.connectivity = Some(vec![1.0]);
+    args.mobility = Some(vec![1.0]);
+    args.trace = Some(std::sync::Arc::new(trace));
+    Ok(())
+}
+
 fn main() {
-    let args = Args::parse();
-    if let Err(e) = args.validate() {
+    let mut args = Args::parse();
+    if let Err(e) = args.validate().and_then(|()| load_trace(&mut args)) {
         eprintln!("error: {e}");
         std::process::exit(2);
     }

@@ -3,12 +3,12 @@
 use clap::ValueEnum;
 use manet_mutex::prioritized::{Node, Policy, Settings};
 use manet_mutex::sim::experiment::{mean_extra, Row};
-use manet_mutex::sim::token::{self, Config};
+use manet_mutex::sim::token;
 use manet_mutex::sim::{Dist, Params, Workload};
 use manet_mutex::NodeId;
 
-use super::krl::graph;
-use super::{ci, grid, mobility_name, run_all, Args, Point};
+use super::krl::config;
+use super::{ci, conn_name, grid, mobility_name, run_all, Args, Point};
 
 const CONNECTIVITY: [f64; 1] = [0.2];
 const MOBILITY: [f64; 2] = [0.0, 0.02];
@@ -60,8 +60,7 @@ fn max_h(args: &Args) -> u32 {
 fn run_one(args: &Args, policy: PolicyArg, p: &Point) -> Result<Row, String> {
     let k = k(args);
     let settings = Settings::new(k, policy.policy()).with_aging_step(args.aging_step.max(1));
-    let params = Params::new(settings, vec![NodeId(0)]);
-    let mut config = Config::new(graph(args.nodes, p.connectivity, p.seed), params, p.seed);
+    let mut config = config(args, p, Params::new(settings, vec![NodeId(0)]));
     config.workload = Workload {
         lambda_req: p.load,
         resources: Dist::Uniform {
@@ -74,10 +73,6 @@ fn run_one(args: &Args, policy: PolicyArg, p: &Point) -> Result<Row, String> {
         },
         ..Workload::default()
     };
-    config.lambda_mob = p.mobility;
-    config.duration = args.duration(p.load);
-    config.check_every_step = !args.no_checks;
-    config.trace_len = 0;
     let outcome = token::run::<Node>(config).map_err(|v| v.to_string())?;
     let m = &outcome.metrics;
     let by_h = m.wait_by(|r| r.resources);
@@ -187,10 +182,10 @@ pub fn print_table(args: &Args, rows: &[Row]) {
                         3,
                     );
                     println!(
-                        "{:>16} {:>5.0}% {:>9} {:>7} {} {} {} {} {util}",
+                        "{:>16} {:>6} {:>9} {:>7} {} {} {} {} {util}",
                         pol.name(),
-                        c * 100.0,
-                        mobility_name(m),
+                        conn_name(args, c),
+                        mobility_name(args, m),
                         l,
                         cell(|s| s.mean_wait, 15),
                         cell(|s| s.p99_wait, 15),

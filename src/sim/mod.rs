@@ -11,6 +11,7 @@ mod adapters;
 pub mod clock;
 pub mod experiment;
 pub mod metrics;
+pub mod ns2;
 pub mod routed;
 pub mod token;
 pub mod topology;

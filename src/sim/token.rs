@@ -283,6 +283,14 @@ pub struct Config<P> {
     pub delay: f64,
     /// Length of the load phase (requests and link changes happen only in it).
     pub duration: f64,
+    /// Link changes to replay in the load phase, in time order (e.g. derived from an ns-2
+    /// mobility file by [`super::ns2::Trace::link_changes`]), in addition to the random ones
+    /// of `lambda_mob`. A link the schedule takes down while messages are in flight on it
+    /// fails as soon as it is idle (a token algorithm's link layer reports a failure only
+    /// when nothing is in flight; re-checked every message delay), unless the schedule
+    /// brings it back first. `keep_connected` does not apply to them; after the load phase
+    /// the simulator joins what they cut apart, as for random changes.
+    pub replay: Vec<super::ns2::LinkChange>,
     /// After the load phase, how long waiting nodes may take to enter before it is starvation.
     pub drain_limit: f64,
     /// After the drain, at most how many events the protocol may take to settle (deliver
@@ -329,6 +337,7 @@ impl<P> Config<P> {
             keep_connected: true,
             delay: 1.0,
             duration: 1_000.0,
+            replay: Vec::new(),
             drain_limit: 100_000.0,
             settle_steps: 50 * n * n,
             check_every_step: true,
@@ -364,6 +373,10 @@ enum SimEvent {
     Request(NodeId),
     Release(NodeId),
     Mobility,
+    /// The next change of [`Config::replay`].
+    Replay,
+    /// A replayed failure of a link that was busy when it was due: try again.
+    RetryDown(NodeId, NodeId),
     EndOfLoad,
 }
 
@@ -386,6 +399,10 @@ struct Sim<P: TokenAlgorithm> {
     measuring: bool,
     /// Nodes waiting or in the critical section.
     busy: usize,
+    /// The next change of [`Config::replay`] to apply.
+    next_replay: usize,
+    /// Replayed failures waiting for their link to be idle.
+    pending_down: std::collections::BTreeSet<(NodeId, NodeId)>,
     /// The last events, as data (formatted only into a violation report).
     trace: VecDeque<(Time, NodeId, Event<P::Message>)>,
     scratch: Vec<Action<P::Message>>,
@@ -429,6 +446,8 @@ pub fn run<P: TokenAlgorithm>(
         loading: true,
         measuring: true,
         busy,
+        next_replay: 0,
+        pending_down: Default::default(),
         trace: VecDeque::with_capacity(config.trace_len),
         scratch: Vec::new(),
         touched: Vec::new(),
@@ -464,6 +483,9 @@ impl<P: TokenAlgorithm> Sim<P> {
         }
         if let Some(dt) = exp_sample(self.config.lambda_mob, &mut self.rng) {
             self.queue.schedule(dt, SimEvent::Mobility);
+        }
+        if let Some(first) = self.config.replay.first() {
+            self.queue.schedule(first.time, SimEvent::Replay);
         }
         self.queue
             .schedule(self.config.duration, SimEvent::EndOfLoad);
@@ -605,8 +627,36 @@ impl<P: TokenAlgorithm> Sim<P> {
                     self.queue.schedule(dt, SimEvent::Mobility);
                 }
             }
+            SimEvent::Replay => {
+                if !self.loading {
+                    return Ok(());
+                }
+                let c = self.config.replay[self.next_replay];
+                self.next_replay += 1;
+                if let Some(next) = self.config.replay.get(self.next_replay) {
+                    let dt = (next.time - self.queue.now()).max(0.0);
+                    self.queue.schedule(dt, SimEvent::Replay);
+                }
+                if c.up {
+                    self.pending_down.remove(&(c.a, c.b));
+                    if self.graph.add(c.a, c.b) {
+                        self.metrics.link_changes += 2;
+                        self.deliver(c.a, Event::LinkUp(c.b))?;
+                        self.deliver(c.b, Event::LinkUp(c.a))?;
+                    }
+                } else if self.graph.has(c.a, c.b) {
+                    self.pending_down.insert((c.a, c.b));
+                    self.replayed_down(c.a, c.b)?;
+                }
+            }
+            SimEvent::RetryDown(a, b) => {
+                if self.loading && self.pending_down.contains(&(a, b)) {
+                    self.replayed_down(a, b)?;
+                }
+            }
             SimEvent::EndOfLoad => {
                 self.loading = false;
+                self.pending_down.clear();
                 while let Some((a, b)) = self.graph.pick_bridge_to_join(&mut self.rng) {
                     self.graph.add(a, b);
                     self.metrics.link_changes += 1;
@@ -704,6 +754,21 @@ impl<P: TokenAlgorithm> Sim<P> {
         self.deliver(b, Event::LinkDown(a))?;
         self.deliver(c, Event::LinkUp(d))?;
         self.deliver(d, Event::LinkUp(c))
+    }
+
+    /// A replayed failure of link `a`–`b`: now if nothing is in flight on it, else retried
+    /// one message delay later.
+    fn replayed_down(&mut self, a: NodeId, b: NodeId) -> Result<(), Violation> {
+        if !self.channels.idle(a, b) {
+            self.queue
+                .schedule(self.config.delay, SimEvent::RetryDown(a, b));
+            return Ok(());
+        }
+        self.pending_down.remove(&(a, b));
+        self.graph.remove(a, b);
+        self.metrics.link_changes += 2;
+        self.deliver(a, Event::LinkDown(b))?;
+        self.deliver(b, Event::LinkDown(a))
     }
 
     /// The nodes waiting or in the critical section (for a report: it scans every node).
@@ -863,6 +928,52 @@ mod tests {
             (0.0, 0.0, 0.0)
         );
         assert_eq!(m.utilization(1), 0.0);
+    }
+
+    /// The committed ns-2 trace (20 random-waypoint nodes) replayed through KRL and the
+    /// prioritized algorithm, every invariant checked after every step: the links the
+    /// simulator applies follow the trace (a failure late only while its link is busy).
+    #[test]
+    fn an_ns2_trace_replays_through_both_token_algorithms() {
+        let trace =
+            crate::sim::ns2::Trace::parse(include_str!("../../examples/data/waypoint-20.ns2"))
+                .unwrap();
+        let radius = 200.0;
+        fn config<S>(
+            trace: &crate::sim::ns2::Trace,
+            settings: S,
+            holders: Vec<NodeId>,
+        ) -> Config<Params<S>> {
+            let replay = trace.replay(200.0, 600.0);
+            let graph = Graph::from_edges(trace.nodes(), &replay.initial);
+            let mut c = Config::new(graph, Params::new(settings, holders), 5);
+            c.duration = 600.0;
+            c.workload.lambda_req = 0.05;
+            c.replay = replay.changes;
+            c
+        }
+        let changes = trace.link_changes(radius, 600.0).len() as u64;
+        assert!(changes > 50, "{changes}");
+        let krl = config(
+            &trace,
+            reverse_link::Settings::new(3),
+            vec![NodeId(0), NodeId(1), NodeId(2)],
+        );
+        let out = run::<reverse_link::Node>(krl).unwrap();
+        // Every replayed change counts twice (both ends); the drain may add joins.
+        assert!(
+            out.metrics.link_changes >= 2 * changes - 20,
+            "{}",
+            out.metrics.link_changes
+        );
+        assert!(out.metrics.cs_entries > 150, "{:?}", out.metrics.summary());
+        let prio = config(
+            &trace,
+            prioritized::Settings::new(4, prioritized::Policy::Equal),
+            vec![NodeId(0)],
+        );
+        let out = run::<prioritized::Node>(prio).unwrap();
+        assert!(out.metrics.cs_entries > 150, "{:?}", out.metrics.summary());
     }
 
     #[test]

@@ -103,8 +103,15 @@ pub struct RoutedConfig {
     pub failures: Option<Failures>,
     /// Doze/disconnect schedule, if any (ignored by algorithms without modes).
     pub modes: Option<ModeChanges>,
-    /// Mobility.
+    /// Mobility: the random-waypoint model, whose `radius` also decides links when `trace`
+    /// replaces its movement.
     pub mobility: WaypointConfig,
+    /// Node movement replayed from an ns-2 mobility file instead of the random-waypoint
+    /// model (its times in seconds; it must describe `hosts` nodes). Hosts stand still after
+    /// the trace ends. A partition the trace leaves would then never heal and no permission
+    /// algorithm could finish, so in the drain (no new requests) a host that is out of reach
+    /// is reached in one hop, as if the partition had healed.
+    pub trace: Option<std::sync::Arc<crate::sim::ns2::Trace>>,
     /// Stop generating requests after this many critical-section entries...
     pub target_entries: u64,
     /// ...or at this simulated time, whichever comes first.
@@ -136,6 +143,7 @@ impl RoutedConfig {
             failures: None,
             modes: None,
             mobility: WaypointConfig::paper(hosts, moving_fraction),
+            trace: None,
             target_entries,
             max_time: 4.0 * target_entries as f64 / (f64::from(hosts.max(1)) * lambda),
             drain_time: 5_000.0,

@@ -70,6 +70,10 @@ pub struct SweepConfig {
     pub seeds: Vec<u64>,
     /// Critical-section entries per run.
     pub target_entries: u64,
+    /// Replay this ns-2 trace (with this transmission radius, in metres) instead of the
+    /// random-waypoint model; `hosts` must then be its node count, and `mobility` only
+    /// labels the rows.
+    pub trace: Option<(std::sync::Arc<crate::sim::ns2::Trace>, f64)>,
 }
 
 impl Default for SweepConfig {
@@ -84,6 +88,7 @@ impl Default for SweepConfig {
             mobility: vec![1.0, 0.5, 0.1],
             seeds: vec![1],
             target_entries: 100,
+            trace: None,
         }
     }
 }
@@ -116,6 +121,10 @@ pub fn sweep_with(
                                 / (f64::from(hosts.max(1)) * lambda);
                             if failures {
                                 run = run.with_paper_failures();
+                            }
+                            if let Some((trace, radius)) = &cfg.trace {
+                                run.trace = Some(trace.clone());
+                                run.mobility.radius = *radius;
                             }
                             for &algorithm in &cfg.algorithms {
                                 jobs.push((algorithm, load, failures, mobility, run.clone()));

@@ -162,7 +162,7 @@ impl RunOutcome {
         let t = |k: &str| self.totals.get(k).copied().unwrap_or(0);
         format!(
             "{:<12} {} entries={} messages={} datagrams={} lost_to_injection={} flaps={}/{} \
-             links_up={} links_abandoned={} loss_reports={} tokens_lost={} garbage_dropped={} wall={:.1}s\n  resource: {}",
+             links_up={} links_abandoned={} loss_reports={} tokens_reported_lost={} garbage_dropped={} wall={:.1}s\n  resource: {}",
             algorithm.name(),
             if self.problems.is_empty() { "ok" } else { "FAILED" },
             t("entries"),

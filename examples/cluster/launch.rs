@@ -153,6 +153,8 @@ struct RunOutcome {
     resource: String,
     /// Flaps and cuts carried out (a run may end before all are).
     flaps: u32,
+    /// Whether every node was sent garbage (and must have counted some).
+    garbage_sent: bool,
     wall: Duration,
     problems: Vec<String>,
 }
@@ -295,7 +297,6 @@ fn follow(
     let mut open = children.len();
     let mut last_entry = Instant::now();
     let mut quit_sent = false;
-    let mut garbage_sent = false;
     // The failures among the flaps, at random places.
     let mut kinds = vec![("cut", "heal"); args.cuts as usize];
     kinds.extend(vec![("close", "open"); args.flaps as usize]);
@@ -319,8 +320,8 @@ fn follow(
             let _ = writeln!(children[a.index()].1, "{word} {}", b.0);
             let _ = writeln!(children[b.index()].1, "{word} {}", a.0);
         }
-        if !garbage_sent && ms >= WARMUP_MS + args.flap_every_ms / 2 {
-            garbage_sent = true;
+        if !outcome.garbage_sent && args.garbage > 0 && ms >= WARMUP_MS + args.flap_every_ms / 2 {
+            outcome.garbage_sent = true;
             send_garbage(peers, args.garbage, rng)?;
         }
         match lines.recv_timeout(Duration::from_millis(20)) {
@@ -405,6 +406,11 @@ impl RunOutcome {
                     }
                 }
                 *self.totals.entry("stats_lines".into()).or_default() += 1;
+                let none = |key| line.contains(&format!(" {key}=0 "));
+                if self.garbage_sent && none("garbage") && none("unknown") {
+                    self.problems
+                        .push(format!("node {who} counted no garbage datagram"));
+                }
             }
             Some("lost") => {
                 let precious: u64 = words.nth(2).and_then(|w| w.parse().ok()).unwrap_or(0);
@@ -448,9 +454,6 @@ impl RunOutcome {
                 per_node * u64::from(n),
                 t("unserved"),
             ));
-        }
-        if t("garbage") + t("unknown") == 0 {
-            self.problems.push("no garbage datagram was counted".into());
         }
     }
 }

@@ -474,7 +474,9 @@ where
                         None => self.transmit(to, &Body::Core(msg)),
                     }
                 }
-                Action::EnterCritical { resources } => self.enter(resources),
+                // FENCE: `Action::EnterCritical { resources, fence }` once it carries the
+                // grant's fence: `self.enter(resources, fence.lane, fence.value)`.
+                Action::EnterCritical { resources } => self.enter(resources, 0, 0),
                 Action::Anomaly { kind, .. } => match P::anomaly_severity(kind) {
                     Severity::Suspect => self.counts.suspect += 1,
                     _ => self.counts.noise += 1,
@@ -524,19 +526,19 @@ where
         let _ = self.socket.send_to(&bytes, addr);
     }
 
-    fn enter(&mut self, resources: u32) {
+    /// The core granted `resources` units under the fence (`lane`, `value`).
+    fn enter(&mut self, resources: u32, lane: u32, value: u64) {
         self.counts.entries += 1;
         println!("entered {}", self.counts.entries);
         self.app = App::Inside {
             until: self.now() + self.args.hold,
         };
-        // FENCE: report the grant's fence here once `Action::EnterCritical` carries one.
         self.report(|node, seq| Report::Enter {
             node,
             seq,
             resources,
-            lane: 0,
-            value: 0,
+            lane,
+            value,
         });
     }
 

@@ -40,8 +40,8 @@ struct Checker {
     check_fences: bool,
     /// Units held by each node inside.
     inside: BTreeMap<NodeId, u32>,
-    held: u32,
-    max_held: u32,
+    held: u64,
+    max_held: u64,
     entries: u64,
     /// The highest fence value seen per lane.
     fences: BTreeMap<u32, u64>,
@@ -84,9 +84,9 @@ impl Checker {
                     self.violations
                         .push(format!("{node:?} entered while inside already"));
                 }
-                self.held += resources;
+                self.held += u64::from(resources);
                 self.max_held = self.max_held.max(self.held);
-                if self.held > self.k {
+                if self.held > u64::from(self.k) {
                     self.violations.push(format!(
                         "{} units held at once, only {} exist: {:?}",
                         self.held, self.k, self.inside
@@ -94,7 +94,7 @@ impl Checker {
                 }
             }
             Report::Exit { node, .. } => match self.inside.remove(&node) {
-                Some(units) => self.held -= units,
+                Some(units) => self.held -= u64::from(units),
                 None => self
                     .violations
                     .push(format!("{node:?} left without having entered")),
@@ -140,10 +140,11 @@ pub fn run(args: ResourceArgs) -> Outcome {
             }
             Err(e) => return Err(e.into()),
         };
-        let Some(report) = std::str::from_utf8(&buf[..len])
+        let report = std::str::from_utf8(&buf[..len])
             .ok()
-            .and_then(Report::parse)
-        else {
+            .and_then(Report::parse);
+        // Reports naming no node of the cluster are garbage too.
+        let Some(report) = report.filter(|r| r.node().0 < args.nodes) else {
             garbage += 1;
             continue;
         };

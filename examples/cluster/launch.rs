@@ -233,7 +233,7 @@ fn run_one(
         }
         children.push(spawn(a, i as usize, &tx)?);
     }
-    // The resource last, so that the nodes' addresses are taken before it can stop them.
+    // Last, so that each node's child is at its id.
     children.push(spawn(resource_args, n as usize, &tx)?);
     drop(tx);
 
@@ -258,7 +258,7 @@ fn run_one(
     for (child, _) in &mut children {
         let deadline = Instant::now() + Duration::from_secs(5);
         let status = loop {
-            match child.try_wait()? {
+            match child.try_wait().ok().flatten() {
                 Some(status) => break Some(status),
                 None if Instant::now() > deadline => {
                     let _ = child.kill();

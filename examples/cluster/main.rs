@@ -1,0 +1,204 @@
+//! The crate's algorithms as a cluster of OS processes talking UDP: the README's embedding
+//! example grown up.
+//!
+//! - `node`: one process, one algorithm core, one UDP socket. Look-ahead and Ricart–Agrawala
+//!   send their messages straight to any host; KRL, KRLF and prioritized run over a link
+//!   session per neighbour of the topology. Every datagram carries a `codec` frame behind a
+//!   small header naming the sender (`wire.rs`). The node asks for the critical section at
+//!   random intervals and tells the resource process when it enters and leaves.
+//! - `resource`: the protected resource's checker: never more than `k` units held, fences.
+//! - `launch`: starts a resource and N nodes on loopback, injects loss, link flaps and
+//!   garbage, waits for every node to reach its target, and fails on any violation.
+//!
+//! ```text
+//! cargo run --release --features codec --example cluster -- launch --algorithm all \
+//!     --nodes 5 --entries 200 --loss 0.1 --flaps 10
+//! ```
+//!
+//! On several machines, start the processes by hand with the same `--peers` list (see the
+//! README's "Embedding" section):
+//!
+//! ```text
+//! cluster resource --listen 10.0.0.1:7000 --k 1 --nodes 3
+//! cluster node --id 0 --algorithm krl --peers 0=10.0.0.1:7001,1=10.0.0.2:7001,2=10.0.0.3:7001 \
+//!     --topology line --resource 10.0.0.1:7000 --entries 100
+//! ```
+
+mod launch;
+mod node;
+mod report;
+mod resource;
+mod wire;
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use manet_mutex::NodeId;
+
+/// Whether a subcommand's checks passed, or why it could not run.
+pub type Outcome = Result<bool, Box<dyn std::error::Error>>;
+
+/// Run the crate's mutual exclusion algorithms as a cluster of processes over UDP.
+#[derive(Debug, Parser)]
+#[command(about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// One node: an algorithm core behind a UDP socket.
+    Node(node::NodeArgs),
+    /// The protected resource: checks that at most `k` units are held at once.
+    Resource(resource::ResourceArgs),
+    /// Start a resource and N nodes on loopback, drive them, inject faults, check the outcome.
+    Launch(launch::LaunchArgs),
+}
+
+/// The algorithms a node can run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Algorithm {
+    /// KRL: k tokens on a reverse-link DAG.
+    Krl,
+    /// KRL with idle tokens forwarded (paced).
+    Krlf,
+    /// Prioritized h-out-of-k: one token carrying k resources.
+    Prioritized,
+    /// Look-ahead permission-based mutual exclusion.
+    LookAhead,
+    /// Ricart–Agrawala.
+    Ra,
+}
+
+impl Algorithm {
+    pub const ALL: [Algorithm; 5] = [
+        Algorithm::Krl,
+        Algorithm::Krlf,
+        Algorithm::Prioritized,
+        Algorithm::LookAhead,
+        Algorithm::Ra,
+    ];
+
+    /// Token algorithms run over link sessions along the topology's edges.
+    pub fn uses_links(self) -> bool {
+        matches!(
+            self,
+            Algorithm::Krl | Algorithm::Krlf | Algorithm::Prioritized
+        )
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Krl => "krl",
+            Algorithm::Krlf => "krlf",
+            Algorithm::Prioritized => "prioritized",
+            Algorithm::LookAhead => "look-ahead",
+            Algorithm::Ra => "ra",
+        }
+    }
+}
+
+/// Named topologies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shape {
+    Ring,
+    Line,
+    Star,
+    Full,
+}
+
+/// The links of the token algorithms: a named shape, or explicit edges.
+#[derive(Debug, Clone, Args)]
+pub struct Topology {
+    /// A named topology over all nodes (token algorithms).
+    #[arg(long, value_enum, default_value_t = Shape::Ring)]
+    topology: Shape,
+    /// Explicit links instead, e.g. `0-1,1-2,2-0` (token algorithms).
+    #[arg(long, value_delimiter = ',', value_parser = parse_edge)]
+    edges: Option<Vec<(NodeId, NodeId)>>,
+}
+
+impl Topology {
+    /// The undirected edges over nodes `0..n`.
+    pub fn edges(&self, n: u32) -> Vec<(NodeId, NodeId)> {
+        if let Some(edges) = &self.edges {
+            return edges.clone();
+        }
+        let e = |a: u32, b: u32| (NodeId(a), NodeId(b));
+        match self.topology {
+            Shape::Line => (1..n).map(|i| e(i - 1, i)).collect(),
+            Shape::Ring if n > 2 => (0..n).map(|i| e(i, (i + 1) % n)).collect(),
+            Shape::Ring => (1..n).map(|i| e(i - 1, i)).collect(),
+            Shape::Star => (1..n).map(|i| e(0, i)).collect(),
+            Shape::Full => full_edges(n),
+        }
+    }
+
+    /// As command line arguments, to hand on to a node.
+    pub fn to_args(&self) -> Vec<String> {
+        match &self.edges {
+            Some(edges) => {
+                let list: Vec<_> = edges
+                    .iter()
+                    .map(|(a, b)| format!("{}-{}", a.0, b.0))
+                    .collect();
+                vec!["--edges".into(), list.join(",")]
+            }
+            None => {
+                let shape = self
+                    .topology
+                    .to_possible_value()
+                    .expect("no skipped shapes");
+                vec!["--topology".into(), shape.get_name().into()]
+            }
+        }
+    }
+}
+
+/// Every pair of nodes `0..n`.
+pub fn full_edges(n: u32) -> Vec<(NodeId, NodeId)> {
+    (0..n)
+        .flat_map(|a| (a + 1..n).map(move |b| (NodeId(a), NodeId(b))))
+        .collect()
+}
+
+fn parse_edge(s: &str) -> Result<(NodeId, NodeId), String> {
+    let (a, b) = s
+        .split_once('-')
+        .ok_or_else(|| format!("an edge is two node ids joined by '-', not {s:?}"))?;
+    let id = |x: &str| {
+        x.trim()
+            .parse()
+            .map(NodeId)
+            .map_err(|e| format!("{x:?}: {e}"))
+    };
+    Ok((id(a)?, id(b)?))
+}
+
+/// `id=address`, one peer of `--peers`.
+pub fn parse_peer(s: &str) -> Result<(NodeId, SocketAddr), String> {
+    let (id, addr) = s
+        .split_once('=')
+        .ok_or_else(|| format!("a peer is id=address, not {s:?}"))?;
+    let id = id.trim().parse().map_err(|e| format!("{id:?}: {e}"))?;
+    let addr = addr.trim().parse().map_err(|e| format!("{addr:?}: {e}"))?;
+    Ok((NodeId(id), addr))
+}
+
+fn main() -> ExitCode {
+    let result = match Cli::parse().command {
+        Command::Node(args) => node::run(args),
+        Command::Resource(args) => resource::run(args),
+        Command::Launch(args) => launch::run(args),
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -13,8 +13,10 @@
 //! cargo run --release --example simulate -- --ns2 examples/data/waypoint-20.ns2  # a mobility trace
 //! ```
 
+mod figures;
 mod krl;
 mod look_ahead;
+mod plot;
 mod prioritized;
 
 use clap::{Parser, ValueEnum};
@@ -35,7 +37,7 @@ enum Algorithm {
 }
 
 /// Simulate distributed mutual exclusion algorithms on mobile ad hoc networks.
-#[derive(Debug, Parser)]
+#[derive(Debug, Clone, Parser)]
 #[command(version, about)]
 pub struct Args {
     /// Which algorithm(s) to run.
@@ -94,9 +96,18 @@ pub struct Args {
     /// timing goes to stderr).
     #[arg(long)]
     csv: bool,
-    /// Also write every run as `runs.csv` into this directory (created if missing).
+    /// Also write every run as `runs.csv` into this directory (created if missing); with
+    /// --figures, where the figures go (default docs/figures).
     #[arg(long)]
     out: Option<std::path::PathBuf>,
+    /// Regenerate the papers' figures as SVG, each with its points as CSV (KRL Figs. 6–9,
+    /// look-ahead Figs. 4–7, prioritized policies); the other flags set seeds, checks and
+    /// threads.
+    #[arg(long)]
+    figures: bool,
+    /// With --figures: a tiny grid (for CI), not the papers' experiments.
+    #[arg(long)]
+    smoke: bool,
     /// Skip the per-step invariant checks (they are on by default).
     #[arg(long)]
     no_checks: bool,
@@ -165,6 +176,12 @@ impl Args {
         }
         if self.seeds == 0 {
             return Err("--seeds 0: need at least one run per point".into());
+        }
+        if self.smoke && !self.figures {
+            return Err("--smoke: only with --figures".into());
+        }
+        if self.figures && (self.ns2.is_some() || self.csv) {
+            return Err("--figures: the papers' setups; drop --ns2 and --csv".into());
         }
         if !(self.requests.is_finite() && self.requests > 0.0) {
             return Err(format!(
@@ -429,6 +446,22 @@ fn main() {
     if let Err(e) = args.validate().and_then(|()| load_trace(&mut args)) {
         eprintln!("error: {e}");
         std::process::exit(2);
+    }
+    if args.figures {
+        let started = std::time::Instant::now();
+        match figures::run(&args) {
+            Ok(written) => {
+                for path in written {
+                    println!("{}", path.display());
+                }
+                eprintln!("{:.1} s wall", started.elapsed().as_secs_f64());
+                return;
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                std::process::exit(1);
+            }
+        }
     }
     let (rows, wall) = match args.algorithm {
         Algorithm::All | Algorithm::Krl | Algorithm::Krlf => krl::run(&args),

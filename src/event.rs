@@ -1,6 +1,6 @@
 //! What goes into a node ([`Event`]) and what comes out ([`Action`]).
 
-use crate::NodeId;
+use crate::{Fence, NodeId};
 
 /// Identifies a timer a node asked for with [`Action::SetTimer`]; it comes back in
 /// [`Event::Timeout`]. Nodes key timers so that a stale or duplicate timeout is a no-op.
@@ -186,6 +186,10 @@ pub enum Action<M> {
     EnterCritical {
         /// Resources granted (1 for single-resource algorithms).
         resources: u32,
+        /// The fencing token of this entry: a protected resource keeps the highest `value` it
+        /// accepted per `lane` and refuses anything not above it ([`crate::fence`] says what
+        /// each algorithm guarantees).
+        fence: Fence,
     },
     /// Start (or restart) timer `timer`, to fire after `after`
     /// ([`Timers`](crate::timers::Timers) keeps such timers for an embedder).

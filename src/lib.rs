@@ -272,6 +272,7 @@ extern crate alloc;
 pub mod codec;
 mod error;
 mod event;
+pub mod fence;
 pub mod look_ahead;
 mod node;
 mod peer_map;
@@ -291,4 +292,5 @@ pub mod token;
 
 pub use error::Error;
 pub use event::{Action, Anomaly, CsRequest, Event, Severity, TimerId};
+pub use fence::{Fence, FenceCopies};
 pub use node::{Actions, NodeId, Protocol, Status};

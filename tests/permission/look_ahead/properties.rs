@@ -3,7 +3,7 @@
 //! reliable every waiting host enters, and every anomaly reported on the way is noise. Plus
 //! random routed-simulator runs.
 
-use crate::fixtures::{only_noise, play, schedule_op as op};
+use crate::fixtures::{only_noise, play, schedule_op as op, F0};
 use manet_mutex::look_ahead::{self, Config, Node, Settings};
 use manet_mutex::permission::Timestamp;
 use manet_mutex::sim::routed::{self, Failures, LoadPattern, ModeChanges, RoutedConfig};
@@ -118,7 +118,7 @@ proptest! {
 /// A forged announcement: `seen` from the epoch, `absent` from its lowest bit, sealed unless
 /// bit 1 is set (then it carries a wrong check word, as a corrupted copy would).
 fn announcement(ts: Timestamp, epoch: u64) -> look_ahead::Announcement {
-    let mut a = look_ahead::Announcement::new(ts, epoch >> 2, epoch & 1 == 1);
+    let mut a = look_ahead::Announcement::new(ts, epoch >> 2, epoch & 1 == 1, 0);
     if epoch & 2 == 2 {
         a.check ^= 1;
     }
@@ -131,12 +131,13 @@ fn forged(kind: u8, clock: u64, id: u32, epoch: u64) -> look_ahead::Message {
         id: NodeId(id),
     };
     match kind % 5 {
-        0 => look_ahead::Message::request(ts, epoch % 3, epoch),
+        0 => look_ahead::Message::request(ts, epoch % 3, epoch, 0),
         1 => look_ahead::Message::Reply {
             ts,
             seq: epoch % 3,
             epoch,
             seen: epoch >> 1,
+            fence: F0,
         },
         2 => look_ahead::Message::Doze(announcement(ts, epoch)),
         3 => look_ahead::Message::Disconnect(announcement(ts, epoch)),

@@ -1,7 +1,7 @@
 //! Ricart–Agrawala: 2(n − 1) messages per entry, the deferral rule, stale input, errors, and
 //! safety/liveness under adversarial schedules (reporting only noise).
 
-use crate::fixtures::{only_noise, play, schedule_op};
+use crate::fixtures::{fence, only_noise, play, schedule_op, F0};
 use manet_mutex::permission::Timestamp;
 use manet_mutex::ricart_agrawala::{Config, Message, Node, Settings};
 use manet_mutex::testkit::strategy::cases;
@@ -48,7 +48,7 @@ fn defers_while_inside_or_older_and_replies_on_exit() {
     let acts: Vec<_> = a
         .handle(Event::Receive {
             from: NodeId(2),
-            msg: Message::request(ts(1, 2), 1),
+            msg: Message::request(ts(1, 2), 1, 0),
         })
         .unwrap()
         .collect();
@@ -61,6 +61,7 @@ fn defers_while_inside_or_older_and_replies_on_exit() {
                 msg: Message::Reply {
                     ts: ts(1, 0),
                     seq: 1,
+                    fence: F0,
                 },
             })
             .unwrap();
@@ -73,7 +74,8 @@ fn defers_while_inside_or_older_and_replies_on_exit() {
             to: NodeId(2),
             msg: Message::Reply {
                 ts: ts(1, 2),
-                seq: 1
+                seq: 1,
+                fence: fence(1),
             }
         }]
     );
@@ -89,11 +91,12 @@ fn stale_unexpected_and_unknown_input_is_ignored() {
             Message::Reply {
                 ts: ts(1, 0),
                 seq: 1,
+                fence: F0,
             },
             Anomaly::Unexpected,
         ),
-        (5, Message::request(ts(1, 5), 1), Anomaly::UnknownPeer),
-        (1, Message::request(ts(1, 0), 1), Anomaly::OutOfRange),
+        (5, Message::request(ts(1, 5), 1, 0), Anomaly::UnknownPeer),
+        (1, Message::request(ts(1, 0), 1, 0), Anomaly::OutOfRange),
     ] {
         let acts: Vec<_> = a
             .handle(Event::Receive {
@@ -118,6 +121,7 @@ fn stale_unexpected_and_unknown_input_is_ignored() {
             msg: Message::Reply {
                 ts: ts(0, 0),
                 seq: 1,
+                fence: F0,
             },
         })
         .unwrap()

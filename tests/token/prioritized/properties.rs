@@ -9,7 +9,7 @@ use manet_mutex::queue::Priority;
 use manet_mutex::testkit::fuzz::prioritized_network;
 use manet_mutex::testkit::strategy::{cases, prioritized_input_with, TokenFaults};
 use manet_mutex::token::{Height, Sealed};
-use manet_mutex::{Anomaly, CsRequest, Event, Protocol, Severity, Status};
+use manet_mutex::{Anomaly, CsRequest, Event, FenceCopies, Protocol, Severity, Status};
 use proptest::collection::vec;
 use proptest::prelude::*;
 
@@ -178,7 +178,7 @@ proptest! {
                 let priority = Priority::new(level, x);
                 let receive = |msg| Event::Receive { from: n(peer), msg };
                 let event = match kind {
-                    0 => receive(Message::Token { available: resources(x, level), priority, height }),
+                    0 => receive(Message::Token { available: resources(x, level), priority, height, fence: FenceCopies::default() }),
                     1 => receive(Message::Request { priority, height }),
                     2 => receive(Message::Update { priority }),
                     3 => receive(Message::Release { resources: resources(x, level), height }),

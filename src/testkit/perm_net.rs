@@ -26,7 +26,8 @@ use crate::fence::Fences;
 use crate::look_ahead::{self, Mode};
 use crate::sim::routed::Host;
 use crate::{
-    ricart_agrawala, Action, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status, TimerId,
+    ricart_agrawala, Action, Anomaly, CsRequest, Error, Event, Fence, NodeId, Protocol, Status,
+    TimerId,
 };
 
 use crate::testkit::corrupt::{Fields, Value};
@@ -123,8 +124,8 @@ pub struct PermNet<H: PermissionHarness> {
     pub lost: bool,
     /// Whether a field was corrupted in this run.
     pub corrupted: bool,
-    /// Every entry into the critical section, in order.
-    pub entries: Vec<NodeId>,
+    /// Every entry into the critical section, in order, with its fence.
+    pub entries: Vec<(NodeId, Fence)>,
     /// The protected resource: the highest fence so far. Critical sections never overlap
     /// (safety), so every entry's fence must be above the fence of every section that ended
     /// before it: above this one. Otherwise it is a contract breach ([`PermNet::fault`]).
@@ -289,7 +290,7 @@ impl<H: PermissionHarness> PermNet<H> {
                 }
                 Action::CancelTimer { timer } => self.timers[at.index()].retain(|&t| t != timer),
                 Action::EnterCritical { fence, .. } => {
-                    self.entries.push(at);
+                    self.entries.push((at, fence));
                     if let Err(highest) = self.fences.admit(fence) {
                         self.breach(format!(
                             "{at:?} entered with {fence:?}, not above {highest}: a fence went back"

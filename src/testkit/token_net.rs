@@ -29,7 +29,7 @@ use crate::fence::Fences;
 use crate::prioritized;
 use crate::reverse_link;
 use crate::sim::{busy, Channels, Graph, Params, TokenAlgorithm};
-use crate::{Action, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
+use crate::{Action, Anomaly, CsRequest, Error, Event, Fence, NodeId, Protocol, Status};
 
 use crate::testkit::corrupt::{Fields, Value};
 
@@ -148,8 +148,8 @@ pub struct TokenNet<P: TokenHarness> {
     pub lost: u32,
     /// The first contract breach seen, if any: once set, the network stops changing.
     pub fault: Option<String>,
-    /// Every entry into the critical section, in order: `(node, resources)`.
-    pub entries: Vec<(NodeId, u32)>,
+    /// Every entry into the critical section, in order: `(node, resources, fence)`.
+    pub entries: Vec<(NodeId, u32, Fence)>,
     /// The protected resource: the highest fence of every lane so far. An entry whose fence
     /// is not above it is a contract breach ([`TokenNet::fault`]).
     pub fences: Fences,
@@ -287,7 +287,7 @@ impl<P: TokenHarness> TokenNet<P> {
                     }
                 }
                 Action::EnterCritical { resources, fence } => {
-                    self.entries.push((at, *resources));
+                    self.entries.push((at, *resources, *fence));
                     if let Err(highest) = self.fences.admit(*fence) {
                         self.breach(format!(
                             "{at:?} entered with {fence:?}, not above {highest}: a fence went back"

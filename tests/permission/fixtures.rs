@@ -180,3 +180,26 @@ pub fn only_noise<N: PermissionHarness>(net: &PermNet<N>) {
         );
     }
 }
+
+/// A protected resource behind `net`: it accepts every entry's fence (each above the last:
+/// the sections never overlap, so above every section that ended before it), and, since every
+/// fence comes from an entry and each entry is one above the highest its host has seen, the
+/// fences count the entries exactly (`docs/ALGORITHMS.md`, F1).
+pub fn resource_accepts_every_entry<N: PermissionHarness>(
+    net: &PermNet<N>,
+) -> Result<(), TestCaseError> {
+    let mut resource = manet_mutex::fence::Fences::new();
+    for &(at, fence) in &net.entries {
+        let accepted = resource.admit(fence);
+        prop_assert!(
+            accepted.is_ok(),
+            "{:?} entered with {:?}: {:?}",
+            at,
+            fence,
+            accepted
+        );
+        prop_assert_eq!(fence.lane, 0);
+    }
+    prop_assert_eq!(resource.highest(0).unwrap_or(0), net.entries.len() as u64);
+    Ok(())
+}

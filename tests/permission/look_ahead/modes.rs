@@ -4,7 +4,7 @@
 use crate::fixtures::{ann, assert_ignored, enter, node, recv, run, ts, F0};
 use manet_mutex::look_ahead::{Announcement, Message, Mode, Node, Relation};
 use manet_mutex::testkit::PermNet;
-use manet_mutex::{Action, Anomaly, CsRequest, Event, NodeId, Protocol, Status};
+use manet_mutex::{Action, Anomaly, CsRequest, Event, Fence, NodeId, Protocol, Status};
 
 /// Two hosts; host 0 asks host 1 (the paper's consistent starting state).
 fn pair() -> PermNet<Node> {
@@ -122,7 +122,7 @@ fn voluntary_disconnection_and_reconnection_round_trip() {
     net.apply(NodeId(1), Event::Request(CsRequest::ONE))
         .unwrap();
     net.settle(500).unwrap();
-    assert_eq!(net.entries, vec![NodeId(1)]);
+    assert_eq!(net.entries, vec![(NodeId(1), Fence::new(0, 1))]);
 }
 
 #[test]
@@ -221,7 +221,10 @@ fn disconnect_concurrent_with_our_reconnect_ends_the_wait_and_the_leaver_asks_on
         "host 0 is inside"
     );
     net.settle(500).unwrap();
-    assert_eq!(net.entries, vec![NodeId(0), NodeId(1)]);
+    assert_eq!(
+        net.entries,
+        vec![(NodeId(0), Fence::new(0, 1)), (NodeId(1), Fence::new(0, 2))]
+    );
 }
 
 #[test]
@@ -263,7 +266,10 @@ fn an_absent_host_stays_unasked_across_our_own_announcements() {
     net.apply(NodeId(2), Event::Request(CsRequest::ONE))
         .unwrap();
     net.settle(500).unwrap();
-    assert_eq!(net.entries, vec![NodeId(0), NodeId(2)]);
+    assert_eq!(
+        net.entries,
+        vec![(NodeId(0), Fence::new(0, 1)), (NodeId(2), Fence::new(0, 2))]
+    );
 }
 
 #[test]
@@ -288,7 +294,10 @@ fn of_two_concurrent_disconnects_only_the_later_is_applied() {
     net.apply(NodeId(1), Event::Request(CsRequest::ONE))
         .unwrap();
     net.settle(500).unwrap();
-    assert_eq!(net.entries, vec![NodeId(0), NodeId(1)]);
+    assert_eq!(
+        net.entries,
+        vec![(NodeId(0), Fence::new(0, 1)), (NodeId(1), Fence::new(0, 2))]
+    );
 }
 
 #[test]
@@ -396,7 +405,7 @@ fn reconnect_while_waiting_restarts_permission_collection() {
         "pre-outage REPLY is stale"
     );
     net.settle(500).unwrap();
-    assert_eq!(net.entries, vec![NodeId(0)]);
+    assert_eq!(net.entries, vec![(NodeId(0), Fence::new(0, 1))]);
 }
 
 #[test]
@@ -495,7 +504,7 @@ fn a_request_epoch_corrupted_upwards_heals_within_one_exchange() {
     // Its receiver drops it: only the retransmission can recover it.
     net.lost = true;
     net.settle(500).unwrap();
-    assert_eq!(net.entries, vec![NodeId(0)]);
+    assert_eq!(net.entries, vec![(NodeId(0), Fence::new(0, 1))]);
     // Both hosts still serve each other afterwards: nobody is muted.
     for round in 0..3 {
         net.apply(NodeId(1), Event::Request(CsRequest::ONE))

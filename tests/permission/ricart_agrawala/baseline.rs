@@ -1,10 +1,11 @@
 //! Ricart–Agrawala: 2(n − 1) messages per entry, the deferral rule, stale input, errors, and
 //! safety/liveness under adversarial schedules (reporting only noise).
 
-use crate::fixtures::{fence, only_noise, play, schedule_op, F0};
+use crate::fixtures::{fence, only_noise, play, resource_accepts_every_entry, schedule_op, F0};
 use manet_mutex::permission::Timestamp;
 use manet_mutex::ricart_agrawala::{Config, Message, Node, Settings};
-use manet_mutex::testkit::strategy::cases;
+use manet_mutex::testkit::fuzz::permission_network;
+use manet_mutex::testkit::strategy::{cases, permission_input_with, PermissionFaults};
 use manet_mutex::testkit::PermNet;
 use manet_mutex::{Action, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
 use proptest::prelude::*;
@@ -194,5 +195,20 @@ proptest! {
         let r = routed::run::<Node>(&cfg).map_err(|v| TestCaseError::fail(v.to_string()))?;
         prop_assert!(r.metrics.cs_entries >= 30);
         prop_assert!(r.metrics.messages >= 2 * u64::from(hosts - 1) * 30);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(256), ..ProptestConfig::default() })]
+
+    /// A protected resource behind the system, with corruption of any field, loss,
+    /// duplicates and early timeouts: every entry's fence is above every earlier one
+    /// (`docs/ALGORITHMS.md`, F1).
+    #[test]
+    fn a_protected_resource_sees_the_fences_go_up(
+        input in permission_input_with(PermissionFaults::ALL),
+    ) {
+        let net = permission_network::play::<Node>(&input);
+        resource_accepts_every_entry(&net)?;
     }
 }

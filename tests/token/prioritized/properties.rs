@@ -4,6 +4,7 @@
 //! its changes at its own time.
 
 use super::fixtures::{ask, drain, edge, in_cs, n, net};
+use manet_mutex::fence::Fences;
 use manet_mutex::prioritized::{network, Message, Node, Policy, Resources, Settings};
 use manet_mutex::queue::Priority;
 use manet_mutex::testkit::fuzz::prioritized_network;
@@ -150,6 +151,23 @@ proptest! {
                 "{:?} reported {:?} from {:?}", at, kind, from
             );
         }
+    }
+
+    /// A protected resource behind the network, with any field of any message corrupted and
+    /// one-sided link events: it accepts every grant's fence (each above the last), and the
+    /// token's counter counts exactly the grants (`docs/ALGORITHMS.md`, F1).
+    #[test]
+    fn a_protected_resource_sees_the_grants_fences_go_up(
+        input in prioritized_input_with(TokenFaults::ALL),
+    ) {
+        let net = prioritized_network::play(&input);
+        let mut resource = Fences::new();
+        for (at, _, fence) in &net.entries {
+            let accepted = resource.admit(*fence);
+            prop_assert!(accepted.is_ok(), "{:?} entered with {:?}: {:?}", at, fence, accepted);
+            prop_assert_eq!(fence.lane, 0);
+        }
+        prop_assert_eq!(resource.highest(0).unwrap_or(0), net.entries.len() as u64);
     }
 
     #[test]

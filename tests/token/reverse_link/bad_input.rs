@@ -762,3 +762,44 @@ fn a_keepalive_from_next_repeats_the_request() {
         vec![send(2, Message::LinkInfo(h(1, 0, 5).into()))]
     );
 }
+
+/// One corrupted field of a token's fence (any copy, lane or value) is outvoted by the other
+/// two copies: the token arrives with its id and counter, and the next entry continues them.
+#[test]
+fn a_corrupted_fence_field_of_a_token_in_flight_is_recovered() {
+    use manet_mutex::testkit::corrupt::Value;
+    use manet_mutex::testkit::TokenNet;
+    let (n0, n1) = (NodeId(0), NodeId(1));
+    // A token's slots: the sealed height (4), then the three copies' lanes and values.
+    for field in 4..10 {
+        for value in [
+            Value::Zero,
+            Value::Max,
+            Value::Up,
+            Value::Down,
+            Value::Node(1),
+        ] {
+            let mut net =
+                TokenNet::<Node>::with_edges(2, &[(0, 1)], &[0], Settings::new(1)).unwrap();
+            net.request(n0, CsRequest::ONE);
+            net.release(n0);
+            net.request(n1, CsRequest::ONE);
+            assert!(net.deliver(n1, n0), "the request");
+            if !net.corrupt(n0, n1, 0, field, value) {
+                continue; // the field had that value already
+            }
+            assert!(net.deliver(n0, n1), "the token");
+            assert_eq!(
+                net.status(n1),
+                Status::Critical,
+                "field {field} = {value:?}"
+            );
+            assert_eq!(net.entries.last().map(|e| e.2), Some(Fence::new(0, 2)));
+            assert!(
+                net.anomalies.iter().all(|a| a.2 != Anomaly::OutOfRange),
+                "field {field} = {value:?}: {:?}",
+                net.anomalies
+            );
+        }
+    }
+}

@@ -553,3 +553,44 @@ fn token_in_krlf_resets_visited_marks_once_every_neighbour_is_visited() {
     assert_eq!(visited(&n), vec![1]);
     assert_eq!(n.tokens(), 0);
 }
+
+// ---------------------------------------------------------------- fencing (F1)
+
+#[test]
+fn a_token_whose_id_is_held_already_or_impossible_is_refused_unchanged() {
+    // Node 0 holds token 0 of k = 2.
+    let mut n = holder(1);
+    for forged in [
+        fence(0, 5),
+        fence(2, 0),
+        FenceCopies([Fence::new(1, 0), Fence::new(1, 1), Fence::new(0, 0)]),
+    ] {
+        let before = n.clone();
+        assert_eq!(
+            run(&mut n, recv(2, Token(h(1, 0, 2).into(), forged))),
+            vec![anomaly(2, Anomaly::OutOfRange)],
+            "{forged:?}"
+        );
+        assert_eq!(n, before, "{forged:?} changed the node");
+    }
+    // Token 1, its copies outvoting one corrupted copy, is new here: kept, with its counter.
+    let one_bad = FenceCopies([Fence::new(1, 7), Fence::new(9, 7), Fence::new(1, 7)]);
+    run(&mut n, recv(2, Token(h(1, 0, 2).into(), one_bad)));
+    assert_eq!(
+        n.held_tokens().collect::<Vec<_>>(),
+        [Fence::new(0, 0), Fence::new(1, 7)]
+    );
+}
+
+#[test]
+fn each_entry_raises_the_counter_of_the_token_it_uses() {
+    let mut n = holder(2);
+    assert_eq!(run(&mut n, request()), vec![enter_with(0, 1)]);
+    // The spare token leaves from the end; the one in use stays.
+    assert_eq!(
+        run(&mut n, recv(2, Request(h(1, 0, 2).into()))),
+        vec![send(2, Token(h(0, 0, 0).into(), fence(1, 0)))]
+    );
+    run(&mut n, Event::Release);
+    assert_eq!(run(&mut n, request()), vec![enter_with(0, 2)]);
+}

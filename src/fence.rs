@@ -70,6 +70,12 @@ impl FenceCopies {
             None
         }
     }
+
+    /// The value of [`FenceCopies::read`] if it is a fence of `lane` (the single-lane
+    /// algorithms' messages all carry lane 0).
+    pub fn read_in(self, lane: u32) -> Option<u64> {
+        self.read().filter(|f| f.lane == lane).map(|f| f.value)
+    }
 }
 
 impl From<Fence> for FenceCopies {
@@ -135,6 +141,8 @@ mod tests {
         assert_eq!(copies.read(), None);
         let two_agree = FenceCopies([Fence::new(0, 1), Fence::new(0, 2), Fence::new(0, 2)]);
         assert_eq!(two_agree.read(), Some(Fence::new(0, 2)));
+        assert_eq!(two_agree.read_in(0), Some(2));
+        assert_eq!(two_agree.read_in(1), None, "another lane");
     }
 
     #[test]

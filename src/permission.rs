@@ -362,9 +362,9 @@ impl<T: Copy> Core<T> {
         fence: FenceCopies,
         out: &mut Outbox<M>,
     ) -> bool {
-        match fence.read().filter(|f| f.lane == 0) {
-            Some(f) => {
-                self.fence_seen = self.fence_seen.max(f.value);
+        match fence.read_in(0) {
+            Some(value) => {
+                self.fence_seen = self.fence_seen.max(value);
                 true
             }
             None => {

@@ -82,8 +82,8 @@ impl Node {
         if !intact || t.saturating_add(backlog) > k {
             self.outbox.anomaly(from, Anomaly::OutOfRange);
         }
-        self.grants = match fence.read().filter(|f| f.lane == 0) {
-            Some(f) => f.value,
+        self.grants = match fence.read_in(0) {
+            Some(value) => value,
             None => {
                 // Copies that disagree (or a lane other than 0): a forgery, which no single
                 // corrupted field makes. The token is kept, as ever, with the largest copy:

@@ -198,7 +198,7 @@ impl Node {
         let held = &self.held;
         let Some(token) = fence
             .read()
-            .filter(|t| t.lane < k && held.iter().all(|h| h.lane != t.lane))
+            .filter(|t| t.lane < k && held.iter().all(|mine| mine.lane != t.lane))
         else {
             // A second copy of a token held here (so more than k tokens), an id outside
             // `0..k`, or copies that disagree: impossible in a correct system, and no single

@@ -694,3 +694,27 @@ fn token_raises_the_front_to_the_priority_it_was_granted_at() {
     assert!(out.is_empty());
     assert!(a.holds_token());
 }
+
+/// A token is never dropped, even with fence copies of which no two agree (a forgery, which
+/// no single corrupted field makes): it is kept with the largest copy as its grant counter, so
+/// its fences cannot go back while any copy is true, and the forgery is reported (F1).
+#[test]
+fn a_token_with_disagreeing_fence_copies_is_kept_with_the_largest() {
+    let mut a = middle();
+    let forged = FenceCopies([Fence::new(0, 3), Fence::new(0, 9), Fence::new(1, 5)]);
+    let out = go(
+        &mut a,
+        recv(
+            0,
+            Message::Token {
+                available: Resources::new(K),
+                priority: p(0),
+                height: h(0, 0, 0).into(),
+                fence: forged,
+            },
+        ),
+    );
+    assert!(out.contains(&anomaly(0, Anomaly::OutOfRange)), "{out:?}");
+    assert!(a.holds_token());
+    assert_eq!(go(&mut a, req(1, 0)), vec![enter(1, 10)]);
+}

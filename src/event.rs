@@ -115,7 +115,8 @@ pub enum Anomaly {
     /// driver bug, or a corrupted header) causes it; no fault-free run reports it.
     UnknownPeer,
     /// The message carries a value outside its valid range (e.g. a height triple naming another
-    /// node, `t > k`), or fails its check word.
+    /// node, `t > k`, a KRL token id held already or not below `k`), fails its check word, or
+    /// carries fence copies of which no two agree ([`FenceCopies`](crate::FenceCopies)).
     ///
     /// [`Suspect`](Severity::Suspect) in every algorithm: correct peers send only values in
     /// range, so it means corruption on the way or a forged message. The crate's runs report

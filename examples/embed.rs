@@ -23,8 +23,9 @@ fn main() -> Result<(), manet_mutex::Error> {
         for action in nodes[at.index()].handle(event)? {
             match action {
                 Action::Send { to, msg } => wire.push_back((at, to, msg)),
-                Action::EnterCritical { .. } => {
-                    println!("{at:?} enters the critical section");
+                Action::EnterCritical { fence, .. } => {
+                    // A protected resource would refuse anything not above this fence.
+                    println!("{at:?} enters the critical section with {fence:?}");
                     pending.push((at, Event::Release));
                 }
                 _ => {}

@@ -10,9 +10,9 @@
 //! use manet_mutex::codec::{decode, encode, DecodeError, MAX_FRAME};
 //! use manet_mutex::reverse_link::Message;
 //! use manet_mutex::token::height::{Height, Sealed};
-//! use manet_mutex::NodeId;
+//! use manet_mutex::{Fence, NodeId};
 //!
-//! let msg = Message::Token(Sealed::new(Height::new(0, -1, NodeId(2))));
+//! let msg = Message::Token(Sealed::new(Height::new(0, -1, NodeId(2))), Fence::new(0, 7).into());
 //! let frame = encode(&msg);
 //! assert!(frame.len() <= MAX_FRAME);
 //! assert_eq!(decode::<Message>(&frame), Ok(msg));
@@ -30,7 +30,7 @@
 //!
 //! | bytes | content |
 //! | --- | --- |
-//! | 0 | the format version, [`VERSION`] (1) |
+//! | 0 | the format version, [`VERSION`] (2) |
 //! | 1.. | the [postcard](https://docs.rs/postcard) encoding of the message |
 //!
 //! The postcard encoding of these types is: the variant's index in declaration order (0 for
@@ -39,16 +39,18 @@
 //! first, so values below 128 take one byte, a `u32` at most 5, a `u64` at most 10), signed
 //! ones zigzag-encoded varints (`0, -1, 1, -2, ..` become `0, 1, 2, 3, ..`), a `bool` one byte
 //! (0 or 1), and a struct or newtype (heights, sealed heights, timestamps, announcements,
-//! resource counts, priorities, [`NodeId`](crate::NodeId)) its fields in order. So the frame of
-//! `reverse_link::Message::Token` carrying the sealed height `(0, -1, n2)` is `[1, 1, 0, 1, 2]`
-//! followed by the check word's varint.
+//! resource counts, priorities, [`NodeId`](crate::NodeId), fences) its fields in order, and an
+//! array its elements (the three copies of a [`FenceCopies`](crate::FenceCopies)). So the frame
+//! of `reverse_link::Message::Token` carrying the sealed height `(0, -1, n2)` is
+//! `[2, 1, 0, 1, 2]` followed by the check word's varint and the three fence copies (lane, value).
 //!
-//! Every message of version 1 encodes in at most 62 bytes (a prioritized TOKEN with every
-//! field at its longest). Typical frames take 5 to 20 bytes: counters, ids and heights are
-//! usually small, and a check word, a full 64-bit value, takes 9 or 10 (a permission REPLY has
-//! none and takes 5 to 8 bytes, a sealed height 14 or 15). [`MAX_FRAME`] (64) bounds every
+//! Every message of version 2 encodes in at most 107 bytes (a prioritized TOKEN with every
+//! field at its longest; three fence copies at their longest take 45). Typical frames take 11
+//! to 30 bytes: counters, ids, heights and fences are usually small (three small fence copies
+//! take 6 bytes), and a check word, a full 64-bit value, takes 9 or 10 (a permission REPLY has
+//! none and takes 11 to 16 bytes, a sealed height 14 or 15). [`MAX_FRAME`] (128) bounds every
 //! frame: a receive buffer of that size holds any frame, and [`decode`] refuses a longer input
-//! before reading it.
+//! before reading it. Version 1 had no fences (`docs/ALGORITHMS.md`, F1).
 //!
 //! The frame has no length, no checksum and no algorithm tag. The transport delimits frames.
 //! Corruption is the nodes' business (check words and second copies, see the crate's threat
@@ -115,12 +117,12 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 /// The format version: the first byte of every frame.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 
 /// The largest frame, in bytes, version byte included. Every message of every algorithm
-/// encodes within it (at most 62 bytes in version 1); [`decode`] refuses a longer input as
+/// encodes within it (at most 107 bytes in version 2); [`decode`] refuses a longer input as
 /// [`DecodeError::Oversized`] without reading it.
-pub const MAX_FRAME: usize = 64;
+pub const MAX_FRAME: usize = 128;
 
 /// A message type with a wire format: the `Message` of [`reverse_link`](crate::reverse_link),
 /// [`prioritized`](crate::prioritized), [`look_ahead`](crate::look_ahead) and

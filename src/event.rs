@@ -1,6 +1,6 @@
 //! What goes into a node ([`Event`]) and what comes out ([`Action`]).
 
-use crate::NodeId;
+use crate::{Fence, NodeId};
 
 /// Identifies a timer a node asked for with [`Action::SetTimer`]; it comes back in
 /// [`Event::Timeout`]. Nodes key timers so that a stale or duplicate timeout is a no-op.
@@ -115,7 +115,8 @@ pub enum Anomaly {
     /// driver bug, or a corrupted header) causes it; no fault-free run reports it.
     UnknownPeer,
     /// The message carries a value outside its valid range (e.g. a height triple naming another
-    /// node, `t > k`), or fails its check word.
+    /// node, `t > k`, a KRL token id held already or not below `k`), fails its check word, or
+    /// carries fence copies of which no two agree ([`FenceCopies`](crate::FenceCopies)).
     ///
     /// [`Suspect`](Severity::Suspect) in every algorithm: correct peers send only values in
     /// range, so it means corruption on the way or a forged message. The crate's runs report
@@ -186,6 +187,10 @@ pub enum Action<M> {
     EnterCritical {
         /// Resources granted (1 for single-resource algorithms).
         resources: u32,
+        /// The fencing token of this entry: a protected resource keeps the highest `value` it
+        /// accepted per `lane` and refuses anything not above it ([`crate::fence`] says what
+        /// each algorithm guarantees).
+        fence: Fence,
     },
     /// Start (or restart) timer `timer`, to fire after `after`
     /// ([`Timers`](crate::timers::Timers) keeps such timers for an embedder).

@@ -15,7 +15,8 @@
 //! Shared building blocks: [`token`] (height triples, partial reversal, the token algorithms'
 //! neighbour table and link handshake), [`queue`] (request queues),
 //! [`permission`] (timestamps, deferral and retransmission for the permission algorithms),
-//! [`seal`] (check words), [`session`] (a sans-IO link session that gives the token algorithms
+//! [`seal`] (check words), [`fence`] (fencing tokens for the resources the critical section
+//! protects), [`session`] (a sans-IO link session that gives the token algorithms
 //! their link contract over an unreliable datagram transport), and, with the default `std`
 //! feature, [`sim`], the deterministic simulator. With the `testkit` feature, `testkit` holds the network drivers with fault
 //! injection, fuzz bodies and proptest strategies the crate's own tests use, for testing the
@@ -174,7 +175,7 @@
 //! | --- | --- | --- | --- | --- |
 //! | `Send` to | a linked neighbour | a linked neighbour | any host | any host |
 //! | messages | REQUEST, TOKEN, LinkInfo, Probe, TokenAck | TOKEN, REQUEST, UPDATE, RELEASE, LINK, Probe, TokenAck | REQUEST, REPLY, DOZE, DISCONNECT, RECONNECT | REQUEST, REPLY |
-//! | `EnterCritical { resources }` | 1 | `h`, the request's `resources` | 1 | 1 |
+//! | `EnterCritical { resources, fence }` | 1; `fence` lane: the token's id | `h`, the request's `resources`; lane 0 | 1; lane 0 | 1; lane 0 |
 //! | `SetTimer`, `CancelTimer` | `SetTimer` with an idle pause, else never | never | yes | yes |
 //! | `Anomaly` kinds | `UnknownPeer`, `OutOfRange`, `Stale`, `RedundantLinkEvent` | all of [`Anomaly`] | `UnknownPeer`, `OutOfRange`, `Stale`, `Unexpected` | `UnknownPeer`, `OutOfRange`, `Stale`, `Unexpected` |
 //!
@@ -212,7 +213,8 @@
 //!   released resources) is kept with the impossible part ignored;
 //! - where a wrong but possible value would cost safety or liveness, the message carries a
 //!   check word ([`seal`]: permission REQUESTs and announcements, every height of the token
-//!   algorithms) or a second copy (the prioritized resource counts), or a message that must
+//!   algorithms), a second copy (the prioritized resource counts) or three copies read by
+//!   majority (the [fences](fence) of tokens and permission messages), or a message that must
 //!   not grant differs from one that does in two fields (permission REPLYs): a corrupted
 //!   field then reads as a lost message or an impossible value;
 //! - peer counters are bounded with headroom: clocks and epochs merge at most
@@ -272,6 +274,7 @@ extern crate alloc;
 pub mod codec;
 mod error;
 mod event;
+pub mod fence;
 pub mod look_ahead;
 mod node;
 mod peer_map;
@@ -291,4 +294,5 @@ pub mod token;
 
 pub use error::Error;
 pub use event::{Action, Anomaly, CsRequest, Event, Severity, TimerId};
+pub use fence::{Fence, FenceCopies};
 pub use node::{Actions, NodeId, Protocol, Status};

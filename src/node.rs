@@ -235,7 +235,10 @@ mod tests {
             .handle(Event::Request(CsRequest::ONE))
             .unwrap()
             .collect();
-        let marker = Action::EnterCritical { resources: 7 };
+        let marker = Action::EnterCritical {
+            resources: 7,
+            fence: crate::Fence::new(0, 7),
+        };
         let mut out = vec![marker.clone()];
         a.handle_into(Event::Request(CsRequest::ONE), &mut out)
             .unwrap();
@@ -274,6 +277,9 @@ mod tests {
             }
         }
         assert_eq!(a.status(), Status::Critical);
-        assert!(out.contains(&Action::EnterCritical { resources: 1 }));
+        assert!(out.contains(&Action::EnterCritical {
+            resources: 1,
+            fence: crate::Fence::new(0, 1),
+        }));
     }
 }

@@ -24,7 +24,10 @@ use alloc::string::String;
 
 use crate::node::Outbox;
 use crate::peer_map::PeerMap;
-use crate::{Action, Anomaly, CsRequest, Error, NodeId, Protocol, Severity, Status, TimerId};
+use crate::{
+    Action, Anomaly, CsRequest, Error, Fence, FenceCopies, NodeId, Protocol, Severity, Status,
+    TimerId,
+};
 
 /// How far ahead of the receiver's clock a peer's clock value or epoch may be; beyond it the
 /// value is impossible and its message is dropped (see the module docs).
@@ -247,6 +250,10 @@ pub(crate) struct Core<T> {
     seq: u64,
     pub(crate) waits: Waits,
     pub(crate) deferred: Deferred<T>,
+    /// The highest fence value seen in a message or issued here. Every message carries it,
+    /// so it travels along every causal chain from one critical section's exit to the next
+    /// entry, which is one above it (`docs/ALGORITHMS.md`, F1).
+    pub(crate) fence_seen: u64,
 }
 
 impl<T: Copy> Core<T> {
@@ -269,6 +276,7 @@ impl<T: Copy> Core<T> {
             seq: 0,
             waits: Waits::default(),
             deferred: Deferred::default(),
+            fence_seen: 0,
         })
     }
 
@@ -333,11 +341,36 @@ impl<T: Copy> Core<T> {
         self.waits.arm(peer, self.retransmit_after, out);
     }
 
-    /// Enter the critical section once every REPLY is in.
+    /// Enter the critical section once every REPLY is in, fenced one above every fence seen.
     pub(crate) fn try_enter<M>(&mut self, out: &mut Outbox<M>) {
         if self.status == Status::Waiting && self.waits.is_empty() {
             self.status = Status::Critical;
-            out.push(Action::EnterCritical { resources: 1 });
+            self.fence_seen = self.fence_seen.saturating_add(1);
+            out.push(Action::EnterCritical {
+                resources: 1,
+                fence: Fence::new(0, self.fence_seen),
+            });
+        }
+    }
+
+    /// Take in the fence a peer's message carries. Copies that do not read as one fence of
+    /// lane 0 are a forgery, which no single corrupted field makes: the message is to be
+    /// dropped (like a lost one), reported as [`Anomaly::OutOfRange`].
+    pub(crate) fn hear_fence<M>(
+        &mut self,
+        from: NodeId,
+        fence: FenceCopies,
+        out: &mut Outbox<M>,
+    ) -> bool {
+        match fence.read_in(0) {
+            Some(value) => {
+                self.fence_seen = self.fence_seen.max(value);
+                true
+            }
+            None => {
+                out.anomaly(from, Anomaly::OutOfRange);
+                false
+            }
         }
     }
 

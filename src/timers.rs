@@ -272,7 +272,10 @@ mod tests {
                 to: crate::NodeId(1),
                 msg: (),
             },
-            Action::EnterCritical { resources: 1 },
+            Action::EnterCritical {
+                resources: 1,
+                fence: crate::Fence::default(),
+            },
             Action::Anomaly {
                 from: crate::NodeId(1),
                 kind: crate::Anomaly::Stale,

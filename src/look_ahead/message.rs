@@ -2,6 +2,7 @@
 
 use crate::permission::Timestamp;
 use crate::seal::check_word;
+use crate::{Fence, FenceCopies};
 
 /// A look-ahead message. Any order of delivery is allowed, so every message carries what the
 /// receiver needs to recognise a stale copy.
@@ -9,6 +10,9 @@ use crate::seal::check_word;
 /// `epoch` is the clock value of the sender's last DOZE/DISCONNECT/RECONNECT announcement
 /// (its `T_rec`, 0 before any): a message from before an announcement the receiver has already
 /// seen is stale, and a message from after it makes the (overtaken) announcement stale.
+///
+/// Every message also carries the highest fence its sender has seen, in three copies
+/// (`docs/ALGORITHMS.md`, F1).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -28,6 +32,8 @@ pub enum Message {
         /// REPLY would grant the request a corrupted copy describes (`docs/ALGORITHMS.md`,
         /// A6), so a copy with any one field corrupted is dropped, like a lost one.
         check: u64,
+        /// The highest fence the sender has seen.
+        fence: FenceCopies,
     },
     /// Permission for the request `(ts, seq)`, sent in answer to its copy of epoch `epoch`.
     Reply {
@@ -43,6 +49,8 @@ pub enum Message {
         /// on the way, the REPLY grants nothing, and the receiver re-announces itself with an
         /// epoch beyond it (`docs/ALGORITHMS.md`, A3).
         seen: u64,
+        /// The highest fence the sender has seen.
+        fence: FenceCopies,
     },
     /// The sender enters doze mode; it will ask everyone before its next critical section.
     Doze(Announcement),
@@ -54,13 +62,22 @@ pub enum Message {
 }
 
 impl Message {
-    /// A REQUEST with its check word.
-    pub fn request(ts: Timestamp, seq: u64, epoch: u64) -> Message {
+    /// A REQUEST with its check word, from a sender that has seen fences up to `fence`.
+    pub fn request(ts: Timestamp, seq: u64, epoch: u64, fence: u64) -> Message {
         Message::Request {
             ts,
             seq,
             epoch,
             check: Self::request_check(ts, seq, epoch),
+            fence: Fence::new(0, fence).into(),
+        }
+    }
+
+    /// The fence the message carries, as it travelled.
+    pub fn fence(&self) -> FenceCopies {
+        match self {
+            Message::Request { fence, .. } | Message::Reply { fence, .. } => *fence,
+            Message::Doze(a) | Message::Disconnect(a) | Message::Reconnect(a) => a.fence,
         }
     }
 
@@ -92,16 +109,19 @@ pub struct Announcement {
     pub absent: bool,
     /// [`Announcement::seal`] of the other fields.
     pub check: u64,
+    /// The highest fence the sender has seen (three copies: outside the check word).
+    pub fence: FenceCopies,
 }
 
 impl Announcement {
-    /// An announcement with its check word.
-    pub fn new(ts: Timestamp, seen: u64, absent: bool) -> Self {
+    /// An announcement with its check word, from a sender that has seen fences up to `fence`.
+    pub fn new(ts: Timestamp, seen: u64, absent: bool, fence: u64) -> Self {
         Announcement {
             ts,
             seen,
             absent,
             check: Self::seal(ts, seen, absent),
+            fence: Fence::new(0, fence).into(),
         }
     }
 

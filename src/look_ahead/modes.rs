@@ -91,7 +91,7 @@ impl Node {
         self.ask_everyone_present();
         for peer in self.s.core.peers() {
             let view = self.s.peers[peer.index()];
-            let a = Announcement::new(ts, view.epoch, view.absent);
+            let a = Announcement::new(ts, view.epoch, view.absent, self.s.core.fence_seen);
             self.out.send(peer, kind.message(a));
         }
     }

@@ -8,7 +8,7 @@ use super::sets::{initial_info_set, Relation, Sets};
 use super::{Config, Settings};
 use crate::node::Outbox;
 use crate::permission::{Core, Decision, Ticket, Timestamp};
-use crate::{Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Severity, Status};
+use crate::{Actions, Anomaly, CsRequest, Error, Event, Fence, NodeId, Protocol, Severity, Status};
 
 /// The host's mode (section III-A).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -209,10 +209,10 @@ impl Node {
 
     /// Send the open request to `peer` under our current epoch and (re)arm its timer.
     pub(super) fn ask(&mut self, peer: NodeId, Ticket { ts, seq }: Ticket) {
-        let epoch = self.epoch();
+        let (epoch, fence) = (self.epoch(), self.s.core.fence_seen);
         self.s
             .core
-            .ask(peer, Message::request(ts, seq, epoch), &mut self.out);
+            .ask(peer, Message::request(ts, seq, epoch, fence), &mut self.out);
     }
 
     /// Send the open request to every member of `Info_set`.
@@ -227,13 +227,20 @@ impl Node {
     }
 
     /// A REPLY to `peer` for its request `ticket`, copy of epoch `epoch`, telling it what we
-    /// have seen of it.
-    fn reply(peers: &[PeerView], peer: NodeId, Ticket { ts, seq }: Ticket, epoch: u64) -> Message {
+    /// have seen of it and the highest fence we have seen.
+    fn reply(
+        peers: &[PeerView],
+        fence: u64,
+        peer: NodeId,
+        Ticket { ts, seq }: Ticket,
+        epoch: u64,
+    ) -> Message {
         Message::Reply {
             ts,
             seq,
             epoch,
             seen: peers[peer.index()].epoch,
+            fence: Fence::new(0, fence).into(),
         }
     }
 
@@ -256,8 +263,9 @@ impl Node {
         // all in our Info_set (Q_req ⊆ Info_set always holds), as they must be: the REPLY
         // moves us into their Status_set.
         let State { core, peers, .. } = &mut self.s;
+        let fence = core.fence_seen;
         core.close_request(&mut self.out, |peer, ticket, epoch| {
-            Self::reply(peers, peer, ticket, epoch)
+            Self::reply(peers, fence, peer, ticket, epoch)
         })?;
         if self.s.reconnect_pending {
             self.announce_reconnect();
@@ -269,8 +277,9 @@ impl Node {
     /// and the sets move only as those REPLYs move them.
     fn cancel(&mut self) -> Result<(), Error> {
         let State { core, peers, .. } = &mut self.s;
+        let fence = core.fence_seen;
         core.withdraw(&mut self.out, |peer, ticket, epoch| {
-            Self::reply(peers, peer, ticket, epoch)
+            Self::reply(peers, fence, peer, ticket, epoch)
         })?;
         if self.s.reconnect_pending {
             self.announce_reconnect();
@@ -289,12 +298,16 @@ impl Node {
             self.out.anomaly(from, Anomaly::UnknownPeer);
             return;
         }
+        if !self.s.core.hear_fence(from, msg.fence(), &mut self.out) {
+            return;
+        }
         match msg {
             Message::Request {
                 ts,
                 seq,
                 epoch,
                 check,
+                ..
             } => {
                 if check == Message::request_check(ts, seq, epoch) {
                     self.on_request(from, Ticket { ts, seq }, epoch);
@@ -308,6 +321,7 @@ impl Node {
                 seq,
                 epoch,
                 seen,
+                ..
             } => self.on_reply(from, Ticket { ts, seq }, epoch, seen),
             Message::Doze(a) => self.on_announce(from, Kind::Doze, a),
             Message::Disconnect(a) => self.on_announce(from, Kind::Disconnect, a),
@@ -334,7 +348,7 @@ impl Node {
             // no request (number 0) besides naming an epoch the peer left or one it never had.
             self.out.anomaly(from, Anomaly::Stale);
             let hint = Ticket { seq: 0, ..ticket };
-            let reply = Self::reply(&self.s.peers, from, hint, epoch);
+            let reply = Self::reply(&self.s.peers, self.s.core.fence_seen, from, hint, epoch);
             self.out.send(from, reply);
             return;
         }
@@ -352,7 +366,7 @@ impl Node {
             Decision::Defer => self.s.core.deferred.insert(from, ticket, epoch),
             Decision::Reply => {
                 self.s.core.deferred.remove(from);
-                let reply = Self::reply(&self.s.peers, from, ticket, epoch);
+                let reply = Self::reply(&self.s.peers, self.s.core.fence_seen, from, ticket, epoch);
                 self.out.send(from, reply);
                 // Waiting with lower priority: the requester will enter first, so we need its
                 // permission as well (it defers us until it leaves the critical section).

@@ -10,7 +10,7 @@ use crate::queue::Priority;
 use crate::token::height::Height;
 use crate::token::links::{Take, TokenNode};
 use crate::token::neighbors::Said;
-use crate::{Anomaly, NodeId};
+use crate::{Anomaly, FenceCopies, NodeId};
 
 use super::message::Resources;
 use super::{Message, Node, Policy};
@@ -22,7 +22,8 @@ impl Node {
                 available,
                 priority,
                 height,
-            } => self.on_token(from, available, priority, height.open()),
+                fence,
+            } => self.on_token(from, available, priority, height.open(), fence),
             Message::Request { priority, height } => {
                 self.on_request(from, priority, height.open());
             }
@@ -50,7 +51,14 @@ impl Node {
         fixed
     }
 
-    fn on_token(&mut self, from: NodeId, available: Resources, granted: Priority, ht: Height) {
+    fn on_token(
+        &mut self,
+        from: NodeId,
+        available: Resources,
+        granted: Priority,
+        ht: Height,
+        fence: FenceCopies,
+    ) {
         let k = self.settings.k;
         if self.token.is_some() {
             // There is one token; a second one is a duplicate or a faulty peer. Adding its
@@ -74,6 +82,16 @@ impl Node {
         if !intact || t.saturating_add(backlog) > k {
             self.outbox.anomaly(from, Anomaly::OutOfRange);
         }
+        self.grants = match fence.read_in(0) {
+            Some(value) => value,
+            None => {
+                // Copies that disagree (or a lane other than 0): a forgery, which no single
+                // corrupted field makes. The token is kept, as ever, with the largest copy:
+                // if any copy is true, the fences still never go backwards (F1).
+                self.outbox.anomaly(from, Anomaly::OutOfRange);
+                fence.0.iter().map(|f| f.value).max().unwrap_or(0)
+            }
+        };
         let granted = self.sanitize(from, granted);
         let before = self.queue.front();
         if let Some((front, _)) = before {

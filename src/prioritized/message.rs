@@ -2,6 +2,7 @@
 
 use crate::queue::Priority;
 use crate::token::height::Sealed;
+use crate::FenceCopies;
 
 /// A message between neighbours. The sender is the `from` of [`crate::Event::Receive`].
 ///
@@ -23,6 +24,8 @@ pub enum Message {
         priority: Priority,
         /// The sender's height when it sent the token.
         height: Sealed,
+        /// The token's grant counter, the fence of its last grant (lane 0), in three copies.
+        fence: FenceCopies,
     },
     /// REQUEST(j, S): the sender asks for the token on behalf of the front of its queue.
     Request {

@@ -31,8 +31,8 @@
 //! `Cancel` (a waiting node withdraws; a waiting holder serves the rest of its queue),
 //! `Receive`, `LinkUp` and `LinkDown`; any other event is
 //! [`Error::Unsupported`](crate::Error::Unsupported). The node sets no timers. It emits `Send`
-//! (to a linked neighbour), `EnterCritical { resources: h }` with the `h` requested, and
-//! `Anomaly`. The crate's [driving contract](crate#driving-contract) has the errors per state.
+//! (to a linked neighbour), `EnterCritical { resources: h, fence }` with the `h` requested
+//! (the fence: lane 0, the token's count of grants; see [`crate::fence`]), and `Anomaly`. The crate's [driving contract](crate#driving-contract) has the errors per state.
 //!
 //! Interpretations of the paper and deviations from it are listed in `docs/ALGORITHMS.md`,
 //! each with the test that pins it.

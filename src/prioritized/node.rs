@@ -22,6 +22,9 @@ pub struct Node {
     pub(super) links: Links,
     /// `Some(t)` while holding the token with `t` free resources.
     pub(super) token: Option<u32>,
+    /// While holding the token, its grant counter: the fence value of its last grant (it
+    /// travels with the token; 0 without it).
+    pub(super) grants: u64,
     pub(super) queue: PriorityQueue<NodeId>,
     /// Resources of the open request (waiting) or held (critical); 0 in the remainder.
     pub(super) wanted: u32,
@@ -41,6 +44,7 @@ impl Node {
             status: Status::Remainder,
             links: Links::new(config.height, config.neighbors, next),
             token: config.holder.then_some(config.settings.k),
+            grants: 0,
             queue: PriorityQueue::new(),
             wanted: 0,
             backlog: 0,

@@ -5,7 +5,7 @@ use crate::node::Outbox;
 use crate::queue::Priority;
 use crate::token::height::Sealed;
 use crate::token::links::{LinkMessages, Links, TokenNode};
-use crate::{Action, NodeId, Status};
+use crate::{Action, Fence, NodeId, Status};
 
 use super::message::Resources;
 use super::{Message, Node};
@@ -71,8 +71,10 @@ impl Node {
             if front == self.id {
                 self.token = Some(t - self.wanted);
                 self.status = Status::Critical;
+                self.grants = self.grants.saturating_add(1);
                 self.outbox.push(Action::EnterCritical {
                     resources: self.wanted,
+                    fence: Fence::new(0, self.grants),
                 });
                 continue;
             }
@@ -89,12 +91,14 @@ impl Node {
                 continue;
             }
             self.token = None;
+            let grants = core::mem::take(&mut self.grants);
             self.outbox.send(
                 front,
                 Message::Token {
                     available: Resources::new(t),
                     priority: granted,
                     height: self.links.height.into(),
+                    fence: Fence::new(0, grants).into(),
                 },
             );
             if let Some(priority) = rest {

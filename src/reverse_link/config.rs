@@ -57,6 +57,9 @@ pub struct Config {
     pub settings: Settings,
     /// Tokens this node holds initially (`0..=k`).
     pub tokens: u32,
+    /// The id of the first of them: the node holds tokens `first_token..first_token + tokens`
+    /// (each token has an id in `0..k`, the lane of its fences; [`network`] numbers them).
+    pub first_token: u32,
     /// Initial height; its `id` must be `id`.
     pub height: Height,
     /// The initial neighbours' heights (their ids identify them).
@@ -64,7 +67,8 @@ pub struct Config {
 }
 
 impl Config {
-    /// Node `id` holding `tokens` tokens at `height`, next to neighbours at `neighbors`.
+    /// Node `id` holding `tokens` tokens (ids `0..tokens`; see [`Config::with_first_token`])
+    /// at `height`, next to neighbours at `neighbors`.
     pub fn new(
         id: NodeId,
         settings: Settings,
@@ -76,8 +80,18 @@ impl Config {
             id,
             settings,
             tokens,
+            first_token: 0,
             height,
             neighbors,
+        }
+    }
+
+    /// The node's tokens numbered from `first`: ids `first..first + tokens`. Every token of
+    /// a network needs its own id in `0..k`.
+    pub fn with_first_token(self, first: u32) -> Self {
+        Config {
+            first_token: first,
+            ..self
         }
     }
 
@@ -93,6 +107,9 @@ impl Config {
         if self.tokens > self.settings.k {
             return Err(bad("a node cannot hold more than k tokens"));
         }
+        if self.first_token.saturating_add(self.tokens) > self.settings.k {
+            return Err(bad("token ids must be below k"));
+        }
         match self.settings.idle_pause {
             Some(0) => return Err(bad("an idle pause must be at least 1")),
             Some(_) if !self.settings.forwarding => {
@@ -106,7 +123,8 @@ impl Config {
 
 /// Configurations for nodes `0..n` joined by the undirected `edges`, with one token at each
 /// of `holders` (so `settings.k` must be `holders.len()`), heights laid out so that the DAG is
-/// token oriented (see `docs/ALGORITHMS.md`, T10 and V1 for what is refused).
+/// token oriented (see `docs/ALGORITHMS.md`, T10 and V1 for what is refused). The tokens get
+/// the ids `0..k`, in node order.
 pub fn network(
     n: u32,
     edges: &[(NodeId, NodeId)],
@@ -120,18 +138,22 @@ pub fn network(
         });
     }
     let sites = layout(n, edges, holders)?;
+    let mut first = 0;
     Ok(sites
         .into_iter()
         .enumerate()
         .map(|(i, site)| {
             let tokens = u32::from(site.holder);
-            Config::new(
+            let config = Config::new(
                 NodeId(i as u32),
                 settings,
                 tokens,
                 site.height,
                 site.neighbors,
             )
+            .with_first_token(first);
+            first += tokens;
+            config
         })
         .collect())
 }
@@ -151,6 +173,12 @@ mod tests {
         let holders = [NodeId(0), NodeId(3)];
         let configs = network(5, &edges, &holders, Settings::new(2)).unwrap();
         assert_eq!(configs.iter().map(|c| c.tokens).sum::<u32>(), 2);
+        let ids: Vec<_> = configs
+            .iter()
+            .filter(|c| c.tokens > 0)
+            .map(|c| c.first_token)
+            .collect();
+        assert_eq!(ids, [0, 1], "every token has its own id");
         for c in configs {
             assert!(Node::new(c).is_ok());
         }
@@ -158,6 +186,18 @@ mod tests {
         for c in network(3, &[e(0, 1)], &[NodeId(0)], Settings::new(1)).unwrap() {
             assert!(Node::new(c).is_ok());
         }
+    }
+
+    #[test]
+    fn token_ids_must_be_below_k() {
+        let config = |first| {
+            network(1, &[], &[NodeId(0)], Settings::new(1)).unwrap()[0]
+                .clone()
+                .with_first_token(first)
+        };
+        assert!(Node::new(config(0)).is_ok());
+        assert!(Node::new(config(1)).is_err());
+        assert!(Node::new(config(u32::MAX)).is_err());
     }
 
     #[test]

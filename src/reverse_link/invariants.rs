@@ -9,7 +9,8 @@ use crate::{NodeId, Protocol, Status};
 
 /// Safety, checked after every step:
 /// - at most `k` nodes are in the critical section, and each holds a token;
-/// - tokens held plus tokens in flight equal `k` (none created or lost);
+/// - tokens held plus tokens in flight equal `k` (none created or lost), and every token id
+///   of `0..k` is among them (so each exactly once: none duplicated);
 /// - a waiting node's own request is in its queue (it is never dropped), and only a waiting
 ///   node's queue holds its own id.
 ///
@@ -44,6 +45,19 @@ pub struct Tally {
     pub held: u64,
     /// Tokens in flight.
     pub flying: u64,
+    /// The token ids held or in flight, as a parity mask: bit `id % 64` flips for each. With
+    /// `held + flying = k ≤ 64`, the mask of `0..k` means each id exactly once.
+    pub ids: u64,
+}
+
+/// The bit of token `id` in [`Tally::ids`].
+fn id_bit(id: u32) -> u64 {
+    1 << (id % 64)
+}
+
+/// [`Tally::ids`] of every token id in `0..k`, once.
+fn all_ids(k: u32) -> u64 {
+    (0..k).fold(0, |mask, id| mask ^ id_bit(id))
 }
 
 impl Tally {
@@ -53,13 +67,17 @@ impl Tally {
             in_cs: u64::from(node.status() == Status::Critical),
             held: u64::from(node.tokens()),
             flying: 0,
+            ids: node.held_tokens().fold(0, |mask, t| mask ^ id_bit(t.lane)),
         }
     }
 
     /// A message's contribution while it is in flight.
     pub fn of_message(msg: &Message) -> Self {
+        // A token whose identity does not read counts without an id: it will be refused.
+        let id = msg.token_fence().and_then(|f| f.read());
         Tally {
             flying: u64::from(msg.is_token()),
+            ids: id.map_or(0, |t| id_bit(t.lane)),
             ..Tally::default()
         }
     }
@@ -70,6 +88,7 @@ impl core::ops::AddAssign for Tally {
         self.in_cs += other.in_cs;
         self.held += other.held;
         self.flying += other.flying;
+        self.ids ^= other.ids;
     }
 }
 
@@ -78,6 +97,7 @@ impl core::ops::SubAssign for Tally {
         self.in_cs -= other.in_cs;
         self.held -= other.held;
         self.flying -= other.flying;
+        self.ids ^= other.ids;
     }
 }
 
@@ -112,12 +132,14 @@ pub fn check_node(node: &Node) -> Result<(), String> {
 
 /// The part of [`check_safety`] about the whole network, given the sum of every node's and
 /// every in-flight message's [`Tally`]: at most `k` nodes in the critical section, and exactly
-/// `k` tokens held or in flight.
+/// `k` tokens held or in flight, with ids `0..k` (exactly so for `k ≤ 64`; beyond, ids are
+/// told apart modulo 64).
 pub fn check_tally(k: u32, total: Tally) -> Result<(), String> {
     let Tally {
         in_cs,
         held,
         flying,
+        ids,
     } = total;
     if in_cs > u64::from(k) {
         return Err(format!("{in_cs} nodes in the critical section, k = {k}"));
@@ -125,6 +147,12 @@ pub fn check_tally(k: u32, total: Tally) -> Result<(), String> {
     if held + flying != u64::from(k) {
         return Err(format!(
             "{held} tokens held + {flying} in flight != k = {k}"
+        ));
+    }
+    if ids != all_ids(k) {
+        return Err(format!(
+            "token ids held or in flight {ids:#x} are not 0..{k} once each ({:#x})",
+            all_ids(k)
         ));
     }
     Ok(())

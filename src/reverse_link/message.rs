@@ -2,6 +2,7 @@
 //! with a check word ([`Sealed`]).
 
 use crate::token::height::{Height, Sealed};
+use crate::FenceCopies;
 
 /// A KRL/KRLF protocol message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -11,8 +12,9 @@ use crate::token::height::{Height, Sealed};
 pub enum Message {
     /// Ask the receiver for a token on behalf of the sender's queue.
     Request(Sealed),
-    /// One token.
-    Token(Sealed),
+    /// One token, and its identity: its id (`lane`, `0..k`) and the fence of the last entry
+    /// made with it (`value`), in three copies ([`FenceCopies`]).
+    Token(Sealed, FenceCopies),
     /// The sender's height, on link formation, after a change, or in answer to a Probe.
     LinkInfo(Sealed),
     /// The sender's height, and a request for the receiver's (answered with a LinkInfo): a
@@ -35,7 +37,7 @@ impl Message {
     pub fn sealed(&self) -> Sealed {
         match *self {
             Message::Request(h)
-            | Message::Token(h)
+            | Message::Token(h, _)
             | Message::LinkInfo(h)
             | Message::Probe(h)
             | Message::TokenAck(h) => h,
@@ -44,6 +46,14 @@ impl Message {
 
     /// Whether this is a token.
     pub fn is_token(&self) -> bool {
-        matches!(self, Message::Token(_))
+        matches!(self, Message::Token(..))
+    }
+
+    /// A token's identity as it travelled (`None` for other messages).
+    pub fn token_fence(&self) -> Option<FenceCopies> {
+        match *self {
+            Message::Token(_, fence) => Some(fence),
+            _ => None,
+        }
     }
 }

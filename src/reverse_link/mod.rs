@@ -26,7 +26,8 @@
 //! `LinkDown`; any other event is [`Error::Unsupported`](crate::Error::Unsupported), except
 //! `Timeout` with an idle pause. Without one the node sets no timers: it moves on messages and
 //! the link layer's reports alone. It emits `Send` (to a linked neighbour),
-//! `EnterCritical { resources: 1 }` and `Anomaly`.
+//! `EnterCritical { resources: 1, fence }` (the fence's lane is the id of the token used, its
+//! value that token's count of entries; see [`crate::fence`]) and `Anomaly`.
 //!
 //! # Pacing KRLF
 //! The paper's KRLF forwards an idle token the moment it arrives, so over a fast transport idle

@@ -1,5 +1,7 @@
 //! The KRL/KRLF node: every handler of the appendix pseudocode.
 
+use smallvec::SmallVec;
+
 use super::{Config, Message, Settings};
 use crate::node::Outbox;
 use crate::queue::FifoQueue;
@@ -7,7 +9,8 @@ use crate::token::height::{Height, Sealed};
 use crate::token::links::{LinkMessages, Links, Take, TokenNode};
 use crate::token::neighbors::{Neighbors, Said};
 use crate::{
-    Action, Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Severity, Status, TimerId,
+    Action, Actions, Anomaly, CsRequest, Error, Event, Fence, FenceCopies, NodeId, Protocol,
+    Severity, Status, TimerId,
 };
 
 /// A KRL (or KRLF) node.
@@ -17,7 +20,10 @@ pub struct Node {
     settings: Settings,
     status: Status,
     links: Links,
-    tokens: u32,
+    /// The tokens held, each as its id and the fence of the last entry made with it. While
+    /// the node is in the critical section the first is the one in use: tokens leave from the
+    /// end, and only spare ones leave.
+    held: SmallVec<[Fence; 2]>,
     queue: FifoQueue<NodeId>,
     /// A LinkInfo made this holder lower itself, and nothing has happened since that could
     /// make another lowering useful; see `may_lower_on_link_info`.
@@ -37,7 +43,7 @@ impl PartialEq for Node {
             && self.settings == other.settings
             && self.status == other.status
             && self.links == other.links
-            && self.tokens == other.tokens
+            && self.held == other.held
             && self.queue == other.queue
             && self.lowered_on_link_info == other.lowered_on_link_info
             && self.pausing == other.pausing
@@ -54,7 +60,9 @@ impl Node {
             settings: config.settings,
             status: Status::Remainder,
             links: Links::new(config.height, config.neighbors, next),
-            tokens: config.tokens,
+            held: (config.first_token..config.first_token + config.tokens)
+                .map(|id| Fence::new(id, 0))
+                .collect(),
             queue: FifoQueue::new(),
             lowered_on_link_info: false,
             pausing: false,
@@ -64,12 +72,18 @@ impl Node {
 
     /// Tokens held.
     pub fn tokens(&self) -> u32 {
-        self.tokens
+        self.held.len() as u32
+    }
+
+    /// The tokens held, each as its id (`lane`) and the fence of the last entry made with it
+    /// (`value`, 0 before any). In the critical section the first is the one in use.
+    pub fn held_tokens(&self) -> impl ExactSizeIterator<Item = Fence> + '_ {
+        self.held.iter().copied()
     }
 
     /// Whether the node holds at least one token.
     pub fn holds_token(&self) -> bool {
-        self.tokens > 0
+        !self.held.is_empty()
     }
 
     /// What the network agrees on.
@@ -114,7 +128,7 @@ impl Node {
 
     /// Tokens not used by the node's own critical section.
     fn spare_tokens(&self) -> u32 {
-        self.tokens - u32::from(self.status == Status::Critical)
+        self.tokens() - u32::from(self.status == Status::Critical)
     }
 
     /// `next` no longer leads downhill: it is unset (its link failed) or no longer lower.
@@ -179,13 +193,20 @@ impl Node {
         }
     }
 
-    fn on_token(&mut self, j: NodeId, h: Height) {
-        if self.tokens >= self.settings.k {
-            // Holding more than k tokens is impossible in a correct system; refusing keeps
-            // k-exclusion locally, and the report makes the refusal visible.
+    fn on_token(&mut self, j: NodeId, h: Height, fence: FenceCopies) {
+        let k = self.settings.k;
+        let held = &self.held;
+        let Some(token) = fence
+            .read()
+            .filter(|t| t.lane < k && held.iter().all(|mine| mine.lane != t.lane))
+        else {
+            // A second copy of a token held here (so more than k tokens), an id outside
+            // `0..k`, or copies that disagree: impossible in a correct system, and no single
+            // corrupted field causes it. Refusing keeps k-exclusion and the fences' order
+            // locally, and the report makes the refusal visible (F1).
             return self.outbox.anomaly(j, Anomaly::OutOfRange);
-        }
-        self.tokens += 1;
+        };
+        self.held.push(token);
         if self.links.neighbors.get(j).is_some() {
             // The token is kept whatever its height says, and always acknowledged: until it
             // is, the sender ignores everything we say of our height.
@@ -300,8 +321,15 @@ impl Node {
             // otherwise (caught in debug builds; release builds skip the entry).
             debug_assert!(next == self.id || self.links.neighbors.is_member(next));
             if next == self.id {
-                self.status = Status::Critical;
-                self.outbox.push(Action::EnterCritical { resources: 1 });
+                // The first token held stays while the node is inside (see `held`).
+                if let Some(token) = self.held.first_mut() {
+                    *token = token.next();
+                    self.status = Status::Critical;
+                    self.outbox.push(Action::EnterCritical {
+                        resources: 1,
+                        fence: *token,
+                    });
+                }
             } else if self.links.neighbors.is_member(next) {
                 self.send_token(next);
                 if !self.holds_token() && !self.queue.is_empty() {
@@ -315,11 +343,14 @@ impl Node {
         }
     }
 
+    /// Send the last token held (a spare one: see `held`) to `to`.
     fn send_token(&mut self, to: NodeId) {
-        self.tokens -= 1;
+        let Some(token) = self.held.pop() else {
+            return;
+        };
         self.links.token_sent(to);
         self.outbox
-            .send(to, Message::Token(self.links.height.into()));
+            .send(to, Message::Token(self.links.height.into(), token.into()));
     }
 
     /// KRLF PickLowest&ForwardToken: pass one idle token to the lowest unvisited neighbour,
@@ -448,9 +479,9 @@ impl Protocol for Node {
             }
             Event::Receive { from, msg } => match msg {
                 Message::Request(h) => self.on_request_msg(from, h.open()),
-                Message::Token(h) => {
+                Message::Token(h, fence) => {
                     self.lowered_on_link_info = false;
-                    self.on_token(from, h.open());
+                    self.on_token(from, h.open(), fence);
                 }
                 Message::LinkInfo(h) => self.on_height_msg(from, h.open(), Said::Info),
                 Message::Probe(h) => self.on_height_msg(from, h.open(), Said::Probe),

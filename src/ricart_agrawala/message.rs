@@ -2,6 +2,7 @@
 
 use crate::permission::Timestamp;
 use crate::seal::check_word;
+use crate::{Fence, FenceCopies};
 
 /// A Ricart–Agrawala message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +22,8 @@ pub enum Message {
         /// REPLY would grant the request a corrupted copy describes (`docs/ALGORITHMS.md`,
         /// A6), so a copy with any one field corrupted is dropped, like a lost one.
         check: u64,
+        /// The highest fence the sender has seen (`docs/ALGORITHMS.md`, F1).
+        fence: FenceCopies,
     },
     /// Permission for the request `(ts, seq)` (its `id` is the receiver), so a late REPLY to
     /// an earlier request is recognisable.
@@ -29,16 +32,35 @@ pub enum Message {
         ts: Timestamp,
         /// The number of the request being granted.
         seq: u64,
+        /// The highest fence the sender has seen (`docs/ALGORITHMS.md`, F1).
+        fence: FenceCopies,
     },
 }
 
 impl Message {
-    /// A REQUEST with its check word.
-    pub fn request(ts: Timestamp, seq: u64) -> Message {
+    /// A REQUEST with its check word, from a sender that has seen fences up to `fence`.
+    pub fn request(ts: Timestamp, seq: u64, fence: u64) -> Message {
         Message::Request {
             ts,
             seq,
             check: Self::request_check(ts, seq),
+            fence: Fence::new(0, fence).into(),
+        }
+    }
+
+    /// A REPLY granting `(ts, seq)`, from a sender that has seen fences up to `fence`.
+    pub fn reply(ts: Timestamp, seq: u64, fence: u64) -> Message {
+        Message::Reply {
+            ts,
+            seq,
+            fence: Fence::new(0, fence).into(),
+        }
+    }
+
+    /// The fence the message carries, as it travelled.
+    pub fn fence(&self) -> FenceCopies {
+        match *self {
+            Message::Request { fence, .. } | Message::Reply { fence, .. } => fence,
         }
     }
 

@@ -26,7 +26,8 @@
 //!   [`Settings::retransmit_after`], in [the embedder's time unit](crate#timers), and a fresh
 //!   [`TimerId`](crate::TimerId); a REPLY cancels it (`CancelTimer`). On a current `Timeout`
 //!   the node resends the REQUEST and sets a new timer; any other `Timeout` does nothing.
-//! - It emits `Send` (to any host), `EnterCritical { resources: 1 }`, `SetTimer`,
+//! - It emits `Send` (to any host), `EnterCritical { resources: 1, fence }` (lane 0,
+//!   above the fence of every section that ended before; see [`crate::fence`]), `SetTimer`,
 //!   `CancelTimer` and `Anomaly`.
 //!
 //! The crate's [driving contract](crate#driving-contract) has the errors per state; the

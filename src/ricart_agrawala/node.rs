@@ -64,27 +64,27 @@ impl Node {
         self.s.check_request(req)?;
         let Ticket { ts, seq } = self.s.open_request();
         for peer in self.s.peers() {
-            self.s.ask(peer, Message::request(ts, seq), &mut self.out);
+            let fence = self.s.fence_seen;
+            self.s
+                .ask(peer, Message::request(ts, seq, fence), &mut self.out);
         }
         self.s.try_enter(&mut self.out);
         Ok(())
     }
 
     fn release(&mut self) -> Result<(), Error> {
+        let fence = self.s.fence_seen;
         self.s
-            .close_request(&mut self.out, |_, Ticket { ts, seq }, ()| Message::Reply {
-                ts,
-                seq,
-            })?;
-        Ok(())
+            .close_request(&mut self.out, |_, Ticket { ts, seq }, ()| {
+                Message::reply(ts, seq, fence)
+            })
     }
 
     fn cancel(&mut self) -> Result<(), Error> {
-        self.s
-            .withdraw(&mut self.out, |_, Ticket { ts, seq }, ()| Message::Reply {
-                ts,
-                seq,
-            })
+        let fence = self.s.fence_seen;
+        self.s.withdraw(&mut self.out, |_, Ticket { ts, seq }, ()| {
+            Message::reply(ts, seq, fence)
+        })
     }
 
     fn receive(&mut self, from: NodeId, msg: Message) {
@@ -92,8 +92,11 @@ impl Node {
             self.out.anomaly(from, Anomaly::UnknownPeer);
             return;
         }
+        if !self.s.hear_fence(from, msg.fence(), &mut self.out) {
+            return;
+        }
         match msg {
-            Message::Request { ts, seq, check }
+            Message::Request { ts, seq, check, .. }
                 if ts.names(from) && seq >= 1 && check == Message::request_check(ts, seq) =>
             {
                 if !self.s.clock.admit([ts.clock]) {
@@ -109,11 +112,12 @@ impl Node {
                     Decision::Defer => self.s.deferred.insert(from, ticket, ()),
                     Decision::Reply => {
                         self.s.deferred.remove(from);
-                        self.out.send(from, Message::Reply { ts, seq });
+                        let fence = self.s.fence_seen;
+                        self.out.send(from, Message::reply(ts, seq, fence));
                     }
                 }
             }
-            Message::Reply { ts, seq } if ts.id == self.s.id => {
+            Message::Reply { ts, seq, .. } if ts.id == self.s.id => {
                 if self.s.status != Status::Waiting {
                     self.out.anomaly(from, Anomaly::Unexpected);
                 } else if self.s.accept_reply(from, Ticket { ts, seq }, &mut self.out) {
@@ -150,7 +154,9 @@ impl Protocol for Node {
             }
             Event::Timeout(timer) => {
                 if let Some((peer, Ticket { ts, seq })) = self.s.expired(timer) {
-                    self.s.ask(peer, Message::request(ts, seq), &mut self.out);
+                    let fence = self.s.fence_seen;
+                    self.s
+                        .ask(peer, Message::request(ts, seq, fence), &mut self.out);
                 }
                 Ok(())
             }

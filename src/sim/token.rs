@@ -17,6 +17,7 @@ use rand_distr::{Distribution, Exp};
 use super::topology::Graph;
 use super::workload::Workload;
 use super::{EventQueue, Metrics, Time, Violation};
+use crate::fence::Fences;
 use crate::{Action, CsRequest, Error, Event, NodeId, Protocol, Status, TimerId};
 
 /// A token network to build: what its nodes agree on, and where the tokens start.
@@ -412,6 +413,8 @@ struct Sim<P: TokenAlgorithm> {
     tally: P::Tally,
     /// Steps until the next full safety check.
     until_full_check: u64,
+    /// The protected resource: per lane, every entry's fence must be above the last.
+    fences: Fences,
 }
 
 /// Run one simulation.
@@ -453,6 +456,7 @@ pub fn run<P: TokenAlgorithm>(
         touched: Vec::new(),
         tally,
         until_full_check: 0,
+        fences: Fences::new(),
         config,
     };
     sim.start();
@@ -564,7 +568,12 @@ impl<P: TokenAlgorithm> Sim<P> {
                     self.queue
                         .schedule(self.config.delay, SimEvent::Deliver { from: node, to });
                 }
-                Action::EnterCritical { resources } => {
+                Action::EnterCritical { resources, fence } => {
+                    if let Err(highest) = self.fences.admit(fence) {
+                        return Err(self.violation(format!(
+                            "{node:?} entered with {fence:?}, not above {highest} in its lane"
+                        )));
+                    }
                     let Some((at, request)) = self.requested_at[node.index()].take() else {
                         return Err(self.violation(format!("{node:?} entered without a request")));
                     };

@@ -6,7 +6,7 @@
 use crate::permission::{Timestamp, SKEW_LIMIT};
 use crate::queue::Priority;
 use crate::token::{Height, Sealed};
-use crate::{look_ahead, prioritized, reverse_link, ricart_agrawala, NodeId};
+use crate::{look_ahead, prioritized, reverse_link, ricart_agrawala, FenceCopies, NodeId};
 use arbitrary::Arbitrary;
 
 /// What a corrupted field becomes.
@@ -199,6 +199,16 @@ fn height(s: &mut Sealed) -> [Slot<'_>; 4] {
     ]
 }
 
+/// Each copy's lane and value are fields of their own (a corruption changes one copy).
+fn fence(f: &mut FenceCopies) -> impl Iterator<Item = Slot<'_>> {
+    f.0.iter_mut().flat_map(|copy| {
+        [
+            Slot::U32(&mut copy.lane, u32::MAX),
+            Slot::U64(&mut copy.value, u64::MAX),
+        ]
+    })
+}
+
 fn stamp(ts: &mut Timestamp) -> [Slot<'_>; 2] {
     [Slot::U64(&mut ts.clock, SKEW_LIMIT), Slot::Id(&mut ts.id)]
 }
@@ -219,8 +229,8 @@ fn resources(r: &mut prioritized::Resources) -> [Slot<'_>; 2] {
 impl Fields for reverse_link::Message {
     fn slots(&mut self) -> Vec<Slot<'_>> {
         match self {
+            reverse_link::Message::Token(h, f) => height(h).into_iter().chain(fence(f)).collect(),
             reverse_link::Message::Request(h)
-            | reverse_link::Message::Token(h)
             | reverse_link::Message::LinkInfo(h)
             | reverse_link::Message::Probe(h)
             | reverse_link::Message::TokenAck(h) => height(h).into(),
@@ -236,10 +246,12 @@ impl Fields for prioritized::Message {
                 available,
                 priority: p,
                 height: h,
+                fence: f,
             } => resources(available)
                 .into_iter()
                 .chain(priority(p))
                 .chain(height(h))
+                .chain(fence(f))
                 .collect(),
             M::Request {
                 priority: p,
@@ -266,6 +278,7 @@ impl Fields for look_ahead::Message {
                 seq,
                 epoch,
                 check,
+                fence: f,
             } => stamp(ts)
                 .into_iter()
                 .chain([
@@ -273,12 +286,14 @@ impl Fields for look_ahead::Message {
                     Slot::U64(epoch, SKEW_LIMIT),
                     Slot::U64(check, u64::MAX),
                 ])
+                .chain(fence(f))
                 .collect(),
             M::Reply {
                 ts,
                 seq,
                 epoch,
                 seen,
+                fence: f,
             } => stamp(ts)
                 .into_iter()
                 .chain([
@@ -286,6 +301,7 @@ impl Fields for look_ahead::Message {
                     Slot::U64(epoch, SKEW_LIMIT),
                     Slot::U64(seen, SKEW_LIMIT),
                 ])
+                .chain(fence(f))
                 .collect(),
             M::Doze(a) | M::Disconnect(a) | M::Reconnect(a) => stamp(&mut a.ts)
                 .into_iter()
@@ -294,6 +310,7 @@ impl Fields for look_ahead::Message {
                     Slot::Bool(&mut a.absent),
                     Slot::U64(&mut a.check, u64::MAX),
                 ])
+                .chain(fence(&mut a.fence))
                 .collect(),
         }
     }
@@ -303,13 +320,20 @@ impl Fields for ricart_agrawala::Message {
     fn slots(&mut self) -> Vec<Slot<'_>> {
         use ricart_agrawala::Message as M;
         match self {
-            M::Request { ts, seq, check } => stamp(ts)
+            M::Request {
+                ts,
+                seq,
+                check,
+                fence: f,
+            } => stamp(ts)
                 .into_iter()
                 .chain([Slot::U64(seq, SKEW_LIMIT), Slot::U64(check, u64::MAX)])
+                .chain(fence(f))
                 .collect(),
-            M::Reply { ts, seq } => stamp(ts)
+            M::Reply { ts, seq, fence: f } => stamp(ts)
                 .into_iter()
                 .chain([Slot::U64(seq, SKEW_LIMIT)])
+                .chain(fence(f))
                 .collect(),
         }
     }

@@ -30,6 +30,7 @@ use std::fmt::Debug;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::fence::Fences;
 use crate::session::{self, Datagram, Session, SessionEvent, Transmit};
 use crate::sim::{busy, Channels, Graph, Params};
 use crate::testkit::TokenHarness;
@@ -126,6 +127,8 @@ pub struct SessionNet<P: TokenHarness> {
     /// Whether the warm-up is over (until then the cores, configured with every link, are not
     /// told the sessions' `LinkUp`s).
     warm: bool,
+    /// The protected resource: per lane, every entry's fence must be above the last.
+    fences: Fences,
     trace: Option<Vec<String>>,
 }
 
@@ -174,6 +177,7 @@ impl<P: TokenHarness> SessionNet<P> {
             delivered: BTreeSet::new(),
             last_delivered: BTreeMap::new(),
             warm: false,
+            fences: Fences::new(),
             trace: std::env::var_os("MANET_MUTEX_TRACE").map(|_| Vec::new()),
         };
         net.connect_all();
@@ -288,7 +292,12 @@ impl<P: TokenHarness> SessionNet<P> {
                         self.violation(format!("{at:?}'s session refused its core's send: {e}"));
                     }
                 }
-                Action::EnterCritical { .. } => {
+                Action::EnterCritical { fence, .. } => {
+                    if let Err(highest) = self.fences.admit(fence) {
+                        self.violation(format!(
+                            "{at:?} entered with {fence:?}, not above {highest}"
+                        ));
+                    }
                     self.report.entries += 1;
                     self.releases.insert((self.now + self.cs_time, at));
                 }

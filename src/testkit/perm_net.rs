@@ -22,10 +22,12 @@
 //! ahead of a host that is away: its DISCONNECT looks stale, or it looks back (as a REQUEST of
 //! its next epoch would make it), and no REPLY can correct that until it returns.
 
+use crate::fence::Fences;
 use crate::look_ahead::{self, Mode};
 use crate::sim::routed::Host;
 use crate::{
-    ricart_agrawala, Action, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status, TimerId,
+    ricart_agrawala, Action, Anomaly, CsRequest, Error, Event, Fence, NodeId, Protocol, Status,
+    TimerId,
 };
 
 use crate::testkit::corrupt::{Fields, Value};
@@ -122,8 +124,12 @@ pub struct PermNet<H: PermissionHarness> {
     pub lost: bool,
     /// Whether a field was corrupted in this run.
     pub corrupted: bool,
-    /// Every entry into the critical section, in order.
-    pub entries: Vec<NodeId>,
+    /// Every entry into the critical section, in order, with its fence.
+    pub entries: Vec<(NodeId, Fence)>,
+    /// The protected resource: the highest fence so far. Critical sections never overlap
+    /// (safety), so every entry's fence must be above the fence of every section that ended
+    /// before it: above this one. Otherwise it is a contract breach ([`PermNet::fault`]).
+    pub fences: Fences,
     /// Every anomaly reported: `(reporter, peer, kind)`.
     pub anomalies: Vec<(NodeId, NodeId, Anomaly)>,
     /// Whether to check safety after every event and panic, with the trace, on a violation
@@ -160,6 +166,7 @@ impl<H: PermissionHarness> PermNet<H> {
             lost: false,
             corrupted: false,
             entries: Vec::new(),
+            fences: Fences::new(),
             anomalies: Vec::new(),
             checked: false,
             trace: std::env::var_os("MANET_MUTEX_TRACE").map(|_| Vec::new()),
@@ -282,7 +289,15 @@ impl<H: PermissionHarness> PermNet<H> {
                     }
                 }
                 Action::CancelTimer { timer } => self.timers[at.index()].retain(|&t| t != timer),
-                Action::EnterCritical { .. } => self.entries.push(at),
+                Action::EnterCritical { fence, .. } => {
+                    self.entries.push((at, fence));
+                    if let Err(highest) = self.fences.admit(fence) {
+                        self.breach(format!(
+                            "{at:?} entered with {fence:?}, not above {highest}: a fence went back"
+                        ));
+                        return Ok(());
+                    }
+                }
                 Action::Anomaly { from, kind } => self.anomalies.push((at, from, kind)),
             }
         }

@@ -25,10 +25,11 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
+use crate::fence::Fences;
 use crate::prioritized;
 use crate::reverse_link;
 use crate::sim::{busy, Channels, Graph, Params, TokenAlgorithm};
-use crate::{Action, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
+use crate::{Action, Anomaly, CsRequest, Error, Event, Fence, NodeId, Protocol, Status};
 
 use crate::testkit::corrupt::{Fields, Value};
 
@@ -147,8 +148,11 @@ pub struct TokenNet<P: TokenHarness> {
     pub lost: u32,
     /// The first contract breach seen, if any: once set, the network stops changing.
     pub fault: Option<String>,
-    /// Every entry into the critical section, in order: `(node, resources)`.
-    pub entries: Vec<(NodeId, u32)>,
+    /// Every entry into the critical section, in order: `(node, resources, fence)`.
+    pub entries: Vec<(NodeId, u32, Fence)>,
+    /// The protected resource: the highest fence of every lane so far. An entry whose fence
+    /// is not above it is a contract breach ([`TokenNet::fault`]).
+    pub fences: Fences,
     /// Every anomaly reported: `(reporter, peer, kind)`.
     pub anomalies: Vec<(NodeId, NodeId, Anomaly)>,
     /// What the last event applied produced.
@@ -190,6 +194,7 @@ impl<P: TokenHarness> TokenNet<P> {
             lost: 0,
             fault: None,
             entries: Vec::new(),
+            fences: Fences::new(),
             anomalies: Vec::new(),
             last: Vec::new(),
             order: VecDeque::new(),
@@ -281,7 +286,15 @@ impl<P: TokenHarness> TokenNet<P> {
                         self.order.push_back((at, to));
                     }
                 }
-                Action::EnterCritical { resources } => self.entries.push((at, *resources)),
+                Action::EnterCritical { resources, fence } => {
+                    self.entries.push((at, *resources, *fence));
+                    if let Err(highest) = self.fences.admit(*fence) {
+                        self.breach(format!(
+                            "{at:?} entered with {fence:?}, not above {highest}: a fence went back"
+                        ));
+                        return Ok(());
+                    }
+                }
                 Action::Anomaly { from, kind } => self.anomalies.push((at, *from, *kind)),
                 _ => {}
             }

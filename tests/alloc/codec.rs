@@ -48,14 +48,18 @@ fn decoding_allocates_nothing() {
         clock: 1 << 33,
         id: NodeId(4),
     };
-    let mut allocations = frame_and_changes(&reverse_link::Message::Token(height))
+    let fence = manet_mutex::Fence::new(1, 1 << 40).into();
+    let mut allocations = frame_and_changes(&reverse_link::Message::Token(height, fence))
         + frame_and_changes(&prioritized::Message::Token {
             available: Resources::new(3),
             priority: Priority::new(9, 1),
             height,
+            fence,
         })
-        + frame_and_changes(&look_ahead::Message::Doze(Announcement::new(ts, 5, true)))
-        + frame_and_changes(&ricart_agrawala::Message::request(ts, 2));
+        + frame_and_changes(&look_ahead::Message::Doze(Announcement::new(
+            ts, 5, true, 3,
+        )))
+        + frame_and_changes(&ricart_agrawala::Message::request(ts, 2, 3));
     let mut rng = ChaCha8Rng::seed_from_u64(11);
     let mut bytes = vec![0; 4 * MAX_FRAME];
     for _ in 0..20_000 {

@@ -19,7 +19,7 @@ use manet_mutex::testkit::strategy::cases;
 use manet_mutex::token::height::{Height, Sealed};
 use manet_mutex::{
     look_ahead, prioritized, reverse_link, ricart_agrawala, Action, Anomaly, CsRequest, Event,
-    NodeId, Protocol,
+    Fence, FenceCopies, NodeId, Protocol,
 };
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -105,45 +105,59 @@ fn resources() -> impl Strategy<Value = Resources> {
     ]
 }
 
-/// An announcement, its check word right or anything.
-fn announcement() -> impl Strategy<Value = Announcement> {
+/// Three fence copies, equal or not.
+fn fence() -> BoxedStrategy<FenceCopies> {
+    let one = || (u32s(), u64s()).prop_map(|(lane, value)| Fence::new(lane, value));
     prop_oneof![
-        (timestamp(), u64s(), any::<bool>())
-            .prop_map(|(ts, seen, absent)| Announcement::new(ts, seen, absent)),
-        (timestamp(), u64s(), any::<bool>(), u64s()).prop_map(|(ts, seen, absent, check)| {
-            Announcement {
+        one().prop_map(FenceCopies::new),
+        (one(), one(), one()).prop_map(|(a, b, c)| FenceCopies([a, b, c])),
+    ]
+    .boxed()
+}
+
+/// An announcement, its check word right or anything.
+fn announcement() -> BoxedStrategy<Announcement> {
+    prop_oneof![
+        (timestamp(), u64s(), any::<bool>(), u64s())
+            .prop_map(|(ts, seen, absent, f)| Announcement::new(ts, seen, absent, f)),
+        (timestamp(), u64s(), any::<bool>(), u64s(), fence()).prop_map(
+            |(ts, seen, absent, check, fence)| Announcement {
                 ts,
                 seen,
                 absent,
                 check,
+                fence,
             }
-        }),
+        ),
     ]
+    .boxed()
 }
 
 // ---- Messages: every variant of every algorithm.
 
-fn reverse_link_message() -> impl Strategy<Value = reverse_link::Message> {
+fn reverse_link_message() -> BoxedStrategy<reverse_link::Message> {
     use reverse_link::Message;
     prop_oneof![
         sealed().prop_map(Message::Request),
-        sealed().prop_map(Message::Token),
+        (sealed(), fence()).prop_map(|(height, fence)| Message::Token(height, fence)),
         sealed().prop_map(Message::LinkInfo),
         sealed().prop_map(Message::Probe),
         sealed().prop_map(Message::TokenAck),
     ]
+    .boxed()
 }
 
-fn prioritized_message() -> impl Strategy<Value = prioritized::Message> {
+fn prioritized_message() -> BoxedStrategy<prioritized::Message> {
     use prioritized::Message;
     prop_oneof![
-        (resources(), priority(), sealed()).prop_map(|(available, priority, height)| {
-            Message::Token {
+        (resources(), priority(), sealed(), fence()).prop_map(
+            |(available, priority, height, fence)| Message::Token {
                 available,
                 priority,
                 height,
+                fence,
             }
-        }),
+        ),
         (priority(), sealed()).prop_map(|(priority, height)| Message::Request { priority, height }),
         priority().prop_map(|priority| Message::Update { priority }),
         (resources(), sealed())
@@ -152,45 +166,58 @@ fn prioritized_message() -> impl Strategy<Value = prioritized::Message> {
         sealed().prop_map(|height| Message::Probe { height }),
         sealed().prop_map(|height| Message::TokenAck { height }),
     ]
+    .boxed()
 }
 
-fn look_ahead_message() -> impl Strategy<Value = look_ahead::Message> {
+fn look_ahead_message() -> BoxedStrategy<look_ahead::Message> {
     use look_ahead::Message;
     prop_oneof![
-        (timestamp(), u64s(), u64s()).prop_map(|(ts, seq, epoch)| Message::request(ts, seq, epoch)),
-        (timestamp(), u64s(), u64s(), u64s()).prop_map(|(ts, seq, epoch, check)| {
-            Message::Request {
+        (timestamp(), u64s(), u64s(), u64s())
+            .prop_map(|(ts, seq, epoch, f)| Message::request(ts, seq, epoch, f)),
+        (timestamp(), u64s(), u64s(), u64s(), fence()).prop_map(
+            |(ts, seq, epoch, check, fence)| Message::Request {
                 ts,
                 seq,
                 epoch,
                 check,
+                fence,
             }
-        }),
-        (timestamp(), u64s(), u64s(), u64s()).prop_map(|(ts, seq, epoch, seen)| {
+        ),
+        (timestamp(), u64s(), u64s(), u64s(), fence()).prop_map(|(ts, seq, epoch, seen, fence)| {
             Message::Reply {
                 ts,
                 seq,
                 epoch,
                 seen,
+                fence,
             }
         }),
         announcement().prop_map(Message::Doze),
         announcement().prop_map(Message::Disconnect),
         announcement().prop_map(Message::Reconnect),
     ]
+    .boxed()
 }
 
-fn ricart_agrawala_message() -> impl Strategy<Value = ricart_agrawala::Message> {
+fn ricart_agrawala_message() -> BoxedStrategy<ricart_agrawala::Message> {
     use ricart_agrawala::Message;
     prop_oneof![
-        (timestamp(), u64s()).prop_map(|(ts, seq)| Message::request(ts, seq)),
-        (timestamp(), u64s(), u64s()).prop_map(|(ts, seq, check)| Message::Request {
+        (timestamp(), u64s(), u64s()).prop_map(|(ts, seq, f)| Message::request(ts, seq, f)),
+        (timestamp(), u64s(), u64s(), fence()).prop_map(|(ts, seq, check, fence)| {
+            Message::Request {
+                ts,
+                seq,
+                check,
+                fence,
+            }
+        }),
+        (timestamp(), u64s(), fence()).prop_map(|(ts, seq, fence)| Message::Reply {
             ts,
             seq,
-            check
+            fence
         }),
-        (timestamp(), u64s()).prop_map(|(ts, seq)| Message::Reply { ts, seq }),
     ]
+    .boxed()
 }
 
 /// A message of any algorithm, with what its type's decoder gives for a frame.
@@ -226,13 +253,14 @@ impl AnyMessage {
     }
 }
 
-fn any_message() -> impl Strategy<Value = AnyMessage> {
+fn any_message() -> BoxedStrategy<AnyMessage> {
     prop_oneof![
         reverse_link_message().prop_map(AnyMessage::ReverseLink),
         prioritized_message().prop_map(AnyMessage::Prioritized),
         look_ahead_message().prop_map(AnyMessage::LookAhead),
         ricart_agrawala_message().prop_map(AnyMessage::RicartAgrawala),
     ]
+    .boxed()
 }
 
 /// The round trip of one message: a frame within `MAX_FRAME` starting with the version, the
@@ -365,11 +393,10 @@ proptest! {
 
 #[test]
 fn oversized_frames_are_refused_before_reading() {
-    let frame = encode(&reverse_link::Message::Token(Sealed::new(Height::new(
-        0,
-        0,
-        NodeId(0),
-    ))));
+    let frame = encode(&reverse_link::Message::Token(
+        Sealed::new(Height::new(0, 0, NodeId(0))),
+        FenceCopies::default(),
+    ));
     for len in [MAX_FRAME + 1, MAX_FRAME + 2, 1000, 1 << 20] {
         let mut long = frame.clone();
         long.resize(len, 0);
@@ -411,6 +438,7 @@ fn an_empty_frame_is_truncated_and_every_other_version_unknown() {
             id: NodeId(1),
         },
         seq: 1,
+        fence: FenceCopies::default(),
     });
     for version in (0..=u8::MAX).filter(|&v| v != VERSION) {
         let mut other = frame.clone();
@@ -450,17 +478,19 @@ fn bodies_no_message_encodes_to_are_malformed() {
         Err(malformed)
     );
 
-    // A DOZE whose `absent` byte is 2: ts (1, n1), seen 0, absent, check 0.
-    let doze = |absent: u8| vec![VERSION, 2, 1, 1, 0, absent, 0];
+    // A DOZE whose `absent` byte is 2: ts (1, n1), seen 0, absent, check 0, fence copies
+    // (0, 0) three times.
+    let doze = |absent: u8| vec![VERSION, 2, 1, 1, 0, absent, 0, 0, 0, 0, 0, 0, 0];
     assert!(decode::<look_ahead::Message>(&doze(1)).is_ok());
     assert_eq!(decode::<look_ahead::Message>(&doze(2)), Err(malformed));
 
-    // A REPLY of ricart_agrawala: ts (clock, id), seq.
+    // A REPLY of ricart_agrawala: ts (clock, id), seq, fence copies (0, 0) three times.
     let reply = |clock: &[u8], id: &[u8]| {
         let mut f = vec![VERSION, 1];
         f.extend_from_slice(clock);
         f.extend_from_slice(id);
         f.push(1);
+        f.extend_from_slice(&[0; 6]);
         f
     };
     assert!(decode::<ricart_agrawala::Message>(&reply(&[5], &[3])).is_ok());
@@ -492,10 +522,10 @@ fn bodies_no_message_encodes_to_are_malformed() {
         Err(malformed)
     );
     assert_eq!(
-        decode::<ricart_agrawala::Message>(&[VERSION, 0x81, 0x00, 5, 3, 1]),
+        decode::<ricart_agrawala::Message>(&[VERSION, 0x81, 0x00, 5, 3, 1, 0, 0, 0, 0, 0, 0]),
         Err(malformed)
     );
-    assert!(decode::<ricart_agrawala::Message>(&[VERSION, 1, 5, 3, 1]).is_ok());
+    assert!(decode::<ricart_agrawala::Message>(&[VERSION, 1, 5, 3, 1, 0, 0, 0, 0, 0, 0]).is_ok());
 }
 
 /// Every variant of every algorithm with every field at its longest encoding: the largest
@@ -515,24 +545,27 @@ fn the_largest_frames_fit_max_frame() {
         copy: u32::MAX,
     };
     let priority = Priority::new(u64::MAX, u32::MAX);
+    let fence = FenceCopies::new(Fence::new(u32::MAX, u64::MAX));
     let announcement = Announcement {
         ts,
         seen: u64::MAX,
         absent: true,
         check: u64::MAX,
+        fence,
     };
     let max = u64::MAX;
 
     use reverse_link::Message as Rl;
     let rl = [
         Rl::Request(height),
-        Rl::Token(height),
+        Rl::Token(height, fence),
         Rl::LinkInfo(height),
         Rl::Probe(height),
         Rl::TokenAck(height),
     ];
     let rl = sizes(&rl);
-    assert_eq!(rl, [37; 5]);
+    // Three fence copies at their longest take 3 × (5 + 10) = 45 bytes.
+    assert_eq!(rl, [37, 82, 37, 37, 37]);
 
     use prioritized::Message as Pr;
     let pr = [
@@ -540,6 +573,7 @@ fn the_largest_frames_fit_max_frame() {
             available: resources,
             priority,
             height,
+            fence,
         },
         Pr::Request { priority, height },
         Pr::Update { priority },
@@ -549,7 +583,7 @@ fn the_largest_frames_fit_max_frame() {
         Pr::TokenAck { height },
     ];
     let pr = sizes(&pr);
-    assert_eq!(pr, [62, 52, 17, 47, 37, 37, 37]);
+    assert_eq!(pr, [107, 52, 17, 47, 37, 37, 37]);
 
     use look_ahead::Message as La;
     let la = [
@@ -558,19 +592,21 @@ fn the_largest_frames_fit_max_frame() {
             seq: max,
             epoch: max,
             check: max,
+            fence,
         },
         La::Reply {
             ts,
             seq: max,
             epoch: max,
             seen: max,
+            fence,
         },
         La::Doze(announcement),
         La::Disconnect(announcement),
         La::Reconnect(announcement),
     ];
     let la = sizes(&la);
-    assert_eq!(la, [47, 47, 38, 38, 38]);
+    assert_eq!(la, [92, 92, 83, 83, 83]);
 
     use ricart_agrawala::Message as Ra;
     let ra = [
@@ -578,11 +614,16 @@ fn the_largest_frames_fit_max_frame() {
             ts,
             seq: max,
             check: max,
+            fence,
         },
-        Ra::Reply { ts, seq: max },
+        Ra::Reply {
+            ts,
+            seq: max,
+            fence,
+        },
     ];
     let ra = sizes(&ra);
-    assert_eq!(ra, [37, 27]);
+    assert_eq!(ra, [82, 72]);
 
     let largest = [rl, pr, la, ra].concat().into_iter().max();
     assert!(largest.is_some_and(|n| n <= MAX_FRAME), "{largest:?}");
@@ -603,34 +644,43 @@ fn sizes<M: Wire + Debug + PartialEq>(msgs: &[M]) -> Vec<usize> {
 /// `VERSION` (and this test's expectations, and the module docs).
 #[test]
 fn the_format_is_pinned() {
-    assert_eq!(VERSION, 1);
-    assert_eq!(MAX_FRAME, 64);
+    assert_eq!(VERSION, 2);
+    assert_eq!(MAX_FRAME, 128);
     // The check words' bytes were worked out apart from the crate: `seal::check_word` of the
     // fields by hand, then LEB128.
 
-    // version, Token, h1 0, h2 -1 (zigzag 1), id 2, check word.
-    let token = reverse_link::Message::Token(Sealed::new(Height::new(0, -1, NodeId(2))));
+    // version, Token, h1 0, h2 -1 (zigzag 1), id 2, check word, then three fence copies
+    // (lane 1, value 300 = [0xac, 0x02]).
+    let token = reverse_link::Message::Token(
+        Sealed::new(Height::new(0, -1, NodeId(2))),
+        Fence::new(1, 300).into(),
+    );
     assert_eq!(
         encode(&token),
-        [1, 1, 0, 1, 2, 0xce, 0xd6, 0xc5, 0x8f, 0x87, 0xae, 0xed, 0xd6, 0xd2, 0x01]
+        [
+            2, 1, 0, 1, 2, 0xce, 0xd6, 0xc5, 0x8f, 0x87, 0xae, 0xed, 0xd6, 0xd2, 0x01, 1, 0xac,
+            0x02, 1, 0xac, 0x02, 1, 0xac, 0x02
+        ]
     );
 
     // version, Token, available (2, 2), priority (level 300 = [0xac, 0x02], rank 0), height
-    // (h1 1 = zigzag 2, h2 0, n4), check word.
+    // (h1 1 = zigzag 2, h2 0, n4), check word, three fence copies (0, 0).
     let token = prioritized::Message::Token {
         available: Resources::new(2),
         priority: Priority::new(300, 0),
         height: Sealed::new(Height::new(1, 0, NodeId(4))),
+        fence: FenceCopies::default(),
     };
     assert_eq!(
         encode(&token),
         [
-            1, 0, 2, 2, 0xac, 0x02, 0, 2, 0, 4, 0xf2, 0xe1, 0x8b, 0xa4, 0xd3, 0xc1, 0x82, 0xef,
-            0x59
+            2, 0, 2, 2, 0xac, 0x02, 0, 2, 0, 4, 0xf2, 0xe1, 0x8b, 0xa4, 0xd3, 0xc1, 0x82, 0xef,
+            0x59, 0, 0, 0, 0, 0, 0
         ]
     );
 
-    // version, Doze, ts (clock 7, n1), seen 3, absent (true), check word.
+    // version, Doze, ts (clock 7, n1), seen 3, absent (true), check word, three fence
+    // copies (0, 2).
     let doze = look_ahead::Message::Doze(Announcement::new(
         Timestamp {
             clock: 7,
@@ -638,12 +688,17 @@ fn the_format_is_pinned() {
         },
         3,
         true,
+        2,
     ));
     assert_eq!(
         encode(&doze),
-        [1, 2, 7, 1, 3, 1, 0x85, 0xcc, 0xf3, 0xa9, 0xc6, 0xda, 0xf9, 0xd2, 0x14]
+        [
+            2, 2, 7, 1, 3, 1, 0x85, 0xcc, 0xf3, 0xa9, 0xc6, 0xda, 0xf9, 0xd2, 0x14, 0, 2, 0, 2, 0,
+            2
+        ]
     );
-    // version, Request, ts (clock 128 = [0x80, 0x01], n1), seq 1, epoch 0, check word.
+    // version, Request, ts (clock 128 = [0x80, 0x01], n1), seq 1, epoch 0, check word, three
+    // fence copies (0, 0).
     let request = look_ahead::Message::request(
         Timestamp {
             clock: 128,
@@ -651,23 +706,28 @@ fn the_format_is_pinned() {
         },
         1,
         0,
+        0,
     );
     assert_eq!(
         encode(&request),
-        [1, 0, 0x80, 0x01, 1, 1, 0, 0x95, 0xcf, 0x99, 0x96, 0xb0, 0xaa, 0xb7, 0xaa, 0xdc, 0x01]
+        [
+            2, 0, 0x80, 0x01, 1, 1, 0, 0x95, 0xcf, 0x99, 0x96, 0xb0, 0xaa, 0xb7, 0xaa, 0xdc, 0x01,
+            0, 0, 0, 0, 0, 0
+        ]
     );
 
-    // version, Request, ts (clock 5, n3), seq 1, check word.
+    // version, Request, ts (clock 5, n3), seq 1, check word, three fence copies (0, 5).
     let request = ricart_agrawala::Message::request(
         Timestamp {
             clock: 5,
             id: NodeId(3),
         },
         1,
+        5,
     );
     assert_eq!(
         encode(&request),
-        [1, 0, 5, 3, 1, 0xf0, 0xa9, 0x9a, 0x9e, 0xb1, 0x80, 0xf9, 0xab, 0x5c]
+        [2, 0, 5, 3, 1, 0xf0, 0xa9, 0x9a, 0x9e, 0xb1, 0x80, 0xf9, 0xab, 0x5c, 0, 5, 0, 5, 0, 5]
     );
 }
 
@@ -681,7 +741,7 @@ fn variant_indices_are_pinned() {
         clock: 1,
         id: NodeId(0),
     };
-    let a = Announcement::new(ts, 0, false);
+    let a = Announcement::new(ts, 0, false, 0);
     fn index<M: Wire>(m: &M) -> u8 {
         encode(m)[1]
     }
@@ -689,7 +749,7 @@ fn variant_indices_are_pinned() {
     use reverse_link::Message as Rl;
     let rl = [
         Rl::Request(h),
-        Rl::Token(h),
+        Rl::Token(h, FenceCopies::default()),
         Rl::LinkInfo(h),
         Rl::Probe(h),
         Rl::TokenAck(h),
@@ -702,6 +762,7 @@ fn variant_indices_are_pinned() {
             available: r,
             priority: p,
             height: h,
+            fence: FenceCopies::default(),
         },
         Pr::Request {
             priority: p,
@@ -723,12 +784,13 @@ fn variant_indices_are_pinned() {
 
     use look_ahead::Message as La;
     let la = [
-        La::request(ts, 1, 0),
+        La::request(ts, 1, 0, 0),
         La::Reply {
             ts,
             seq: 1,
             epoch: 0,
             seen: 0,
+            fence: FenceCopies::default(),
         },
         La::Doze(a),
         La::Disconnect(a),
@@ -737,7 +799,7 @@ fn variant_indices_are_pinned() {
     assert_eq!(la.iter().map(index).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
 
     use ricart_agrawala::Message as Ra;
-    let ra = [Ra::request(ts, 1), Ra::Reply { ts, seq: 1 }];
+    let ra = [Ra::request(ts, 1, 0), Ra::reply(ts, 1, 0)];
     assert_eq!(ra.iter().map(index).collect::<Vec<_>>(), [0, 1]);
 }
 
@@ -782,6 +844,7 @@ fn impossible_fields_decode_and_the_node_reports_them() {
         available: Resources { count: 9, copy: 2 },
         priority: Priority::new(u64::MAX, 0),
         height: Sealed::new(beyond),
+        fence: FenceCopies::default(),
     };
     assert_eq!(decode(&encode(&token)), Ok(token));
     let far = Timestamp {
@@ -790,13 +853,14 @@ fn impossible_fields_decode_and_the_node_reports_them() {
     };
     let doze = look_ahead::Message::Doze(Announcement {
         check: 1,
-        ..Announcement::new(far, u64::MAX, true)
+        ..Announcement::new(far, u64::MAX, true, u64::MAX)
     });
     assert_eq!(decode(&encode(&doze)), Ok(doze));
     let request = ricart_agrawala::Message::Request {
         ts: far,
         seq: 0,
         check: 0,
+        fence: FenceCopies([Fence::new(0, 1), Fence::new(1, 0), Fence::new(7, 7)]),
     };
     assert_eq!(decode(&encode(&request)), Ok(request));
 }

@@ -145,9 +145,9 @@ fn ts(clock: u64, id: u32) -> Timestamp {
 fn finding_1_a_huge_clock_cannot_make_a_late_reply_grant_a_later_request() {
     for clock in [u64::MAX, SKEW_LIMIT, SKEW_LIMIT - 1] {
         let la = || vec![la_host(0, vec![NodeId(1)]), la_host(1, vec![NodeId(0)])];
-        let forged = |id| look_ahead::Message::request(ts(clock, id), 1, 0);
+        let forged = |id| look_ahead::Message::request(ts(clock, id), 1, 0, 0);
         late_reply_after_a_huge_clock(la(), [forged(1), forged(0)]);
-        let forged = |id| ricart_agrawala::Message::request(ts(clock, id), 1);
+        let forged = |id| ricart_agrawala::Message::request(ts(clock, id), 1, 0);
         late_reply_after_a_huge_clock(vec![ra_host(0), ra_host(1)], [forged(1), forged(0)]);
     }
 }
@@ -160,7 +160,7 @@ fn finding_1_a_huge_epoch_mutes_nobody() {
     for epoch in [u64::MAX, SKEW_LIMIT, SKEW_LIMIT / 2, 1000] {
         let mut net =
             PermNet::with_nodes(vec![la_host(0, vec![NodeId(1)]), la_host(1, vec![])]).checked();
-        let forged = look_ahead::Message::request(ts(1, 1), 1, epoch);
+        let forged = look_ahead::Message::request(ts(1, 1), 1, epoch, 0);
         net.apply(
             NodeId(0),
             Event::Receive {
@@ -231,7 +231,7 @@ fn finding_3_heights_without_headroom_are_refused_and_never_adopted() {
         let actions: Vec<_> = node
             .handle(Event::Receive {
                 from: NodeId(0),
-                msg: reverse_link::Message::Token(bad.into()),
+                msg: reverse_link::Message::Token(bad.into(), Default::default()),
             })
             .unwrap()
             .collect();

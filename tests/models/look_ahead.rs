@@ -175,7 +175,7 @@ fn regression_the_answer_to_a_stale_looking_request_cannot_be_corrupted_into_a_g
     net.deliver(0);
     let copy = &mut net.in_flight[0].msg;
     if let Message::Request { ts, seq, epoch, .. } = *copy {
-        *copy = Message::request(ts, seq, epoch + 1);
+        *copy = Message::request(ts, seq, epoch + 1, 0);
     }
     net.deliver(0);
     net.deliver(0);

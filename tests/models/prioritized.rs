@@ -35,7 +35,9 @@ impl Fingerprint for Node {
     /// Everything but the raise counter (a statistic), the outbox (empty between events), and
     /// the queue's arrival counters, of which only the order they give matters (`queue()`
     /// lists entries in service order; a new entry always comes after every queued one of the
-    /// same priority).
+    /// same priority). The grant counter is left out too: the node only raises it and hands
+    /// it on, never branching on it, so states that differ in it have the same futures (the
+    /// driver checks the fences all the same).
     fn hash_node<H: Hasher>(&self, shift: &impl Fn(Height) -> Shifted, hasher: &mut H) {
         self.id().hash(hasher);
         self.status().hash(hasher);
@@ -65,10 +67,12 @@ impl Fingerprint for Node {
         let seal = |s: Sealed| (shift(s.height), s.is_intact());
         std::mem::discriminant(msg).hash(hasher);
         match *msg {
+            // The fence is left out, as the grant counter is (see `hash_node`).
             Message::Token {
                 available,
                 priority,
                 height,
+                ..
             } => (available, priority, seal(height)).hash(hasher),
             Message::Request { priority, height } => (priority, seal(height)).hash(hasher),
             Message::Update { priority } => priority.hash(hasher),

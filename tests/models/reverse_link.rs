@@ -31,7 +31,10 @@ impl Fingerprint for Node {
         heights
     }
 
-    /// Everything but the raise counter (a statistic) and the outbox (empty between events).
+    /// Everything but the raise counter (a statistic), the outbox (empty between events), and
+    /// the held tokens' ids and fence counters: the node never branches on a counter, and
+    /// renaming tokens maps a state's futures onto the other's, so hashing them would only
+    /// multiply the states (the driver checks the fences and ids all the same).
     fn hash_node<H: Hasher>(&self, shift: &impl Fn(Height) -> Shifted, hasher: &mut H) {
         self.id().hash(hasher);
         self.status().hash(hasher);

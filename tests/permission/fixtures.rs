@@ -3,7 +3,9 @@
 
 use manet_mutex::look_ahead;
 use manet_mutex::testkit::{PermNet, PermissionHarness};
-use manet_mutex::{Action, Anomaly, CsRequest, Event, NodeId, Protocol, Severity};
+use manet_mutex::{
+    Action, Anomaly, CsRequest, Event, Fence, FenceCopies, NodeId, Protocol, Severity,
+};
 use proptest::prelude::*;
 
 // Fixtures for driving one look-ahead host by hand.
@@ -69,7 +71,23 @@ pub fn ts(clock: u64, id: u32) -> manet_mutex::permission::Timestamp {
 /// An announcement stamped `ts` from a sender that had seen no announcement of ours and counts
 /// us as present.
 pub fn ann(ts: manet_mutex::permission::Timestamp) -> manet_mutex::look_ahead::Announcement {
-    manet_mutex::look_ahead::Announcement::new(ts, 0, false)
+    manet_mutex::look_ahead::Announcement::new(ts, 0, false, 0)
+}
+
+/// The fence a message from a host that has seen none carries.
+pub const F0: FenceCopies = FenceCopies::new(Fence::new(0, 0));
+
+/// The fence of a host that has seen fences up to `value`, as a message carries it.
+pub fn fence(value: u64) -> FenceCopies {
+    Fence::new(0, value).into()
+}
+
+/// An entry into the critical section with fence `value`.
+pub fn enter<M>(value: u64) -> Action<M> {
+    Action::EnterCritical {
+        resources: 1,
+        fence: Fence::new(0, value),
+    }
 }
 
 /// One step of an adversarial schedule; hosts and messages are taken modulo what exists.
@@ -161,4 +179,27 @@ pub fn only_noise<N: PermissionHarness>(net: &PermNet<N>) {
             net.trace_text()
         );
     }
+}
+
+/// A protected resource behind `net`: it accepts every entry's fence (each above the last:
+/// the sections never overlap, so above every section that ended before it), and, since every
+/// fence comes from an entry and each entry is one above the highest its host has seen, the
+/// fences count the entries exactly (`docs/ALGORITHMS.md`, F1).
+pub fn resource_accepts_every_entry<N: PermissionHarness>(
+    net: &PermNet<N>,
+) -> Result<(), TestCaseError> {
+    let mut resource = manet_mutex::fence::Fences::new();
+    for &(at, fence) in &net.entries {
+        let accepted = resource.admit(fence);
+        prop_assert!(
+            accepted.is_ok(),
+            "{:?} entered with {:?}: {:?}",
+            at,
+            fence,
+            accepted
+        );
+        prop_assert_eq!(fence.lane, 0);
+    }
+    prop_assert_eq!(resource.highest(0).unwrap_or(0), net.entries.len() as u64);
+    Ok(())
 }

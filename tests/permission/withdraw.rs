@@ -5,7 +5,7 @@
 
 use manet_mutex::testkit::strategy::cases;
 use manet_mutex::testkit::{PermNet, PermissionHarness};
-use manet_mutex::{look_ahead, ricart_agrawala, CsRequest, Error, Event, NodeId, Status};
+use manet_mutex::{look_ahead, ricart_agrawala, CsRequest, Error, Event, Fence, NodeId, Status};
 use proptest::prelude::*;
 
 fn ra(n: u32) -> PermNet<ricart_agrawala::Node> {
@@ -67,7 +67,7 @@ fn late_reply_to_a_withdrawn_request<H: PermissionHarness>(mut net: PermNet<H>) 
     );
     net.settle(100).unwrap();
     assert_eq!(net.entries.len(), entered + 1);
-    assert_eq!(net.entries.last(), Some(&a));
+    assert_eq!(net.entries.last().map(|e| e.0), Some(a));
 }
 
 #[test]
@@ -92,7 +92,7 @@ fn withdrawal_answers_the_deferred<H: PermissionHarness>(mut net: PermNet<H>) {
     assert_eq!(net.node(NodeId(0)).status(), Status::Waiting);
     net.apply(NodeId(0), Event::Cancel).unwrap();
     net.settle(100).unwrap();
-    assert_eq!(net.entries, vec![NodeId(1)]);
+    assert_eq!(net.entries, vec![(NodeId(1), Fence::new(0, 1))]);
 }
 
 #[test]

@@ -8,6 +8,7 @@ use rand_distr::{Distribution, Exp};
 
 use super::check::Host;
 use super::{Algorithm, RoutedConfig, Unreachable};
+use crate::fence::Fences;
 use crate::sim::waypoint::{hop_counts, Waypoint};
 use crate::sim::{busy, EventQueue, Metrics, Time, Violation};
 use crate::{look_ahead, ricart_agrawala, Action, CsRequest, Event, NodeId, Status};
@@ -68,6 +69,8 @@ struct World<H: Host> {
     lost: u64,
     routed: u64,
     anomalies: u64,
+    /// The protected resource: every entry's fence must be above the last.
+    fences: Fences,
     trace: VecDeque<(Time, Ev<H::Message>)>,
 }
 
@@ -164,6 +167,7 @@ impl<H: Host> World<H> {
             lost: 0,
             routed: 0,
             anomalies: 0,
+            fences: Fences::new(),
             trace: VecDeque::new(),
             nodes,
             cfg: cfg.clone(),
@@ -391,7 +395,12 @@ impl<H: Host> World<H> {
                     self.metrics.messages += 1;
                     self.route(h, to, msg);
                 }
-                Action::EnterCritical { .. } => {
+                Action::EnterCritical { fence, .. } => {
+                    if let Err(highest) = self.fences.admit(fence) {
+                        return Err(self.violation(format!(
+                            "{h:?} entered with {fence:?}, not above {highest}"
+                        )));
+                    }
                     let asked = self.requested_at[h.index()].take().unwrap_or(self.q.now());
                     self.metrics.entered(self.q.now() - asked, CsRequest::ONE);
                     self.q.schedule(self.cfg.cs_duration, Ev::CsEnd(h));

@@ -8,7 +8,7 @@
 //! `tests/faults/fuzz_look_ahead.rs`.
 
 use crate::look_ahead::{Announcement, Config, Message, Mode, Node, Settings};
-use crate::{Event, Protocol, Status};
+use crate::{Event, Fence, Protocol, Status};
 use arbitrary::Arbitrary;
 
 use super::node_input::{drive, Local, Peer};
@@ -55,17 +55,19 @@ impl In {
                 sealed,
             } => {
                 let ts = ts.ts();
-                let mut a = Announcement::new(ts, epoch, absent);
+                // The fence comes from `seq`: the input layout is frozen for the corpora.
+                let mut a = Announcement::new(ts, epoch, absent, seq);
                 if !sealed {
                     a.check = a.check.wrapping_add(seq | 1);
                 }
                 let msg = match kind {
-                    Kind::Request => Message::request(ts, seq, epoch),
+                    Kind::Request => Message::request(ts, seq, epoch, seq),
                     Kind::Reply => Message::Reply {
                         ts,
                         seq,
                         epoch,
                         seen: seq,
+                        fence: Fence::new(0, seq).into(),
                     },
                     Kind::Doze => Message::Doze(a),
                     Kind::Disconnect => Message::Disconnect(a),

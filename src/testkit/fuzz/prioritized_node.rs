@@ -13,7 +13,7 @@
 
 use crate::prioritized::{Config, Message, Node, Policy, Resources, Settings};
 use crate::queue::Priority;
-use crate::{Action, Event, Protocol, Status};
+use crate::{Action, Event, Fence, Protocol, Status};
 use arbitrary::Arbitrary;
 
 use super::height_input::{height, Coord};
@@ -64,6 +64,8 @@ impl In {
                         available: Resources { count, copy },
                         priority,
                         height,
+                        // From the level: the input layout is frozen for the corpora.
+                        fence: Fence::new(0, level).into(),
                     },
                     Kind::Request => Message::Request { priority, height },
                     Kind::Update => Message::Update { priority },
@@ -156,7 +158,7 @@ fn consistent(node: &Node, actions: &[Action<Message>]) -> Result<(), String> {
                     return Err(format!("sent {msg:?} to {to:?}, which it has no link to"));
                 }
             }
-            Action::EnterCritical { resources } if *resources != node.held() => {
+            Action::EnterCritical { resources, .. } if *resources != node.held() => {
                 return Err(format!("entered with {resources}, holds {}", node.held()));
             }
             _ => {}

@@ -10,7 +10,7 @@
 //! `tests/faults/fuzz_reverse_link.rs`.
 
 use crate::reverse_link::{Config, Message, Node, Settings};
-use crate::{Action, Event, NodeId, Protocol, Status};
+use crate::{Action, Event, Fence, NodeId, Protocol, Status};
 use arbitrary::Arbitrary;
 
 use super::height_input::{height, Coord};
@@ -51,7 +51,9 @@ impl In {
                 let h = height(h1, h2, owner);
                 let msg = match kind {
                     Kind::Request => Message::Request(h.into()),
-                    Kind::Token => Message::Token(h.into()),
+                    // The token's id is the height's owner: the input layout is frozen for
+                    // the corpora, and an owner's id covers held, new and impossible ids.
+                    Kind::Token => Message::Token(h.into(), Fence::new(owner.id().0, 0).into()),
                     Kind::LinkInfo => Message::LinkInfo(h.into()),
                     Kind::TokenAck => Message::TokenAck(h.into()),
                     Kind::Probe => Message::Probe(h.into()),

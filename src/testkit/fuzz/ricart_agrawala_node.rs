@@ -26,11 +26,12 @@ impl In {
             In::Local(local) => local.event(),
             In::Request { from, ts, seq } => Event::Receive {
                 from: from.id(),
-                msg: Message::request(ts.ts(), seq),
+                // The fence comes from `seq`: the input layout is frozen for the corpora.
+                msg: Message::request(ts.ts(), seq, seq),
             },
             In::Reply { from, ts, seq } => Event::Receive {
                 from: from.id(),
-                msg: Message::Reply { ts: ts.ts(), seq },
+                msg: Message::reply(ts.ts(), seq, seq),
             },
         }
     }

@@ -5,7 +5,7 @@ use manet_mutex::look_ahead::{
     initial_info_set, initial_sets, Config, Message, Node, Relation, Settings,
 };
 
-use crate::fixtures::{ann, assert_ignored, node, recv, run, ts};
+use crate::fixtures::{ann, assert_ignored, enter, fence, node, recv, run, ts, F0};
 use manet_mutex::{Action, Anomaly, CsRequest, Event, NodeId, Protocol, Status, TimerId};
 
 fn sends(actions: &[Action<Message>]) -> Vec<(u32, Message)> {
@@ -75,8 +75,8 @@ fn request_goes_to_info_set_only_with_one_timer_each() {
     assert_eq!(
         sends(&acts),
         vec![
-            (1, Message::request(t, 1, 0)),
-            (3, Message::request(t, 1, 0))
+            (1, Message::request(t, 1, 0, 0)),
+            (3, Message::request(t, 1, 0, 0))
         ]
     );
     assert_eq!(timers(&acts).len(), 2);
@@ -89,7 +89,7 @@ fn request_goes_to_info_set_only_with_one_timer_each() {
 fn request_with_empty_info_set_enters_at_once() {
     let mut a = node(0, 3, &[]);
     let acts = run(&mut a, Event::Request(CsRequest::ONE));
-    assert_eq!(acts, vec![Action::EnterCritical { resources: 1 }]);
+    assert_eq!(acts, vec![enter(1)]);
     assert_eq!(a.status(), Status::Critical);
 }
 
@@ -97,7 +97,7 @@ fn request_with_empty_info_set_enters_at_once() {
 fn idle_host_replies_and_moves_requester_from_status_to_info() {
     let mut b = node(1, 3, &[]);
     assert_eq!(b.relation(NodeId(0)), Some(Relation::Status));
-    let acts = recv(&mut b, 0, Message::request(ts(5, 0), 1, 0));
+    let acts = recv(&mut b, 0, Message::request(ts(5, 0), 1, 0, 0));
     assert_eq!(
         sends(&acts),
         vec![(
@@ -106,7 +106,8 @@ fn idle_host_replies_and_moves_requester_from_status_to_info() {
                 ts: ts(5, 0),
                 seq: 1,
                 epoch: 0,
-                seen: 0
+                seen: 0,
+                fence: F0,
             }
         )]
     );
@@ -119,7 +120,7 @@ fn idle_host_replies_and_moves_requester_from_status_to_info() {
 fn waiting_host_with_lower_priority_replies_and_asks_the_requester() {
     let mut b = node(1, 3, &[2]);
     run(&mut b, Event::Request(CsRequest::ONE)); // ts (1, 1)
-    let acts = recv(&mut b, 0, Message::request(ts(1, 0), 1, 0));
+    let acts = recv(&mut b, 0, Message::request(ts(1, 0), 1, 0, 0));
     assert_eq!(
         sends(&acts),
         vec![
@@ -129,10 +130,11 @@ fn waiting_host_with_lower_priority_replies_and_asks_the_requester() {
                     ts: ts(1, 0),
                     seq: 1,
                     epoch: 0,
-                    seen: 0
+                    seen: 0,
+                    fence: F0,
                 }
             ),
-            (0, Message::request(ts(1, 1), 1, 0))
+            (0, Message::request(ts(1, 1), 1, 0, 0))
         ]
     );
     assert_eq!(ids(b.outstanding()), vec![0, 2]);
@@ -143,18 +145,18 @@ fn waiting_host_with_lower_priority_replies_and_asks_the_requester() {
 fn waiting_host_with_higher_priority_defers_into_q_req() {
     let mut b = node(1, 3, &[2]);
     run(&mut b, Event::Request(CsRequest::ONE)); // ts (1, 1)
-    let acts = recv(&mut b, 0, Message::request(ts(1, 0), 1, 0));
+    let acts = recv(&mut b, 0, Message::request(ts(1, 0), 1, 0, 0));
     assert!(!sends(&acts).is_empty(), "(1,0) beats (1,1): reply");
     let mut c = node(2, 3, &[]);
     run(&mut c, Event::Request(CsRequest::ONE)); // enters: ts (1, 2)
     assert_eq!(c.status(), Status::Critical);
-    let acts = recv(&mut c, 0, Message::request(ts(1, 0), 1, 0));
+    let acts = recv(&mut c, 0, Message::request(ts(1, 0), 1, 0, 0));
     assert!(sends(&acts).is_empty(), "in the CS: defer");
     assert_eq!(ids(c.deferred()), vec![0]);
     assert_eq!(c.relation(NodeId(0)), Some(Relation::Info));
     let mut d = node(2, 3, &[1]);
     run(&mut d, Event::Request(CsRequest::ONE)); // ts (1, 2), waiting for 1
-    let acts = recv(&mut d, 0, Message::request(ts(3, 0), 1, 0));
+    let acts = recv(&mut d, 0, Message::request(ts(3, 0), 1, 0, 0));
     assert!(sends(&acts).is_empty(), "(1,2) beats (3,0): defer");
     assert_eq!(ids(d.deferred()), vec![0]);
 }
@@ -163,7 +165,7 @@ fn waiting_host_with_higher_priority_defers_into_q_req() {
 fn reply_moves_replier_to_status_set_unless_its_request_is_deferred() {
     let mut a = node(0, 3, &[1, 2]);
     run(&mut a, Event::Request(CsRequest::ONE)); // ts (1, 0)
-    recv(&mut a, 2, Message::request(ts(4, 2), 1, 0)); // deferred
+    recv(&mut a, 2, Message::request(ts(4, 2), 1, 0, 0)); // deferred
     let acts = recv(
         &mut a,
         1,
@@ -172,6 +174,7 @@ fn reply_moves_replier_to_status_set_unless_its_request_is_deferred() {
             seq: 1,
             epoch: 0,
             seen: 0,
+            fence: F0,
         },
     );
     assert!(acts.iter().any(|x| matches!(x, Action::CancelTimer { .. })));
@@ -184,9 +187,10 @@ fn reply_moves_replier_to_status_set_unless_its_request_is_deferred() {
             seq: 1,
             epoch: 0,
             seen: 0,
+            fence: F0,
         },
     );
-    assert!(acts.contains(&Action::EnterCritical { resources: 1 }));
+    assert!(acts.contains(&enter(1)));
     assert_eq!(a.relation(NodeId(2)), Some(Relation::Info), "2 is in Q_req");
 }
 
@@ -203,6 +207,7 @@ fn exit_replies_to_q_req_only_not_to_the_whole_info_set() {
             seq: 1,
             epoch: 0,
             seen: 0,
+            fence: F0,
         },
     );
     recv(
@@ -213,11 +218,12 @@ fn exit_replies_to_q_req_only_not_to_the_whole_info_set() {
             seq: 1,
             epoch: 0,
             seen: 0,
+            fence: F0,
         },
     );
     assert_eq!(a.status(), Status::Critical);
-    recv(&mut a, 2, Message::request(ts(9, 2), 1, 0));
-    recv(&mut a, 3, Message::request(ts(9, 3), 1, 0));
+    recv(&mut a, 2, Message::request(ts(9, 2), 1, 0, 0));
+    recv(&mut a, 3, Message::request(ts(9, 3), 1, 0, 0));
     a.handle(Event::Doze).unwrap_err();
     let acts = run(&mut a, Event::Release);
     assert_eq!(
@@ -229,7 +235,8 @@ fn exit_replies_to_q_req_only_not_to_the_whole_info_set() {
                     ts: ts(9, 2),
                     seq: 1,
                     epoch: 0,
-                    seen: 0
+                    seen: 0,
+                    fence: fence(1),
                 }
             ),
             (
@@ -238,7 +245,8 @@ fn exit_replies_to_q_req_only_not_to_the_whole_info_set() {
                     ts: ts(9, 3),
                     seq: 1,
                     epoch: 0,
-                    seen: 0
+                    seen: 0,
+                    fence: fence(1),
                 }
             )
         ]
@@ -258,6 +266,7 @@ fn reply_to_a_host_that_is_not_requesting_is_ignored() {
         seq: 1,
         epoch: 0,
         seen: 0,
+        fence: F0,
     };
     // In particular no set moves.
     assert_ignored(&mut a, 2, reply, Anomaly::Unexpected);
@@ -275,6 +284,7 @@ fn stale_and_duplicate_replies_grant_nothing() {
             seq: 1,
             epoch: 0,
             seen: 0,
+            fence: F0,
         },
     );
     // Duplicate from 1, a REPLY to an older request, a REPLY to an older epoch's copy.
@@ -286,6 +296,7 @@ fn stale_and_duplicate_replies_grant_nothing() {
                 seq: 1,
                 epoch: 0,
                 seen: 0,
+                fence: F0,
             },
         ),
         (
@@ -295,6 +306,7 @@ fn stale_and_duplicate_replies_grant_nothing() {
                 seq: 1,
                 epoch: 0,
                 seen: 0,
+                fence: F0,
             },
         ),
         (
@@ -304,6 +316,7 @@ fn stale_and_duplicate_replies_grant_nothing() {
                 seq: 1,
                 epoch: 7,
                 seen: 0,
+                fence: F0,
             },
         ),
     ] {
@@ -318,7 +331,7 @@ fn timeout_retransmits_with_a_fresh_timer_and_stale_timeouts_are_noops() {
     let acts = run(&mut a, Event::Request(CsRequest::ONE));
     let first = timers(&acts)[0];
     let acts = run(&mut a, Event::Timeout(first));
-    assert_eq!(sends(&acts), vec![(1, Message::request(ts(1, 0), 1, 0))]);
+    assert_eq!(sends(&acts), vec![(1, Message::request(ts(1, 0), 1, 0, 0))]);
     let second = timers(&acts)[0];
     assert_ne!(first, second);
     let snapshot = a.clone();
@@ -339,6 +352,7 @@ fn timeout_retransmits_with_a_fresh_timer_and_stale_timeouts_are_noops() {
             seq: 1,
             epoch: 0,
             seen: 0,
+            fence: F0,
         },
     );
     assert!(acts.contains(&Action::CancelTimer { timer: second }));
@@ -351,9 +365,9 @@ fn input_from_unknown_or_lying_peers_is_ignored() {
     let mut a = node(0, 3, &[1]);
     let snapshot = a.clone();
     for (from, msg, kind) in [
-        (7, Message::request(ts(1, 7), 1, 0), Anomaly::UnknownPeer),
-        (0, Message::request(ts(1, 0), 1, 0), Anomaly::UnknownPeer),
-        (1, Message::request(ts(1, 2), 1, 0), Anomaly::OutOfRange),
+        (7, Message::request(ts(1, 7), 1, 0, 0), Anomaly::UnknownPeer),
+        (0, Message::request(ts(1, 0), 1, 0, 0), Anomaly::UnknownPeer),
+        (1, Message::request(ts(1, 2), 1, 0, 0), Anomaly::OutOfRange),
         (
             1,
             Message::Reply {
@@ -361,6 +375,7 @@ fn input_from_unknown_or_lying_peers_is_ignored() {
                 seq: 1,
                 epoch: 0,
                 seen: 0,
+                fence: F0,
             },
             Anomaly::OutOfRange,
         ),
@@ -382,7 +397,7 @@ fn input_from_unknown_or_lying_peers_is_ignored() {
 fn peer_clocks_out_of_reach_are_refused_and_move_the_clock_by_the_limit_at_most() {
     use manet_mutex::permission::SKEW_LIMIT;
     let mut a = node(0, 2, &[1]);
-    let request = |clock| Message::request(ts(clock, 1), 1, 0);
+    let request = |clock| Message::request(ts(clock, 1), 1, 0, 0);
     assert_ignored(&mut a, 1, request(0), Anomaly::OutOfRange);
     // Refused, but the clock moves the limit towards it: a peer that took in a forged value
     // loses one message to each host, not all of them for ever.

@@ -1,10 +1,10 @@
 //! Doze, voluntary disconnection and reconnection: the announcements, which of them a
 //! receiver applies (causal or concurrent, absent peers) and the stale-announcement rules.
 
-use crate::fixtures::{ann, assert_ignored, node, recv, run, ts};
+use crate::fixtures::{ann, assert_ignored, enter, node, recv, run, ts, F0};
 use manet_mutex::look_ahead::{Announcement, Message, Mode, Node, Relation};
 use manet_mutex::testkit::PermNet;
-use manet_mutex::{Action, Anomaly, CsRequest, Event, NodeId, Protocol, Status};
+use manet_mutex::{Action, Anomaly, CsRequest, Event, Fence, NodeId, Protocol, Status};
 
 /// Two hosts; host 0 asks host 1 (the paper's consistent starting state).
 fn pair() -> PermNet<Node> {
@@ -46,7 +46,7 @@ fn doze_receiver_stops_waiting_for_the_dozer_and_may_enter() {
     run(&mut a, Event::Request(CsRequest::ONE));
     let acts = recv(&mut a, 1, Message::Doze(ann(ts(1, 1))));
     assert!(acts.iter().any(|x| matches!(x, Action::CancelTimer { .. })));
-    assert!(acts.contains(&Action::EnterCritical { resources: 1 }));
+    assert!(acts.contains(&enter(1)));
     assert_eq!(a.relation(NodeId(1)), Some(Relation::Status));
 }
 
@@ -80,7 +80,7 @@ fn dozing_host_answers_a_retransmitted_request() {
 fn disconnect_drops_the_disconnecting_hosts_q_req_entry_and_wait() {
     let mut c = node(2, 3, &[1]);
     run(&mut c, Event::Request(CsRequest::ONE)); // (1, 2), waits for 1
-    recv(&mut c, 0, Message::request(ts(5, 0), 1, 0)); // deferred
+    recv(&mut c, 0, Message::request(ts(5, 0), 1, 0, 0)); // deferred
     assert_eq!(c.deferred().map(|p| p.0).collect::<Vec<_>>(), vec![0]);
     // 0 disconnects: it is in its remainder section, so its deferred request is stale.
     recv(&mut c, 0, Message::Disconnect(ann(ts(6, 0))));
@@ -88,7 +88,7 @@ fn disconnect_drops_the_disconnecting_hosts_q_req_entry_and_wait() {
     assert_eq!(c.relation(NodeId(0)), Some(Relation::Status));
     // 1 disconnects: c no longer needs its REPLY.
     let acts = recv(&mut c, 1, Message::Disconnect(ann(ts(3, 1))));
-    assert!(acts.contains(&Action::EnterCritical { resources: 1 }));
+    assert!(acts.contains(&enter(1)));
     // Exit owes nobody a REPLY.
     let acts = run(&mut c, Event::Release);
     assert!(acts.is_empty());
@@ -122,7 +122,7 @@ fn voluntary_disconnection_and_reconnection_round_trip() {
     net.apply(NodeId(1), Event::Request(CsRequest::ONE))
         .unwrap();
     net.settle(500).unwrap();
-    assert_eq!(net.entries, vec![NodeId(1)]);
+    assert_eq!(net.entries, vec![(NodeId(1), Fence::new(0, 1))]);
 }
 
 #[test]
@@ -221,7 +221,10 @@ fn disconnect_concurrent_with_our_reconnect_ends_the_wait_and_the_leaver_asks_on
         "host 0 is inside"
     );
     net.settle(500).unwrap();
-    assert_eq!(net.entries, vec![NodeId(0), NodeId(1)]);
+    assert_eq!(
+        net.entries,
+        vec![(NodeId(0), Fence::new(0, 1)), (NodeId(1), Fence::new(0, 2))]
+    );
 }
 
 #[test]
@@ -263,7 +266,10 @@ fn an_absent_host_stays_unasked_across_our_own_announcements() {
     net.apply(NodeId(2), Event::Request(CsRequest::ONE))
         .unwrap();
     net.settle(500).unwrap();
-    assert_eq!(net.entries, vec![NodeId(0), NodeId(2)]);
+    assert_eq!(
+        net.entries,
+        vec![(NodeId(0), Fence::new(0, 1)), (NodeId(2), Fence::new(0, 2))]
+    );
 }
 
 #[test]
@@ -288,13 +294,16 @@ fn of_two_concurrent_disconnects_only_the_later_is_applied() {
     net.apply(NodeId(1), Event::Request(CsRequest::ONE))
         .unwrap();
     net.settle(500).unwrap();
-    assert_eq!(net.entries, vec![NodeId(0), NodeId(1)]);
+    assert_eq!(
+        net.entries,
+        vec![(NodeId(0), Fence::new(0, 1)), (NodeId(1), Fence::new(0, 2))]
+    );
 }
 
 #[test]
 fn announcement_from_a_host_counting_us_absent_is_not_applied() {
     let mut a = node(0, 2, &[]);
-    let absent = Announcement::new(ts(4, 1), 0, true);
+    let absent = Announcement::new(ts(4, 1), 0, true, 0);
     recv(&mut a, 1, Message::Doze(absent));
     assert_eq!(a.relation(NodeId(1)), Some(Relation::Info));
 }
@@ -341,7 +350,7 @@ fn announcement_overtaken_by_a_later_request_is_stale() {
 fn request_copy_from_before_an_applied_announcement_is_stale() {
     let mut a = node(0, 2, &[]);
     recv(&mut a, 1, Message::Disconnect(ann(ts(4, 1))));
-    let copy = Message::request(ts(2, 1), 1, 0);
+    let copy = Message::request(ts(2, 1), 1, 0, 0);
     let before = a.clone();
     // Ignored, but answered with a REPLY that grants nothing: it names no request (number 0)
     // and the old epoch, and says which epoch of the sender we have seen (the sender re-announces if that is beyond its
@@ -360,7 +369,8 @@ fn request_copy_from_before_an_applied_announcement_is_stale() {
                     ts: ts(2, 1),
                     seq: 0,
                     epoch: 0,
-                    seen: 4
+                    seen: 4,
+                    fence: F0,
                 }
             }
         ]
@@ -395,7 +405,7 @@ fn reconnect_while_waiting_restarts_permission_collection() {
         "pre-outage REPLY is stale"
     );
     net.settle(500).unwrap();
-    assert_eq!(net.entries, vec![NodeId(0)]);
+    assert_eq!(net.entries, vec![(NodeId(0), Fence::new(0, 1))]);
 }
 
 #[test]
@@ -437,10 +447,10 @@ fn request_from_a_host_whose_epoch_we_overrate_gets_a_resync_hint() {
     // 0) now look older than that. We answer them with a REPLY that says what we have seen
     // and names no request (number 0), so that no single corrupted field makes it a grant.
     let mut a = node(0, 2, &[]);
-    let poisoned = Message::request(ts(3, 1), 1, 1000);
+    let poisoned = Message::request(ts(3, 1), 1, 1000, 0);
     recv(&mut a, 1, poisoned);
     assert_eq!(a.peer_epoch(NodeId(1)), 1000);
-    let real = Message::request(ts(3, 1), 1, 0);
+    let real = Message::request(ts(3, 1), 1, 0, 0);
     let acts = recv(&mut a, 1, real);
     assert!(acts.contains(&Action::Send {
         to: NodeId(1),
@@ -448,7 +458,8 @@ fn request_from_a_host_whose_epoch_we_overrate_gets_a_resync_hint() {
             ts: ts(3, 1),
             seq: 0,
             epoch: 0,
-            seen: 1000
+            seen: 1000,
+            fence: F0,
         }
     }));
 }
@@ -462,6 +473,7 @@ fn reply_that_has_seen_beyond_our_epoch_grants_nothing_and_we_reannounce_beyond_
         seq: 1,
         epoch: 0,
         seen: 1000,
+        fence: F0,
     };
     let acts = recv(&mut a, 1, reply);
     assert_eq!(a.status(), Status::Waiting, "the REPLY granted nothing");
@@ -492,7 +504,7 @@ fn a_request_epoch_corrupted_upwards_heals_within_one_exchange() {
     // Its receiver drops it: only the retransmission can recover it.
     net.lost = true;
     net.settle(500).unwrap();
-    assert_eq!(net.entries, vec![NodeId(0)]);
+    assert_eq!(net.entries, vec![(NodeId(0), Fence::new(0, 1))]);
     // Both hosts still serve each other afterwards: nobody is muted.
     for round in 0..3 {
         net.apply(NodeId(1), Event::Request(CsRequest::ONE))
@@ -507,7 +519,7 @@ fn a_request_epoch_corrupted_upwards_heals_within_one_exchange() {
 
 #[test]
 fn an_announcement_with_any_field_corrupted_is_dropped_like_a_lost_one() {
-    let good = Announcement::new(ts(4, 1), 0, false);
+    let good = Announcement::new(ts(4, 1), 0, false, 0);
     let mut corrupted = Vec::new();
     for v in [0, 1, 5, u64::MAX] {
         let mut a = good;

@@ -3,11 +3,12 @@
 //! reliable every waiting host enters, and every anomaly reported on the way is noise. Plus
 //! random routed-simulator runs.
 
-use crate::fixtures::{only_noise, play, schedule_op as op};
+use crate::fixtures::{only_noise, play, resource_accepts_every_entry, schedule_op as op, F0};
 use manet_mutex::look_ahead::{self, Config, Node, Settings};
 use manet_mutex::permission::Timestamp;
 use manet_mutex::sim::routed::{self, Failures, LoadPattern, ModeChanges, RoutedConfig};
-use manet_mutex::testkit::strategy::cases;
+use manet_mutex::testkit::fuzz::permission_network;
+use manet_mutex::testkit::strategy::{cases, permission_input_with, PermissionFaults};
 use manet_mutex::testkit::PermNet;
 use manet_mutex::{CsRequest, Event, NodeId, Protocol, TimerId};
 use proptest::prelude::*;
@@ -118,7 +119,7 @@ proptest! {
 /// A forged announcement: `seen` from the epoch, `absent` from its lowest bit, sealed unless
 /// bit 1 is set (then it carries a wrong check word, as a corrupted copy would).
 fn announcement(ts: Timestamp, epoch: u64) -> look_ahead::Announcement {
-    let mut a = look_ahead::Announcement::new(ts, epoch >> 2, epoch & 1 == 1);
+    let mut a = look_ahead::Announcement::new(ts, epoch >> 2, epoch & 1 == 1, 0);
     if epoch & 2 == 2 {
         a.check ^= 1;
     }
@@ -131,12 +132,13 @@ fn forged(kind: u8, clock: u64, id: u32, epoch: u64) -> look_ahead::Message {
         id: NodeId(id),
     };
     match kind % 5 {
-        0 => look_ahead::Message::request(ts, epoch % 3, epoch),
+        0 => look_ahead::Message::request(ts, epoch % 3, epoch, 0),
         1 => look_ahead::Message::Reply {
             ts,
             seq: epoch % 3,
             epoch,
             seen: epoch >> 1,
+            fence: F0,
         },
         2 => look_ahead::Message::Doze(announcement(ts, epoch)),
         3 => look_ahead::Message::Disconnect(announcement(ts, epoch)),
@@ -177,5 +179,20 @@ proptest! {
             }
             prop_assert_eq!(look_ahead::invariants::check_host(&node), Ok(()));
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(256), ..ProptestConfig::default() })]
+
+    /// A protected resource behind the system, with corruption of any field, loss,
+    /// duplicates, early timeouts and mode changes: every entry's fence is above every earlier
+    /// one (`docs/ALGORITHMS.md`, F1).
+    #[test]
+    fn a_protected_resource_sees_the_fences_go_up(
+        input in permission_input_with(PermissionFaults::ALL),
+    ) {
+        let net = permission_network::play::<Node>(&input);
+        resource_accepts_every_entry(&net)?;
     }
 }

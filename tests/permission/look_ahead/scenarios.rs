@@ -4,7 +4,7 @@
 use manet_mutex::look_ahead::{Config, Message, Node, Relation, Settings};
 use manet_mutex::testkit::strategy::cases;
 use manet_mutex::testkit::{Flight, PermNet};
-use manet_mutex::{CsRequest, Event, NodeId, Protocol, Status};
+use manet_mutex::{CsRequest, Event, Fence, NodeId, Protocol, Status};
 use proptest::prelude::*;
 
 fn node(id: u32, n: u32, info: &[u32]) -> Node {
@@ -47,7 +47,10 @@ fn request_overtaking_reply_is_remembered_in_q_req() {
         Some(Relation::Info)
     );
     net.settle(500).unwrap();
-    assert_eq!(net.entries, vec![NodeId(0), NodeId(1)]);
+    assert_eq!(
+        net.entries,
+        vec![(NodeId(0), Fence::new(0, 1)), (NodeId(1), Fence::new(0, 2))]
+    );
 }
 
 #[test]
@@ -61,7 +64,10 @@ fn crossing_requests_enter_in_timestamp_order() {
     assert_eq!(net.node(NodeId(0)).status(), Status::Critical);
     assert_eq!(net.node(NodeId(1)).status(), Status::Waiting);
     net.settle(500).unwrap();
-    assert_eq!(net.entries, vec![NodeId(0), NodeId(1)]);
+    assert_eq!(
+        net.entries,
+        vec![(NodeId(0), Fence::new(0, 1)), (NodeId(1), Fence::new(0, 2))]
+    );
 }
 
 #[test]

@@ -1,10 +1,11 @@
 //! Ricart–Agrawala: 2(n − 1) messages per entry, the deferral rule, stale input, errors, and
 //! safety/liveness under adversarial schedules (reporting only noise).
 
-use crate::fixtures::{only_noise, play, schedule_op};
+use crate::fixtures::{fence, only_noise, play, resource_accepts_every_entry, schedule_op, F0};
 use manet_mutex::permission::Timestamp;
 use manet_mutex::ricart_agrawala::{Config, Message, Node, Settings};
-use manet_mutex::testkit::strategy::cases;
+use manet_mutex::testkit::fuzz::permission_network;
+use manet_mutex::testkit::strategy::{cases, permission_input_with, PermissionFaults};
 use manet_mutex::testkit::PermNet;
 use manet_mutex::{Action, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
 use proptest::prelude::*;
@@ -48,7 +49,7 @@ fn defers_while_inside_or_older_and_replies_on_exit() {
     let acts: Vec<_> = a
         .handle(Event::Receive {
             from: NodeId(2),
-            msg: Message::request(ts(1, 2), 1),
+            msg: Message::request(ts(1, 2), 1, 0),
         })
         .unwrap()
         .collect();
@@ -61,6 +62,7 @@ fn defers_while_inside_or_older_and_replies_on_exit() {
                 msg: Message::Reply {
                     ts: ts(1, 0),
                     seq: 1,
+                    fence: F0,
                 },
             })
             .unwrap();
@@ -73,7 +75,8 @@ fn defers_while_inside_or_older_and_replies_on_exit() {
             to: NodeId(2),
             msg: Message::Reply {
                 ts: ts(1, 2),
-                seq: 1
+                seq: 1,
+                fence: fence(1),
             }
         }]
     );
@@ -89,11 +92,12 @@ fn stale_unexpected_and_unknown_input_is_ignored() {
             Message::Reply {
                 ts: ts(1, 0),
                 seq: 1,
+                fence: F0,
             },
             Anomaly::Unexpected,
         ),
-        (5, Message::request(ts(1, 5), 1), Anomaly::UnknownPeer),
-        (1, Message::request(ts(1, 0), 1), Anomaly::OutOfRange),
+        (5, Message::request(ts(1, 5), 1, 0), Anomaly::UnknownPeer),
+        (1, Message::request(ts(1, 0), 1, 0), Anomaly::OutOfRange),
     ] {
         let acts: Vec<_> = a
             .handle(Event::Receive {
@@ -118,6 +122,7 @@ fn stale_unexpected_and_unknown_input_is_ignored() {
             msg: Message::Reply {
                 ts: ts(0, 0),
                 seq: 1,
+                fence: F0,
             },
         })
         .unwrap()
@@ -190,5 +195,20 @@ proptest! {
         let r = routed::run::<Node>(&cfg).map_err(|v| TestCaseError::fail(v.to_string()))?;
         prop_assert!(r.metrics.cs_entries >= 30);
         prop_assert!(r.metrics.messages >= 2 * u64::from(hosts - 1) * 30);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(256), ..ProptestConfig::default() })]
+
+    /// A protected resource behind the system, with corruption of any field, loss,
+    /// duplicates and early timeouts: every entry's fence is above every earlier one
+    /// (`docs/ALGORITHMS.md`, F1).
+    #[test]
+    fn a_protected_resource_sees_the_fences_go_up(
+        input in permission_input_with(PermissionFaults::ALL),
+    ) {
+        let net = permission_network::play::<Node>(&input);
+        resource_accepts_every_entry(&net)?;
     }
 }

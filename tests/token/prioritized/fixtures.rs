@@ -65,7 +65,7 @@ pub fn drain(net: &mut TokenNet<Node>) {
 
 /// The nodes in their order of entry into the critical section.
 pub fn entry_order(net: &TokenNet<Node>) -> Vec<u32> {
-    net.entries.iter().map(|(i, _)| i.0).collect()
+    net.entries.iter().map(|(i, ..)| i.0).collect()
 }
 
 /// The last message sent from `a` to `b` still in flight.

@@ -4,7 +4,7 @@
 use super::unit::*;
 use manet_mutex::prioritized::{Config, Message, Node, Policy, Resources, Settings};
 use manet_mutex::token::Height;
-use manet_mutex::{Action, Anomaly, Error, Event, Protocol, Status};
+use manet_mutex::{Anomaly, Error, Event, Fence, FenceCopies, Protocol, Status};
 
 // ---- local misuse -------------------------------------------------------------------------
 
@@ -74,10 +74,7 @@ fn invalid_configs_are_refused() {
 #[test]
 fn holder_enters_at_once_when_t_suffices() {
     let mut a = holder();
-    assert_eq!(
-        go(&mut a, req(3, 0)),
-        vec![Action::EnterCritical { resources: 3 }]
-    );
+    assert_eq!(go(&mut a, req(3, 0)), vec![enter(3, 1)]);
     assert_eq!(a.status(), Status::Critical);
     assert_eq!((a.available(), a.held()), (Some(2), 3));
 }
@@ -99,6 +96,7 @@ fn holder_short_of_resources_keeps_the_token_and_waits() {
                 available: Resources::new(3),
                 priority: p(0),
                 height: h(0, -1, 2).into(),
+                fence: FenceCopies::default(),
             },
         ),
     );
@@ -192,7 +190,7 @@ fn release_at_the_holder_adds_to_t_and_serves_the_queue() {
             },
         ),
     );
-    assert_eq!(out, vec![Action::EnterCritical { resources: 5 }]);
+    assert_eq!(out, vec![enter(5, 1)]);
     assert!(go(&mut a, Event::Release).is_empty());
     assert_eq!(a.available(), Some(5));
 }
@@ -263,6 +261,7 @@ fn token_recipient_above_the_sender_moves_just_below_it_and_one_below_keeps_its_
         available: Resources::new(5),
         priority: p(0),
         height: h(0, 0, 0).into(),
+        fence: FenceCopies::default(),
     };
     let out = go(&mut a, recv(0, token.clone()));
     assert_eq!(a.height(), h(0, -1, 1));
@@ -308,6 +307,7 @@ fn token_serves_the_queue_and_follows_with_a_request_for_the_rest() {
                 available: Resources::new(4),
                 priority: p(0),
                 height: h(0, 0, 0).into(),
+                fence: FenceCopies::default(),
             },
         ),
     );
@@ -322,7 +322,8 @@ fn token_serves_the_queue_and_follows_with_a_request_for_the_rest() {
             Message::Token {
                 available: Resources::new(4),
                 priority: p(5),
-                height: h(0, -1, 1).into()
+                height: h(0, -1, 1).into(),
+                fence: FenceCopies::default(),
             }
         )
     );
@@ -352,6 +353,7 @@ fn a_second_token_is_refused_and_reported() {
                 available: Resources::new(5),
                 priority: p(0),
                 height: h(0, 1, 2).into(),
+                fence: FenceCopies::default(),
             },
         ),
     );
@@ -370,6 +372,7 @@ fn a_token_whose_count_is_impossible_is_kept_with_nothing_free_and_reported() {
                 available: Resources::new(K + 10),
                 priority: p(0),
                 height: h(0, 0, 0).into(),
+                fence: FenceCopies::default(),
             },
         ),
     );
@@ -400,6 +403,7 @@ fn a_token_with_one_copy_of_its_count_corrupted_keeps_the_smaller_possible_copy(
                     available: Resources { count, copy },
                     priority: p(0),
                     height: h(0, 0, 0).into(),
+                    fence: FenceCopies::default(),
                 },
             ),
         );
@@ -424,7 +428,8 @@ fn idle_holder_passes_the_token_to_a_requester() {
             Message::Token {
                 available: Resources::new(K),
                 priority: p(0),
-                height: h(0, 0, 1).into()
+                height: h(0, 0, 1).into(),
+                fence: FenceCopies::default(),
             }
         )]
     );
@@ -446,7 +451,9 @@ fn holder_in_the_cs_passes_the_remaining_resources_on() {
             Message::Token {
                 available: Resources::new(3),
                 priority: p(0),
-                height: h(0, 0, 1).into()
+                height: h(0, 0, 1).into(),
+                // The holder's own entry was the token's first grant.
+                fence: Fence::new(0, 1).into(),
             }
         )]
     );
@@ -476,7 +483,8 @@ fn waiting_holder_is_preempted_by_a_higher_priority_request() {
                 Message::Token {
                     available: Resources::new(3),
                     priority: p(9),
-                    height: h(0, -2, 1).into()
+                    height: h(0, -2, 1).into(),
+                    fence: FenceCopies::default(),
                 }
             ),
             // Its own request follows the token, at its priority before this aging step.
@@ -676,6 +684,7 @@ fn token_raises_the_front_to_the_priority_it_was_granted_at() {
                 available: Resources::new(2),
                 priority: p(7),
                 height: h(0, 0, 0).into(),
+                fence: FenceCopies::default(),
             },
         ),
     );
@@ -684,4 +693,28 @@ fn token_raises_the_front_to_the_priority_it_was_granted_at() {
     let out = go(&mut a, request_msg(2, 6, h(0, 2, 2)));
     assert!(out.is_empty());
     assert!(a.holds_token());
+}
+
+/// A token is never dropped, even with fence copies of which no two agree (a forgery, which
+/// no single corrupted field makes): it is kept with the largest copy as its grant counter, so
+/// its fences cannot go back while any copy is true, and the forgery is reported (F1).
+#[test]
+fn a_token_with_disagreeing_fence_copies_is_kept_with_the_largest() {
+    let mut a = middle();
+    let forged = FenceCopies([Fence::new(0, 3), Fence::new(0, 9), Fence::new(1, 5)]);
+    let out = go(
+        &mut a,
+        recv(
+            0,
+            Message::Token {
+                available: Resources::new(K),
+                priority: p(0),
+                height: h(0, 0, 0).into(),
+                fence: forged,
+            },
+        ),
+    );
+    assert!(out.contains(&anomaly(0, Anomaly::OutOfRange)), "{out:?}");
+    assert!(a.holds_token());
+    assert_eq!(go(&mut a, req(1, 0)), vec![enter(1, 10)]);
 }

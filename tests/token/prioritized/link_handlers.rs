@@ -4,7 +4,7 @@
 use super::unit::*;
 use manet_mutex::prioritized::{Message, Resources};
 use manet_mutex::token::Sealed;
-use manet_mutex::{Action, Anomaly, Event};
+use manet_mutex::{Action, Anomaly, Event, FenceCopies};
 
 // ---- RELEASE ---------------------------------------------------------------------------------
 
@@ -33,7 +33,7 @@ fn release_message_at_a_waiting_holder_completes_its_wait() {
             },
         ),
     );
-    assert_eq!(out, vec![Action::EnterCritical { resources: 4 }]);
+    assert_eq!(out, vec![enter(4, 1)]);
     assert_eq!(a.available(), Some(1));
 }
 
@@ -194,6 +194,7 @@ fn link_is_resent_when_the_height_changed_while_the_link_was_forming() {
         available: Resources::new(K),
         priority: p(0),
         height: h(0, 0, 0).into(),
+        fence: FenceCopies::default(),
     };
     let out = go(&mut a, recv(0, token));
     assert_eq!(a.height(), h(0, -1, 1));
@@ -377,6 +378,7 @@ fn an_isolated_node_keeps_released_resources_until_a_link_forms() {
                 available: Resources::new(K),
                 priority: p(0),
                 height: h(0, 0, 0).into(),
+                fence: FenceCopies::default(),
             },
         ),
     );
@@ -494,6 +496,7 @@ fn a_token_whose_height_fails_its_check_word_is_kept_without_adopting_the_height
                 available: Resources::new(5),
                 priority: p(0),
                 height: corrupted,
+                fence: FenceCopies::default(),
             },
         ),
     );

@@ -4,12 +4,13 @@
 //! its changes at its own time.
 
 use super::fixtures::{ask, drain, edge, in_cs, n, net};
+use manet_mutex::fence::Fences;
 use manet_mutex::prioritized::{network, Message, Node, Policy, Resources, Settings};
 use manet_mutex::queue::Priority;
 use manet_mutex::testkit::fuzz::prioritized_network;
 use manet_mutex::testkit::strategy::{cases, prioritized_input_with, TokenFaults};
 use manet_mutex::token::{Height, Sealed};
-use manet_mutex::{Anomaly, CsRequest, Event, Protocol, Severity, Status};
+use manet_mutex::{Anomaly, CsRequest, Event, FenceCopies, Protocol, Severity, Status};
 use proptest::collection::vec;
 use proptest::prelude::*;
 
@@ -152,6 +153,23 @@ proptest! {
         }
     }
 
+    /// A protected resource behind the network, with any field of any message corrupted and
+    /// one-sided link events: it accepts every grant's fence (each above the last), and the
+    /// token's counter counts exactly the grants (`docs/ALGORITHMS.md`, F1).
+    #[test]
+    fn a_protected_resource_sees_the_grants_fences_go_up(
+        input in prioritized_input_with(TokenFaults::ALL),
+    ) {
+        let net = prioritized_network::play(&input);
+        let mut resource = Fences::new();
+        for (at, _, fence) in &net.entries {
+            let accepted = resource.admit(*fence);
+            prop_assert!(accepted.is_ok(), "{:?} entered with {:?}: {:?}", at, fence, accepted);
+            prop_assert_eq!(fence.lane, 0);
+        }
+        prop_assert_eq!(resource.highest(0).unwrap_or(0), net.entries.len() as u64);
+    }
+
     #[test]
     fn arbitrary_input_never_panics_and_an_err_changes_nothing(
         events in vec(
@@ -178,7 +196,7 @@ proptest! {
                 let priority = Priority::new(level, x);
                 let receive = |msg| Event::Receive { from: n(peer), msg };
                 let event = match kind {
-                    0 => receive(Message::Token { available: resources(x, level), priority, height }),
+                    0 => receive(Message::Token { available: resources(x, level), priority, height, fence: FenceCopies::default() }),
                     1 => receive(Message::Request { priority, height }),
                     2 => receive(Message::Update { priority }),
                     3 => receive(Message::Release { resources: resources(x, level), height }),

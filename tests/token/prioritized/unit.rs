@@ -4,7 +4,7 @@
 use manet_mutex::prioritized::{Config, Message, Node, Policy, Resources, Settings};
 use manet_mutex::queue::Priority;
 use manet_mutex::token::Height;
-use manet_mutex::{Action, Anomaly, CsRequest, Event, Protocol};
+use manet_mutex::{Action, Anomaly, CsRequest, Event, Fence, FenceCopies, Protocol};
 
 pub use super::fixtures::n;
 
@@ -47,6 +47,7 @@ pub fn waiting_holder(available: u32, resources: u32, priority: u32) -> Node {
         available: Resources::new(available),
         priority: p(0),
         height: h(0, -1, 2).into(),
+        fence: FenceCopies::default(),
     };
     go(&mut a, recv(2, token));
     go(&mut a, req(resources, priority));
@@ -103,4 +104,12 @@ pub fn sends(actions: &[Action<Message>]) -> Vec<(u32, Message)> {
             _ => None,
         })
         .collect()
+}
+
+/// The `grant`-th entry of the token, with `resources` resources.
+pub fn enter(resources: u32, grant: u64) -> Action<Message> {
+    Action::EnterCritical {
+        resources,
+        fence: Fence::new(0, grant),
+    }
 }

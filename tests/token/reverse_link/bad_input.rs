@@ -5,7 +5,11 @@ use manet_mutex::testkit::strategy::cases;
 
 use manet_mutex::reverse_link::{Config, Message, Node, Settings};
 use manet_mutex::token::{Height, Sealed};
-use manet_mutex::{Action, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status, TimerId};
+use manet_mutex::{
+    Action, Anomaly, CsRequest, Error, Event, Fence, NodeId, Protocol, Status, TimerId,
+};
+
+use super::unit::{enter, T0};
 use proptest::prelude::*;
 
 fn h(h1: i64, h2: i64, id: u32) -> Height {
@@ -138,7 +142,7 @@ fn priority_is_ignored_by_krl() {
             priority: 7,
         }),
     );
-    assert_eq!(actions, vec![Action::EnterCritical { resources: 1 }]);
+    assert_eq!(actions, vec![enter()]);
 }
 
 #[test]
@@ -165,10 +169,7 @@ fn a_failed_call_leaves_no_actions_behind_for_the_next_call() {
         Event::Release,
         Error::NotInCritical(Status::Remainder),
     );
-    assert_eq!(
-        run(&mut n, Event::Request(CsRequest::ONE)),
-        vec![Action::EnterCritical { resources: 1 }]
-    );
+    assert_eq!(run(&mut n, Event::Request(CsRequest::ONE)), vec![enter()]);
 }
 
 fn invalid(c: Config) -> (NodeId, &'static str) {
@@ -382,14 +383,8 @@ fn token_ack_nobody_expected_is_recorded_like_a_link_info() {
 fn token_from_a_stranger_is_kept_without_its_height_and_reported() {
     let mut n = waiter();
     run(&mut n, Event::Request(CsRequest::ONE));
-    let actions = run(&mut n, recv(9, Message::Token(h(-5, 0, 9).into())));
-    assert_eq!(
-        actions,
-        vec![
-            anomaly(9, Anomaly::UnknownPeer),
-            Action::EnterCritical { resources: 1 }
-        ]
-    );
+    let actions = run(&mut n, recv(9, Message::Token(h(-5, 0, 9).into(), T0)));
+    assert_eq!(actions, vec![anomaly(9, Anomaly::UnknownPeer), enter()]);
     assert_eq!(n.tokens(), 1);
     assert_eq!(
         n.height(),
@@ -402,7 +397,7 @@ fn token_from_a_stranger_is_kept_without_its_height_and_reported() {
 #[test]
 fn token_with_a_height_naming_another_node_is_kept_without_its_height() {
     let mut n = waiter();
-    let actions = run(&mut n, recv(1, Message::Token(h(-5, 0, 3).into())));
+    let actions = run(&mut n, recv(1, Message::Token(h(-5, 0, 3).into(), T0)));
     // Still acknowledged: until it is, node 1 ignores what node 5 says of its height.
     assert_eq!(
         actions,
@@ -422,7 +417,7 @@ fn token_beyond_k_is_refused_and_reported() {
     let mut n = Node::new(config(0, 2, 2, h(0, 0, 0), &[h(1, 0, 2)])).unwrap();
     ignores(
         &mut n,
-        recv(2, Message::Token(h(1, 0, 2).into())),
+        recv(2, Message::Token(h(1, 0, 2).into(), T0)),
         vec![anomaly(2, Anomaly::OutOfRange)],
     );
     assert_eq!(n.tokens(), 2);
@@ -480,7 +475,7 @@ fn extreme_heights_are_refused_and_never_adopted() {
     let mut n = waiter();
     run(
         &mut n,
-        recv(1, Message::Token(h(i64::MIN, i64::MIN, 1).into())),
+        recv(1, Message::Token(h(i64::MIN, i64::MIN, 1).into(), T0)),
     );
     assert_eq!(n.height(), h(1, 0, 5));
     assert_eq!(n.tokens(), 1);
@@ -489,11 +484,11 @@ fn extreme_heights_are_refused_and_never_adopted() {
     // below); at the bottom of both it keeps its own.
     let l = Height::LIMIT;
     let mut n = waiter();
-    let actions = run(&mut n, recv(1, Message::Token(h(0, -l, 1).into())));
+    let actions = run(&mut n, recv(1, Message::Token(h(0, -l, 1).into(), T0)));
     assert_eq!(n.height(), h(-1, -l, 5));
     assert!(actions.contains(&send(1, Message::TokenAck(h(-1, -l, 5).into()))));
     let mut n = waiter();
-    let actions = run(&mut n, recv(1, Message::Token(h(-l, -l, 1).into())));
+    let actions = run(&mut n, recv(1, Message::Token(h(-l, -l, 1).into(), T0)));
     assert_eq!(n.height(), h(1, 0, 5));
     assert_eq!(actions, vec![send(1, Message::TokenAck(h(1, 0, 5).into()))]);
 }
@@ -521,7 +516,8 @@ fn sealed() -> impl Strategy<Value = Sealed> {
 fn message() -> impl Strategy<Value = Message> {
     prop_oneof![
         sealed().prop_map(Message::Request),
-        sealed().prop_map(Message::Token),
+        (sealed(), 0..3u32, any::<u64>())
+            .prop_map(|(s, id, value)| Message::Token(s, Fence::new(id, value).into())),
         sealed().prop_map(Message::LinkInfo),
         sealed().prop_map(Message::TokenAck),
         sealed().prop_map(Message::Probe),
@@ -650,15 +646,23 @@ proptest! {
                 Ok(actions) => {
                     let sent = actions
                         .iter()
-                        .filter(|a| matches!(a, Action::Send { msg: Message::Token(_), .. }))
+                        .filter(|a| matches!(a, Action::Send { msg: Message::Token(..), .. }))
                         .count() as u32;
                     let token_from = match &event {
-                        Event::Receive { from, msg: Message::Token(_) } => Some(*from),
+                        Event::Receive { from, msg: Message::Token(..) } => Some(*from),
                         _ => None,
                     };
-                    // A token is kept, whatever its height or sender, unless the node already
-                    // holds k (then it is refused and reported).
-                    let received = u32::from(token_from.is_some() && before.tokens() < before.settings().k);
+                    // A token is kept, whatever its height or sender, unless it is a copy of one
+                    // held or its id is impossible (then it is refused and reported).
+                    let fresh = |id: u32| {
+                        id < before.settings().k && before.held_tokens().all(|t| t.lane != id)
+                    };
+                    let received = u32::from(match &event {
+                        Event::Receive { msg: Message::Token(_, f), .. } => {
+                            f.read().is_some_and(|t| fresh(t.lane))
+                        }
+                        _ => false,
+                    });
                     if let (Some(from), 0) = (token_from, received) {
                         let refused = Action::Anomaly { from, kind: Anomaly::OutOfRange };
                         prop_assert!(actions.contains(&refused), "{:?}", actions);
@@ -674,7 +678,7 @@ proptest! {
                                 node.neighbors().get(*to).is_some(),
                                 "sent to {to:?}, not a neighbour: {:?} after {:?}", actions, event
                             ),
-                            Action::EnterCritical { resources } => {
+                            Action::EnterCritical { resources, .. } => {
                                 prop_assert_eq!(*resources, 1);
                                 prop_assert_eq!(node.status(), Status::Critical);
                             }
@@ -702,7 +706,7 @@ fn a_token_whose_height_fails_its_check_word_is_kept_without_adopting_the_height
         height: h(-1000, 0, 1),
         check: Sealed::new(h(0, 0, 1)).check,
     };
-    let actions = run(&mut n, recv(1, Message::Token(corrupted)));
+    let actions = run(&mut n, recv(1, Message::Token(corrupted, T0)));
     assert_eq!(n.tokens(), 1, "the token is kept");
     assert_eq!(n.height(), h(1, 0, 5), "its height is not adopted");
     let view = n.neighbors().get(NodeId(1)).map(|e| e.height());
@@ -757,4 +761,45 @@ fn a_keepalive_from_next_repeats_the_request() {
         run(&mut n, Event::LinkUp(NodeId(2))),
         vec![send(2, Message::LinkInfo(h(1, 0, 5).into()))]
     );
+}
+
+/// One corrupted field of a token's fence (any copy, lane or value) is outvoted by the other
+/// two copies: the token arrives with its id and counter, and the next entry continues them.
+#[test]
+fn a_corrupted_fence_field_of_a_token_in_flight_is_recovered() {
+    use manet_mutex::testkit::corrupt::Value;
+    use manet_mutex::testkit::TokenNet;
+    let (n0, n1) = (NodeId(0), NodeId(1));
+    // A token's slots: the sealed height (4), then the three copies' lanes and values.
+    for field in 4..10 {
+        for value in [
+            Value::Zero,
+            Value::Max,
+            Value::Up,
+            Value::Down,
+            Value::Node(1),
+        ] {
+            let mut net =
+                TokenNet::<Node>::with_edges(2, &[(0, 1)], &[0], Settings::new(1)).unwrap();
+            net.request(n0, CsRequest::ONE);
+            net.release(n0);
+            net.request(n1, CsRequest::ONE);
+            assert!(net.deliver(n1, n0), "the request");
+            if !net.corrupt(n0, n1, 0, field, value) {
+                continue; // the field had that value already
+            }
+            assert!(net.deliver(n0, n1), "the token");
+            assert_eq!(
+                net.status(n1),
+                Status::Critical,
+                "field {field} = {value:?}"
+            );
+            assert_eq!(net.entries.last().map(|e| e.2), Some(Fence::new(0, 2)));
+            assert!(
+                net.anomalies.iter().all(|a| a.2 != Anomaly::OutOfRange),
+                "field {field} = {value:?}: {:?}",
+                net.anomalies
+            );
+        }
+    }
 }

@@ -5,6 +5,8 @@ use manet_mutex::reverse_link::{Config, Message, Node, Settings};
 use manet_mutex::token::Height;
 use manet_mutex::{Action, Anomaly, CsRequest, Event, NodeId, Protocol, Status};
 
+use super::unit::{fence, T0};
+
 fn h(h1: i64, h2: i64, id: u32) -> Height {
     Height::new(h1, h2, NodeId(id))
 }
@@ -51,7 +53,7 @@ fn token_ack_survives_a_crossing_token() {
     assert_eq!(n0.tokens(), 1, "one token went to node 1");
     assert!(!n0.neighbors().get(NodeId(1)).unwrap().received_li());
     // A token node 1 sent before it got ours crosses it on the link.
-    recv(&mut n0, 1, Message::Token(h(1, 0, 1).into()));
+    recv(&mut n0, 1, Message::Token(h(1, 0, 1).into(), fence(1, 0)));
     assert_eq!(n0.tokens(), 2);
     // Node 1's acknowledgement of our token: its true height, below our height at sending.
     recv(&mut n0, 1, Message::TokenAck(h(0, -1, 1).into()));
@@ -63,7 +65,7 @@ fn token_ack_survives_a_crossing_token() {
     let out = recv(&mut n0, 1, Message::Request(h(1, 5, 1).into()));
     assert_eq!(
         sends(&out),
-        vec![(NodeId(1), Message::Token(own.into()))],
+        vec![(NodeId(1), Message::Token(own.into(), fence(1, 0)))],
         "the request was honoured, not ignored"
     );
     assert_eq!(n0.tokens(), 1);
@@ -77,7 +79,7 @@ fn token_ack_reports_the_true_height() {
     n1.handle(Event::Request(CsRequest::ONE))
         .unwrap()
         .for_each(drop);
-    let out = recv(&mut n1, 0, Message::Token(h(5, 0, 0).into()));
+    let out = recv(&mut n1, 0, Message::Token(h(5, 0, 0).into(), T0));
     assert_eq!(n1.height(), h(0, 0, 1), "already lower: no change");
     assert_eq!(
         sends(&out),
@@ -106,7 +108,7 @@ fn release_lowers_only_a_node_that_still_holds_a_token() {
     assert_eq!(n0.height(), h(1, 0, 0));
     assert_eq!(
         sends(&out),
-        vec![(NodeId(1), Message::Token(h(1, 0, 0).into()))]
+        vec![(NodeId(1), Message::Token(h(1, 0, 0).into(), fence(0, 1)))]
     );
 }
 
@@ -173,7 +175,7 @@ fn height_change_while_forming_is_resent() {
     let mut n = node(3, 2, 0, h(2, 0, 3), &[h(1, 0, 1)]);
     n.handle(Event::LinkUp(NodeId(2))).unwrap().for_each(drop);
     // A token from node 1 lowers node 3 before 2's LinkInfo comes.
-    recv(&mut n, 1, Message::Token(h(1, 0, 1).into()));
+    recv(&mut n, 1, Message::Token(h(1, 0, 1).into(), T0));
     let lowered = n.height();
     assert_eq!(lowered, h(1, -1, 3));
     let out = recv(&mut n, 2, Message::LinkInfo(h(0, 0, 2).into()));
@@ -201,15 +203,19 @@ fn a_raise_while_a_link_is_forming_probes_the_peer() {
 #[test]
 fn unexpected_tokens_are_kept_or_refused_visibly() {
     let mut n = node(4, 2, 1, h(0, 0, 4), &[h(1, 0, 1)]);
-    let out = recv(&mut n, 9, Message::Token(h(7, 7, 9).into()));
+    let out = recv(&mut n, 9, Message::Token(h(7, 7, 9).into(), fence(1, 0)));
     assert_eq!(n.tokens(), 2);
     assert!(out.contains(&Action::Anomaly {
         from: NodeId(9),
         kind: Anomaly::UnknownPeer
     }));
     assert_eq!(n.height(), h(0, 0, 4), "a stranger's height is ignored");
-    let out = recv(&mut n, 1, Message::Token(h(1, 0, 1).into()));
-    assert_eq!(n.tokens(), 2, "a third token with k = 2 is refused");
+    let out = recv(&mut n, 1, Message::Token(h(1, 0, 1).into(), T0));
+    assert_eq!(
+        n.tokens(),
+        2,
+        "a third token with k = 2 (a copy of token 0) is refused"
+    );
     assert_eq!(
         out,
         vec![Action::Anomaly {

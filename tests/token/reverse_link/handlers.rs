@@ -83,7 +83,7 @@ fn release_with_one_queued_neighbour_sends_it_the_token_and_assumes_it_below() {
     assert_eq!(queue(&n), vec![2]);
     assert_eq!(
         run(&mut n, Event::Release),
-        vec![send(2, Token(h(0, 0, 0).into()))]
+        vec![send(2, Token(h(0, 0, 0).into(), fence(0, 1)))]
     );
     assert_eq!(n.status(), Status::Remainder);
     assert_eq!(n.tokens(), 0);
@@ -105,7 +105,7 @@ fn release_with_two_queued_neighbours_sends_token_then_request_for_the_rest() {
     assert_eq!(
         run(&mut n, Event::Release),
         vec![
-            send(2, Token(h(0, 0, 0).into())),
+            send(2, Token(h(0, 0, 0).into(), fence(0, 1))),
             send(2, Request(h(0, 0, 0).into()))
         ]
     );
@@ -144,7 +144,7 @@ fn release_that_hands_over_the_last_token_does_not_lower() {
     // but only a holder lowers (deviation (e)).
     assert_eq!(
         run(&mut n, Event::Release),
-        vec![send(2, Token(h(1, 0, 0).into()))]
+        vec![send(2, Token(h(1, 0, 0).into(), fence(0, 1)))]
     );
     assert!(n.neighbors().all_lower(n.height()));
     assert_eq!(n.height(), h(1, 0, 0));
@@ -156,7 +156,7 @@ fn release_by_a_holder_left_with_a_token_and_no_incoming_link_lowers() {
     run(&mut n, request());
     assert_eq!(
         run(&mut n, recv(2, Request(h(2, 0, 2).into()))),
-        vec![send(2, Token(h(1, 0, 0).into()))]
+        vec![send(2, Token(h(1, 0, 0).into(), fence(1, 0)))]
     );
     // max h1 = 1 ⇒ h1 = 0; nobody at h1 = 0 ⇒ h2 stays 0; 2 (at (1,-1,2)) is now above.
     assert_eq!(
@@ -173,7 +173,7 @@ fn release_in_krlf_forwards_the_idle_token_to_lowest_unvisited_neighbour() {
     run(&mut n, request());
     assert_eq!(
         run(&mut n, Event::Release),
-        vec![send(2, Token(h(0, 0, 0).into()))]
+        vec![send(2, Token(h(0, 0, 0).into(), fence(0, 1)))]
     );
     assert_eq!(n.tokens(), 0);
     assert_eq!(n.next(), Some(NodeId(2)));
@@ -189,7 +189,7 @@ fn release_in_krlf_with_two_tokens_forwards_only_one() {
     run(&mut n, request());
     assert_eq!(
         run(&mut n, Event::Release),
-        vec![send(2, Token(h(0, 0, 0).into()))]
+        vec![send(2, Token(h(0, 0, 0).into(), fence(1, 0)))]
     );
     assert_eq!(n.tokens(), 1);
     assert_eq!(n.next(), Some(NodeId(0)));
@@ -203,7 +203,7 @@ fn release_in_krlf_with_queue_serves_the_queue_and_marks_nothing() {
     run(&mut n, recv(3, Request(h(1, 0, 3).into())));
     assert_eq!(
         run(&mut n, Event::Release),
-        vec![send(3, Token(h(0, 0, 0).into()))]
+        vec![send(3, Token(h(0, 0, 0).into(), fence(0, 1)))]
     );
     assert_eq!(n.next(), Some(NodeId(3)));
     assert_eq!(visited(&n), Vec::<u32>::new());
@@ -294,7 +294,7 @@ fn request_at_holder_in_remainder_sends_the_token_at_once() {
     let mut n = holder(1);
     assert_eq!(
         run(&mut n, recv(2, Request(h(1, 0, 2).into()))),
-        vec![send(2, Token(h(0, 0, 0).into()))]
+        vec![send(2, Token(h(0, 0, 0).into(), T0))]
     );
     assert_eq!(n.tokens(), 0);
     assert_eq!(n.next(), Some(NodeId(2)));
@@ -308,7 +308,7 @@ fn request_at_holder_in_remainder_with_two_tokens_serves_two_requesters() {
     let mut n = holder(2);
     assert_eq!(
         run(&mut n, recv(2, Request(h(1, 0, 2).into()))),
-        vec![send(2, Token(h(0, 0, 0).into()))]
+        vec![send(2, Token(h(0, 0, 0).into(), fence(1, 0)))]
     );
     assert_eq!(n.tokens(), 1);
     assert_eq!(
@@ -318,7 +318,7 @@ fn request_at_holder_in_remainder_with_two_tokens_serves_two_requesters() {
     );
     assert_eq!(
         run(&mut n, recv(3, Request(h(1, 0, 3).into()))),
-        vec![send(3, Token(h(0, 0, 0).into()))]
+        vec![send(3, Token(h(0, 0, 0).into(), T0))]
     );
     assert_eq!(n.tokens(), 0);
     assert_eq!(n.next(), Some(NodeId(3)));
@@ -341,7 +341,7 @@ fn request_at_holder_in_critical_with_two_tokens_gets_the_spare_one() {
     run(&mut n, request());
     assert_eq!(
         run(&mut n, recv(2, Request(h(1, 0, 2).into()))),
-        vec![send(2, Token(h(0, 0, 0).into()))]
+        vec![send(2, Token(h(0, 0, 0).into(), fence(1, 0)))]
     );
     assert_eq!(n.tokens(), 1);
     assert_eq!(n.next(), Some(NodeId(0)));
@@ -353,7 +353,7 @@ fn request_at_holder_in_critical_with_two_tokens_gets_the_spare_one() {
     // Release hands the last token on.
     assert_eq!(
         run(&mut n, Event::Release),
-        vec![send(3, Token(h(0, 0, 0).into()))]
+        vec![send(3, Token(h(0, 0, 0).into(), fence(0, 1)))]
     );
     assert_eq!(n.tokens(), 0);
 }
@@ -402,7 +402,7 @@ fn token_from_lower_neighbour_lowers_height_acks_and_enters() {
     let new = h(0, -1, 5);
     // 2 and 3 were above and stay above: the paper does not tell them.
     assert_eq!(
-        run(&mut n, recv(1, Token(h(0, 0, 1).into()))),
+        run(&mut n, recv(1, Token(h(0, 0, 1).into(), T0))),
         vec![send(1, TokenAck(new.into())), enter()]
     );
     assert_eq!(n.height(), new);
@@ -426,7 +426,7 @@ fn token_lowering_informs_the_other_outgoing_neighbours_only() {
     let new = h(0, -1, 5);
     // 4 was below 5 and is now above it: its link flips, so it must learn the new height.
     assert_eq!(
-        run(&mut n, recv(1, Token(h(0, 0, 1).into()))),
+        run(&mut n, recv(1, Token(h(0, 0, 1).into(), T0))),
         vec![send(4, LinkInfo(new.into())), send(1, TokenAck(new.into()))]
     );
     assert_eq!(n.height(), new);
@@ -438,7 +438,7 @@ fn token_from_higher_neighbour_keeps_height_and_acks_the_actual_height() {
     let mut n = waiter();
     run(&mut n, request());
     assert_eq!(
-        run(&mut n, recv(2, Token(h(2, 0, 2).into()))),
+        run(&mut n, recv(2, Token(h(2, 0, 2).into(), T0))),
         vec![send(2, TokenAck(h(1, 0, 5).into())), enter()]
     );
     assert_eq!(n.height(), h(1, 0, 5));
@@ -451,7 +451,7 @@ fn token_with_empty_queue_in_krl_stays_and_next_points_home() {
     let mut n = waiter();
     let new = h(0, -1, 5);
     assert_eq!(
-        run(&mut n, recv(1, Token(h(0, 0, 1).into()))),
+        run(&mut n, recv(1, Token(h(0, 0, 1).into(), T0))),
         vec![send(1, TokenAck(new.into()))]
     );
     assert_eq!(n.tokens(), 1);
@@ -471,10 +471,10 @@ fn token_serves_the_front_neighbour_and_follows_it_with_a_request_for_the_rest()
     assert_eq!(run(&mut n, request()), vec![]);
     let new = h(0, -1, 5);
     assert_eq!(
-        run(&mut n, recv(1, Token(h(0, 0, 1).into()))),
+        run(&mut n, recv(1, Token(h(0, 0, 1).into(), T0))),
         vec![
             send(1, TokenAck(new.into())),
-            send(2, Token(new.into())),
+            send(2, Token(new.into(), T0)),
             send(2, Request(new.into())),
         ]
     );
@@ -492,10 +492,10 @@ fn second_token_arriving_during_critical_section_serves_the_queue() {
     run(&mut n, request());
     run(&mut n, recv(2, Request(h(1, 0, 2).into())));
     assert_eq!(
-        run(&mut n, recv(3, Token(h(1, 0, 3).into()))),
+        run(&mut n, recv(3, Token(h(1, 0, 3).into(), fence(1, 0)))),
         vec![
             send(3, TokenAck(h(0, 0, 0).into())),
-            send(2, Token(h(0, 0, 0).into()))
+            send(2, Token(h(0, 0, 0).into(), fence(1, 0)))
         ]
     );
     assert_eq!(n.tokens(), 1);
@@ -516,8 +516,11 @@ fn token_in_krlf_with_empty_queue_goes_to_lowest_unvisited_and_marks_both_links(
     );
     let new = h(0, -1, 5);
     assert_eq!(
-        run(&mut n, recv(1, Token(h(0, 0, 1).into()))),
-        vec![send(1, TokenAck(new.into())), send(2, Token(new.into()))]
+        run(&mut n, recv(1, Token(h(0, 0, 1).into(), T0))),
+        vec![
+            send(1, TokenAck(new.into())),
+            send(2, Token(new.into(), T0))
+        ]
     );
     assert_eq!(visited(&n), vec![1, 2]);
     assert_eq!(n.tokens(), 0);
@@ -530,10 +533,10 @@ fn token_in_krlf_resets_visited_marks_once_every_neighbour_is_visited() {
     let mut n = node(5, 1, 0, h(1, 0, 5), &[h(0, 0, 1), h(2, 0, 2)], true);
     // From 2 (above): no lowering; forwarded to 1, the only unvisited neighbour.
     assert_eq!(
-        run(&mut n, recv(2, Token(h(2, 0, 2).into()))),
+        run(&mut n, recv(2, Token(h(2, 0, 2).into(), T0))),
         vec![
             send(2, TokenAck(h(1, 0, 5).into())),
-            send(1, Token(h(1, 0, 5).into()))
+            send(1, Token(h(1, 0, 5).into(), T0))
         ]
     );
     assert_eq!(visited(&n), vec![1, 2]);
@@ -541,9 +544,53 @@ fn token_in_krlf_resets_visited_marks_once_every_neighbour_is_visited() {
     // 1 sends it back: every link is visited, the marks are cleared and the lowest (1) wins.
     let new = h(0, -1, 5);
     assert_eq!(
-        run(&mut n, recv(1, Token(h(0, 0, 1).into()))),
-        vec![send(1, TokenAck(new.into())), send(1, Token(new.into()))]
+        run(&mut n, recv(1, Token(h(0, 0, 1).into(), T0))),
+        vec![
+            send(1, TokenAck(new.into())),
+            send(1, Token(new.into(), T0))
+        ]
     );
     assert_eq!(visited(&n), vec![1]);
     assert_eq!(n.tokens(), 0);
+}
+
+// ---------------------------------------------------------------- fencing (F1)
+
+#[test]
+fn a_token_whose_id_is_held_already_or_impossible_is_refused_unchanged() {
+    // Node 0 holds token 0 of k = 2.
+    let mut n = holder(1);
+    for forged in [
+        fence(0, 5),
+        fence(2, 0),
+        FenceCopies([Fence::new(1, 0), Fence::new(1, 1), Fence::new(0, 0)]),
+    ] {
+        let before = n.clone();
+        assert_eq!(
+            run(&mut n, recv(2, Token(h(1, 0, 2).into(), forged))),
+            vec![anomaly(2, Anomaly::OutOfRange)],
+            "{forged:?}"
+        );
+        assert_eq!(n, before, "{forged:?} changed the node");
+    }
+    // Token 1, its copies outvoting one corrupted copy, is new here: kept, with its counter.
+    let one_bad = FenceCopies([Fence::new(1, 7), Fence::new(9, 7), Fence::new(1, 7)]);
+    run(&mut n, recv(2, Token(h(1, 0, 2).into(), one_bad)));
+    assert_eq!(
+        n.held_tokens().collect::<Vec<_>>(),
+        [Fence::new(0, 0), Fence::new(1, 7)]
+    );
+}
+
+#[test]
+fn each_entry_raises_the_counter_of_the_token_it_uses() {
+    let mut n = holder(2);
+    assert_eq!(run(&mut n, request()), vec![enter_with(0, 1)]);
+    // The spare token leaves from the end; the one in use stays.
+    assert_eq!(
+        run(&mut n, recv(2, Request(h(1, 0, 2).into()))),
+        vec![send(2, Token(h(0, 0, 0).into(), fence(1, 0)))]
+    );
+    run(&mut n, Event::Release);
+    assert_eq!(run(&mut n, request()), vec![enter_with(0, 2)]);
 }

@@ -28,7 +28,7 @@ fn link_info_from_new_neighbour_triggers_resend_when_own_height_changed_since_fo
     let new = h(0, -1, 5);
     // 7 is not in N yet, so the lowering does not reach it...
     assert_eq!(
-        run(&mut n, recv(1, Token(h(0, 0, 1).into()))),
+        run(&mut n, recv(1, Token(h(0, 0, 1).into(), T0))),
         vec![send(1, TokenAck(new.into()))]
     );
     // ...until its first LinkInfo arrives (formHeight differs from myHeight).
@@ -137,14 +137,14 @@ fn token_ack_of_an_earlier_token_does_not_restore_trust_while_a_later_one_is_una
     assert_eq!(
         run(&mut n, Event::Release),
         vec![
-            send(1, Token(h(0, 0, 0).into())),
+            send(1, Token(h(0, 0, 0).into(), fence(1, 0))),
             send(1, LinkInfo(h(-1, 0, 0).into()))
         ]
     );
     run(&mut n, request());
     assert_eq!(
         run(&mut n, Event::Release),
-        vec![send(1, Token(h(-1, 0, 0).into()))]
+        vec![send(1, Token(h(-1, 0, 0).into(), fence(0, 2)))]
     );
     assert_eq!(entry(&n, 1).unacked(), 2);
     // The first ack reports 1's height after the first token only: still stale.
@@ -176,7 +176,7 @@ fn token_ack_to_a_node_that_still_holds_a_token_can_make_it_lower() {
     let mut n = node(0, 2, 2, h(0, 0, 0), &[h(1, 0, 2)], false);
     assert_eq!(
         run(&mut n, recv(2, Request(h(1, 0, 2).into()))),
-        vec![send(2, Token(h(0, 0, 0).into()))]
+        vec![send(2, Token(h(0, 0, 0).into(), fence(1, 0)))]
     );
     assert_eq!(n.tokens(), 1);
     // Already at the assumed (0,-1,2) 0 sees no incoming link; the ack triggers LowerHeight:

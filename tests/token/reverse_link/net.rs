@@ -24,9 +24,7 @@ pub fn send(to: u32, msg: Message) -> Action<Message> {
     }
 }
 
-pub fn enter() -> Action<Message> {
-    Action::EnterCritical { resources: 1 }
-}
+pub use super::unit::enter;
 
 /// Configurations for nodes `0..heights.len()` with the given initial heights.
 pub fn configs(
@@ -51,6 +49,8 @@ pub fn configs(
                     })
                     .collect(),
             )
+            // Token ids in the order of `holders`.
+            .with_first_token(holders.iter().position(|&x| x == i).unwrap_or(0) as u32)
         })
         .collect()
 }

@@ -3,8 +3,10 @@
 //! arbitrary ones that cut nodes off — and bring every waiting node into the critical section
 //! once link changes and new requests stop (and the network is connected again). Without
 //! corruption, every anomaly a node reports is noise, even when each end of a link learns of
-//! its changes at its own time.
+//! its changes at its own time. Under corruption too, a protected resource sees every token's
+//! fences go up, one per entry.
 
+use manet_mutex::fence::Fences;
 use manet_mutex::reverse_link::{Node, Settings};
 use manet_mutex::sim::token::{self, Config};
 use manet_mutex::sim::{Graph, Params, Workload};
@@ -118,5 +120,25 @@ proptest! {
                 "{:?} reported {:?} from {:?}", at, kind, from
             );
         }
+    }
+
+    /// A protected resource behind the network, with any field of any message corrupted and
+    /// one-sided link events: it accepts every entry's fence (each above the last of its
+    /// lane, the token's id), and each token's counter counts exactly the entries made with
+    /// it (`docs/ALGORITHMS.md`, F1).
+    #[test]
+    fn a_protected_resource_sees_each_tokens_fences_go_up(
+        input in reverse_link_input_with(TokenFaults::ALL),
+    ) {
+        let net = reverse_link_network::play(&input);
+        let mut resource = Fences::new();
+        for (at, _, fence) in &net.entries {
+            let accepted = resource.admit(*fence);
+            prop_assert!(accepted.is_ok(), "{:?} entered with {:?}: {:?}", at, fence, accepted);
+        }
+        let k = net.nodes[0].settings().k;
+        prop_assert!(net.entries.iter().all(|(.., f)| f.lane < k));
+        let counted: u64 = (0..k).filter_map(|lane| resource.highest(lane)).sum();
+        prop_assert_eq!(counted, net.entries.len() as u64, "a counter skipped a value");
     }
 }

@@ -4,6 +4,7 @@
 //! `check_safety` runs after every single event.
 
 use super::net::{configs, enter, h, send, Net};
+use super::unit::{enter_with, fence};
 use manet_mutex::reverse_link::{self, Config, Message, Node, Settings};
 use manet_mutex::token::Height;
 use manet_mutex::{Action, NodeId, Protocol, Status};
@@ -27,7 +28,7 @@ fn fig2_heights() -> [Height; 5] {
 fn fig2_a() -> Net {
     let mut net = Net::new(configs(&fig2_heights(), &FIG2_EDGES, &[0, 1], false));
     assert_eq!(net.request(0), vec![enter()]);
-    assert_eq!(net.request(1), vec![enter()]);
+    assert_eq!(net.request(1), vec![enter_with(1, 1)]);
     assert_eq!(net.request(3), vec![send(0, Request(h(1, 0, 3).into()))]);
     assert_eq!(net.request(2), vec![send(0, Request(h(1, 2, 2).into()))]);
     assert_eq!(net.request(4), vec![send(1, Request(h(2, 0, 4).into()))]);
@@ -50,13 +51,16 @@ fn figure_2_static_run_with_two_tokens() {
     let mut net = fig2_a();
 
     // (b) 1 sends its token to 4, then requests and asks 4 (its lowest neighbour now).
-    assert_eq!(net.release(1), vec![send(4, Token(h(1, 1, 1).into()))]);
+    assert_eq!(
+        net.release(1),
+        vec![send(4, Token(h(1, 1, 1).into(), fence(1, 1)))]
+    );
     assert_eq!(net.request(1), vec![send(4, Request(h(1, 1, 1).into()))]);
     // 0 sends its token to 3 and follows it with a request on behalf of 2.
     assert_eq!(
         net.release(0),
         vec![
-            send(3, Token(h(0, 0, 0).into())),
+            send(3, Token(h(0, 0, 0).into(), fence(0, 1))),
             send(3, Request(h(0, 0, 0).into()))
         ]
     );
@@ -67,12 +71,15 @@ fn figure_2_static_run_with_two_tokens() {
         vec![
             send(2, LinkInfo(h(1, 0, 4).into())),
             send(1, TokenAck(h(1, 0, 4).into())),
-            enter()
+            enter_with(1, 2)
         ]
     );
     // 3's other neighbour, 2, was above it and stays above: it is not told (paper, R9).
     let (_, a) = net.deliver(0, 3);
-    assert_eq!(a, vec![send(0, TokenAck(h(0, -1, 3).into())), enter()]);
+    assert_eq!(
+        a,
+        vec![send(0, TokenAck(h(0, -1, 3).into())), enter_with(0, 2)]
+    );
     net.deliver_all();
     assert_eq!(net.height(3), h(0, -1, 3));
     assert_eq!(net.height(4), h(1, 0, 4));
@@ -90,16 +97,25 @@ fn figure_2_static_run_with_two_tokens() {
 
     // (c) 4 releases and returns the token to 1; 3 releases and returns its token to 0,
     // which passes it on to 2.
-    assert_eq!(net.release(4), vec![send(1, Token(h(1, 0, 4).into()))]);
+    assert_eq!(
+        net.release(4),
+        vec![send(1, Token(h(1, 0, 4).into(), fence(1, 2)))]
+    );
     let (_, a) = net.deliver(4, 1);
-    assert_eq!(a, vec![send(4, TokenAck(h(1, -1, 1).into())), enter()]);
-    assert_eq!(net.release(3), vec![send(0, Token(h(0, -1, 3).into()))]);
+    assert_eq!(
+        a,
+        vec![send(4, TokenAck(h(1, -1, 1).into())), enter_with(1, 3)]
+    );
+    assert_eq!(
+        net.release(3),
+        vec![send(0, Token(h(0, -1, 3).into(), fence(0, 2)))]
+    );
     let (_, a) = net.deliver(3, 0);
     assert_eq!(
         a,
         vec![
             send(3, TokenAck(h(0, -2, 0).into())),
-            send(2, Token(h(0, -2, 0).into()))
+            send(2, Token(h(0, -2, 0).into(), fence(0, 2)))
         ]
     );
     net.deliver_all();
@@ -122,14 +138,14 @@ fn figure_2_static_run_with_two_tokens() {
 
     // (e) 2 sends its token; 4 lowers its height, tells 1, and enters.
     let (_, a) = net.deliver(4, 2);
-    assert_eq!(a, vec![send(4, Token(h(0, -3, 2).into()))]);
+    assert_eq!(a, vec![send(4, Token(h(0, -3, 2).into(), fence(0, 3)))]);
     let (_, a) = net.deliver(2, 4);
     assert_eq!(
         a,
         vec![
             send(1, LinkInfo(h(0, -4, 4).into())),
             send(2, TokenAck(h(0, -4, 4).into())),
-            enter()
+            enter_with(0, 4)
         ]
     );
 
@@ -179,7 +195,10 @@ fn figure_3_dynamic_run_link_failure_raise_and_reroute() {
     assert_eq!(net.queue(1), vec![4, 3]);
 
     // (d) 0 sends its token to 2.
-    assert_eq!(net.release(0), vec![send(2, Token(h(0, 0, 0).into()))]);
+    assert_eq!(
+        net.release(0),
+        vec![send(2, Token(h(0, 0, 0).into(), fence(0, 1)))]
+    );
     net.deliver_all();
     assert_eq!(net.n(2).status(), Status::Critical);
     assert_eq!(net.height(2), h(0, -1, 2));
@@ -189,20 +208,23 @@ fn figure_3_dynamic_run_link_failure_raise_and_reroute() {
     assert_eq!(
         net.release(1),
         vec![
-            send(4, Token(h(1, 1, 1).into())),
+            send(4, Token(h(1, 1, 1).into(), fence(1, 1))),
             send(4, Request(h(1, 1, 1).into()))
         ]
     );
     net.deliver_all();
     assert_eq!(net.n(4).status(), Status::Critical);
     assert_eq!(net.queue(4), vec![1]);
-    assert_eq!(net.release(4), vec![send(1, Token(h(1, 0, 4).into()))]);
+    assert_eq!(
+        net.release(4),
+        vec![send(1, Token(h(1, 0, 4).into(), fence(1, 2)))]
+    );
     let (_, a) = net.deliver(4, 1);
     assert_eq!(
         a,
         vec![
             send(4, TokenAck(h(1, -1, 1).into())),
-            send(3, Token(h(1, -1, 1).into()))
+            send(3, Token(h(1, -1, 1).into(), fence(1, 2)))
         ]
     );
     net.deliver_all();
@@ -252,7 +274,7 @@ fn figure_4_krl_leaves_a_token_idle_while_others_wait() {
     let mut net = fig4(false);
     assert_eq!(net.request(3), vec![enter()]);
     assert_eq!(net.release(3), vec![]);
-    assert_eq!(net.request(5), vec![enter()]);
+    assert_eq!(net.request(5), vec![enter_with(1, 1)]);
     assert_eq!(net.request(6), vec![send(5, Request(h(1, 0, 6).into()))]);
     assert_eq!(net.request(4), vec![send(5, Request(h(1, 0, 4).into()))]);
     net.deliver_link(6, 5);
@@ -270,7 +292,7 @@ fn figure_4_krl_leaves_a_token_idle_while_others_wait() {
     assert_eq!(
         net.release(5),
         vec![
-            send(6, Token(h(0, 0, 5).into())),
+            send(6, Token(h(0, 0, 5).into(), fence(1, 1))),
             send(6, Request(h(0, 0, 5).into()))
         ]
     );
@@ -292,7 +314,10 @@ fn figure_5_krlf_forwards_the_idle_token_and_marks_links_visited() {
     // (a) 3 holds a token and nobody near it wants the critical section.
     assert_eq!(net.request(3), vec![enter()]);
     // 3 releases: the token goes to its lowest unvisited neighbour, 0.
-    assert_eq!(net.release(3), vec![send(0, Token(h(0, 0, 3).into()))]);
+    assert_eq!(
+        net.release(3),
+        vec![send(0, Token(h(0, 0, 3).into(), fence(0, 1)))]
+    );
     assert_eq!(net.visited(3), vec![0]);
     // (b) it travels 0 → 2 → 1 → 3, each link marked at both ends.
     let hops = [(3, 0, 2), (0, 2, 1), (2, 1, 3)];
@@ -302,7 +327,7 @@ fn figure_5_krlf_forwards_the_idle_token_and_marks_links_visited() {
         let sent: Vec<u32> = actions
             .iter()
             .filter_map(|a| match a {
-                Action::Send { to, msg: Token(_) } => Some(to.0),
+                Action::Send { to, msg: Token(..) } => Some(to.0),
                 _ => None,
             })
             .collect();
@@ -334,7 +359,7 @@ fn figure_5_krlf_forwards_the_idle_token_and_marks_links_visited() {
         vec![
             send(0, LinkInfo(h(0, -4, 3).into())),
             send(1, TokenAck(h(0, -4, 3).into())),
-            send(1, Token(h(0, -4, 3).into()))
+            send(1, Token(h(0, -4, 3).into(), fence(0, 1)))
         ]
     );
     assert_eq!(net.visited(3), vec![1]);
@@ -394,14 +419,17 @@ fn krlf_two_unacknowledged_tokens_to_one_neighbour_cause_no_reversal_in_a_static
     assert_eq!(
         net.release(0),
         vec![
-            send(1, Token(h(0, 0, 0).into())),
+            send(1, Token(h(0, 0, 0).into(), fence(1, 0))),
             send(1, LinkInfo(h(-1, 0, 0).into()))
         ]
     );
-    assert_eq!(net.request(0), vec![enter()]);
+    assert_eq!(net.request(0), vec![enter_with(0, 2)]);
     // Every link visited: the marks are cleared and the second token follows the first
     // before 1 has acknowledged either.
-    assert_eq!(net.release(0), vec![send(1, Token(h(-1, 0, 0).into()))]);
+    assert_eq!(
+        net.release(0),
+        vec![send(1, Token(h(-1, 0, 0).into(), fence(0, 2)))]
+    );
     assert_eq!(net.pending(0, 1).len(), 3);
     net.deliver_link(0, 1);
     assert_eq!(net.height(1), h(-1, -1, 1));

@@ -8,7 +8,9 @@
 pub use manet_mutex::reverse_link::{Config, Message, Node, Settings};
 pub use manet_mutex::token::Height;
 pub use manet_mutex::token::Neighbor;
-pub use manet_mutex::{Action, Anomaly, CsRequest, Event, NodeId, Protocol, Status};
+pub use manet_mutex::{
+    Action, Anomaly, CsRequest, Event, Fence, FenceCopies, NodeId, Protocol, Status,
+};
 
 pub fn h(h1: i64, h2: i64, id: u32) -> Height {
     Height::new(h1, h2, NodeId(id))
@@ -62,9 +64,26 @@ pub fn send(to: u32, msg: Message) -> Action<Message> {
     }
 }
 
+/// The first entry with token 0.
 pub fn enter() -> Action<Message> {
-    Action::EnterCritical { resources: 1 }
+    enter_with(0, 1)
 }
+
+/// An entry with token `id`, the `value`-th made with it.
+pub fn enter_with(id: u32, value: u64) -> Action<Message> {
+    Action::EnterCritical {
+        resources: 1,
+        fence: Fence::new(id, value),
+    }
+}
+
+/// Token `id` with the fence of its `value`-th entry, as a TOKEN carries it.
+pub fn fence(id: u32, value: u64) -> FenceCopies {
+    Fence::new(id, value).into()
+}
+
+/// Token 0 before any entry: what a fixture's first token carries.
+pub const T0: FenceCopies = FenceCopies::new(Fence::new(0, 0));
 
 pub fn anomaly(from: u32, kind: Anomaly) -> Action<Message> {
     Action::Anomaly {

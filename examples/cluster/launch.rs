@@ -205,6 +205,9 @@ fn run_one(
     resource_args.extend(["--k".into(), k.to_string(), "--nodes".into(), n.to_string()]);
     if args.check_fences {
         resource_args.push("--check-fences".into());
+        if algorithm == Algorithm::Prioritized {
+            resource_args.push("--concurrent-grants".into());
+        }
     }
     let mut children = vec![];
     for i in 0..n {

@@ -111,7 +111,9 @@ pub fn run(args: NodeArgs) -> Outcome {
             let c = reverse_link::network(n, &edges, &holders, settings)?.swap_remove(me.index());
             // The core starts with no links: it learns each from the session's `LinkUp`, so it
             // never sends over a link the session has not formed yet.
-            let c = reverse_link::Config::new(me, settings, c.tokens, c.height, Vec::new());
+            // (Keeping the token ids `network` gave it: each token's fences are its own.)
+            let c = reverse_link::Config::new(me, settings, c.tokens, c.height, Vec::new())
+                .with_first_token(c.first_token);
             let links =
                 Session::new(me, link_settings)?.with_precious(reverse_link::Message::is_token);
             drive(args, reverse_link::Node::new(c)?, Some(links))
@@ -474,9 +476,9 @@ where
                         None => self.transmit(to, &Body::Core(msg)),
                     }
                 }
-                // FENCE: `Action::EnterCritical { resources, fence }` once it carries the
-                // grant's fence: `self.enter(resources, fence.lane, fence.value)`.
-                Action::EnterCritical { resources } => self.enter(resources, 0, 0),
+                Action::EnterCritical { resources, fence } => {
+                    self.enter(resources, fence.lane, fence.value)
+                }
                 Action::Anomaly { kind, .. } => match P::anomaly_severity(kind) {
                     Severity::Suspect => self.counts.suspect += 1,
                     _ => self.counts.noise += 1,

@@ -31,6 +31,11 @@ pub struct ResourceArgs {
     /// Check every grant's fence: per lane, each value must exceed the last one seen.
     #[arg(long)]
     check_fences: bool,
+    /// With --check-fences: holders of one lane may be inside together (prioritized
+    /// h-out-of-k), so their reports can arrive out of grant order; each value must then be
+    /// new in its lane instead (a repeated value is a duplicated grant).
+    #[arg(long)]
+    concurrent_grants: bool,
 }
 
 /// What the resource saw.
@@ -38,6 +43,7 @@ pub struct ResourceArgs {
 struct Checker {
     k: u32,
     check_fences: bool,
+    concurrent_grants: bool,
     /// Units held by each node inside.
     inside: BTreeMap<NodeId, u32>,
     held: u64,
@@ -45,6 +51,8 @@ struct Checker {
     entries: u64,
     /// The highest fence value seen per lane.
     fences: BTreeMap<u32, u64>,
+    /// Every fence seen, with --concurrent-grants.
+    seen: BTreeSet<(u32, u64)>,
     /// The last report taken from each node, and where it reports from.
     last_seq: BTreeMap<NodeId, u64>,
     addrs: BTreeMap<NodeId, SocketAddr>,
@@ -74,7 +82,12 @@ impl Checker {
                 ..
             } => {
                 self.entries += 1;
-                if self.check_fences && !fence_ok(&mut self.fences, lane, value) {
+                if self.check_fences && self.concurrent_grants {
+                    if !self.seen.insert((lane, value)) {
+                        self.violations
+                            .push(format!("{node:?} entered with fence {lane}/{value} again"));
+                    }
+                } else if self.check_fences && !fence_ok(&mut self.fences, lane, value) {
                     self.violations.push(format!(
                         "{node:?} entered with fence {lane}/{value}, not above {}",
                         self.fences[&lane]
@@ -123,6 +136,7 @@ pub fn run(args: ResourceArgs) -> Outcome {
     let mut c = Checker {
         k: args.k,
         check_fences: args.check_fences,
+        concurrent_grants: args.concurrent_grants,
         ..Checker::default()
     };
     let mut buf = [0u8; 256];

@@ -129,6 +129,7 @@ impl<H: Host> World<H> {
                     trace.nodes()
                 ),
                 trace: Vec::new(),
+                recording: None,
             });
         }
         let ms = (cfg.retransmit_after * 1000.0).round().max(1.0) as u64;
@@ -139,6 +140,7 @@ impl<H: Host> World<H> {
                 time: 0.0,
                 message: format!("bad configuration: {e}"),
                 trace: Vec::new(),
+                recording: None,
             })?;
             nodes.push(node);
         }
@@ -195,6 +197,7 @@ impl<H: Host> World<H> {
                 .iter()
                 .map(|(t, ev)| format!("t={t:.4} {ev:?}"))
                 .collect(),
+            recording: None,
         }
     }
 

@@ -37,8 +37,9 @@ struct Args {
 }
 
 /// The KRL paper's Figure 2: five nodes, two tokens (at nodes 0 and 1), a static network.
-/// Nodes 2, 3 and 4 ask first (2 and 3 reach node 0, 4 reaches node 1), node 1 asks while
-/// its token is with node 4, and everyone is served. The figure's drawing is lost in the
+/// Nodes 3, 2 and 4 ask first (3 and 2 reach node 0, 4 reaches node 1), so node 0 sends its
+/// token to node 3 and follows it with a request on behalf of node 2, node 1 asks while its
+/// token is with node 4, and everyone is served: the paper's parts (a)–(c). The figure's drawing is lost in the
 /// available text; the links are those its description implies (2 and 3 next to 0, 4 next
 /// to 1 and 3, 0 next to 1).
 fn figure2() -> Result<Recording, String> {
@@ -54,8 +55,8 @@ fn figure2() -> Result<Recording, String> {
     config.workload.cs_duration = 3.0;
     config.duration = 20.0;
     config.script = vec![
-        (0.1, NodeId(2)),
-        (0.2, NodeId(3)),
+        (0.1, NodeId(3)),
+        (0.2, NodeId(2)),
         (0.3, NodeId(4)),
         (2.5, NodeId(1)),
     ];

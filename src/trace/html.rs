@@ -14,8 +14,15 @@ pub fn page(recording: &Recording) -> String {
     // Inside a <script> element only "</" can end it early.
     let json = json.replace("</", "<\\/");
     let title = match recording.records.first() {
-        Some(Record::Init { algorithm, views, .. }) => {
-            format!("{} nodes, {} steps, {}", views.len(), recording.steps(), algorithm)
+        Some(Record::Init {
+            algorithm, views, ..
+        }) => {
+            format!(
+                "{} nodes, {} steps, {}",
+                views.len(),
+                recording.steps(),
+                algorithm
+            )
         }
         _ => "empty".into(),
     };
@@ -23,5 +30,7 @@ pub fn page(recording: &Recording) -> String {
         .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;");
-    TEMPLATE.replace("/*TITLE*/", &title).replace("/*TRACE*/", &json)
+    TEMPLATE
+        .replace("/*TITLE*/", &title)
+        .replace("/*TRACE*/", &json)
 }

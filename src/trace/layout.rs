@@ -72,7 +72,9 @@ mod tests {
         let links: Vec<(u32, u32)> = (0..10).map(|i| (i, (i + 1) % 10)).collect();
         let a = spring_layout(10, &links);
         assert_eq!(a, spring_layout(10, &links));
-        assert!(a.iter().all(|&(x, y)| (0.0..=1.0).contains(&x) && (0.0..=1.0).contains(&y)));
+        assert!(a
+            .iter()
+            .all(|&(x, y)| (0.0..=1.0).contains(&x) && (0.0..=1.0).contains(&y)));
         for i in 0..10 {
             for j in i + 1..10 {
                 let d = ((a[i].0 - a[j].0).powi(2) + (a[i].1 - a[j].1).powi(2)).sqrt();

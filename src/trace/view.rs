@@ -71,7 +71,10 @@ impl Visible for reverse_link::Node {
             next: self.next().map(|n| n.0),
             fields: vec![
                 ("queue".into(), ids(self.queue())),
-                ("neighbours' heights".into(), neighbour_views(self.neighbors())),
+                (
+                    "neighbours' heights".into(),
+                    neighbour_views(self.neighbors()),
+                ),
                 ("raises".into(), self.raises().to_string()),
             ],
         }
@@ -91,7 +94,10 @@ impl Visible for prioritized::Node {
             .map(|(n, p)| format!("{}@{p:?}", n.0))
             .collect();
         let mut fields = vec![
-            ("queue (node@priority)".into(), format!("[{}]", queue.join(", "))),
+            (
+                "queue (node@priority)".into(),
+                format!("[{}]", queue.join(", ")),
+            ),
             ("resources held".into(), self.held().to_string()),
         ];
         if let Some(t) = self.available() {
@@ -100,7 +106,10 @@ impl Visible for prioritized::Node {
         if let Some(h) = self.requested() {
             fields.push(("requested h".into(), h.to_string()));
         }
-        fields.push(("neighbours' heights".into(), neighbour_views(self.neighbors())));
+        fields.push((
+            "neighbours' heights".into(),
+            neighbour_views(self.neighbors()),
+        ));
         View {
             status: status(self.status()),
             tokens: u32::from(self.holds_token()),

@@ -37,9 +37,12 @@ fn expected(rec: &Recording, k: usize) -> (BTreeMap<u32, (u32, String)>, BTreeSe
         panic!("no init record")
     };
     let mut views: Vec<View> = views.clone();
-    let mut links: BTreeSet<(u32, u32)> = links.iter().map(|&(a, b)| (a.min(b), a.max(b))).collect();
+    let mut links: BTreeSet<(u32, u32)> =
+        links.iter().map(|&(a, b)| (a.min(b), a.max(b))).collect();
     let steps = rec.records.iter().filter_map(|r| match r {
-        Record::Step { node, view, link, .. } => Some((node, view, link)),
+        Record::Step {
+            node, view, link, ..
+        } => Some((node, view, link)),
         _ => None,
     });
     for (node, view, link) in steps.take(k) {
@@ -107,7 +110,12 @@ fn chromium() -> Option<PathBuf> {
     ["chromium", "chromium-browser", "google-chrome"]
         .iter()
         .map(PathBuf::from)
-        .find(|p| Command::new(p).arg("--version").output().is_ok_and(|o| o.status.success()))
+        .find(|p| {
+            Command::new(p)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
 }
 
 fn dump_dom(browser: &Path, page: &Path, step: usize) -> String {
@@ -117,7 +125,11 @@ fn dump_dom(browser: &Path, page: &Path, step: usize) -> String {
         .arg(&url)
         .output()
         .expect("chromium runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).expect("utf-8 DOM")
 }
 
@@ -127,7 +139,11 @@ fn the_page_is_self_contained() {
     let page = html::page(&rec);
     // No external assets: the only URL is the SVG namespace.
     let urls = page.matches("http").count();
-    assert_eq!(urls, page.matches("http://www.w3.org/2000/svg").count(), "an external URL");
+    assert_eq!(
+        urls,
+        page.matches("http://www.w3.org/2000/svg").count(),
+        "an external URL"
+    );
     assert!(!page.contains("<link") && !page.contains(" src="));
     // The recording survives JSON lines, exactly (floats included).
     let back = Recording::from_json_lines(&rec.to_json_lines()).unwrap();
@@ -164,13 +180,20 @@ fn chromium_draws_the_simulators_state_at_a_step() {
     // A step past a checkpoint of the page (every 200 steps), and one with link changes before.
     for step in [0, 137, 251, rec.steps()] {
         let dom = dump_dom(&browser, &page, step);
-        assert!(dom.contains(&format!("data-step=\"{step}\"")), "the page is not at step {step}");
+        assert!(
+            dom.contains(&format!("data-step=\"{step}\"")),
+            "the page is not at step {step}"
+        );
         let (nodes, arrows, flying) = drawn(&dom);
         let (want_nodes, want_arrows) = expected(&rec, step);
         assert_eq!(nodes, want_nodes, "nodes at step {step}");
         assert_eq!(arrows, want_arrows, "links at step {step}");
         // Every one of the k = 3 tokens is drawn: held, or moving along a link.
         let held: u32 = nodes.values().map(|(t, _)| t).sum();
-        assert_eq!(held + flying, 3, "tokens drawn at step {step}: {held} held, {flying} moving");
+        assert_eq!(
+            held + flying,
+            3,
+            "tokens drawn at step {step}: {held} held, {flying} moving"
+        );
     }
 }

@@ -16,6 +16,9 @@ use manet_mutex::trace::{html, Record, Recording, View};
 use manet_mutex::{NodeId, Protocol};
 use rand::SeedableRng;
 
+/// Per node its tokens and status; and each link as (higher end, lower end).
+type Drawing = (BTreeMap<u32, (u32, String)>, BTreeSet<(u32, u32)>);
+
 /// KRLF on 12 nodes with link changes, recorded.
 fn recorded_run() -> (Recording, Vec<Node>) {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
@@ -32,7 +35,7 @@ fn recorded_run() -> (Recording, Vec<Node>) {
 
 /// What the page should draw after `k` steps, computed from the records: per node its
 /// tokens and status, and each link as (higher end, lower end).
-fn expected(rec: &Recording, k: usize) -> (BTreeMap<u32, (u32, String)>, BTreeSet<(u32, u32)>) {
+fn expected(rec: &Recording, k: usize) -> Drawing {
     let Some(Record::Init { views, links, .. }) = rec.records.first() else {
         panic!("no init record")
     };
@@ -76,7 +79,7 @@ fn expected(rec: &Recording, k: usize) -> (BTreeMap<u32, (u32, String)>, BTreeSe
 
 /// What the page drew: the same two things, read from the DOM, and the tokens it drew in
 /// flight.
-fn drawn(dom: &str) -> (BTreeMap<u32, (u32, String)>, BTreeSet<(u32, u32)>, u32) {
+fn drawn(dom: &str) -> (Drawing, u32) {
     let attr = |tag: &str, name: &str| -> Option<String> {
         let start = tag.find(&format!(" {name}=\""))? + name.len() + 3;
         let end = tag[start..].find('"')? + start;
@@ -103,7 +106,7 @@ fn drawn(dom: &str) -> (BTreeMap<u32, (u32, String)>, BTreeSet<(u32, u32)>, u32)
             flying += 1;
         }
     }
-    (nodes, arrows, flying)
+    ((nodes, arrows), flying)
 }
 
 fn chromium() -> Option<PathBuf> {
@@ -184,7 +187,7 @@ fn chromium_draws_the_simulators_state_at_a_step() {
             dom.contains(&format!("data-step=\"{step}\"")),
             "the page is not at step {step}"
         );
-        let (nodes, arrows, flying) = drawn(&dom);
+        let ((nodes, arrows), flying) = drawn(&dom);
         let (want_nodes, want_arrows) = expected(&rec, step);
         assert_eq!(nodes, want_nodes, "nodes at step {step}");
         assert_eq!(arrows, want_arrows, "links at step {step}");
@@ -196,4 +199,29 @@ fn chromium_draws_the_simulators_state_at_a_step() {
             "tokens drawn at step {step}: {held} held, {flying} moving"
         );
     }
+}
+
+/// A hand-driven network's failure message names a viewer page with the whole run in it.
+#[test]
+fn a_drivers_failure_message_names_a_page_of_the_run() {
+    use manet_mutex::testkit::{PermNet, TokenNet};
+    use manet_mutex::CsRequest;
+    let mut net =
+        TokenNet::<Node>::with_edges(3, &[(0, 1), (1, 2)], &[0], Settings::new(1)).unwrap();
+    net.request(NodeId(2), CsRequest::ONE);
+    net.run(100).unwrap();
+    let text = net.trace_text();
+    let path = text
+        .lines()
+        .find_map(|l| l.strip_prefix("viewer (").and_then(|l| l.split_once("): ")))
+        .map(|(_, p)| PathBuf::from(p))
+        .unwrap_or_else(|| panic!("no page named in:\n{text}"));
+    let page = std::fs::read_to_string(&path).unwrap();
+    assert!(page.contains("Request(CsRequest") && page.contains("\"status\":\"critical\""));
+
+    let mut perm = PermNet::<manet_mutex::ricart_agrawala::Node>::new(3, 1)
+        .unwrap()
+        .checked();
+    perm.apply_valid(NodeId(1), manet_mutex::Event::Request(CsRequest::ONE));
+    assert!(perm.trace_text().contains("viewer (1 steps): "));
 }

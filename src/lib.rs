@@ -291,6 +291,8 @@ pub mod sim;
 pub mod testkit;
 pub mod timers;
 pub mod token;
+#[cfg(feature = "std")]
+pub mod trace;
 
 pub use error::Error;
 pub use event::{Action, Anomaly, CsRequest, Event, Severity, TimerId};

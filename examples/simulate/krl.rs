@@ -55,7 +55,8 @@ pub fn config<S>(args: &Args, p: &Point, params: Params<S>) -> Config<Params<S>>
     config
 }
 
-fn run_one(args: &Args, forwarding: bool, p: &Point) -> Result<Row, String> {
+/// The run of one job: KRL, or KRLF with `forwarding`, at grid point `p`.
+fn job(args: &Args, forwarding: bool, p: &Point) -> Config<Params<Settings>> {
     let mut settings = Settings::new(k(args)).with_forwarding(forwarding);
     if forwarding && args.idle_pause > 0 {
         settings = settings.with_idle_pause(args.idle_pause);
@@ -65,6 +66,24 @@ fn run_one(args: &Args, forwarding: bool, p: &Point) -> Result<Row, String> {
         lambda_req: p.load,
         ..Workload::default()
     };
+    config
+}
+
+/// The first job of the grid, recorded for the viewer (`--trace`).
+pub fn record(args: &Args) -> Result<super::Recorded, String> {
+    let p = grid(
+        args,
+        args.connectivity.as_deref().unwrap_or(&CONNECTIVITY),
+        args.mobility.as_deref().unwrap_or(&MOBILITY),
+        args.load.as_deref().unwrap_or(&LOAD),
+    )[0];
+    let mut config = job(args, variants(args)[0], &p);
+    config.record = true;
+    super::recording(token::run::<Node>(config))
+}
+
+fn run_one(args: &Args, forwarding: bool, p: &Point) -> Result<Row, String> {
+    let config = job(args, forwarding, p);
     let outcome = token::run::<Node>(config).map_err(|v| v.to_string())?;
     Ok(Row {
         algorithm: if forwarding { "KRLF" } else { "KRL" }.into(),

@@ -120,6 +120,10 @@ pub struct Args {
     /// With --ns2: transmission radius in metres (two nodes closer than this share a link).
     #[arg(long, default_value_t = 200.0, allow_negative_numbers = true)]
     radius: f64,
+    /// Record the first run of the grid and write it as a self-contained HTML page (token
+    /// algorithms: krl, krlf, all, prioritized), also when an invariant fails.
+    #[arg(long = "trace", value_name = "FILE.html")]
+    trace_html: Option<std::path::PathBuf>,
     /// The parsed --ns2 file.
     #[arg(skip)]
     trace: Option<std::sync::Arc<manet_mutex::sim::ns2::Trace>>,
@@ -397,6 +401,23 @@ fn ci(
     format!("{cell:>width$}")
 }
 
+/// A recorded run: its recording, and the violation as text if an invariant failed (the
+/// recording then ends there).
+pub type Recorded = (manet_mutex::trace::Recording, Option<String>);
+
+/// The recording of a recorded run, whether it kept every invariant or not.
+fn recording<N>(
+    run: Result<manet_mutex::sim::token::Outcome<N>, manet_mutex::sim::Violation>,
+) -> Result<Recorded, String> {
+    match run {
+        Ok(outcome) => Ok((outcome.recording.ok_or("the run did not record")?, None)),
+        Err(mut v) => match v.recording.take() {
+            Some(r) => Ok((*r, Some(v.to_string()))),
+            None => Err(v.to_string()),
+        },
+    }
+}
+
 /// How a table names a connectivity coordinate.
 fn conn_name(args: &Args, c: f64) -> String {
     if args.trace.is_some() {
@@ -446,6 +467,28 @@ fn main() {
     if let Err(e) = args.validate().and_then(|()| load_trace(&mut args)) {
         eprintln!("error: {e}");
         std::process::exit(2);
+    }
+    if let Some(path) = &args.trace_html {
+        let recording = match args.algorithm {
+            Algorithm::All | Algorithm::Krl | Algorithm::Krlf => krl::record(&args),
+            Algorithm::Prioritized => prioritized::record(&args),
+            Algorithm::LookAhead => Err("--trace: the routed simulator does not record yet; \
+                 use a token algorithm"
+                .into()),
+        };
+        let (recording, violation) = recording.unwrap_or_else(|e| {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        });
+        if let Some(v) = &violation {
+            eprintln!("{v}");
+        }
+        if let Err(e) = std::fs::write(path, manet_mutex::trace::html::page(&recording)) {
+            eprintln!("error: {}: {e}", path.display());
+            std::process::exit(1);
+        }
+        println!("{} ({} steps)", path.display(), recording.steps());
+        std::process::exit(i32::from(violation.is_some()));
     }
     if args.figures {
         let started = std::time::Instant::now();

@@ -3,7 +3,7 @@
 use clap::ValueEnum;
 use manet_mutex::prioritized::{Node, Policy, Settings};
 use manet_mutex::sim::experiment::{mean_extra, Row};
-use manet_mutex::sim::token;
+use manet_mutex::sim::token::{self, Config};
 use manet_mutex::sim::{Dist, Params, Workload};
 use manet_mutex::NodeId;
 
@@ -57,9 +57,9 @@ fn max_h(args: &Args) -> u32 {
     args.max_h.unwrap_or(k(args)).clamp(1, k(args))
 }
 
-fn run_one(args: &Args, policy: PolicyArg, p: &Point) -> Result<Row, String> {
-    let k = k(args);
-    let settings = Settings::new(k, policy.policy()).with_aging_step(args.aging_step.max(1));
+/// The run of one job: `policy` at grid point `p`.
+fn job(args: &Args, policy: PolicyArg, p: &Point) -> Config<Params<Settings>> {
+    let settings = Settings::new(k(args), policy.policy()).with_aging_step(args.aging_step.max(1));
     let mut config = config(args, p, Params::new(settings, vec![NodeId(0)]));
     config.workload = Workload {
         lambda_req: p.load,
@@ -73,6 +73,25 @@ fn run_one(args: &Args, policy: PolicyArg, p: &Point) -> Result<Row, String> {
         },
         ..Workload::default()
     };
+    config
+}
+
+/// The first job of the grid, recorded for the viewer (`--trace`).
+pub fn record(args: &Args) -> Result<super::Recorded, String> {
+    let p = grid(
+        args,
+        args.connectivity.as_deref().unwrap_or(&CONNECTIVITY),
+        args.mobility.as_deref().unwrap_or(&MOBILITY),
+        args.load.as_deref().unwrap_or(&LOAD),
+    )[0];
+    let mut config = job(args, policies(args)[0], &p);
+    config.record = true;
+    super::recording(token::run::<Node>(config))
+}
+
+fn run_one(args: &Args, policy: PolicyArg, p: &Point) -> Result<Row, String> {
+    let k = k(args);
+    let config = job(args, policy, p);
     let outcome = token::run::<Node>(config).map_err(|v| v.to_string())?;
     let m = &outcome.metrics;
     let by_h = m.wait_by(|r| r.resources);

@@ -43,7 +43,7 @@ impl<S> Params<S> {
 
 /// What the token simulator needs from an algorithm besides [`Protocol`] (implemented for
 /// both token algorithms in `sim::adapters`).
-pub trait TokenAlgorithm: Protocol + Clone + Sized {
+pub trait TokenAlgorithm: Protocol + crate::trace::Visible + Clone + Sized {
     /// What the network's nodes agree on (the algorithm's `Settings`).
     type Settings: Clone + fmt::Debug;
 
@@ -284,6 +284,10 @@ pub struct Config<P> {
     pub delay: f64,
     /// Length of the load phase (requests and link changes happen only in it).
     pub duration: f64,
+    /// Requests at fixed times, besides the Poisson ones of `workload` (set its `lambda_req`
+    /// to 0 for these alone): a scripted scenario. A node asked while it is not in its
+    /// remainder section ignores the request, as for a Poisson one.
+    pub script: Vec<(Time, NodeId)>,
     /// Link changes to replay in the load phase, in time order (e.g. derived from an ns-2
     /// mobility file by [`super::ns2::Trace::link_changes`]), in addition to the random ones
     /// of `lambda_mob`. A link the schedule takes down while messages are in flight on it
@@ -321,6 +325,10 @@ pub struct Config<P> {
     pub full_check_every: u64,
     /// How many recent events a violation report keeps (0: none, cheapest).
     pub trace_len: usize,
+    /// Record the whole run for the viewer ([`crate::trace`]): [`Outcome::recording`], or the
+    /// violation's. Costs a view of the node and the text of the event and of every message,
+    /// per event.
+    pub record: bool,
     /// The RNG seed: a run is a pure function of this configuration.
     pub seed: u64,
 }
@@ -339,11 +347,13 @@ impl<P> Config<P> {
             delay: 1.0,
             duration: 1_000.0,
             replay: Vec::new(),
+            script: Vec::new(),
             drain_limit: 100_000.0,
             settle_steps: 50 * n * n,
             check_every_step: true,
             full_check_every,
             trace_len: 64,
+            record: false,
             seed,
         }
     }
@@ -358,6 +368,8 @@ pub struct Outcome<N> {
     pub nodes: Vec<N>,
     /// The final topology.
     pub graph: Graph,
+    /// The whole run, if [`Config::record`] was set.
+    pub recording: Option<crate::trace::Recording>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -415,6 +427,8 @@ struct Sim<P: TokenAlgorithm> {
     until_full_check: u64,
     /// The protected resource: per lane, every entry's fence must be above the last.
     fences: Fences,
+    /// The run so far, with [`Config::record`].
+    recorder: Option<crate::trace::Recorder>,
 }
 
 /// Run one simulation.
@@ -427,6 +441,7 @@ pub fn run<P: TokenAlgorithm>(
         time: 0.0,
         message: format!("cannot build the network: {e}"),
         trace: Vec::new(),
+        recording: None,
     })?;
     let n = nodes.len();
     let busy = super::busy(&nodes).count();
@@ -457,15 +472,30 @@ pub fn run<P: TokenAlgorithm>(
         tally,
         until_full_check: 0,
         fences: Fences::new(),
+        recorder: None,
         config,
     };
+    if sim.config.record {
+        let links: Vec<(u32, u32)> = sim.graph.edges().iter().map(|(a, b)| (a.0, b.0)).collect();
+        let positions = crate::trace::spring_layout(n, &links);
+        let views = sim.nodes.iter().map(|v| v.view()).collect();
+        let name = sim.nodes.first().map_or(String::new(), |v| v.algorithm());
+        sim.recorder = Some(crate::trace::Recorder::new(&name, positions, links, views));
+    }
     sim.start();
-    sim.run_to_end()?;
+    if let Err(mut v) = sim.run_to_end() {
+        if let Some(mut r) = sim.recorder.take() {
+            r.violation(v.message.clone());
+            v.recording = Some(Box::new(r.finish()));
+        }
+        return Err(v);
+    }
     sim.metrics.wall_seconds = started.elapsed().as_secs_f64();
     Ok(Outcome {
         metrics: sim.metrics,
         nodes: sim.nodes,
         graph: sim.graph,
+        recording: sim.recorder.map(crate::trace::Recorder::finish),
     })
 }
 
@@ -487,6 +517,9 @@ impl<P: TokenAlgorithm> Sim<P> {
         }
         if let Some(dt) = exp_sample(self.config.lambda_mob, &mut self.rng) {
             self.queue.schedule(dt, SimEvent::Mobility);
+        }
+        for &(at, node) in &self.config.script {
+            self.queue.schedule(at, SimEvent::Request(node));
         }
         if let Some(first) = self.config.replay.first() {
             self.queue.schedule(first.time, SimEvent::Replay);
@@ -511,6 +544,7 @@ impl<P: TokenAlgorithm> Sim<P> {
                 .iter()
                 .map(|(t, node, event)| format!("t={t:.3} {node:?} <- {event:?}"))
                 .collect(),
+            recording: None,
         }
     }
 
@@ -529,6 +563,15 @@ impl<P: TokenAlgorithm> Sim<P> {
     /// here: the simulator only issues events that are valid in the node's state.
     fn deliver(&mut self, node: NodeId, event: Event<P::Message>) -> Result<(), Violation> {
         self.record(node, &event);
+        if let Some(r) = &mut self.recorder {
+            let (from, link) = match &event {
+                Event::Receive { from, .. } => (Some(from.0), None),
+                Event::LinkUp(peer) => (None, Some((peer.0, true))),
+                Event::LinkDown(peer) => (None, Some((peer.0, false))),
+                _ => (None, None),
+            };
+            r.begin_step(self.queue.now(), node.0, format!("{event:?}"), from, link);
+        }
         let now = self.queue.now();
         // Reuse one buffer so the simulator loop does not allocate per event.
         let mut actions = std::mem::take(&mut self.scratch);
@@ -546,6 +589,9 @@ impl<P: TokenAlgorithm> Sim<P> {
         }
         let is_busy = target.status() != Status::Remainder;
         self.busy = self.busy + usize::from(is_busy) - usize::from(was_busy);
+        if let Some(r) = &mut self.recorder {
+            r.end_step(target.view());
+        }
         if let Err(e) = handled {
             self.scratch = actions;
             return Err(self.violation(format!("{node:?} rejected a valid event: {e}")));
@@ -560,6 +606,9 @@ impl<P: TokenAlgorithm> Sim<P> {
                     if self.measuring {
                         self.metrics.messages += 1;
                         self.metrics.hops += 1;
+                    }
+                    if let Some(r) = &mut self.recorder {
+                        r.send(to.0, format!("{msg:?}"));
                     }
                     if checks {
                         self.tally += self.nodes[node.index()].message_tally(&msg);

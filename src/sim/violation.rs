@@ -15,6 +15,9 @@ pub struct Violation {
     pub message: String,
     /// The last events before it, oldest first.
     pub trace: Vec<String>,
+    /// The whole run up to the violation, for the viewer ([`crate::trace::html::page`]), if
+    /// the run was recording (`sim::token::Config::record`).
+    pub recording: Option<Box<crate::trace::Recording>>,
 }
 
 impl fmt::Display for Violation {

@@ -33,7 +33,9 @@ use crate::{
 use crate::testkit::corrupt::{Fields, Value};
 
 /// What the harness needs from an algorithm besides [`Host`].
-pub trait PermissionHarness: Host + PartialEq + Protocol<Message: Fields> {
+pub trait PermissionHarness:
+    Host + crate::trace::Visible + PartialEq + Protocol<Message: Fields>
+{
     /// Whether the host can receive messages now.
     fn reachable(&self) -> bool {
         true
@@ -138,6 +140,11 @@ pub struct PermNet<H: PermissionHarness> {
     /// The events applied and what they produced, when tracing (`MANET_MUTEX_TRACE=1`, or
     /// always when [`PermNet::checked`]).
     pub trace: Option<Vec<String>>,
+    /// The run for the viewer, kept whenever [`PermNet::trace`] is: a failure's
+    /// [`PermNet::trace_text`] writes it as a page and names the file. Hosts may talk to
+    /// any host, so the page draws no links, and a delivery is drawn as the oldest message
+    /// between its two hosts (this driver delivers in any order).
+    pub recorder: Option<crate::trace::Recorder>,
 }
 
 impl<H: PermissionHarness> PermNet<H> {
@@ -169,16 +176,28 @@ impl<H: PermissionHarness> PermNet<H> {
             fences: Fences::new(),
             anomalies: Vec::new(),
             checked: false,
-            trace: std::env::var_os("MANET_MUTEX_TRACE").map(|_| Vec::new()),
+            trace: None,
+            recorder: None,
         }
+        .traced(std::env::var_os("MANET_MUTEX_TRACE").is_some())
+    }
+
+    /// Keep the trace and the recording from now on, if `on`.
+    fn traced(mut self, on: bool) -> Self {
+        if on && self.recorder.is_none() {
+            self.trace.get_or_insert_with(Vec::new);
+            let views = self.nodes.iter().map(crate::trace::Visible::view).collect();
+            let graph = crate::sim::Graph::empty(self.nodes.len());
+            self.recorder = Some(super::recorder(&self.nodes, &graph, views));
+        }
+        self
     }
 
     /// Hand-driven mode, for tests that stage a scenario: safety is checked after every
     /// event, and a violation or contract breach panics at once with the trace.
     pub fn checked(mut self) -> Self {
         self.checked = true;
-        self.trace.get_or_insert_with(Vec::new);
-        self
+        self.traced(true)
     }
 
     /// Host `id`.
@@ -214,7 +233,18 @@ impl<H: PermissionHarness> PermNet<H> {
             _ => None,
         };
         let before = self.checked.then(|| self.nodes[at.index()].clone());
+        if let Some(r) = &mut self.recorder {
+            super::begin_step(r, at, &event);
+        }
         let outcome = super::traced_handle(&mut self.nodes[at.index()], at, event, &mut self.trace);
+        if let Some(r) = &mut self.recorder {
+            r.end_step(crate::trace::Visible::view(&self.nodes[at.index()]));
+            for action in outcome.iter().flatten() {
+                if let Action::Send { to, msg } = action {
+                    r.send(to.0, format!("{msg:?}"));
+                }
+            }
+        }
         let actions = match outcome {
             Ok(actions) => actions,
             Err(e) => {
@@ -309,12 +339,14 @@ impl<H: PermissionHarness> PermNet<H> {
         Ok(())
     }
 
-    /// The trace, if one was kept (`MANET_MUTEX_TRACE=1`), for a failure message.
+    /// The trace, if one was kept (`MANET_MUTEX_TRACE=1`), for a failure message; with it, the
+    /// run is written as a page for the viewer ([`crate::trace`]) and the message names the file.
     pub fn trace_text(&self) -> String {
-        match &self.trace {
+        let text = match &self.trace {
             Some(trace) => format!("{}\nhosts: {:#?}", trace.join("\n"), self.nodes),
-            None => "(set MANET_MUTEX_TRACE=1 for the trace)".into(),
-        }
+            None => "(set MANET_MUTEX_TRACE=1 for the trace and a page for the viewer)".into(),
+        };
+        text + &super::write_page(self.recorder.as_ref())
     }
 
     /// The section `node` is in.

@@ -166,6 +166,9 @@ pub struct TokenNet<P: TokenHarness> {
     /// The events applied and what they produced, when tracing (`MANET_MUTEX_TRACE=1`, or
     /// always when [`TokenNet::checked`]).
     pub trace: Option<Vec<String>>,
+    /// The run for the viewer, kept whenever [`TokenNet::trace`] is: a failure's
+    /// [`TokenNet::trace_text`] writes it as a page and names the file.
+    pub recorder: Option<crate::trace::Recorder>,
 }
 
 impl<P: TokenHarness> TokenNet<P> {
@@ -199,8 +202,20 @@ impl<P: TokenHarness> TokenNet<P> {
             last: Vec::new(),
             order: VecDeque::new(),
             checked: false,
-            trace: std::env::var_os("MANET_MUTEX_TRACE").map(|_| Vec::new()),
+            trace: None,
+            recorder: None,
         }
+        .traced(std::env::var_os("MANET_MUTEX_TRACE").is_some())
+    }
+
+    /// Keep the trace and the recording from now on, if `on`.
+    fn traced(mut self, on: bool) -> Self {
+        if on && self.recorder.is_none() {
+            self.trace.get_or_insert_with(Vec::new);
+            let views = self.nodes.iter().map(crate::trace::Visible::view).collect();
+            self.recorder = Some(super::recorder(&self.nodes, &self.graph, views));
+        }
+        self
     }
 
     /// The network of `settings` on `n` nodes linked by `edges`, with the tokens at
@@ -221,8 +236,7 @@ impl<P: TokenHarness> TokenNet<P> {
     /// event, and a violation or contract breach panics at once with the trace.
     pub fn checked(mut self) -> Self {
         self.checked = true;
-        self.trace.get_or_insert_with(Vec::new);
-        self
+        self.traced(true)
     }
 
     /// Node `id`.
@@ -230,9 +244,10 @@ impl<P: TokenHarness> TokenNet<P> {
         &self.nodes[id.index()]
     }
 
-    /// The trace, if one was kept (`MANET_MUTEX_TRACE=1`), for a failure message.
+    /// The trace, if one was kept (`MANET_MUTEX_TRACE=1`), for a failure message; with it, the
+    /// run is written as a page for the viewer ([`crate::trace`]) and the message names the file.
     pub fn trace_text(&self) -> String {
-        match &self.trace {
+        let text = match &self.trace {
             Some(trace) => {
                 let flying: Vec<_> = self.channels.iter().collect();
                 format!(
@@ -241,8 +256,9 @@ impl<P: TokenHarness> TokenNet<P> {
                     self.nodes
                 )
             }
-            None => "(set MANET_MUTEX_TRACE=1 for the trace)".into(),
-        }
+            None => "(set MANET_MUTEX_TRACE=1 for the trace and a page for the viewer)".into(),
+        };
+        text + &super::write_page(self.recorder.as_ref())
     }
 
     /// Add a line to the trace, if one is kept.
@@ -260,7 +276,18 @@ impl<P: TokenHarness> TokenNet<P> {
             return Ok(());
         }
         let before = self.checked.then(|| self.nodes[at.index()].clone());
+        if let Some(r) = &mut self.recorder {
+            super::begin_step(r, at, &event);
+        }
         let outcome = super::traced_handle(&mut self.nodes[at.index()], at, event, &mut self.trace);
+        if let Some(r) = &mut self.recorder {
+            r.end_step(crate::trace::Visible::view(&self.nodes[at.index()]));
+            for action in outcome.iter().flatten() {
+                if let Action::Send { to, msg } = action {
+                    r.send(to.0, format!("{msg:?}"));
+                }
+            }
+        }
         let actions = match outcome {
             Ok(actions) => actions,
             Err(e) => {

@@ -132,6 +132,7 @@ impl<H: Host> World<H> {
                     trace.nodes()
                 ),
                 trace: Vec::new(),
+                recording: None,
             });
         }
         let ms = (cfg.retransmit_after * 1000.0).round().max(1.0) as u64;
@@ -142,6 +143,7 @@ impl<H: Host> World<H> {
                 time: 0.0,
                 message: format!("bad configuration: {e}"),
                 trace: Vec::new(),
+                recording: None,
             })?;
             nodes.push(node);
         }
@@ -199,6 +201,7 @@ impl<H: Host> World<H> {
                 .iter()
                 .map(|(t, ev)| format!("t={t:.4} {ev:?}"))
                 .collect(),
+            recording: None,
         }
     }
 

@@ -1,0 +1,172 @@
+//! What the viewer shows of a node: the same few fields for every algorithm (status, tokens,
+//! height, `next`), and the rest as labelled text.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{look_ahead, prioritized, reverse_link, ricart_agrawala, Protocol, Status};
+
+/// A node's visible state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct View {
+    /// `remainder`, `waiting` or `critical`.
+    pub status: String,
+    /// Tokens held (the one token of the prioritized algorithm counts 1; 0 for permission
+    /// algorithms).
+    pub tokens: u32,
+    /// The height `(h1, h2, id)` of a token algorithm's node: links point from higher to
+    /// lower.
+    pub height: Option<(i64, i64, u32)>,
+    /// Where this node sends requests and tokens (the paper's `next`), if anywhere.
+    pub next: Option<u32>,
+    /// Everything else, labelled: queues, neighbour views, sets, modes.
+    pub fields: Vec<(String, String)>,
+}
+
+/// A node the viewer can show.
+pub trait Visible: Protocol {
+    /// Its visible state now.
+    fn view(&self) -> View;
+
+    /// The algorithm and its main settings, for the page's title (e.g. `KRLF, k = 3`).
+    fn algorithm(&self) -> String;
+}
+
+fn status(s: Status) -> String {
+    match s {
+        Status::Remainder => "remainder",
+        Status::Waiting => "waiting",
+        Status::Critical => "critical",
+    }
+    .into()
+}
+
+fn ids(it: impl Iterator<Item = crate::NodeId>) -> String {
+    let v: Vec<String> = it.map(|n| n.0.to_string()).collect();
+    format!("[{}]", v.join(", "))
+}
+
+fn neighbour_views(n: &crate::token::Neighbors) -> String {
+    let v: Vec<String> = n
+        .entries()
+        .map(|e| {
+            let h = e.height();
+            format!("{}: ({}, {}, {})", e.id().0, h.h1, h.h2, h.id.0)
+        })
+        .collect();
+    v.join("; ")
+}
+
+impl Visible for reverse_link::Node {
+    fn algorithm(&self) -> String {
+        let s = self.settings();
+        format!("{}, k = {}", if s.forwarding { "KRLF" } else { "KRL" }, s.k)
+    }
+
+    fn view(&self) -> View {
+        let h = self.height();
+        View {
+            status: status(self.status()),
+            tokens: self.tokens(),
+            height: Some((h.h1, h.h2, h.id.0)),
+            next: self.next().map(|n| n.0),
+            fields: vec![
+                ("queue".into(), ids(self.queue())),
+                (
+                    "neighbours' heights".into(),
+                    neighbour_views(self.neighbors()),
+                ),
+                ("raises".into(), self.raises().to_string()),
+            ],
+        }
+    }
+}
+
+impl Visible for prioritized::Node {
+    fn algorithm(&self) -> String {
+        let s = self.settings();
+        format!("prioritized h-out-of-k, k = {}, {:?}", s.k, s.policy)
+    }
+
+    fn view(&self) -> View {
+        let h = self.height();
+        let queue: Vec<String> = self
+            .queue()
+            .map(|(n, p)| format!("{}@{p:?}", n.0))
+            .collect();
+        let mut fields = vec![
+            (
+                "queue (node@priority)".into(),
+                format!("[{}]", queue.join(", ")),
+            ),
+            ("resources held".into(), self.held().to_string()),
+        ];
+        if let Some(t) = self.available() {
+            fields.push(("t (free resources on the token)".into(), t.to_string()));
+        }
+        if let Some(h) = self.requested() {
+            fields.push(("requested h".into(), h.to_string()));
+        }
+        fields.push((
+            "neighbours' heights".into(),
+            neighbour_views(self.neighbors()),
+        ));
+        View {
+            status: status(self.status()),
+            tokens: u32::from(self.holds_token()),
+            height: Some((h.h1, h.h2, h.id.0)),
+            next: self.next().map(|n| n.0),
+            fields,
+        }
+    }
+}
+
+impl Visible for look_ahead::Node {
+    fn algorithm(&self) -> String {
+        "look-ahead".into()
+    }
+
+    fn view(&self) -> View {
+        let mut fields = vec![
+            ("mode".into(), format!("{:?}", self.mode())),
+            ("Info_set".into(), ids(self.info_set())),
+            ("Status_set".into(), ids(self.status_set())),
+            ("waiting for".into(), ids(self.outstanding())),
+            ("deferred (Q_req)".into(), ids(self.deferred())),
+            ("clock".into(), self.clock().to_string()),
+        ];
+        if let Some(ts) = self.timestamp() {
+            fields.push(("request timestamp".into(), format!("{ts:?}")));
+        }
+        View {
+            status: status(self.status()),
+            tokens: 0,
+            height: None,
+            next: None,
+            fields,
+        }
+    }
+}
+
+impl Visible for ricart_agrawala::Node {
+    fn algorithm(&self) -> String {
+        "Ricart–Agrawala".into()
+    }
+
+    fn view(&self) -> View {
+        let mut fields = vec![
+            ("waiting for".into(), ids(self.outstanding())),
+            ("deferred".into(), ids(self.deferred())),
+            ("clock".into(), self.clock().to_string()),
+        ];
+        if let Some(ts) = self.timestamp() {
+            fields.push(("request timestamp".into(), format!("{ts:?}")));
+        }
+        View {
+            status: status(self.status()),
+            tokens: 0,
+            height: None,
+            next: None,
+            fields,
+        }
+    }
+}

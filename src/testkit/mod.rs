@@ -88,38 +88,19 @@ fn traced_handle<P: Protocol>(
 }
 pub use token_net::{TokenHarness, TokenNet};
 
-/// A recorder for a driver's network, drawn by the topology (`graph`), from `views`.
-fn recorder<P: crate::trace::Visible>(
-    nodes: &[P],
-    graph: &crate::sim::Graph,
-    views: Vec<crate::trace::View>,
-) -> crate::trace::Recorder {
-    let links: Vec<(u32, u32)> = graph.edges().iter().map(|(a, b)| (a.0, b.0)).collect();
-    let positions = crate::trace::spring_layout(nodes.len(), &links);
-    let name = nodes.first().map_or(String::new(), |n| n.algorithm());
-    crate::trace::Recorder::new(&name, positions, links, views)
-}
-
-/// Start recording a driver's step: `at` handles `event`. Steps are numbered; the drivers
-/// have no clock, so a step's "time" is its number.
-fn begin_step<M: std::fmt::Debug>(r: &mut crate::trace::Recorder, at: NodeId, event: &Event<M>) {
-    let (from, link) = match event {
-        Event::Receive { from, .. } => (Some(from.0), None),
-        Event::LinkUp(peer) => (None, Some((peer.0, true))),
-        Event::LinkDown(peer) => (None, Some((peer.0, false))),
-        _ => (None, None),
-    };
-    let time = (r.steps() + 1) as f64;
-    r.begin_step(time, at.0, format!("{event:?}"), from, link);
+/// Whether the drivers keep a tape of every run for the viewer, so that any failure can be
+/// drawn: yes, unless `MANET_MUTEX_RECORD=0` (a copy of each event; the drawing is made by
+/// replaying the tape only when a failure message asks for it).
+fn recording_on() -> bool {
+    std::env::var_os("MANET_MUTEX_RECORD").is_none_or(|v| v != "0")
 }
 
 /// Write the recording as a viewer page under `target/manet-mutex-traces/` (or
 /// `$CARGO_TARGET_DIR`), named by its content, and say where; empty without a recording.
-fn write_page(recorder: Option<&crate::trace::Recorder>) -> String {
-    let Some(r) = recorder else {
+fn write_page(recording: Option<crate::trace::Recording>) -> String {
+    let Some(recording) = recording else {
         return String::new();
     };
-    let recording = r.clone().finish();
     let page = crate::trace::html::page(&recording);
     let dir = std::path::PathBuf::from(
         std::env::var_os("CARGO_TARGET_DIR").unwrap_or_else(|| "target".into()),

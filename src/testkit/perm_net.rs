@@ -140,11 +140,11 @@ pub struct PermNet<H: PermissionHarness> {
     /// The events applied and what they produced, when tracing (`MANET_MUTEX_TRACE=1`, or
     /// always when [`PermNet::checked`]).
     pub trace: Option<Vec<String>>,
-    /// The run for the viewer, kept whenever [`PermNet::trace`] is: a failure's
+    /// The run for the viewer (unless `MANET_MUTEX_RECORD=0`): a failure's
     /// [`PermNet::trace_text`] writes it as a page and names the file. Hosts may talk to
     /// any host, so the page draws no links, and a delivery is drawn as the oldest message
     /// between its two hosts (this driver delivers in any order).
-    pub recorder: Option<crate::trace::Recorder>,
+    pub tape: Option<crate::trace::Tape<H>>,
 }
 
 impl<H: PermissionHarness> PermNet<H> {
@@ -177,18 +177,18 @@ impl<H: PermissionHarness> PermNet<H> {
             anomalies: Vec::new(),
             checked: false,
             trace: None,
-            recorder: None,
+            tape: None,
         }
         .traced(std::env::var_os("MANET_MUTEX_TRACE").is_some())
     }
 
     /// Keep the trace and the recording from now on, if `on`.
     fn traced(mut self, on: bool) -> Self {
-        if on && self.recorder.is_none() {
+        if on {
             self.trace.get_or_insert_with(Vec::new);
-            let views = self.nodes.iter().map(crate::trace::Visible::view).collect();
-            let graph = crate::sim::Graph::empty(self.nodes.len());
-            self.recorder = Some(super::recorder(&self.nodes, &graph, views));
+        }
+        if (on || super::recording_on()) && self.tape.is_none() {
+            self.tape = Some(crate::trace::Tape::new(&self.nodes, Vec::new()));
         }
         self
     }
@@ -233,18 +233,10 @@ impl<H: PermissionHarness> PermNet<H> {
             _ => None,
         };
         let before = self.checked.then(|| self.nodes[at.index()].clone());
-        if let Some(r) = &mut self.recorder {
-            super::begin_step(r, at, &event);
+        if let Some(t) = &mut self.tape {
+            t.push(at, &event);
         }
         let outcome = super::traced_handle(&mut self.nodes[at.index()], at, event, &mut self.trace);
-        if let Some(r) = &mut self.recorder {
-            r.end_step(crate::trace::Visible::view(&self.nodes[at.index()]));
-            for action in outcome.iter().flatten() {
-                if let Action::Send { to, msg } = action {
-                    r.send(to.0, format!("{msg:?}"));
-                }
-            }
-        }
         let actions = match outcome {
             Ok(actions) => actions,
             Err(e) => {
@@ -346,7 +338,7 @@ impl<H: PermissionHarness> PermNet<H> {
             Some(trace) => format!("{}\nhosts: {:#?}", trace.join("\n"), self.nodes),
             None => "(set MANET_MUTEX_TRACE=1 for the trace and a page for the viewer)".into(),
         };
-        text + &super::write_page(self.recorder.as_ref())
+        text + &super::write_page(self.tape.as_ref().map(crate::trace::Tape::recording))
     }
 
     /// The section `node` is in.

@@ -166,9 +166,9 @@ pub struct TokenNet<P: TokenHarness> {
     /// The events applied and what they produced, when tracing (`MANET_MUTEX_TRACE=1`, or
     /// always when [`TokenNet::checked`]).
     pub trace: Option<Vec<String>>,
-    /// The run for the viewer, kept whenever [`TokenNet::trace`] is: a failure's
+    /// The run for the viewer (unless `MANET_MUTEX_RECORD=0`): a failure's
     /// [`TokenNet::trace_text`] writes it as a page and names the file.
-    pub recorder: Option<crate::trace::Recorder>,
+    pub tape: Option<crate::trace::Tape<P>>,
 }
 
 impl<P: TokenHarness> TokenNet<P> {
@@ -203,17 +203,19 @@ impl<P: TokenHarness> TokenNet<P> {
             order: VecDeque::new(),
             checked: false,
             trace: None,
-            recorder: None,
+            tape: None,
         }
         .traced(std::env::var_os("MANET_MUTEX_TRACE").is_some())
     }
 
     /// Keep the trace and the recording from now on, if `on`.
     fn traced(mut self, on: bool) -> Self {
-        if on && self.recorder.is_none() {
+        if on {
             self.trace.get_or_insert_with(Vec::new);
-            let views = self.nodes.iter().map(crate::trace::Visible::view).collect();
-            self.recorder = Some(super::recorder(&self.nodes, &self.graph, views));
+        }
+        if (on || super::recording_on()) && self.tape.is_none() {
+            let links = self.graph.edges().iter().map(|(a, b)| (a.0, b.0)).collect();
+            self.tape = Some(crate::trace::Tape::new(&self.nodes, links));
         }
         self
     }
@@ -258,7 +260,7 @@ impl<P: TokenHarness> TokenNet<P> {
             }
             None => "(set MANET_MUTEX_TRACE=1 for the trace and a page for the viewer)".into(),
         };
-        text + &super::write_page(self.recorder.as_ref())
+        text + &super::write_page(self.tape.as_ref().map(crate::trace::Tape::recording))
     }
 
     /// Add a line to the trace, if one is kept.
@@ -276,18 +278,10 @@ impl<P: TokenHarness> TokenNet<P> {
             return Ok(());
         }
         let before = self.checked.then(|| self.nodes[at.index()].clone());
-        if let Some(r) = &mut self.recorder {
-            super::begin_step(r, at, &event);
+        if let Some(t) = &mut self.tape {
+            t.push(at, &event);
         }
         let outcome = super::traced_handle(&mut self.nodes[at.index()], at, event, &mut self.trace);
-        if let Some(r) = &mut self.recorder {
-            r.end_step(crate::trace::Visible::view(&self.nodes[at.index()]));
-            for action in outcome.iter().flatten() {
-                if let Action::Send { to, msg } = action {
-                    r.send(to.0, format!("{msg:?}"));
-                }
-            }
-        }
         let actions = match outcome {
             Ok(actions) => actions,
             Err(e) => {

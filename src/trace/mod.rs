@@ -16,10 +16,12 @@
 pub mod html;
 mod layout;
 mod recorder;
+mod tape;
 mod view;
 
 pub use layout::spring_layout;
 pub use recorder::Recorder;
+pub use tape::Tape;
 pub use view::{View, Visible};
 
 use serde::{Deserialize, Serialize};

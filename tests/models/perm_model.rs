@@ -444,10 +444,13 @@ where
         model,
     });
     explore(&format!("model_{algorithm}"), runs, |last: &State<H>| {
-        last.net
+        // The reason, and a viewer page of the counterexample (the trace text names it).
+        let reason = last
+            .net
             .check_safety()
             .and_then(|()| last.net.drain(DRAIN_ROUNDS))
             .err()
-            .unwrap_or_default()
+            .unwrap_or_default();
+        format!("{reason}\n{}", last.net.trace_text())
     });
 }

@@ -437,10 +437,13 @@ pub fn check<P: Fingerprint>(
         model,
     });
     explore(&format!("model_{algorithm}"), runs, |last: &State<P>| {
-        last.net
+        // The reason, and a viewer page of the counterexample (the trace text names it).
+        let reason = last
+            .net
             .check_safety()
             .and_then(|()| last.net.drain(DRAIN_ROUNDS))
             .err()
-            .unwrap_or_default()
+            .unwrap_or_default();
+        format!("{reason}\n{}", last.net.trace_text())
     });
 }

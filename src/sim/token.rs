@@ -455,7 +455,8 @@ pub fn run<P: TokenAlgorithm>(
         rng: ChaCha8Rng::seed_from_u64(config.seed),
         nodes,
         channels: Channels::default(),
-        queue: EventQueue::new(),
+        // Every message takes `delay` and every critical section `cs_duration`: FIFO lanes.
+        queue: EventQueue::with_lanes(&[config.delay, config.workload.cs_duration]),
         metrics: Metrics::default(),
         requested_at: vec![None; n],
         granted: vec![0; n],

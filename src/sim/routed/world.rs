@@ -9,7 +9,7 @@ use rand_distr::{Distribution, Exp};
 use super::check::Host;
 use super::{Algorithm, RoutedConfig, Unreachable};
 use crate::fence::Fences;
-use crate::sim::waypoint::{hop_counts, Waypoint};
+use crate::sim::waypoint::{RouteCache, Waypoint};
 use crate::sim::{busy, EventQueue, Metrics, Time, Violation};
 use crate::{look_ahead, ricart_agrawala, Action, CsRequest, Event, NodeId, Status};
 
@@ -72,6 +72,10 @@ struct World<H: Host> {
     /// The protected resource: every entry's fence must be above the last.
     fences: Fences,
     trace: VecDeque<(Time, Ev<H::Message>)>,
+    /// Routes at the current instant (see [`RouteCache`]).
+    routes: RouteCache,
+    /// Changes whenever `up` or `away` does, so cached routes know when to go.
+    live_generation: u64,
 }
 
 /// Run `cfg` with the given algorithm.
@@ -171,6 +175,8 @@ impl<H: Host> World<H> {
             anomalies: 0,
             fences: Fences::new(),
             trace: VecDeque::new(),
+            routes: RouteCache::new(),
+            live_generation: 0,
             nodes,
             cfg: cfg.clone(),
         };
@@ -291,6 +297,7 @@ impl<H: Host> World<H> {
             Ev::Fail(h) => {
                 if !self.draining && self.up[h.index()] {
                     self.up[h.index()] = false;
+                    self.live_generation += 1;
                     let down = self.cfg.failures.map_or(1.0, |f| f.mean_down);
                     let t = exp(&mut self.rng, 1.0 / down.max(1e-9));
                     self.q.schedule(t, Ev::Recover(h));
@@ -326,6 +333,7 @@ impl<H: Host> World<H> {
 
     fn recover(&mut self, h: NodeId) -> Result<(), Violation> {
         self.up[h.index()] = true;
+        self.live_generation += 1;
         if let Some(f) = self.cfg.failures {
             if H::MODES && f.reconnect && !self.away[h.index()] && !self.dozing[h.index()] {
                 self.feed(h, Event::Reconnect)?;
@@ -355,6 +363,7 @@ impl<H: Host> World<H> {
             } else {
                 self.feed(h, Event::Disconnect)?;
                 self.away[i] = true;
+                self.live_generation += 1;
             }
             let t = exp(&mut self.rng, 1.0 / m.mean_duration.max(1e-9));
             self.q.schedule(t, Ev::ModeEnd(h));
@@ -372,6 +381,7 @@ impl<H: Host> World<H> {
             self.feed(h, Event::Wake)?;
         } else if self.away[i] {
             self.away[i] = false;
+            self.live_generation += 1;
             self.feed(h, Event::Reconnect)?;
         } else {
             return Ok(());
@@ -428,11 +438,19 @@ impl<H: Host> World<H> {
             self.lost += 1;
             return;
         }
-        let pos = self.mobility.positions(self.q.now());
-        let live: Vec<bool> = (0..self.nodes.len())
-            .map(|i| self.up[i] && !self.away[i])
-            .collect();
-        let mut hops = hop_counts(&pos, self.cfg.mobility.radius, &live, f)[t];
+        // Positions at most once per instant (so the waypoint model draws exactly as when they
+        // were computed per message), routes per source and instant.
+        let now = self.q.now();
+        let (up, away, mobility) = (&self.up, &self.away, &mut self.mobility);
+        let mut hops = self.routes.hops(
+            now,
+            || mobility.positions(now),
+            self.cfg.mobility.radius,
+            self.live_generation,
+            |i| up[i] && !away[i],
+            f,
+            t,
+        );
         if hops.is_none() && self.draining && matches!(self.mobility, Mobility::Trace(_)) {
             // A replayed trace ends, and a partition it ends in would last for ever: the
             // drain reaches such hosts in one hop (see `RoutedConfig::trace`).

@@ -147,14 +147,16 @@ impl Node {
 
     fn on_release(&mut self, from: NodeId, resources: Resources, ht: Height) {
         let k = self.settings.k;
-        if self.links.neighbors.get(from).is_some() {
-            self.links.hear(from, ht, Said::Info, &mut self.outbox);
-            if ht.possible_from(from) && ht < self.links.height {
+        if self.links.neighbors.get(from).is_some() && self.hear_height(from, ht, Said::Info) {
+            if ht < self.links.height {
                 // Sent to what the sender takes for its lowest neighbour, but we are above it:
                 // tell it our height, or the two of us might pass the RELEASE back and forth
                 // for ever (T2).
                 self.links.tell(from, &mut self.outbox);
             }
+            // The height may reverse our link to the sender, as a LINK's would: our request
+            // must then find another way (V12).
+            self.heard_height(from);
         }
         let (r, intact) = resources.read(k);
         if !intact {
@@ -183,9 +185,13 @@ impl Node {
 
     /// A LINK, Probe or TokenAck from `from`.
     fn on_link(&mut self, from: NodeId, ht: Height, said: Said) {
-        if !self.hear_height(from, ht, said) {
-            return;
+        if self.hear_height(from, ht, said) {
+            self.heard_height(from);
         }
+    }
+
+    /// What a new height of `from` changes: the link may have reversed.
+    fn heard_height(&mut self, from: NodeId) {
         let before = self.queue.front();
         if self.links.neighbors.is_lower(from, self.links.height) {
             // `from` is below us now, so it routes its requests elsewhere.

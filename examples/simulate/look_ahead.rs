@@ -2,7 +2,9 @@
 //! the number of hosts; load level, load pattern, host failures, mobility).
 
 use manet_mutex::sim::experiment::{mean_extra, Row};
-use manet_mutex::sim::routed::{sweep_with, LoadPattern, SweepConfig};
+use manet_mutex::sim::routed::{
+    run_algorithm, sweep_with, Algorithm as Routed, LoadPattern, RoutedConfig, SweepConfig,
+};
 
 use super::{ci, progress, Args};
 
@@ -23,6 +25,30 @@ fn config(args: &Args) -> SweepConfig {
     }
     cfg.trace = args.trace.clone().map(|t| (t, args.radius));
     cfg
+}
+
+/// The first configuration of the grid (look-ahead, uniform load, no failures), recorded
+/// for the viewer (`--trace`).
+pub fn record(args: &Args) -> Result<super::Recorded, String> {
+    let cfg = config(args);
+    let hosts = cfg.hosts.first().copied().unwrap_or(20);
+    let lambda = cfg.lambdas.first().copied().unwrap_or(1e-3);
+    let mobility = cfg.mobility.first().copied().unwrap_or(1.0);
+    let mut run = RoutedConfig::paper(hosts, lambda, mobility, 1);
+    run.target_entries = cfg.target_entries;
+    run.max_time = 4.0 * cfg.target_entries as f64 / (f64::from(hosts.max(1)) * lambda);
+    if let Some((trace, radius)) = &cfg.trace {
+        run.trace = Some(trace.clone());
+        run.mobility.radius = *radius;
+    }
+    run.record = true;
+    match run_algorithm(Routed::LookAhead, &run) {
+        Ok(report) => Ok((report.recording.ok_or("the run did not record")?, None)),
+        Err(mut v) => match v.recording.take() {
+            Some(r) => Ok((*r, Some(v.to_string()))),
+            None => Err(v.to_string()),
+        },
+    }
 }
 
 pub fn run(args: &Args) -> (Vec<Row>, f64) {

@@ -120,8 +120,8 @@ pub struct Args {
     /// With --ns2: transmission radius in metres (two nodes closer than this share a link).
     #[arg(long, default_value_t = 200.0, allow_negative_numbers = true)]
     radius: f64,
-    /// Record the first run of the grid and write it as a self-contained HTML page (token
-    /// algorithms: krl, krlf, all, prioritized), also when an invariant fails.
+    /// Record the first run of the grid and write it as a self-contained HTML page, also when
+    /// an invariant fails (look-ahead: the first host count, load and mobility, uniform load).
     #[arg(long = "trace", value_name = "FILE.html")]
     trace_html: Option<std::path::PathBuf>,
     /// The parsed --ns2 file.
@@ -472,9 +472,7 @@ fn main() {
         let recording = match args.algorithm {
             Algorithm::All | Algorithm::Krl | Algorithm::Krlf => krl::record(&args),
             Algorithm::Prioritized => prioritized::record(&args),
-            Algorithm::LookAhead => Err("--trace: the routed simulator does not record yet; \
-                 use a token algorithm"
-                .into()),
+            Algorithm::LookAhead => look_ahead::record(&args),
         };
         let (recording, violation) = recording.unwrap_or_else(|e| {
             eprintln!("error: {e}");

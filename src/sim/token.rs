@@ -609,7 +609,7 @@ impl<P: TokenAlgorithm> Sim<P> {
                         self.metrics.hops += 1;
                     }
                     if let Some(r) = &mut self.recorder {
-                        r.send(to.0, format!("{msg:?}"));
+                        let _ = r.send(to.0, format!("{msg:?}"));
                     }
                     if checks {
                         self.tally += self.nodes[node.index()].message_tally(&msg);

@@ -320,6 +320,11 @@ impl RouteCache {
         Self::default()
     }
 
+    /// The last positions computed, and the instant they are for.
+    pub fn positions(&self) -> Option<(Time, &[Point])> {
+        self.at.map(|t| (t, self.pos.as_slice()))
+    }
+
     /// The hop count from `src` to `dst` at time `t` over the unit-disk graph with `radius`,
     /// routing only through hosts `h` with `live(h)` (`None` if there is no route or `src` is
     /// not live): `hop_counts(&positions(), radius, live, src)[dst]`.

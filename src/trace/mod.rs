@@ -41,6 +41,11 @@ pub enum Record {
         links: Vec<(u32, u32)>,
         /// Every node's visible state.
         views: Vec<View>,
+        /// For hosts that move (the routed simulator): the transmission radius in the same
+        /// units as `positions`; links are then every pair within it, at each step's
+        /// positions, and `links` is empty.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        radius: Option<f64>,
     },
     /// One event handed to one node.
     Step {
@@ -60,6 +65,9 @@ pub enum Record {
         sent: Vec<Sent>,
         /// A link that formed (`true`) or failed with this event, if any.
         link: Option<(u32, u32, bool)>,
+        /// Where the nodes are from this step on, if they moved (the routed simulator).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        positions: Option<Vec<(f64, f64)>>,
     },
     /// A message dropped without delivery (loss, or a link that failed under it).
     Lost {

@@ -29,6 +29,7 @@ impl Recorder {
                 positions,
                 links,
                 views,
+                radius: None,
             }],
             ..Recorder::default()
         }
@@ -67,17 +68,52 @@ impl Recorder {
             },
             sent: Vec::new(),
             link: link.map(|(peer, up)| (node.min(peer), node.max(peer), up)),
+            positions: None,
         });
     }
 
-    /// The current step's node sent `msg` to `to`.
-    pub fn send(&mut self, to: u32, msg: String) {
+    /// Hosts that move: links are every pair within `radius` (in the units of the
+    /// positions), not a list.
+    pub fn with_radius(mut self, radius: f64) -> Self {
+        if let Some(Record::Init { radius: r, .. }) = self.records.first_mut() {
+            *r = Some(radius);
+        }
+        self
+    }
+
+    /// The nodes are at `now` from the current step on.
+    pub fn moved(&mut self, now: Vec<(f64, f64)>) {
+        if let Some(Record::Step { positions, .. }) = self.records.last_mut() {
+            *positions = Some(now);
+        }
+    }
+
+    /// Message `id` was dropped at `time`.
+    pub fn lost(&mut self, id: u64, time: f64) {
+        self.records.push(Record::Lost { message: id, time });
+    }
+
+    /// The oldest message on `from → to` was dropped at `time` (a delivery to a host that
+    /// cannot take it).
+    pub fn lost_oldest(&mut self, from: u32, to: u32, time: f64) {
+        if let Some(id) = self
+            .in_flight
+            .get_mut(&(from, to))
+            .and_then(VecDeque::pop_front)
+        {
+            self.lost(id, time);
+        }
+    }
+
+    /// The current step's node sent `msg` to `to`; the message's number.
+    pub fn send(&mut self, to: u32, msg: String) -> u64 {
         let id = self.next_message;
         self.next_message += 1;
         if let Some(Record::Step { node, sent, .. }) = self.records.last_mut() {
             sent.push(Sent { id, to, msg });
             self.in_flight.entry((*node, to)).or_default().push_back(id);
         }
+        id
     }
 
     /// End the current step with the node's view after it.

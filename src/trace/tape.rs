@@ -74,7 +74,7 @@ impl<P: Visible + Clone> Tape<P> {
             };
             r.end_step(node.view());
             for (to, msg) in sends {
-                r.send(to, msg);
+                let _ = r.send(to, msg);
             }
         }
         r.finish()

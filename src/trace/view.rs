@@ -22,13 +22,25 @@ pub struct View {
     pub fields: Vec<(String, String)>,
 }
 
-/// A node the viewer can show.
+/// A node the viewer can show. The provided methods show only the node's status, so a
+/// protocol of your own needs no more than `impl Visible for MyNode {}` to run in the
+/// simulators (which record on request).
 pub trait Visible: Protocol {
     /// Its visible state now.
-    fn view(&self) -> View;
+    fn view(&self) -> View {
+        View {
+            status: status(self.status()),
+            tokens: 0,
+            height: None,
+            next: None,
+            fields: Vec::new(),
+        }
+    }
 
     /// The algorithm and its main settings, for the page's title (e.g. `KRLF, k = 3`).
-    fn algorithm(&self) -> String;
+    fn algorithm(&self) -> String {
+        core::any::type_name::<Self>().into()
+    }
 }
 
 fn status(s: Status) -> String {

@@ -225,3 +225,124 @@ fn a_drivers_failure_message_names_a_page_of_the_run() {
     perm.apply_valid(NodeId(1), manet_mutex::Event::Request(CsRequest::ONE));
     assert!(perm.trace_text().contains("viewer (1 steps): "));
 }
+
+/// A look-ahead run on the routed simulator, recorded: 8 hosts moving, 2% loss.
+fn routed_run(record: bool) -> manet_mutex::sim::routed::Report {
+    use manet_mutex::sim::routed::{run_algorithm, Algorithm, RoutedConfig};
+    let mut cfg = RoutedConfig::paper(8, 0.05, 1.0, 3);
+    cfg.target_entries = 40;
+    cfg.record = record;
+    run_algorithm(Algorithm::LookAhead, &cfg).expect("a correct run")
+}
+
+/// Recording a routed run changes nothing in it, and the recording has the hosts moving and
+/// the lost messages in it.
+#[test]
+fn a_recorded_routed_run_is_the_same_run_and_shows_movement_and_loss() {
+    let plain = routed_run(false);
+    let recorded = routed_run(true);
+    assert_eq!(plain.metrics.waits, recorded.metrics.waits);
+    assert_eq!(
+        (plain.metrics.messages, plain.lost),
+        (recorded.metrics.messages, recorded.lost)
+    );
+    let rec = recorded.recording.expect("recorded");
+    let moves = rec
+        .records
+        .iter()
+        .filter(|r| {
+            matches!(
+                r,
+                Record::Step {
+                    positions: Some(_),
+                    ..
+                }
+            )
+        })
+        .count();
+    let lost = rec
+        .records
+        .iter()
+        .filter(|r| matches!(r, Record::Lost { .. }))
+        .count();
+    assert!(moves > 10, "{moves} position updates");
+    assert!(
+        lost > 0 && lost as u64 <= recorded.lost,
+        "{lost} of {}",
+        recorded.lost
+    );
+    let Some(Record::Init {
+        radius: Some(r), ..
+    }) = rec.records.first()
+    else {
+        panic!("no radius in the init record")
+    };
+    assert!(*r > 0.0 && *r < 1.0);
+}
+
+/// The routed page in Chromium: statuses as recorded, and a link for exactly the pairs of
+/// hosts within the radius at that step's positions.
+#[test]
+fn chromium_draws_moving_hosts_and_their_radius_links() {
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var("MANET_MUTEX_REQUIRE_CHROMIUM").is_err(),
+            "no chromium"
+        );
+        eprintln!("skipped: no chromium (apt-get install chromium)");
+        return;
+    };
+    let rec = routed_run(true).recording.expect("recorded");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("viewer");
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = dir.join("look_ahead.html");
+    std::fs::write(&page, html::page(&rec)).unwrap();
+    let Some(Record::Init {
+        positions,
+        radius: Some(radius),
+        views,
+        ..
+    }) = rec.records.first()
+    else {
+        panic!("no init record")
+    };
+    let step = rec.steps() / 2;
+    let (mut at, mut views) = (positions.clone(), views.clone());
+    for r in &rec.records {
+        if let Record::Step {
+            step: s,
+            node,
+            view,
+            positions,
+            ..
+        } = r
+        {
+            if *s as usize > step {
+                break;
+            }
+            views[*node as usize] = view.clone();
+            if let Some(p) = positions {
+                at = p.clone();
+            }
+        }
+    }
+    let mut want_links = BTreeSet::new();
+    for a in 0..at.len() {
+        for b in a + 1..at.len() {
+            let d2 = (at[a].0 - at[b].0).powi(2) + (at[a].1 - at[b].1).powi(2);
+            if d2 <= radius * radius {
+                want_links.insert((a as u32, b as u32));
+            }
+        }
+    }
+    let dom = dump_dom(&browser, &page, step);
+    let ((nodes, links), _) = drawn(&dom);
+    let links: BTreeSet<(u32, u32)> = links
+        .into_iter()
+        .map(|(a, b)| (a.min(b), a.max(b)))
+        .collect();
+    assert_eq!(links, want_links, "links at step {step}");
+    for (i, v) in views.iter().enumerate() {
+        assert_eq!(nodes[&(i as u32)].1, v.status, "host {i} at step {step}");
+    }
+}

@@ -6,7 +6,7 @@ use crate::{look_ahead, ricart_agrawala, Error, NodeId, Protocol};
 
 /// A permission-based node the routed simulator can drive and check (implemented for
 /// [`look_ahead::Node`] and [`ricart_agrawala::Node`]).
-pub trait Host: Protocol + Clone + fmt::Debug {
+pub trait Host: Protocol + crate::trace::Visible + Clone + fmt::Debug {
     /// Whether the node understands doze/disconnect/reconnect events.
     const MODES: bool;
 

@@ -122,6 +122,10 @@ pub struct RoutedConfig {
     pub check_invariants: bool,
     /// Events kept for a violation report.
     pub trace_len: usize,
+    /// Record the whole run for the viewer ([`crate::trace`]): [`Report::recording`], or the
+    /// violation's. Hosts are drawn where they are (positions normalized by the territory),
+    /// links are the pairs within the radius.
+    pub record: bool,
 }
 
 impl RoutedConfig {
@@ -149,6 +153,7 @@ impl RoutedConfig {
             drain_time: 5_000.0,
             check_invariants: true,
             trace_len: 200,
+            record: false,
         }
     }
 

@@ -50,6 +50,8 @@ pub struct Report {
     pub routed: u64,
     /// Peer input the nodes ignored (stale, duplicate or unexpected messages).
     pub anomalies: u64,
+    /// The whole run, if [`RoutedConfig::record`] was set.
+    pub recording: Option<crate::trace::Recording>,
 }
 
 struct World<H: Host> {
@@ -72,6 +74,11 @@ struct World<H: Host> {
     /// The protected resource: every entry's fence must be above the last.
     fences: Fences,
     trace: VecDeque<(Time, Ev<H::Message>)>,
+    /// The run so far, with [`RoutedConfig::record`], and the territory's side that scales
+    /// positions into the page's unit square.
+    recorder: Option<(crate::trace::Recorder, f64)>,
+    /// The instant of the positions recorded last.
+    moved_at: Option<Time>,
     /// Routes at the current instant (see [`RouteCache`]).
     routes: RouteCache,
     /// Changes whenever `up` or `away` does, so cached routes know when to go.
@@ -90,8 +97,13 @@ pub fn run_algorithm(algorithm: Algorithm, cfg: &RoutedConfig) -> Result<Report,
 pub fn run<H: Host>(cfg: &RoutedConfig) -> Result<Report, Violation> {
     let started = std::time::Instant::now();
     let mut w = World::<H>::new(cfg)?;
-    w.main_phase()?;
-    w.drain()?;
+    if let Err(mut v) = w.main_phase().and_then(|()| w.drain()) {
+        if let Some((mut r, _)) = w.recorder.take() {
+            r.violation(v.message.clone());
+            v.recording = Some(Box::new(r.finish()));
+        }
+        return Err(v);
+    }
     w.metrics.sim_time = w.q.now();
     w.metrics.wall_seconds = started.elapsed().as_secs_f64();
     Ok(Report {
@@ -99,6 +111,7 @@ pub fn run<H: Host>(cfg: &RoutedConfig) -> Result<Report, Violation> {
         lost: w.lost,
         routed: w.routed,
         anomalies: w.anomalies,
+        recording: w.recorder.map(|(r, _)| r.finish()),
     })
 }
 
@@ -175,6 +188,8 @@ impl<H: Host> World<H> {
             anomalies: 0,
             fences: Fences::new(),
             trace: VecDeque::new(),
+            recorder: None,
+            moved_at: None,
             routes: RouteCache::new(),
             live_generation: 0,
             nodes,
@@ -193,6 +208,21 @@ impl<H: Host> World<H> {
                 let t = exp(&mut w.rng, m.rate);
                 w.q.schedule(t, Ev::ModeStart(h));
             }
+        }
+        if cfg.record {
+            // At time 0 no host has finished its first pause: no random draw happens here,
+            // so a recorded run is the same run.
+            let at_start = w.mobility.positions(0.0);
+            let side = at_start
+                .iter()
+                .fold(cfg.mobility.side, |m, p| m.max(p.0).max(p.1))
+                .max(1e-9);
+            let positions = at_start.iter().map(|p| (p.0 / side, p.1 / side)).collect();
+            let views = w.nodes.iter().map(crate::trace::Visible::view).collect();
+            let name = w.nodes.first().map_or(String::new(), |n| n.algorithm());
+            let r = crate::trace::Recorder::new(&name, positions, Vec::new(), views)
+                .with_radius(cfg.mobility.radius / side);
+            w.recorder = Some((r, side));
         }
         Ok(w)
     }
@@ -278,6 +308,9 @@ impl<H: Host> World<H> {
                     self.feed(to, Event::Receive { from, msg })?;
                 } else {
                     self.lost += 1;
+                    if let Some((r, _)) = &mut self.recorder {
+                        r.lost_oldest(from.0, to.0, self.q.now());
+                    }
                 }
             }
             Ev::Retry { from, to, msg } => self.route(from, to, msg),
@@ -395,9 +428,20 @@ impl<H: Host> World<H> {
 
     /// Hand `event` to host `h` and carry out its actions.
     fn feed(&mut self, h: NodeId, event: Event<H::Message>) -> Result<(), Violation> {
+        let now = self.q.now();
+        if let Some((r, _)) = &mut self.recorder {
+            let from = match &event {
+                Event::Receive { from, .. } => Some(from.0),
+                _ => None,
+            };
+            r.begin_step(now, h.0, format!("{event:?}"), from, None);
+        }
         let result = self.nodes[h.index()]
             .handle(event)
             .map(|a| a.collect::<Vec<Action<H::Message>>>());
+        if let Some((r, _)) = &mut self.recorder {
+            r.end_step(crate::trace::Visible::view(&self.nodes[h.index()]));
+        }
         let actions = match result {
             Ok(a) => a,
             Err(e) => return Err(self.violation(format!("{h:?} rejected a simulator event: {e}"))),
@@ -406,7 +450,17 @@ impl<H: Host> World<H> {
             match a {
                 Action::Send { to, msg } => {
                     self.metrics.messages += 1;
+                    let id = self
+                        .recorder
+                        .as_mut()
+                        .map(|(r, _)| r.send(to.0, format!("{msg:?}")));
+                    let lost = self.lost;
                     self.route(h, to, msg);
+                    if let (Some((r, _)), Some(id)) = (&mut self.recorder, id) {
+                        if self.lost > lost {
+                            r.lost(id, now);
+                        }
+                    }
                 }
                 Action::EnterCritical { fence, .. } => {
                     if let Err(highest) = self.fences.admit(fence) {
@@ -426,6 +480,16 @@ impl<H: Host> World<H> {
                     self.cancelled.insert((h, timer));
                 }
                 Action::Anomaly { .. } => self.anomalies += 1,
+            }
+        }
+        if let Some((r, side)) = &mut self.recorder {
+            // Where the hosts are, when routing has just placed them (so recording draws
+            // nothing the run would not), once per instant.
+            if let Some((_, pos)) = self.routes.positions().filter(|&(at, _)| at == now) {
+                if self.moved_at != Some(now) {
+                    self.moved_at = Some(now);
+                    r.moved(pos.iter().map(|p| (p.0 / *side, p.1 / *side)).collect());
+                }
             }
         }
         Ok(())

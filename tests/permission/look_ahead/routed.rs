@@ -136,6 +136,8 @@ impl Protocol for Liar {
     }
 }
 
+impl manet_mutex::trace::Visible for Liar {}
+
 impl Host for Liar {
     const MODES: bool = true;
     fn create(id: NodeId, hosts: u32, seed: u64, ms: u64) -> Result<Self, Error> {

@@ -71,15 +71,8 @@ fn job(args: &Args, forwarding: bool, p: &Point) -> Config<Params<Settings>> {
 
 /// The first job of the grid, recorded for the viewer (`--trace`).
 pub fn record(args: &Args) -> Result<super::Recorded, String> {
-    let p = grid(
-        args,
-        args.connectivity.as_deref().unwrap_or(&CONNECTIVITY),
-        args.mobility.as_deref().unwrap_or(&MOBILITY),
-        args.load.as_deref().unwrap_or(&LOAD),
-    )[0];
-    let mut config = job(args, variants(args)[0], &p);
-    config.record = true;
-    super::recording(token::run::<Node>(config))
+    let p = grid(args, &CONNECTIVITY, &MOBILITY, &LOAD)[0];
+    super::record_run::<Node>(job(args, variants(args)[0], &p))
 }
 
 fn run_one(args: &Args, forwarding: bool, p: &Point) -> Result<Row, String> {
@@ -102,12 +95,7 @@ fn run_one(args: &Args, forwarding: bool, p: &Point) -> Result<Row, String> {
 }
 
 pub fn run(args: &Args) -> (Vec<Row>, f64) {
-    let points = grid(
-        args,
-        args.connectivity.as_deref().unwrap_or(&CONNECTIVITY),
-        args.mobility.as_deref().unwrap_or(&MOBILITY),
-        args.load.as_deref().unwrap_or(&LOAD),
-    );
+    let points = grid(args, &CONNECTIVITY, &MOBILITY, &LOAD);
     let jobs: Vec<(bool, Point)> = variants(args)
         .iter()
         .flat_map(|&f| points.iter().map(move |p| (f, *p)))

@@ -293,8 +293,12 @@ pub struct Point {
     seed: u64,
 }
 
-/// Every (connectivity, mobility, load, seed) combination, in table order.
+/// Every (connectivity, mobility, load, seed) combination, in table order: the command
+/// line's values, or an experiment's defaults.
 fn grid(args: &Args, connectivity: &[f64], mobility: &[f64], load: &[f64]) -> Vec<Point> {
+    let connectivity = args.connectivity.as_deref().unwrap_or(connectivity);
+    let mobility = args.mobility.as_deref().unwrap_or(mobility);
+    let load = args.load.as_deref().unwrap_or(load);
     let mut points = Vec::new();
     for &connectivity in connectivity {
         for &mobility in mobility {
@@ -405,11 +409,13 @@ fn ci(
 /// recording then ends there).
 pub type Recorded = (manet_mutex::trace::Recording, Option<String>);
 
-/// The recording of a recorded run, whether it kept every invariant or not.
-fn recording<N>(
-    run: Result<manet_mutex::sim::token::Outcome<N>, manet_mutex::sim::Violation>,
+/// Run `config` recording it, and return the recording whether the run kept every
+/// invariant or not.
+fn record_run<N: manet_mutex::sim::TokenAlgorithm>(
+    mut config: manet_mutex::sim::token::Config<manet_mutex::sim::Params<N::Settings>>,
 ) -> Result<Recorded, String> {
-    match run {
+    config.record = true;
+    match manet_mutex::sim::token::run::<N>(config) {
         Ok(outcome) => Ok((outcome.recording.ok_or("the run did not record")?, None)),
         Err(mut v) => match v.recording.take() {
             Some(r) => Ok((*r, Some(v.to_string()))),

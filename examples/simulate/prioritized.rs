@@ -78,15 +78,8 @@ fn job(args: &Args, policy: PolicyArg, p: &Point) -> Config<Params<Settings>> {
 
 /// The first job of the grid, recorded for the viewer (`--trace`).
 pub fn record(args: &Args) -> Result<super::Recorded, String> {
-    let p = grid(
-        args,
-        args.connectivity.as_deref().unwrap_or(&CONNECTIVITY),
-        args.mobility.as_deref().unwrap_or(&MOBILITY),
-        args.load.as_deref().unwrap_or(&LOAD),
-    )[0];
-    let mut config = job(args, policies(args)[0], &p);
-    config.record = true;
-    super::recording(token::run::<Node>(config))
+    let p = grid(args, &CONNECTIVITY, &MOBILITY, &LOAD)[0];
+    super::record_run::<Node>(job(args, policies(args)[0], &p))
 }
 
 fn run_one(args: &Args, policy: PolicyArg, p: &Point) -> Result<Row, String> {
@@ -140,12 +133,7 @@ fn policies(args: &Args) -> &[PolicyArg] {
 }
 
 pub fn run(args: &Args) -> (Vec<Row>, f64) {
-    let points = grid(
-        args,
-        args.connectivity.as_deref().unwrap_or(&CONNECTIVITY),
-        args.mobility.as_deref().unwrap_or(&MOBILITY),
-        args.load.as_deref().unwrap_or(&LOAD),
-    );
+    let points = grid(args, &CONNECTIVITY, &MOBILITY, &LOAD);
     let jobs: Vec<(PolicyArg, Point)> = policies(args)
         .iter()
         .flat_map(|&pol| points.iter().map(move |p| (pol, *p)))

@@ -565,13 +565,7 @@ impl<P: TokenAlgorithm> Sim<P> {
     fn deliver(&mut self, node: NodeId, event: Event<P::Message>) -> Result<(), Violation> {
         self.record(node, &event);
         if let Some(r) = &mut self.recorder {
-            let (from, link) = match &event {
-                Event::Receive { from, .. } => (Some(from.0), None),
-                Event::LinkUp(peer) => (None, Some((peer.0, true))),
-                Event::LinkDown(peer) => (None, Some((peer.0, false))),
-                _ => (None, None),
-            };
-            r.begin_step(self.queue.now(), node.0, format!("{event:?}"), from, link);
+            r.begin_event(self.queue.now(), node.0, &event);
         }
         let now = self.queue.now();
         // Reuse one buffer so the simulator loop does not allocate per event.

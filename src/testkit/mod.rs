@@ -95,6 +95,23 @@ fn recording_on() -> bool {
     std::env::var_os("MANET_MUTEX_RECORD").is_none_or(|v| v != "0")
 }
 
+/// Start keeping a driver's text trace (if `on`) and its tape (if `on`, or unless
+/// `MANET_MUTEX_RECORD=0`), once: the drivers' shared `traced`.
+fn start_tracing<P: crate::trace::Visible + Clone>(
+    trace: &mut Option<Vec<String>>,
+    tape: &mut Option<crate::trace::Tape<P>>,
+    nodes: &[P],
+    links: impl FnOnce() -> Vec<(u32, u32)>,
+    on: bool,
+) {
+    if on {
+        trace.get_or_insert_with(Vec::new);
+    }
+    if (on || recording_on()) && tape.is_none() {
+        *tape = Some(crate::trace::Tape::new(nodes, links()));
+    }
+}
+
 /// Write the recording as a viewer page under `target/manet-mutex-traces/` (or
 /// `$CARGO_TARGET_DIR`), named by its content, and say where; empty without a recording.
 fn write_page(recording: Option<crate::trace::Recording>) -> String {

@@ -184,12 +184,7 @@ impl<H: PermissionHarness> PermNet<H> {
 
     /// Keep the trace and the recording from now on, if `on`.
     fn traced(mut self, on: bool) -> Self {
-        if on {
-            self.trace.get_or_insert_with(Vec::new);
-        }
-        if (on || super::recording_on()) && self.tape.is_none() {
-            self.tape = Some(crate::trace::Tape::new(&self.nodes, Vec::new()));
-        }
+        super::start_tracing(&mut self.trace, &mut self.tape, &self.nodes, Vec::new, on);
         self
     }
 

@@ -210,13 +210,9 @@ impl<P: TokenHarness> TokenNet<P> {
 
     /// Keep the trace and the recording from now on, if `on`.
     fn traced(mut self, on: bool) -> Self {
-        if on {
-            self.trace.get_or_insert_with(Vec::new);
-        }
-        if (on || super::recording_on()) && self.tape.is_none() {
-            let links = self.graph.edges().iter().map(|(a, b)| (a.0, b.0)).collect();
-            self.tape = Some(crate::trace::Tape::new(&self.nodes, links));
-        }
+        let graph = &self.graph;
+        let links = || graph.edges().iter().map(|(a, b)| (a.0, b.0)).collect();
+        super::start_tracing(&mut self.trace, &mut self.tape, &self.nodes, links, on);
         self
     }
 

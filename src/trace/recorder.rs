@@ -35,6 +35,24 @@ impl Recorder {
         }
     }
 
+    /// Start a step: `node` handles `event` at `time` (which message it delivers, and which
+    /// link it reports, read from the event). See [`Recorder::begin_step`].
+    pub fn begin_event<M: core::fmt::Debug>(
+        &mut self,
+        time: f64,
+        node: u32,
+        event: &crate::Event<M>,
+    ) {
+        use crate::Event;
+        let (from, link) = match event {
+            Event::Receive { from, .. } => (Some(from.0), None),
+            Event::LinkUp(peer) => (None, Some((peer.0, true))),
+            Event::LinkDown(peer) => (None, Some((peer.0, false))),
+            _ => (None, None),
+        };
+        self.begin_step(time, node, alloc::format!("{event:?}"), from, link);
+    }
+
     /// Start a step: `node` handles `event` at `time`; `received_from` is the sender of the
     /// message it delivers, if it delivers one (the oldest on that link); `link` a link
     /// event's other end and whether it forms. The node's view is filled in by

@@ -55,14 +55,7 @@ impl<P: Visible + Clone> Tape<P> {
             let Some(node) = nodes.get_mut(at.index()) else {
                 continue;
             };
-            let (from, link) = match event {
-                Event::Receive { from, .. } => (Some(from.0), None),
-                Event::LinkUp(peer) => (None, Some((peer.0, true))),
-                Event::LinkDown(peer) => (None, Some((peer.0, false))),
-                _ => (None, None),
-            };
-            let time = (r.steps() + 1) as f64;
-            r.begin_step(time, at.0, alloc::format!("{event:?}"), from, link);
+            r.begin_event((r.steps() + 1) as f64, at.0, event);
             let sends: Vec<(u32, alloc::string::String)> = match node.handle(event.clone()) {
                 Ok(actions) => actions
                     .filter_map(|a| match a {

@@ -132,30 +132,51 @@ impl Visible for prioritized::Node {
     }
 }
 
+/// A permission host's view: `fields` first, then what both permission algorithms keep (who
+/// it waits for, whom it defers, its clock and request timestamp).
+fn permission_view(
+    host: &impl Protocol,
+    mut fields: Vec<(String, String)>,
+    waiting_for: String,
+    deferred: String,
+    clock: u64,
+    timestamp: Option<crate::permission::Timestamp>,
+) -> View {
+    fields.push(("waiting for".into(), waiting_for));
+    fields.push(("deferred".into(), deferred));
+    fields.push(("clock".into(), clock.to_string()));
+    if let Some(ts) = timestamp {
+        fields.push(("request timestamp".into(), format!("{ts:?}")));
+    }
+    View {
+        status: status(host.status()),
+        tokens: 0,
+        height: None,
+        next: None,
+        fields,
+    }
+}
+
 impl Visible for look_ahead::Node {
     fn algorithm(&self) -> String {
         "look-ahead".into()
     }
 
     fn view(&self) -> View {
-        let mut fields = vec![
+        let sets = vec![
             ("mode".into(), format!("{:?}", self.mode())),
             ("Info_set".into(), ids(self.info_set())),
             ("Status_set".into(), ids(self.status_set())),
-            ("waiting for".into(), ids(self.outstanding())),
-            ("deferred (Q_req)".into(), ids(self.deferred())),
-            ("clock".into(), self.clock().to_string()),
         ];
-        if let Some(ts) = self.timestamp() {
-            fields.push(("request timestamp".into(), format!("{ts:?}")));
-        }
-        View {
-            status: status(self.status()),
-            tokens: 0,
-            height: None,
-            next: None,
-            fields,
-        }
+        let (waiting, deferred) = (ids(self.outstanding()), ids(self.deferred()));
+        permission_view(
+            self,
+            sets,
+            waiting,
+            deferred,
+            self.clock(),
+            self.timestamp(),
+        )
     }
 }
 
@@ -165,20 +186,14 @@ impl Visible for ricart_agrawala::Node {
     }
 
     fn view(&self) -> View {
-        let mut fields = vec![
-            ("waiting for".into(), ids(self.outstanding())),
-            ("deferred".into(), ids(self.deferred())),
-            ("clock".into(), self.clock().to_string()),
-        ];
-        if let Some(ts) = self.timestamp() {
-            fields.push(("request timestamp".into(), format!("{ts:?}")));
-        }
-        View {
-            status: status(self.status()),
-            tokens: 0,
-            height: None,
-            next: None,
-            fields,
-        }
+        let (waiting, deferred) = (ids(self.outstanding()), ids(self.deferred()));
+        permission_view(
+            self,
+            Vec::new(),
+            waiting,
+            deferred,
+            self.clock(),
+            self.timestamp(),
+        )
     }
 }

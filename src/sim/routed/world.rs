@@ -430,11 +430,7 @@ impl<H: Host> World<H> {
     fn feed(&mut self, h: NodeId, event: Event<H::Message>) -> Result<(), Violation> {
         let now = self.q.now();
         if let Some((r, _)) = &mut self.recorder {
-            let from = match &event {
-                Event::Receive { from, .. } => Some(from.0),
-                _ => None,
-            };
-            r.begin_step(now, h.0, format!("{event:?}"), from, None);
+            r.begin_event(now, h.0, &event);
         }
         let result = self.nodes[h.index()]
             .handle(event)

@@ -18,7 +18,9 @@
 //!
 //! At the end ([`SessionNet::heal_and_drain`]) every silence ends, the application wants
 //! every link again, and the run must serve every waiting node, unless a precious message
-//! (a token, released resources) really was lost: reported and never delivered.
+//! (a token, released resources) really was lost: reported and never delivered. KRL and the
+//! prioritized algorithm must then go quiet, unless no token is left at all: without one,
+//! partial reversal never ends (`docs/ALGORITHMS.md`, V13).
 //!
 //! Time is discrete; every datagram takes 1 to `max_delay` time units, so reordering comes
 //! from the spread of delays. Randomness comes from a seed, so a run is a pure function of
@@ -238,6 +240,14 @@ impl<P: TokenHarness> SessionNet<P> {
     pub fn request(&mut self, node: NodeId, request: CsRequest) {
         if self.nodes[node.index()].status() == Status::Remainder {
             self.apply(node, Event::Request(request));
+            self.pump(node);
+        }
+    }
+
+    /// `node` withdraws its request ([`Event::Cancel`]), if it is waiting.
+    pub fn cancel(&mut self, node: NodeId) {
+        if self.nodes[node.index()].status() == Status::Waiting {
+            self.apply(node, Event::Cancel);
             self.pump(node);
         }
     }
@@ -492,10 +502,18 @@ impl<P: TokenHarness> SessionNet<P> {
         self.ghosts.values().any(|(_, _, m)| P::precious(m))
     }
 
+    /// Whether a token is left: held by a node, or sent and neither delivered nor reported
+    /// lost.
+    pub fn token_left(&self) -> bool {
+        self.nodes.iter().any(P::holds_token)
+            || self.flying.values().any(|(_, _, m)| P::is_token(m))
+    }
+
     /// End every silence, want every link again, and run until every waiting node has been
     /// served (within `budget` time units), every link is up again and, for an algorithm that
     /// goes quiet, nothing is in flight; then the drained-state checks. Starvation is an
-    /// error unless a precious message was destroyed. Returns the report.
+    /// error unless a precious message was destroyed; not going quiet is an error unless no
+    /// token is left ([`SessionNet::token_left`]). Returns the report.
     pub fn heal_and_drain(&mut self, budget: u64) -> Result<Report, String> {
         self.silent.clear();
         self.connect_all();
@@ -516,15 +534,21 @@ impl<P: TokenHarness> SessionNet<P> {
             ));
         }
         // An algorithm whose drained state must be quiet (KRL, prioritized; not KRLF, whose
-        // idle tokens keep moving) refuses a drained state with messages in flight.
-        let quiet = P::check_drained(&self.nodes, &Channels::default(), false).is_err();
-        while self.now < deadline && !(self.all_linked() && (!quiet || self.flying.is_empty())) {
+        // idle tokens keep moving) refuses a drained state with messages in flight. With no
+        // token left (every one destroyed with a link) nothing can go quiet: every node
+        // without a token that finds itself a sink raises its height, and partial reversal
+        // with no destination never ends (docs/ALGORITHMS.md, V13).
+        let goes_quiet = P::check_drained(&self.nodes, &Channels::default(), false).is_err();
+        let quiet = |net: &Self| goes_quiet && net.token_left();
+        while self.now < deadline
+            && !(self.all_linked() && (!quiet(self) || self.flying.is_empty()))
+        {
             self.run_until(self.now + step);
         }
         if !self.all_linked() {
             return Err(format!("links not formed again by {}", self.now));
         }
-        if quiet {
+        if quiet(self) {
             if !self.flying.is_empty() {
                 return Err(format!(
                     "still {} messages in flight at {}: the algorithm did not go quiet\n{}",

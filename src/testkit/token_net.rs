@@ -66,10 +66,24 @@ pub trait TokenHarness:
     fn precious(_msg: &Self::Message) -> bool {
         true
     }
+
+    /// Whether this node holds a token.
+    fn holds_token(&self) -> bool;
+
+    /// Whether `msg` carries a token.
+    fn is_token(msg: &Self::Message) -> bool;
 }
 
 impl TokenHarness for reverse_link::Node {
     fn precious(msg: &reverse_link::Message) -> bool {
+        msg.is_token()
+    }
+
+    fn holds_token(&self) -> bool {
+        reverse_link::Node::holds_token(self)
+    }
+
+    fn is_token(msg: &reverse_link::Message) -> bool {
         msg.is_token()
     }
 
@@ -121,6 +135,14 @@ impl TokenHarness for prioritized::Node {
 
     fn precious(msg: &prioritized::Message) -> bool {
         msg.carries_resources()
+    }
+
+    fn holds_token(&self) -> bool {
+        prioritized::Node::holds_token(self)
+    }
+
+    fn is_token(msg: &prioritized::Message) -> bool {
+        msg.is_token()
     }
 }
 

@@ -7,7 +7,8 @@
 //! message counted in flight (those reported lost too), no message delivered twice, none
 //! vanished unreported. At the end: every waiting node served unless a token (or, for the
 //! prioritized algorithm, released resources) was really lost, every link up again, and KRL
-//! and the prioritized algorithm settled once nothing is in flight.
+//! and the prioritized algorithm settled once nothing is in flight (unless no token is left:
+//! then their nodes keep reversing links for ever, V13).
 
 use manet_mutex::prioritized::{self, Policy};
 use manet_mutex::reverse_link;
@@ -290,4 +291,40 @@ fn a_flap_and_a_close_on_a_line() {
     let report = run_schedule(net, &ops, |()| CsRequest::ONE, BUDGET);
     assert!(report.entries >= 4, "{report:#?}");
     assert!(report.sessions.links_abandoned > 0 && report.sessions.links_closed > 0);
+}
+
+/// V13: a token that dies with a link leaves no destination, and partial reversal without one
+/// never ends. A line of three, the prioritized token at node 0; node 2 asks for it while the
+/// link from node 1 to node 2 is silent that way for longer than the liveness timeout: node
+/// 1's session abandons the link and reports the token lost, and node 2 withdraws its
+/// request. Nobody waits, no token is left, and the nodes keep raising their heights for
+/// ever, so the drain cannot ask them to go quiet (and does not).
+#[test]
+fn a_lost_token_leaves_the_nodes_reversing() {
+    let graph = Graph::from_edges(3, &[(NodeId(0), NodeId(1)), (NodeId(1), NodeId(2))]);
+    let params = Params::new(
+        prioritized::Settings::new(2, Policy::Equal),
+        vec![NodeId(0)],
+    );
+    let mut net =
+        SessionNet::<prioritized::Node>::new(graph, &params, settings(), Weather::CALM, 1).unwrap();
+    net.flap(NodeId(1), NodeId(2), 300, true);
+    net.request(NodeId(2), CsRequest::ONE);
+    net.run_until(net.now + 400);
+    assert!(net.destroyed() && !net.token_left(), "{:#?}", net.report);
+    net.cancel(NodeId(2));
+    let report = net
+        .heal_and_drain(BUDGET)
+        .expect("liveness and quiet are waived");
+    assert_eq!(report.entries, 0);
+    assert!(report.precious_destroyed > 0 && report.sessions.lost_precious > 0);
+    let raises =
+        |net: &SessionNet<prioritized::Node>| -> u64 { net.nodes.iter().map(|n| n.raises()).sum() };
+    let before = raises(&net);
+    net.run_until(net.now + 1_000);
+    let after = raises(&net);
+    assert!(
+        after > before + 10,
+        "still reversing: {before} then {after}"
+    );
 }

@@ -7,6 +7,7 @@
 //! cargo run --release --example scale                                   # 30 → 10,000 nodes
 //! cargo run --release --example scale -- --nodes 30,1000,10000,30000,100000 --entries 100000
 //! cargo run --release --example scale -- --nodes 30 --checks            # every step checked
+//! cargo run --release --example scale -- --nodes 100000 --mobility 0.01 --link-pick sampled
 //! cargo run --release --example scale -- --algorithm ricart-agrawala --nodes 10,100,1000 \
 //!     --entries 100                                         # the routed simulator's hosts
 //! ```
@@ -31,7 +32,7 @@ use clap::{Parser, ValueEnum};
 use manet_mutex::reverse_link::{Node, Settings};
 use manet_mutex::sim::routed::{run_algorithm, Algorithm as Routed, RoutedConfig};
 use manet_mutex::sim::token::{self, Config};
-use manet_mutex::sim::{Graph, Params, Workload};
+use manet_mutex::sim::{Graph, LinkPick, Params, Workload};
 
 /// Which algorithm to scale.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -45,6 +46,15 @@ enum Algorithm {
 }
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+
+/// [`LinkPick`] on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Pick {
+    /// `LinkPick::Shuffled`.
+    Shuffled,
+    /// `LinkPick::Sampled`.
+    Sampled,
+}
 
 /// Run KRL on growing sparse random graphs and report throughput and memory.
 #[derive(Debug, Parser)]
@@ -71,6 +81,10 @@ struct Args {
     /// Link changes per time unit (0: a static network).
     #[arg(long, default_value_t = 0.0)]
     mobility: f64,
+    /// How a link change picks the link that fails: the paper's shuffle of every link
+    /// (`shuffled`, linear in the links) or random links until one may go (`sampled`).
+    #[arg(long, value_enum, default_value_t = Pick::Shuffled)]
+    link_pick: Pick,
     /// Check the safety invariants after every event.
     #[arg(long)]
     checks: bool,
@@ -179,6 +193,10 @@ fn run(args: &Args, n: usize) {
         ..Workload::default()
     };
     config.lambda_mob = args.mobility;
+    config.link_pick = match args.link_pick {
+        Pick::Shuffled => LinkPick::Shuffled,
+        Pick::Sampled => LinkPick::Sampled,
+    };
     config.duration = args.entries as f64 / (n as f64 * load);
     config.check_every_step = args.checks;
     config.trace_len = args.trace;

@@ -22,7 +22,7 @@ pub mod workload;
 pub use clock::{EventQueue, Time};
 pub use metrics::{mean_ci95, Metrics, Summary};
 pub use token::{Channels, Params, TokenAlgorithm};
-pub use topology::Graph;
+pub use topology::{Graph, LinkPick};
 pub use violation::Violation;
 pub use workload::{Dist, Workload};
 

@@ -14,7 +14,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Exp};
 
-use super::topology::Graph;
+use super::topology::{Graph, LinkPick};
 use super::workload::Workload;
 use super::{EventQueue, Metrics, Time, Violation};
 use crate::fence::Fences;
@@ -280,6 +280,10 @@ pub struct Config<P> {
     /// ends the simulator forms random links until the graph is connected again, so the drain
     /// still requires every request to be served.
     pub keep_connected: bool,
+    /// How a link change picks the link that fails: [`LinkPick::Shuffled`] (the default, the
+    /// paper's draws; linear in the links) or [`LinkPick::Sampled`] (expected constant time,
+    /// for large networks; other draws, so other runs).
+    pub link_pick: LinkPick,
     /// Message delay on every link.
     pub delay: f64,
     /// Length of the load phase (requests and link changes happen only in it).
@@ -344,6 +348,7 @@ impl<P> Config<P> {
             workload: Workload::default(),
             lambda_mob: 0.0,
             keep_connected: true,
+            link_pick: LinkPick::Shuffled,
             delay: 1.0,
             duration: 1_000.0,
             replay: Vec::new(),
@@ -791,15 +796,16 @@ impl<P: TokenAlgorithm> Sim<P> {
     /// unchanged). If no link can go, nothing changes.
     fn change_a_link(&mut self) -> Result<(), Violation> {
         let channels = &self.channels;
-        let Some((a, b)) =
+        let how = self.config.link_pick;
+        let Some(i) =
             self.graph
-                .pick_removable(&mut self.rng, self.config.keep_connected, |a, b| {
+                .pick_removable(how, &mut self.rng, self.config.keep_connected, |a, b| {
                     channels.idle(a, b)
                 })
         else {
             return Ok(());
         };
-        self.graph.remove(a, b);
+        let (a, b) = self.graph.remove_edge(i, how);
         let (c, d) = self.graph.pick_absent(&mut self.rng).unwrap_or((a, b));
         self.graph.add(c, d);
         self.metrics.link_changes += 2;

@@ -6,6 +6,30 @@ use rand::Rng;
 
 use crate::NodeId;
 
+/// How the mobility step picks the link that fails: uniformly among the links that may go,
+/// either way; they differ in the random draws and the cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum LinkPick {
+    /// All edges in a uniformly shuffled order, the first that may go: the draws of the KRL
+    /// paper's model, from which the README's mobility results come. Linear in the edges per
+    /// pick (a draw per edge), and the edge list keeps its insertion order (a removal moves
+    /// the edges after it).
+    #[default]
+    Shuffled,
+    /// Uniformly random edges, drawn until one may go: expected constant time when most links
+    /// may go, as in a large network. After [`LinkPick::SAMPLED_TRIES`] draws that all fail
+    /// it falls back to [`LinkPick::Shuffled`], so it finds a link whenever one exists. A
+    /// removed edge's place goes to the last edge, so the edge order is not the insertion
+    /// order and the runs differ from `Shuffled`'s.
+    Sampled,
+}
+
+impl LinkPick {
+    /// Draws [`LinkPick::Sampled`] makes before it falls back to a shuffle.
+    pub const SAMPLED_TRIES: usize = 64;
+}
+
 /// An undirected simple graph on nodes `0..n`, as sorted adjacency lists (memory and
 /// neighbour queries linear in the edges, not in `n²`) plus an edge list in insertion order
 /// for uniform sampling.
@@ -116,26 +140,38 @@ impl Graph {
     /// Unlink `a` and `b`. Returns whether the edge existed. Linear in the number of edges:
     /// the edge list keeps its insertion order, which fixes what the random picks return.
     pub fn remove(&mut self, a: NodeId, b: NodeId) -> bool {
-        if !self.has(a, b) {
-            return false;
-        }
-        for (x, y) in [(a, b), (b, a)] {
-            let list = &mut self.adjacent[x.index()];
-            if let Ok(i) = list.binary_search(&y) {
-                list.remove(i);
-            }
-        }
-        if let Some(i) = self
+        match self
             .edges
             .iter()
             .position(|&(x, y)| (x, y) == (a, b) || (x, y) == (b, a))
         {
-            self.edges.remove(i);
+            Some(i) => {
+                self.remove_edge(i, LinkPick::Shuffled);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Remove the edge at position `i` of [`Graph::edges`] and return it. For
+    /// [`LinkPick::Shuffled`] the edge list keeps its insertion order (linear in the edges:
+    /// the order fixes what that pick draws); for [`LinkPick::Sampled`] the last edge takes
+    /// its place (constant time, plus the two adjacency lists). Panics if `i` is out of range.
+    pub fn remove_edge(&mut self, i: usize, how: LinkPick) -> (NodeId, NodeId) {
+        let (a, b) = match how {
+            LinkPick::Shuffled => self.edges.remove(i),
+            LinkPick::Sampled => self.edges.swap_remove(i),
+        };
+        for (x, y) in [(a, b), (b, a)] {
+            let list = &mut self.adjacent[x.index()];
+            if let Ok(j) = list.binary_search(&y) {
+                list.remove(j);
+            }
         }
         if self.connected == Some(true) {
             self.connected = Some(self.linked_without(a, b));
         }
-        true
+        (a, b)
     }
 
     /// The neighbours of `a`, ascending.
@@ -226,30 +262,44 @@ impl Graph {
         }
     }
 
-    /// A random edge for which `removable` holds (e.g. nothing in flight on it) and, if
-    /// `keep_connected`, whose removal keeps the graph connected.
+    /// The position in [`Graph::edges`] of a random edge for which `removable` holds (e.g.
+    /// nothing in flight on it) and, if `keep_connected`, whose removal keeps the graph
+    /// connected; `None` if there is none. Either way the pick is uniform over the edges that
+    /// may go; `how` decides the random draws (see [`LinkPick`]).
     ///
-    /// The candidates are all edges in a uniformly shuffled order (the random draws, hence the
-    /// pick, are those of the paper's model: linear in the edges). Whether removing `(a, b)`
-    /// keeps the graph connected is decided without a search of the whole graph: the graph
-    /// minus `(a, b)` is connected exactly when the graph is connected (checked once) and `b`
-    /// can still reach `a` (a search from both ends that stops when they meet, so it visits
-    /// only the neighbourhoods of `a` and `b` when they lie on a short cycle).
+    /// Whether removing `(a, b)` keeps the graph connected is decided without a search of the
+    /// whole graph: the graph minus `(a, b)` is connected exactly when the graph is connected
+    /// (checked once) and `b` can still reach `a` (a search from both ends that stops when
+    /// they meet, so it visits only the neighbourhoods of `a` and `b` when they lie on a short
+    /// cycle).
     pub fn pick_removable(
         &self,
+        how: LinkPick,
         rng: &mut impl Rng,
         keep_connected: bool,
         mut removable: impl FnMut(NodeId, NodeId) -> bool,
-    ) -> Option<(NodeId, NodeId)> {
-        let mut candidates = self.edges.clone();
-        candidates.shuffle(rng);
+    ) -> Option<usize> {
         let mut connected = None;
-        candidates.into_iter().find(|&(a, b)| {
+        let mut may_go = |i: usize| {
+            let (a, b) = self.edges[i];
             removable(a, b)
                 && (!keep_connected
                     || (*connected.get_or_insert_with(|| self.is_connected())
                         && self.linked_without(a, b)))
-        })
+        };
+        if how == LinkPick::Sampled && !self.edges.is_empty() {
+            for _ in 0..LinkPick::SAMPLED_TRIES {
+                let i = rng.random_range(0..self.edges.len());
+                if may_go(i) {
+                    return Some(i);
+                }
+            }
+        }
+        // A shuffle of the positions draws what a shuffle of the edges would (the draws
+        // depend only on the length), so the paper's picks are unchanged.
+        let mut order: Vec<u32> = (0..self.edges.len() as u32).collect();
+        order.shuffle(rng);
+        order.into_iter().map(|i| i as usize).find(|&i| may_go(i))
     }
 
     /// Whether `a` and `b` are joined by a path that does not use the edge `a`–`b`: two
@@ -322,10 +372,14 @@ mod tests {
         let mut rng = ChaCha8Rng::seed_from_u64(1);
         // A path: every edge is a bridge.
         let path = Graph::from_edges(3, &[(NodeId(0), NodeId(1)), (NodeId(1), NodeId(2))]);
-        assert_eq!(path.pick_removable(&mut rng, true, |_, _| true), None);
-        let (a, b) = path.pick_removable(&mut rng, false, |_, _| true).unwrap();
+        for how in [LinkPick::Shuffled, LinkPick::Sampled] {
+            assert_eq!(path.pick_removable(how, &mut rng, true, |_, _| true), None);
+        }
+        let i = path
+            .pick_removable(LinkPick::Shuffled, &mut rng, false, |_, _| true)
+            .unwrap();
         let mut split = path.clone();
-        split.remove(a, b);
+        split.remove_edge(i, LinkPick::Shuffled);
         assert!(!split.is_connected());
         let (c, d) = split.pick_bridge_to_join(&mut rng).unwrap();
         split.add(c, d);
@@ -333,10 +387,82 @@ mod tests {
         assert_eq!(split.pick_bridge_to_join(&mut rng), None);
         let mut tri = path.clone();
         tri.add(NodeId(0), NodeId(2));
-        let (a, b) = tri.pick_removable(&mut rng, true, |_, _| true).unwrap();
+        let i = tri
+            .pick_removable(LinkPick::Sampled, &mut rng, true, |_, _| true)
+            .unwrap();
+        let (a, b) = tri.edges()[i];
         assert!(tri.remove(a, b));
         assert!(tri.is_connected());
         assert_eq!(tri.pick_absent(&mut rng), Some((a.min(b), a.max(b))));
+    }
+
+    /// Both picks find an edge exactly when one may go, and pick only such edges; the sampled
+    /// pick is uniform over them (a triangle with a pendant edge: the pendant is a bridge,
+    /// one triangle edge is busy, so two edges may go, each half the time).
+    #[test]
+    fn both_picks_choose_uniformly_among_the_edges_that_may_go() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for round in 0..200 {
+            let n = 2 + round % 9;
+            let g = Graph::random_connected(n, rng.random_range(n - 1..=n * (n - 1) / 2), &mut rng);
+            let busy: Vec<bool> = (0..g.edges().len()).map(|_| rng.random_bool(0.5)).collect();
+            let idle = |a: NodeId, b: NodeId| {
+                let i = g.edges().iter().position(|&e| e == (a, b)).unwrap();
+                !busy[i]
+            };
+            let may_go: Vec<usize> = (0..g.edges().len())
+                .filter(|&i| {
+                    let (a, b) = g.edges()[i];
+                    idle(a, b) && g.is_connected_without(Some((a, b)))
+                })
+                .collect();
+            for how in [LinkPick::Shuffled, LinkPick::Sampled] {
+                match g.pick_removable(how, &mut rng, true, idle) {
+                    Some(i) => assert!(may_go.contains(&i), "{how:?} picked {i} of {may_go:?}"),
+                    None => assert!(may_go.is_empty(), "{how:?} found none of {may_go:?}"),
+                }
+            }
+        }
+        let (x, y, z, w) = (NodeId(0), NodeId(1), NodeId(2), NodeId(3));
+        let g = Graph::from_edges(4, &[(x, y), (y, z), (x, z), (z, w)]);
+        let mut counts = [0u32; 4];
+        for _ in 0..4000 {
+            let i = g
+                .pick_removable(LinkPick::Sampled, &mut rng, true, |a, b| (a, b) != (y, z))
+                .unwrap();
+            counts[i] += 1;
+        }
+        assert_eq!((counts[1], counts[3]), (0, 0), "{counts:?}");
+        // Binomial(4000, 1/2): standard deviation 31.6; 150 is beyond 4.7 of them.
+        assert!(counts[0].abs_diff(2000) < 150, "{counts:?}");
+    }
+
+    #[test]
+    fn removing_an_edge_by_position_keeps_the_lists_consistent() {
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        for how in [LinkPick::Shuffled, LinkPick::Sampled] {
+            let mut g = Graph::random_connected(12, 30, &mut rng);
+            g.track_connectivity();
+            while !g.edges().is_empty() {
+                let i = rng.random_range(0..g.edges().len());
+                let before = g.edges().to_vec();
+                let (a, b) = g.remove_edge(i, how);
+                assert_eq!(before[i], (a, b));
+                assert!(!g.has(a, b) && !g.has(b, a));
+                let mut left = before.clone();
+                left.remove(i);
+                let mut now = g.edges().to_vec();
+                if how == LinkPick::Shuffled {
+                    assert_eq!(now, left);
+                }
+                left.sort();
+                now.sort();
+                assert_eq!(now, left);
+                let listed: usize = (0..12).map(|v| g.degree(NodeId(v))).sum();
+                assert_eq!(listed, 2 * g.edges().len());
+                assert_eq!(g.is_connected(), g.is_connected_without(None));
+            }
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! How the token simulator scales with the number of nodes: KRL on sparse random graphs (a
-//! random spanning tree plus random links, about `--degree` neighbours per node), a fixed number
-//! of critical-section entries, one thread. Prints nodes, events, events/s, wall time, peak
+//! random spanning tree plus random links, about `--degree` neighbours per node; with
+//! `--graph geometric` a random geometric graph, nodes numbered along a Hilbert curve), a fixed
+//! number of critical-section entries, one thread. Prints nodes, events, events/s, wall time, peak
 //! resident memory (`VmHWM` from `/proc/self/status`, Linux only) and bytes per node.
 //!
 //! ```text
@@ -46,6 +47,17 @@ enum Algorithm {
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+/// Which graph KRL runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Topology {
+    /// A random spanning tree plus random links (`Graph::random_connected`): neighbours are
+    /// spread over the whole network, and so is their state in memory.
+    Random,
+    /// A random geometric (unit-disk) graph in the unit square, numbered along a Hilbert curve
+    /// (`Graph::random_geometric`): a MANET's topology, neighbours close in memory.
+    Geometric,
+}
+
 /// Run KRL on growing sparse random graphs and report throughput and memory.
 #[derive(Debug, Parser)]
 #[command(about)]
@@ -62,6 +74,9 @@ struct Args {
     /// Mean neighbours per node.
     #[arg(long, default_value_t = 10)]
     degree: usize,
+    /// The graph KRL runs on.
+    #[arg(long, value_enum, default_value_t = Topology::Random)]
+    graph: Topology,
     /// Critical-section entries to aim for.
     #[arg(long, default_value_t = 20_000)]
     entries: u64,
@@ -172,7 +187,10 @@ fn run(args: &Args, n: usize) {
     let load = args.load.unwrap_or(0.001 * f64::from(k) / n as f64);
     let started = Instant::now();
     let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
-    let graph = Graph::random_connected(n, n * args.degree / 2, &mut rng);
+    let graph = match args.graph {
+        Topology::Random => Graph::random_connected(n, n * args.degree / 2, &mut rng),
+        Topology::Geometric => Graph::random_geometric(n, args.degree as f64, &mut rng),
+    };
     let mut config = Config::new(graph, Params::first_nodes(Settings::new(k), k), args.seed);
     config.workload = Workload {
         lambda_req: load,

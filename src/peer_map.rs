@@ -184,6 +184,7 @@ mod tests {
         // Equality and the debug form ignore it.
         m.get_mut(NodeId(5)).unwrap().1 = 'b';
         assert_eq!(m.remove(NodeId(1)), Some((NodeId(1), 'e')));
+        m.insert((NodeId(8), 'c'));
         assert_eq!(m, same);
         assert_eq!(format!("{m:?}"), format!("{same:?}"));
         assert!(format!("{m:?}").starts_with("PeerMap(["));

@@ -130,7 +130,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Pop the next event, advancing the clock to its time.
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(Time, E)> {
         let e = match self.lanes.as_mut_slice() {
             [] => self.heap.pop()?,

@@ -19,11 +19,13 @@
 //! (they send `O(n)` messages per entry by design).
 //!
 //! With several `--nodes` values each size runs in its own child process, so each row's peak
-//! memory is its own. `k` defaults to `ceil(n / 1000)` tokens at the first `k` nodes; the
-//! request rate per node is `--load` (default: `0.001 k / n`, a network-wide rate of `k / 1000`
-//! requests per time unit, well below what `k` tokens can serve), and the load phase lasts
-//! `entries / (n · load)` time units, so about `--entries` critical sections are entered
-//! whatever `n` is.
+//! memory is its own. "run s" and "ns/event" cover the whole `token::run`, building the nodes
+//! and the final checks included; "build s" is the building part and "loop ns" the rest per
+//! event (the event loop and the final checks). `k` defaults to `ceil(n / 1000)` tokens at the
+//! first `k` nodes; the request rate per node is `--load` (default: `0.001 k / n`, a
+//! network-wide rate of `k / 1000` requests per time unit, well below what `k` tokens can
+//! serve), and the load phase lasts `entries / (n · load)` time units, so about `--entries`
+//! critical sections are entered whatever `n` is.
 
 use std::process::Command;
 use std::time::Instant;
@@ -114,7 +116,7 @@ fn status_bytes(field: &str) -> u64 {
 
 fn header() {
     println!(
-        "{:>8} {:>5} {:>7} {:>9} {:>11} {:>9} {:>10} {:>8} {:>9} {:>10} {:>10} {:>9}",
+        "{:>8} {:>5} {:>7} {:>9} {:>11} {:>9} {:>10} {:>8} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9}",
         "nodes",
         "k",
         "checks",
@@ -126,7 +128,9 @@ fn header() {
         "Mevents/s",
         "max RSS MB",
         "bytes/node",
-        "mean wait"
+        "mean wait",
+        "build s",
+        "loop ns"
     );
 }
 
@@ -216,7 +220,7 @@ fn run(args: &Args, n: usize) {
     let m = &outcome.metrics;
     let hwm = status_bytes("VmHWM:");
     println!(
-        "{:>8} {:>5} {:>7} {:>9} {:>11} {:>9.2} {:>10.2} {:>8.0} {:>9.2} {:>10.1} {:>10.0} {:>9.1}",
+        "{:>8} {:>5} {:>7} {:>9} {:>11} {:>9.2} {:>10.2} {:>8.0} {:>9.2} {:>10.1} {:>10.0} {:>9.1} {:>9.2} {:>9.0}",
         n,
         k,
         if args.checks { "on" } else { "off" },
@@ -229,6 +233,8 @@ fn run(args: &Args, n: usize) {
         hwm as f64 / (1 << 20) as f64,
         hwm.saturating_sub(base_rss) as f64 / n as f64,
         m.summary().mean_wait,
+        m.build_seconds,
+        (m.wall_seconds - m.build_seconds) * 1e9 / m.events.max(1) as f64,
     );
 }
 

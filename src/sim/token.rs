@@ -121,14 +121,13 @@ pub struct Channels<M> {
 /// No slot.
 const NONE: u32 = u32::MAX;
 
-/// One directed link's ends and FIFO: its oldest and newest slots, and its length.
+/// One directed link's ends and FIFO: its oldest and newest slots.
 #[derive(Debug, Clone, Copy)]
 struct Link {
     from: NodeId,
     to: NodeId,
     head: u32,
     tail: u32,
-    len: u32,
 }
 
 impl<M> Default for Channels<M> {
@@ -145,6 +144,14 @@ impl<M> Default for Channels<M> {
 }
 
 impl<M> Channels<M> {
+    /// Empty channels with room for `links` links, so that opening that many does not move
+    /// the links already open (capacity costs address space, not memory, until it is used).
+    pub fn with_capacity(links: usize) -> Self {
+        let mut channels = Channels::default();
+        channels.links.reserve_exact(links);
+        channels
+    }
+
     /// The id of the link `from → to`, if it has been used (and not forgotten).
     pub fn id(&self, from: NodeId, to: NodeId) -> Option<u32> {
         let links = self.index.get(from.index())?;
@@ -166,7 +173,6 @@ impl<M> Channels<M> {
                     to,
                     head: NONE,
                     tail: NONE,
-                    len: 0,
                 };
                 let id = match self.spare.pop() {
                     Some(id) => {
@@ -225,7 +231,8 @@ impl<M> Channels<M> {
 
     /// Whether nothing is in flight in either direction between `a` and `b`.
     pub fn idle(&self, a: NodeId, b: NodeId) -> bool {
-        self.len(a, b) == 0 && self.len(b, a) == 0
+        let empty = |from, to| self.link(from, to).is_none_or(|l| l.head == NONE);
+        empty(a, b) && empty(b, a)
     }
 
     /// Whether nothing is in flight at all.
@@ -264,7 +271,6 @@ impl<M> Channels<M> {
             self.slots[link.tail as usize].1 = slot;
         }
         link.tail = slot;
-        link.len += 1;
         self.count += 1;
     }
 
@@ -289,7 +295,6 @@ impl<M> Channels<M> {
         if next == NONE {
             link.tail = NONE;
         }
-        link.len -= 1;
         self.free = slot;
         self.count -= 1;
         Some((link.from, link.to, msg))
@@ -298,20 +303,16 @@ impl<M> Channels<M> {
     /// The `i`-th oldest message on `from → to`, to rewrite it (test harnesses corrupt
     /// messages in flight).
     pub fn get_mut(&mut self, from: NodeId, to: NodeId, i: usize) -> Option<&mut M> {
-        let link = *self.link(from, to)?;
-        if i >= link.len as usize {
-            return None;
-        }
-        let mut at = link.head;
+        let mut at = self.link(from, to)?.head;
         for _ in 0..i {
-            at = self.slots[at as usize].1;
+            at = self.slots.get(at as usize)?.1;
         }
-        self.slots[at as usize].0.as_mut()
+        self.slots.get_mut(at as usize)?.0.as_mut()
     }
 
-    /// How many messages are in flight on `from → to`.
+    /// How many messages are in flight on `from → to` (a walk of its FIFO).
     pub fn len(&self, from: NodeId, to: NodeId) -> usize {
-        self.link(from, to).map_or(0, |l| l.len as usize)
+        self.link(from, to).map_or(0, |l| self.walk(l).count())
     }
 }
 
@@ -517,12 +518,14 @@ pub fn run<P: TokenAlgorithm>(
     for node in &nodes {
         tally += node.tally();
     }
+    // Room for every link of the initial graph in both directions.
+    let channels = Channels::with_capacity(2 * config.graph.edges().len());
     let mut sim = Sim::<P> {
         // The simulation changes its own copy; the configuration's is not read again.
         graph: std::mem::replace(&mut config.graph, Graph::empty(0)),
         rng: ChaCha8Rng::seed_from_u64(config.seed),
         nodes,
-        channels: Channels::default(),
+        channels,
         // Every message takes `delay` and every critical section `cs_duration`: FIFO lanes.
         queue: EventQueue::with_lanes(&[config.delay, config.workload.cs_duration]),
         metrics: Metrics::default(),
@@ -552,6 +555,7 @@ pub fn run<P: TokenAlgorithm>(
         let name = sim.nodes.first().map_or(String::new(), |v| v.algorithm());
         sim.recorder = Some(crate::trace::Recorder::new(&name, positions, links, views));
     }
+    sim.metrics.build_seconds = started.elapsed().as_secs_f64();
     sim.start();
     if let Err(mut v) = sim.run_to_end() {
         if let Some(mut r) = sim.recorder.take() {
@@ -1176,6 +1180,24 @@ mod tests {
         assert_eq!(all, [(1, 2, 3), (2, 0, 4)]);
         assert_eq!(ch.pop_on(ca), Some((c, a, 4)));
         assert_eq!(ch.pop_on(99), None);
+        // Room reserved up front: opening that many links does not move them.
+        let mut roomy = Channels::<u8>::with_capacity(6);
+        let room = roomy.links.capacity();
+        for (x, y) in [(a, b), (b, a), (a, c), (c, a), (b, c), (c, b)] {
+            roomy.open(x, y);
+        }
+        assert!(room >= 6 && roomy.links.capacity() == room);
+    }
+
+    #[test]
+    fn the_build_time_is_part_of_the_run_time() {
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let graph = Graph::random_connected(20, 40, &mut rng);
+        let settings = reverse_link::Settings::new(2);
+        let mut config = Config::new(graph, Params::first_nodes(settings, 2), 4);
+        config.duration = 50.0;
+        let m = run::<reverse_link::Node>(config).unwrap().metrics;
+        assert!(0.0 <= m.build_seconds && m.build_seconds <= m.wall_seconds);
     }
 
     /// With a full check after every step, the running tally must equal a recount after every

@@ -1,6 +1,7 @@
 //! How the token simulator scales with the number of nodes: KRL on sparse random graphs (a
-//! random spanning tree plus random links, about `--degree` neighbours per node), a fixed number
-//! of critical-section entries, one thread. Prints nodes, events, events/s, wall time, peak
+//! random spanning tree plus random links, about `--degree` neighbours per node; with
+//! `--graph geometric` a random geometric graph, nodes numbered along a Hilbert curve), a fixed
+//! number of critical-section entries, one thread. Prints nodes, events, events/s, wall time, peak
 //! resident memory (`VmHWM` from `/proc/self/status`, Linux only) and bytes per node.
 //!
 //! ```text
@@ -19,11 +20,13 @@
 //! (they send `O(n)` messages per entry by design).
 //!
 //! With several `--nodes` values each size runs in its own child process, so each row's peak
-//! memory is its own. `k` defaults to `ceil(n / 1000)` tokens at the first `k` nodes; the
-//! request rate per node is `--load` (default: `0.001 k / n`, a network-wide rate of `k / 1000`
-//! requests per time unit, well below what `k` tokens can serve), and the load phase lasts
-//! `entries / (n · load)` time units, so about `--entries` critical sections are entered
-//! whatever `n` is.
+//! memory is its own. "run s" and "ns/event" cover the whole `token::run`, building the nodes
+//! and the final checks included; "build s" is the building part and "loop ns" the rest per
+//! event (the event loop and the final checks). `k` defaults to `ceil(n / 1000)` tokens at the
+//! first `k` nodes; the request rate per node is `--load` (default: `0.001 k / n`, a
+//! network-wide rate of `k / 1000` requests per time unit, well below what `k` tokens can
+//! serve), and the load phase lasts `entries / (n · load)` time units, so about `--entries`
+//! critical sections are entered whatever `n` is.
 
 use std::process::Command;
 use std::time::Instant;
@@ -56,6 +59,17 @@ enum Pick {
     Sampled,
 }
 
+/// Which graph KRL runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Topology {
+    /// A random spanning tree plus random links (`Graph::random_connected`): neighbours are
+    /// spread over the whole network, and so is their state in memory.
+    Random,
+    /// A random geometric (unit-disk) graph in the unit square, numbered along a Hilbert curve
+    /// (`Graph::random_geometric`): a MANET's topology, neighbours close in memory.
+    Geometric,
+}
+
 /// Run KRL on growing sparse random graphs and report throughput and memory.
 #[derive(Debug, Parser)]
 #[command(about)]
@@ -72,6 +86,9 @@ struct Args {
     /// Mean neighbours per node.
     #[arg(long, default_value_t = 10)]
     degree: usize,
+    /// The graph KRL runs on.
+    #[arg(long, value_enum, default_value_t = Topology::Random)]
+    graph: Topology,
     /// Critical-section entries to aim for.
     #[arg(long, default_value_t = 20_000)]
     entries: u64,
@@ -113,7 +130,7 @@ fn status_bytes(field: &str) -> u64 {
 
 fn header() {
     println!(
-        "{:>8} {:>5} {:>7} {:>9} {:>11} {:>9} {:>10} {:>8} {:>9} {:>10} {:>10} {:>9}",
+        "{:>8} {:>5} {:>7} {:>9} {:>11} {:>9} {:>10} {:>8} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9}",
         "nodes",
         "k",
         "checks",
@@ -125,7 +142,9 @@ fn header() {
         "Mevents/s",
         "max RSS MB",
         "bytes/node",
-        "mean wait"
+        "mean wait",
+        "build s",
+        "loop ns"
     );
 }
 
@@ -186,7 +205,10 @@ fn run(args: &Args, n: usize) {
     let load = args.load.unwrap_or(0.001 * f64::from(k) / n as f64);
     let started = Instant::now();
     let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
-    let graph = Graph::random_connected(n, n * args.degree / 2, &mut rng);
+    let graph = match args.graph {
+        Topology::Random => Graph::random_connected(n, n * args.degree / 2, &mut rng),
+        Topology::Geometric => Graph::random_geometric(n, args.degree as f64, &mut rng),
+    };
     let mut config = Config::new(graph, Params::first_nodes(Settings::new(k), k), args.seed);
     config.workload = Workload {
         lambda_req: load,
@@ -216,7 +238,7 @@ fn run(args: &Args, n: usize) {
     let m = &outcome.metrics;
     let hwm = status_bytes("VmHWM:");
     println!(
-        "{:>8} {:>5} {:>7} {:>9} {:>11} {:>9.2} {:>10.2} {:>8.0} {:>9.2} {:>10.1} {:>10.0} {:>9.1}",
+        "{:>8} {:>5} {:>7} {:>9} {:>11} {:>9.2} {:>10.2} {:>8.0} {:>9.2} {:>10.1} {:>10.0} {:>9.1} {:>9.2} {:>9.0}",
         n,
         k,
         if args.checks { "on" } else { "off" },
@@ -229,6 +251,8 @@ fn run(args: &Args, n: usize) {
         hwm as f64 / (1 << 20) as f64,
         hwm.saturating_sub(base_rss) as f64 / n as f64,
         m.summary().mean_wait,
+        m.build_seconds,
+        (m.wall_seconds - m.build_seconds) * 1e9 / m.events.max(1) as f64,
     );
 }
 

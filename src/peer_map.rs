@@ -21,12 +21,39 @@ impl<V> Keyed for (NodeId, V) {
 }
 
 /// Entries sorted by [`Keyed::peer`], one per peer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct PeerMap<E>(Vec<E>);
+///
+/// It remembers where the last entry changed through [`PeerMap::get_mut`] is: a handler
+/// usually looks at the peer it heard from several times (to record what it said, then to
+/// read where it now stands), and a look-up that finds that entry still there skips the
+/// binary search. The remembered position is only a hint, checked against the entry's peer,
+/// so it cannot give a wrong answer; equality and `Debug` ignore it.
+#[derive(Clone)]
+pub(crate) struct PeerMap<E> {
+    entries: Vec<E>,
+    /// Where the entry last handed out by `get_mut` was (maybe moved or gone since).
+    hint: usize,
+}
 
 impl<E> Default for PeerMap<E> {
     fn default() -> Self {
-        PeerMap(Vec::new())
+        PeerMap {
+            entries: Vec::new(),
+            hint: 0,
+        }
+    }
+}
+
+impl<E: PartialEq> PartialEq for PeerMap<E> {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries
+    }
+}
+
+impl<E: Eq> Eq for PeerMap<E> {}
+
+impl<E: core::fmt::Debug> core::fmt::Debug for PeerMap<E> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_tuple("PeerMap").field(&self.entries).finish()
     }
 }
 
@@ -36,21 +63,29 @@ impl<E: Keyed> PeerMap<E> {
         let mut entries: Vec<E> = entries.into_iter().collect();
         entries.sort_by_key(E::peer);
         entries.dedup_by_key(|e| e.peer());
-        PeerMap(entries)
+        PeerMap { entries, hint: 0 }
     }
 
+    #[inline]
     fn position(&self, peer: NodeId) -> Result<usize, usize> {
-        self.0.binary_search_by_key(&peer, E::peer)
+        match self.entries.get(self.hint) {
+            Some(e) if e.peer() == peer => Ok(self.hint),
+            _ => self.entries.binary_search_by_key(&peer, E::peer),
+        }
     }
 
     /// The entry of `peer`.
+    #[inline]
     pub(crate) fn get(&self, peer: NodeId) -> Option<&E> {
-        self.position(peer).ok().map(|i| &self.0[i])
+        self.position(peer).ok().map(|i| &self.entries[i])
     }
 
     /// The entry of `peer`, to change (not its peer: that would break the order).
+    #[inline]
     pub(crate) fn get_mut(&mut self, peer: NodeId) -> Option<&mut E> {
-        self.position(peer).ok().map(move |i| &mut self.0[i])
+        let i = self.position(peer).ok()?;
+        self.hint = i;
+        Some(&mut self.entries[i])
     }
 
     /// Whether `peer` has an entry.
@@ -61,8 +96,8 @@ impl<E: Keyed> PeerMap<E> {
     /// Add `entry`, replacing its peer's entry if there is one.
     pub(crate) fn insert(&mut self, entry: E) {
         match self.position(entry.peer()) {
-            Ok(i) => self.0[i] = entry,
-            Err(i) => self.0.insert(i, entry),
+            Ok(i) => self.entries[i] = entry,
+            Err(i) => self.entries.insert(i, entry),
         }
     }
 
@@ -71,7 +106,7 @@ impl<E: Keyed> PeerMap<E> {
         match self.position(entry.peer()) {
             Ok(_) => false,
             Err(i) => {
-                self.0.insert(i, entry);
+                self.entries.insert(i, entry);
                 true
             }
         }
@@ -79,34 +114,34 @@ impl<E: Keyed> PeerMap<E> {
 
     /// Remove and return the entry of `peer`.
     pub(crate) fn remove(&mut self, peer: NodeId) -> Option<E> {
-        self.position(peer).ok().map(|i| self.0.remove(i))
+        self.position(peer).ok().map(|i| self.entries.remove(i))
     }
 
     /// The peers, in id order.
     pub(crate) fn peers(&self) -> impl Iterator<Item = NodeId> + Clone + '_ {
-        self.0.iter().map(E::peer)
+        self.entries.iter().map(E::peer)
     }
 }
 
 impl<E> PeerMap<E> {
     /// The entries, in id order.
     pub(crate) fn iter(&self) -> core::slice::Iter<'_, E> {
-        self.0.iter()
+        self.entries.iter()
     }
 
     /// The entries, in id order, to change (not their peers).
     pub(crate) fn iter_mut(&mut self) -> core::slice::IterMut<'_, E> {
-        self.0.iter_mut()
+        self.entries.iter_mut()
     }
 
     /// Remove every entry, in id order, keeping the capacity.
     pub(crate) fn drain(&mut self) -> alloc::vec::Drain<'_, E> {
-        self.0.drain(..)
+        self.entries.drain(..)
     }
 
     /// Whether there are no entries.
     pub(crate) fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.entries.is_empty()
     }
 }
 
@@ -128,5 +163,30 @@ mod tests {
         assert!(m.contains(NodeId(2)) && !m.contains(NodeId(3)));
         assert_eq!(m.drain().count(), 2);
         assert!(m.is_empty());
+    }
+
+    #[test]
+    fn the_remembered_position_never_misleads_a_look_up() {
+        let mut m = PeerMap::from_entries([(NodeId(2), 'a'), (NodeId(5), 'b'), (NodeId(8), 'c')]);
+        let same = m.clone();
+        m.get_mut(NodeId(5)).unwrap().1 = 'd';
+        assert_eq!(m.get(NodeId(5)), Some(&(NodeId(5), 'd')));
+        assert_eq!(m.get(NodeId(8)), Some(&(NodeId(8), 'c')));
+        // Entries move under the remembered position: it is checked, not trusted.
+        assert!(m.insert_new((NodeId(1), 'e')));
+        assert_eq!(m.get(NodeId(5)), Some(&(NodeId(5), 'd')));
+        assert_eq!(m.get(NodeId(2)), Some(&(NodeId(2), 'a')));
+        m.get_mut(NodeId(8)).unwrap();
+        assert_eq!(m.remove(NodeId(8)), Some((NodeId(8), 'c')));
+        assert_eq!(m.get(NodeId(8)), None);
+        assert_eq!(m.get_mut(NodeId(8)), None);
+        assert_eq!(m.get(NodeId(9)), None);
+        // Equality and the debug form ignore it.
+        m.get_mut(NodeId(5)).unwrap().1 = 'b';
+        assert_eq!(m.remove(NodeId(1)), Some((NodeId(1), 'e')));
+        m.insert((NodeId(8), 'c'));
+        assert_eq!(m, same);
+        assert_eq!(format!("{m:?}"), format!("{same:?}"));
+        assert!(format!("{m:?}").starts_with("PeerMap(["));
     }
 }

@@ -26,7 +26,7 @@ impl TokenAlgorithm for reverse_link::Node {
         Self::Tally::of_node(self)
     }
 
-    fn message_tally(&self, msg: &Self::Message) -> Self::Tally {
+    fn message_tally(_settings: &Self::Settings, msg: &Self::Message) -> Self::Tally {
         Self::Tally::of_message(msg)
     }
 
@@ -82,8 +82,8 @@ impl TokenAlgorithm for prioritized::Node {
         Self::Tally::of_node(self)
     }
 
-    fn message_tally(&self, msg: &Self::Message) -> Self::Tally {
-        Self::Tally::of_message(msg, self.settings().k)
+    fn message_tally(settings: &Self::Settings, msg: &Self::Message) -> Self::Tally {
+        Self::Tally::of_message(msg, settings.k)
     }
 
     fn check_node(&self) -> Result<(), String> {

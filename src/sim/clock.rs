@@ -95,6 +95,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Schedule `event` `delay` time units from now (negative delays count as zero).
+    #[inline]
     pub fn schedule(&mut self, delay: Time, event: E) {
         let at = self.now + delay.max(0.0);
         self.seq += 1;
@@ -129,6 +130,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Pop the next event, advancing the clock to its time.
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(Time, E)> {
         let e = match self.lanes.as_mut_slice() {
             [] => self.heap.pop()?,

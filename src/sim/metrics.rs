@@ -39,6 +39,9 @@ pub struct Metrics {
     pub sim_time: f64,
     /// Wall-clock seconds the run took (measured by the caller, not asserted anywhere).
     pub wall_seconds: f64,
+    /// Of [`Metrics::wall_seconds`], the part spent building the network before the first
+    /// event (the token simulator: its nodes and links; 0 where not measured).
+    pub build_seconds: f64,
 }
 
 /// A summary of [`Metrics`] for tables and CSV.

@@ -65,9 +65,8 @@ pub trait TokenAlgorithm: Protocol + crate::trace::Visible + Clone + Sized {
     /// This node's contribution to the network-wide counts.
     fn tally(&self) -> Self::Tally;
 
-    /// The contribution of `msg` while it is in flight (`self` is any node of the network:
-    /// it supplies the settings).
-    fn message_tally(&self, msg: &Self::Message) -> Self::Tally;
+    /// The contribution of `msg` while it is in flight, in a network with `settings`.
+    fn message_tally(settings: &Self::Settings, msg: &Self::Message) -> Self::Tally;
 
     /// The safety invariants about this node alone (they read its own state only).
     fn check_node(&self) -> Result<(), String>;
@@ -92,17 +91,24 @@ pub trait TokenAlgorithm: Protocol + crate::trace::Visible + Clone + Sized {
 
 /// The messages in flight, per directed link, oldest first.
 ///
-/// Kept per sender, as a list of the links it has used sorted by receiver (at most its
-/// degree over the run), each the head and tail of a FIFO list threaded through one shared
-/// slab of message slots. A push or a pop costs a binary search of one node's links; slots are
-/// reused through a free list, so steady-state traffic does not allocate; memory is a few
-/// bytes per used link plus one slot per message at the peak of traffic (not a buffer per
-/// link, nor anything `n²`). A count of messages in flight makes [`Channels::is_empty`]
-/// constant time.
+/// Each directed link used so far has an id: a record of its ends and the head and tail of a
+/// FIFO list threaded through one shared slab of message slots, and per sender a list of
+/// `(receiver, id)` sorted by receiver (at most its degree over the run). A push by ends costs
+/// a binary search of one node's links; a push or a pop by id ([`Channels::push_on`],
+/// [`Channels::pop_on`]) costs nothing more than the slot, which is what the simulator's
+/// deliveries use. Slots are reused through a free list and the ids of forgotten links
+/// ([`Channels::forget`]) through a spare list, so steady-state traffic does not allocate;
+/// memory is a few bytes per used link plus one slot per message at the peak of traffic (not a
+/// buffer per link, nor anything `n²`). A count of messages in flight makes
+/// [`Channels::is_empty`] constant time.
 #[derive(Debug, Clone)]
 pub struct Channels<M> {
-    /// `links[from]`: every link `from → to` used so far, by `to`.
-    links: Vec<Vec<Link>>,
+    /// `index[from]`: `(to, id)` of every link `from → to` used (and not forgotten), by `to`.
+    index: Vec<Vec<(NodeId, u32)>>,
+    /// The links, by id.
+    links: Vec<Link>,
+    /// Ids of forgotten links, to reuse.
+    spare: Vec<u32>,
     /// Message slots: a message in flight and the slot of the next one on its link, or a free
     /// slot and the next free one.
     slots: Vec<(Option<M>, u32)>,
@@ -115,19 +121,21 @@ pub struct Channels<M> {
 /// No slot.
 const NONE: u32 = u32::MAX;
 
-/// One directed link's FIFO: its oldest and newest slots, and its length.
+/// One directed link's ends and FIFO: its oldest and newest slots.
 #[derive(Debug, Clone, Copy)]
 struct Link {
+    from: NodeId,
     to: NodeId,
     head: u32,
     tail: u32,
-    len: u32,
 }
 
 impl<M> Default for Channels<M> {
     fn default() -> Self {
         Channels {
+            index: Vec::new(),
             links: Vec::new(),
+            spare: Vec::new(),
             slots: Vec::new(),
             free: NONE,
             count: 0,
@@ -136,16 +144,71 @@ impl<M> Default for Channels<M> {
 }
 
 impl<M> Channels<M> {
-    fn link(&self, from: NodeId, to: NodeId) -> Option<&Link> {
-        let links = self.links.get(from.index())?;
-        let i = links.binary_search_by_key(&to, |l| l.to).ok()?;
-        Some(&links[i])
+    /// Empty channels with room for `links` links, so that opening that many does not move
+    /// the links already open (capacity costs address space, not memory, until it is used).
+    pub fn with_capacity(links: usize) -> Self {
+        let mut channels = Channels::default();
+        channels.links.reserve_exact(links);
+        channels
     }
 
-    fn link_mut(&mut self, from: NodeId, to: NodeId) -> Option<&mut Link> {
-        let links = self.links.get_mut(from.index())?;
-        let i = links.binary_search_by_key(&to, |l| l.to).ok()?;
-        Some(&mut links[i])
+    /// The id of the link `from → to`, if it has been used (and not forgotten).
+    pub fn id(&self, from: NodeId, to: NodeId) -> Option<u32> {
+        let links = self.index.get(from.index())?;
+        let i = links.binary_search_by_key(&to, |l| l.0).ok()?;
+        Some(links[i].1)
+    }
+
+    /// The id of the link `from → to`, given one if it has none yet.
+    pub fn open(&mut self, from: NodeId, to: NodeId) -> u32 {
+        if self.index.len() <= from.index() {
+            self.index.resize_with(from.index() + 1, Vec::new);
+        }
+        let links = &mut self.index[from.index()];
+        match links.binary_search_by_key(&to, |l| l.0) {
+            Ok(i) => links[i].1,
+            Err(i) => {
+                let link = Link {
+                    from,
+                    to,
+                    head: NONE,
+                    tail: NONE,
+                };
+                let id = match self.spare.pop() {
+                    Some(id) => {
+                        self.links[id as usize] = link;
+                        id
+                    }
+                    None => {
+                        self.links.push(link);
+                        (self.links.len() - 1) as u32
+                    }
+                };
+                links.insert(i, (to, id));
+                id
+            }
+        }
+    }
+
+    /// Forget the links between `a` and `b`, both idle (the link failed): their ids are
+    /// reused, and [`Channels::id`] no longer knows them. Returns false (and forgets nothing)
+    /// if a message is in flight between them.
+    pub fn forget(&mut self, a: NodeId, b: NodeId) -> bool {
+        if !self.idle(a, b) {
+            return false;
+        }
+        for (from, to) in [(a, b), (b, a)] {
+            if let Some(links) = self.index.get_mut(from.index()) {
+                if let Ok(i) = links.binary_search_by_key(&to, |l| l.0) {
+                    self.spare.push(links.remove(i).1);
+                }
+            }
+        }
+        true
+    }
+
+    fn link(&self, from: NodeId, to: NodeId) -> Option<&Link> {
+        self.id(from, to).map(|id| &self.links[id as usize])
     }
 
     /// The messages on one link, oldest first.
@@ -160,16 +223,16 @@ impl<M> Channels<M> {
 
     /// Every message in flight as `(from, to, msg)`, by `(from, to)` then oldest first.
     pub fn iter(&self) -> impl Iterator<Item = (NodeId, NodeId, &M)> {
-        self.links.iter().enumerate().flat_map(move |(f, links)| {
-            links
-                .iter()
-                .flat_map(move |link| self.walk(link).map(move |m| (NodeId(f as u32), link.to, m)))
+        self.index.iter().flatten().flat_map(move |&(_, id)| {
+            let link = &self.links[id as usize];
+            self.walk(link).map(move |m| (link.from, link.to, m))
         })
     }
 
     /// Whether nothing is in flight in either direction between `a` and `b`.
     pub fn idle(&self, a: NodeId, b: NodeId) -> bool {
-        self.len(a, b) == 0 && self.len(b, a) == 0
+        let empty = |from, to| self.link(from, to).is_none_or(|l| l.head == NONE);
+        empty(a, b) && empty(b, a)
     }
 
     /// Whether nothing is in flight at all.
@@ -184,6 +247,13 @@ impl<M> Channels<M> {
 
     /// Append `msg` to the link `from → to`.
     pub fn push(&mut self, from: NodeId, to: NodeId, msg: M) {
+        let id = self.open(from, to);
+        self.push_on(id, msg);
+    }
+
+    /// Append `msg` to the link with id `id` (from [`Channels::open`]).
+    #[inline]
+    pub fn push_on(&mut self, id: u32, msg: M) {
         let slot = if self.free == NONE {
             self.slots.push((Some(msg), NONE));
             (self.slots.len() - 1) as u32
@@ -194,73 +264,55 @@ impl<M> Channels<M> {
             *entry = (Some(msg), NONE);
             slot
         };
-        if self.links.len() <= from.index() {
-            self.links.resize_with(from.index() + 1, Vec::new);
-        }
-        let links = &mut self.links[from.index()];
-        let i = match links.binary_search_by_key(&to, |l| l.to) {
-            Ok(i) => i,
-            Err(i) => {
-                let empty = Link {
-                    to,
-                    head: NONE,
-                    tail: NONE,
-                    len: 0,
-                };
-                links.insert(i, empty);
-                i
-            }
-        };
-        let link = &mut links[i];
+        let link = &mut self.links[id as usize];
         if link.tail == NONE {
             link.head = slot;
         } else {
             self.slots[link.tail as usize].1 = slot;
         }
         link.tail = slot;
-        link.len += 1;
         self.count += 1;
     }
 
     /// Take the oldest message on `from → to`.
     pub fn pop(&mut self, from: NodeId, to: NodeId) -> Option<M> {
-        let free = self.free;
-        let link = self.link_mut(from, to)?;
+        let id = self.id(from, to)?;
+        self.pop_on(id).map(|(_, _, msg)| msg)
+    }
+
+    /// Take the oldest message on the link with id `id`, with the link's ends.
+    #[inline]
+    pub fn pop_on(&mut self, id: u32) -> Option<(NodeId, NodeId, M)> {
+        let link = self.links.get_mut(id as usize)?;
         let slot = link.head;
         if slot == NONE {
             return None;
         }
         let entry = &mut self.slots[slot as usize];
-        let msg = entry.0.take();
-        let next = std::mem::replace(&mut entry.1, free);
-        let link = self.link_mut(from, to)?;
+        let msg = entry.0.take()?;
+        let next = std::mem::replace(&mut entry.1, self.free);
         link.head = next;
         if next == NONE {
             link.tail = NONE;
         }
-        link.len -= 1;
         self.free = slot;
         self.count -= 1;
-        msg
+        Some((link.from, link.to, msg))
     }
 
     /// The `i`-th oldest message on `from → to`, to rewrite it (test harnesses corrupt
     /// messages in flight).
     pub fn get_mut(&mut self, from: NodeId, to: NodeId, i: usize) -> Option<&mut M> {
-        let link = *self.link(from, to)?;
-        if i >= link.len as usize {
-            return None;
-        }
-        let mut at = link.head;
+        let mut at = self.link(from, to)?.head;
         for _ in 0..i {
-            at = self.slots[at as usize].1;
+            at = self.slots.get(at as usize)?.1;
         }
-        self.slots[at as usize].0.as_mut()
+        self.slots.get_mut(at as usize)?.0.as_mut()
     }
 
-    /// How many messages are in flight on `from → to`.
+    /// How many messages are in flight on `from → to` (a walk of its FIFO).
     pub fn len(&self, from: NodeId, to: NodeId) -> usize {
-        self.link(from, to).map_or(0, |l| l.len as usize)
+        self.link(from, to).map_or(0, |l| self.walk(l).count())
     }
 }
 
@@ -379,9 +431,9 @@ pub struct Outcome<N> {
 
 #[derive(Debug, Clone, Copy)]
 enum SimEvent {
+    /// The oldest message on a link ([`Channels::open`]'s id) arrives.
     Deliver {
-        from: NodeId,
-        to: NodeId,
+        link: u32,
     },
     /// A timer a node set expires (cancellations are not tracked: nodes ignore stale expiries).
     Timeout {
@@ -398,6 +450,26 @@ enum SimEvent {
     EndOfLoad,
 }
 
+/// The resources held, for the utilization metric.
+struct Usage {
+    /// Per node, the resources it holds.
+    granted: Vec<u32>,
+    /// Resources held in all.
+    in_use: u32,
+    /// Since when `in_use` has been what it is.
+    since: Time,
+}
+
+impl Usage {
+    /// Account for `node` holding `resources` (0 on release) from `now` on.
+    fn change(&mut self, metrics: &mut Metrics, node: NodeId, resources: u32, now: Time) {
+        metrics.resource_time += f64::from(self.in_use) * (now - self.since);
+        self.since = now;
+        self.in_use = self.in_use - self.granted[node.index()] + resources;
+        self.granted[node.index()] = resources;
+    }
+}
+
 struct Sim<P: TokenAlgorithm> {
     config: Config<Params<P::Settings>>,
     nodes: Vec<P>,
@@ -407,9 +479,7 @@ struct Sim<P: TokenAlgorithm> {
     rng: ChaCha8Rng,
     metrics: Metrics,
     requested_at: Vec<Option<(Time, CsRequest)>>,
-    granted: Vec<u32>,
-    in_use: u32,
-    in_use_since: Time,
+    usage: Usage,
     loading: bool,
     /// Whether the measurement window is open: from the start until every request issued
     /// in the load phase has been served and released (the settle phase after it is not
@@ -423,7 +493,6 @@ struct Sim<P: TokenAlgorithm> {
     pending_down: std::collections::BTreeSet<(NodeId, NodeId)>,
     /// The last events, as data (formatted only into a violation report).
     trace: VecDeque<(Time, NodeId, Event<P::Message>)>,
-    scratch: Vec<Action<P::Message>>,
     /// With checks on: the nodes the current step handed an event to (maybe repeated).
     touched: Vec<NodeId>,
     /// With checks on: the sum of every node's and every in-flight message's tally.
@@ -454,26 +523,29 @@ pub fn run<P: TokenAlgorithm>(
     for node in &nodes {
         tally += node.tally();
     }
+    // Room for every link of the initial graph in both directions.
+    let channels = Channels::with_capacity(2 * config.graph.edges().len());
     let mut sim = Sim::<P> {
         // The simulation changes its own copy; the configuration's is not read again.
         graph: std::mem::replace(&mut config.graph, Graph::empty(0)),
         rng: ChaCha8Rng::seed_from_u64(config.seed),
         nodes,
-        channels: Channels::default(),
+        channels,
         // Every message takes `delay` and every critical section `cs_duration`: FIFO lanes.
         queue: EventQueue::with_lanes(&[config.delay, config.workload.cs_duration]),
         metrics: Metrics::default(),
         requested_at: vec![None; n],
-        granted: vec![0; n],
-        in_use: 0,
-        in_use_since: 0.0,
+        usage: Usage {
+            granted: vec![0; n],
+            in_use: 0,
+            since: 0.0,
+        },
         loading: true,
         measuring: true,
         busy,
         next_replay: 0,
         pending_down: Default::default(),
         trace: VecDeque::with_capacity(config.trace_len),
-        scratch: Vec::new(),
         touched: Vec::new(),
         tally,
         until_full_check: 0,
@@ -488,6 +560,7 @@ pub fn run<P: TokenAlgorithm>(
         let name = sim.nodes.first().map_or(String::new(), |v| v.algorithm());
         sim.recorder = Some(crate::trace::Recorder::new(&name, positions, links, views));
     }
+    sim.metrics.build_seconds = started.elapsed().as_secs_f64();
     sim.start();
     if let Err(mut v) = sim.run_to_end() {
         if let Some(mut r) = sim.recorder.take() {
@@ -565,99 +638,117 @@ impl<P: TokenAlgorithm> Sim<P> {
             .push_back((self.queue.now(), node, event.clone()));
     }
 
-    /// Feed `event` to `node` and carry out its actions. `Err` from the node is a violation
-    /// here: the simulator only issues events that are valid in the node's state.
+    /// Feed `event` to `node` and carry out its actions, straight from the node's output
+    /// buffer. `Err` from the node is a violation here: the simulator only issues events that
+    /// are valid in the node's state.
     fn deliver(&mut self, node: NodeId, event: Event<P::Message>) -> Result<(), Violation> {
         self.record(node, &event);
         if let Some(r) = &mut self.recorder {
             r.begin_event(self.queue.now(), node.0, &event);
         }
         let now = self.queue.now();
-        // Reuse one buffer so the simulator loop does not allocate per event.
-        let mut actions = std::mem::take(&mut self.scratch);
-        actions.clear();
         let checks = self.config.check_every_step;
-        let target = &mut self.nodes[node.index()];
+        // The node's actions borrow it: split the borrow of the simulator by fields.
+        let Sim {
+            config,
+            nodes,
+            graph,
+            channels,
+            queue,
+            metrics,
+            requested_at,
+            usage,
+            measuring,
+            tally,
+            touched,
+            fences,
+            recorder,
+            ..
+        } = self;
+        let target = &mut nodes[node.index()];
         let was_busy = target.status() != Status::Remainder;
         if checks {
-            self.tally -= target.tally();
-            self.touched.push(node);
+            *tally -= target.tally();
+            touched.push(node);
         }
-        let handled = target.handle(event).map(|out| actions.extend(out));
+        let outcome = match target.handle(event) {
+            Err(e) => Err(format!("{node:?} rejected a valid event: {e}")),
+            Ok(actions) => actions.into_iter().try_for_each(|action| {
+                match action {
+                    Action::Send { to, msg } => {
+                        // A link has an id in `channels` only while it is in the graph.
+                        let link = match channels.id(node, to) {
+                            Some(link) => link,
+                            None if graph.has(node, to) => channels.open(node, to),
+                            None => {
+                                return Err(format!(
+                                    "{node:?} sent {msg:?} to non-neighbour {to:?}"
+                                ))
+                            }
+                        };
+                        if *measuring {
+                            metrics.messages += 1;
+                            metrics.hops += 1;
+                        }
+                        if let Some(r) = recorder {
+                            let _ = r.send(to.0, format!("{msg:?}"));
+                        }
+                        if checks {
+                            *tally += P::message_tally(&config.params.settings, &msg);
+                        }
+                        channels.push_on(link, msg);
+                        queue.schedule(config.delay, SimEvent::Deliver { link });
+                    }
+                    Action::EnterCritical { resources, fence } => {
+                        if let Err(highest) = fences.admit(fence) {
+                            return Err(format!(
+                                "{node:?} entered with {fence:?}, not above {highest} in its lane"
+                            ));
+                        }
+                        let Some((at, request)) = requested_at[node.index()].take() else {
+                            return Err(format!("{node:?} entered without a request"));
+                        };
+                        if resources != request.resources {
+                            return Err(format!(
+                                "{node:?} asked for {} resources but was granted {resources}",
+                                request.resources
+                            ));
+                        }
+                        metrics.entered(now - at, request);
+                        usage.change(metrics, node, resources, now);
+                        queue.schedule(config.workload.cs_duration, SimEvent::Release(node));
+                    }
+                    // Timer units are the simulator's time units.
+                    Action::SetTimer { timer, after } => {
+                        queue.schedule(after as f64, SimEvent::Timeout { node, timer });
+                    }
+                    _ => {}
+                }
+                Ok(())
+            }),
+        };
+        let target = &nodes[node.index()];
         if checks {
-            self.tally += target.tally();
+            *tally += target.tally();
         }
         let is_busy = target.status() != Status::Remainder;
         self.busy = self.busy + usize::from(is_busy) - usize::from(was_busy);
         if let Some(r) = &mut self.recorder {
             r.end_step(target.view());
         }
-        if let Err(e) = handled {
-            self.scratch = actions;
-            return Err(self.violation(format!("{node:?} rejected a valid event: {e}")));
-        }
-        for action in actions.drain(..) {
-            match action {
-                Action::Send { to, msg } => {
-                    if !self.graph.has(node, to) {
-                        return Err(self
-                            .violation(format!("{node:?} sent {msg:?} to non-neighbour {to:?}")));
-                    }
-                    if self.measuring {
-                        self.metrics.messages += 1;
-                        self.metrics.hops += 1;
-                    }
-                    if let Some(r) = &mut self.recorder {
-                        let _ = r.send(to.0, format!("{msg:?}"));
-                    }
-                    if checks {
-                        self.tally += self.nodes[node.index()].message_tally(&msg);
-                    }
-                    self.channels.push(node, to, msg);
-                    self.queue
-                        .schedule(self.config.delay, SimEvent::Deliver { from: node, to });
-                }
-                Action::EnterCritical { resources, fence } => {
-                    if let Err(highest) = self.fences.admit(fence) {
-                        return Err(self.violation(format!(
-                            "{node:?} entered with {fence:?}, not above {highest} in its lane"
-                        )));
-                    }
-                    let Some((at, request)) = self.requested_at[node.index()].take() else {
-                        return Err(self.violation(format!("{node:?} entered without a request")));
-                    };
-                    if resources != request.resources {
-                        return Err(self.violation(format!(
-                            "{node:?} asked for {} resources but was granted {resources}",
-                            request.resources
-                        )));
-                    }
-                    self.metrics.entered(now - at, request);
-                    self.use_resources(node, resources);
-                    self.queue
-                        .schedule(self.config.workload.cs_duration, SimEvent::Release(node));
-                }
-                // Timer units are the simulator's time units.
-                Action::SetTimer { timer, after } => {
-                    self.queue
-                        .schedule(after as f64, SimEvent::Timeout { node, timer });
-                }
-                _ => {}
-            }
-        }
-        self.scratch = actions;
-        Ok(())
+        outcome.map_err(|m| self.violation(m))
     }
 
     fn step(&mut self, event: SimEvent) -> Result<(), Violation> {
         self.metrics.events += 1;
         match event {
-            SimEvent::Deliver { from, to } => {
-                let Some(msg) = self.channels.pop(from, to) else {
+            SimEvent::Deliver { link } => {
+                let Some((from, to, msg)) = self.channels.pop_on(link) else {
+                    let Link { from, to, .. } = self.channels.links[link as usize];
                     return Err(self.violation(format!("delivery on empty link {from:?}->{to:?}")));
                 };
                 if self.config.check_every_step {
-                    self.tally -= self.nodes[to.index()].message_tally(&msg);
+                    self.tally -= P::message_tally(&self.config.params.settings, &msg);
                 }
                 self.deliver(to, Event::Receive { from, msg })?;
             }
@@ -670,7 +761,8 @@ impl<P: TokenAlgorithm> Sim<P> {
                 }
             }
             SimEvent::Release(node) => {
-                self.use_resources(node, 0);
+                self.usage
+                    .change(&mut self.metrics, node, 0, self.queue.now());
                 self.deliver(node, Event::Release)?;
                 if self.loading {
                     self.schedule_request(node);
@@ -768,10 +860,8 @@ impl<P: TokenAlgorithm> Sim<P> {
         for node in &self.nodes {
             recount += node.tally();
         }
-        if let Some(any) = self.nodes.first() {
-            for (_, _, msg) in self.channels.iter() {
-                recount += any.message_tally(msg);
-            }
+        for (_, _, msg) in self.channels.iter() {
+            recount += P::message_tally(&self.config.params.settings, msg);
         }
         if recount != self.tally {
             return Err(self.violation(format!(
@@ -780,15 +870,6 @@ impl<P: TokenAlgorithm> Sim<P> {
             )));
         }
         Ok(())
-    }
-
-    /// Account for `node` now holding `resources` (0 on release), for the utilization metric.
-    fn use_resources(&mut self, node: NodeId, resources: u32) {
-        let now = self.queue.now();
-        self.metrics.resource_time += f64::from(self.in_use) * (now - self.in_use_since);
-        self.in_use_since = now;
-        self.in_use = self.in_use - self.granted[node.index()] + resources;
-        self.granted[node.index()] = resources;
     }
 
     /// The paper's mobility step: drop a random idle link whose loss keeps the graph
@@ -806,6 +887,7 @@ impl<P: TokenAlgorithm> Sim<P> {
             return Ok(());
         };
         let (a, b) = self.graph.remove_edge(i, how);
+        self.channels.forget(a, b);
         let (c, d) = self.graph.pick_absent(&mut self.rng).unwrap_or((a, b));
         self.graph.add(c, d);
         self.metrics.link_changes += 2;
@@ -825,6 +907,7 @@ impl<P: TokenAlgorithm> Sim<P> {
         }
         self.pending_down.remove(&(a, b));
         self.graph.remove(a, b);
+        self.channels.forget(a, b);
         self.metrics.link_changes += 2;
         self.deliver(a, Event::LinkDown(b))?;
         self.deliver(b, Event::LinkDown(a))
@@ -1074,6 +1157,53 @@ mod tests {
             assert_eq!(ch.pop(a, c), Some(i));
         }
         assert_eq!(ch.slots.len(), peak);
+    }
+
+    #[test]
+    fn channel_ids_name_links_until_they_are_forgotten() {
+        let (a, b, c) = (NodeId(0), NodeId(1), NodeId(2));
+        let mut ch = Channels::default();
+        assert_eq!(ch.id(a, b), None);
+        let ab = ch.open(a, b);
+        assert_eq!((ch.id(a, b), ch.open(a, b)), (Some(ab), ab));
+        ch.push_on(ab, 1);
+        ch.push(a, b, 2);
+        let bc = ch.open(b, c);
+        ch.push_on(bc, 3);
+        assert_eq!(ch.pop_on(ab), Some((a, b, 1)));
+        // Not forgotten while a message is in flight between the ends.
+        assert!(!ch.forget(b, a) && ch.id(a, b) == Some(ab));
+        assert_eq!(ch.pop(a, b), Some(2));
+        assert_eq!(ch.pop_on(ab), None);
+        assert!(ch.forget(b, a));
+        assert_eq!((ch.id(a, b), ch.len(a, b)), (None, 0));
+        // The id is reused for the next new link, which starts empty.
+        let ca = ch.open(c, a);
+        assert_eq!(ca, ab);
+        assert_eq!(ch.pop_on(ca), None);
+        ch.push(c, a, 4);
+        let all: Vec<_> = ch.iter().map(|(f, t, m)| (f.0, t.0, *m)).collect();
+        assert_eq!(all, [(1, 2, 3), (2, 0, 4)]);
+        assert_eq!(ch.pop_on(ca), Some((c, a, 4)));
+        assert_eq!(ch.pop_on(99), None);
+        // Room reserved up front: opening that many links does not move them.
+        let mut roomy = Channels::<u8>::with_capacity(6);
+        let room = roomy.links.capacity();
+        for (x, y) in [(a, b), (b, a), (a, c), (c, a), (b, c), (c, b)] {
+            roomy.open(x, y);
+        }
+        assert!(room >= 6 && roomy.links.capacity() == room);
+    }
+
+    #[test]
+    fn the_build_time_is_part_of_the_run_time() {
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let graph = Graph::random_connected(20, 40, &mut rng);
+        let settings = reverse_link::Settings::new(2);
+        let mut config = Config::new(graph, Params::first_nodes(settings, 2), 4);
+        config.duration = 50.0;
+        let m = run::<reverse_link::Node>(config).unwrap().metrics;
+        assert!(0.0 <= m.build_seconds && m.build_seconds <= m.wall_seconds);
     }
 
     /// With a full check after every step, the running tally must equal a recount after every

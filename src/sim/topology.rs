@@ -97,6 +97,115 @@ impl Graph {
         g
     }
 
+    /// A random geometric graph, the unit-disk model of a MANET: `n` nodes placed uniformly
+    /// at random in the unit square, each linked to every node within a radius chosen so
+    /// that the expected degree is `degree` (the square's edges counted), then made connected
+    /// by linking each component other than the largest to the node nearest to it outside
+    /// it, until one is left. Deterministic per `rng` state.
+    ///
+    /// Nodes are numbered along a Hilbert curve through a grid of cells at least the radius
+    /// wide (in a cell, in the order they were placed), so a node's neighbours, all in its
+    /// own cell or the eight around it, mostly have ids close to its own: a simulator's
+    /// per-node state for a neighbourhood then lies close together in memory. (No numbering
+    /// does that for a sparse random graph, whose neighbours are spread over the whole
+    /// network.)
+    pub fn random_geometric(n: usize, degree: f64, rng: &mut impl Rng) -> Self {
+        let points: Vec<(f64, f64)> = (0..n)
+            .map(|_| (rng.random::<f64>(), rng.random::<f64>()))
+            .collect();
+        let radius = geometric_radius(n, degree);
+        // Cells at least `radius` wide, `side` of them along each side of the square.
+        let side = ((1.0 / radius).floor() as usize).clamp(1, 1 << 15);
+        let cell = |(x, y): (f64, f64)| {
+            let c = |v: f64| ((v * side as f64) as usize).min(side - 1);
+            (c(x), c(y))
+        };
+        let order = side.next_power_of_two();
+        let mut by_curve: Vec<(u64, usize)> = points
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| {
+                let (cx, cy) = cell(p);
+                (hilbert_index(order, cx, cy), i)
+            })
+            .collect();
+        by_curve.sort_unstable();
+        let points: Vec<(f64, f64)> = by_curve.iter().map(|&(_, i)| points[i]).collect();
+        // The nodes of each cell, now a run of consecutive ids.
+        let mut cells: Vec<Vec<u32>> = vec![Vec::new(); side * side];
+        for (i, &p) in points.iter().enumerate() {
+            let (cx, cy) = cell(p);
+            cells[cy * side + cx].push(i as u32);
+        }
+        let mut g = Graph::empty(n);
+        for (a, &p) in points.iter().enumerate() {
+            let (cx, cy) = cell(p);
+            for y in cy.saturating_sub(1)..=(cy + 1).min(side - 1) {
+                for x in cx.saturating_sub(1)..=(cx + 1).min(side - 1) {
+                    for &b in &cells[y * side + x] {
+                        if (b as usize) > a && distance2(p, points[b as usize]) <= radius * radius {
+                            g.add(NodeId(a as u32), NodeId(b));
+                        }
+                    }
+                }
+            }
+        }
+        loop {
+            let component = g.components();
+            let count = component.iter().max().map_or(0, |&c| c + 1);
+            if count <= 1 {
+                return g;
+            }
+            let mut size = vec![0usize; count];
+            for &c in &component {
+                size[c] += 1;
+            }
+            let largest = (0..count)
+                .max_by_key(|&c| (size[c], usize::MAX - c))
+                .unwrap_or(0);
+            for c in (0..count).filter(|&c| c != largest) {
+                // The closest pair between this component and the rest (in its state before
+                // this round's links).
+                let mut nearest: Option<(f64, usize, usize)> = None;
+                for a in (0..n).filter(|&a| component[a] == c) {
+                    for b in (0..n).filter(|&b| component[b] != c) {
+                        let d = distance2(points[a], points[b]);
+                        if nearest.is_none_or(|(best, _, _)| d < best) {
+                            nearest = Some((d, a, b));
+                        }
+                    }
+                }
+                if let Some((_, a, b)) = nearest {
+                    g.add(NodeId(a as u32), NodeId(b as u32));
+                }
+            }
+        }
+    }
+
+    /// Each node's connected component, numbered from 0 in order of their smallest node.
+    fn components(&self) -> Vec<usize> {
+        let mut component = vec![usize::MAX; self.n];
+        let mut count = 0;
+        let mut stack = Vec::new();
+        for start in 0..self.n {
+            if component[start] != usize::MAX {
+                continue;
+            }
+            component[start] = count;
+            stack.push(NodeId(start as u32));
+            while let Some(u) = stack.pop() {
+                for v in self.neighbors(u) {
+                    if component[v.index()] == usize::MAX {
+                        component[v.index()] = count;
+                        stack.push(v);
+                    }
+                }
+            }
+            count += 1;
+        }
+        component
+    }
+
     /// Number of nodes.
     pub fn n(&self) -> usize {
         self.n
@@ -351,6 +460,55 @@ impl Graph {
     }
 }
 
+/// The squared distance between two points.
+fn distance2(a: (f64, f64), b: (f64, f64)) -> f64 {
+    let (dx, dy) = (a.0 - b.0, a.1 - b.1);
+    dx * dx + dy * dy
+}
+
+/// The radius at which `n` nodes uniform in the unit square have `degree` neighbours each on
+/// average: the probability that two such nodes are within `r` is
+/// `π r² − 8 r³ / 3 + r⁴ / 2` (for `r ≤ 1`, the square's edges counted), solved for
+/// `degree / (n − 1)` by bisection.
+fn geometric_radius(n: usize, degree: f64) -> f64 {
+    let target = (degree / n.saturating_sub(1).max(1) as f64).clamp(0.0, 1.0);
+    let linked = |r: f64| std::f64::consts::PI * r * r - 8.0 * r * r * r / 3.0 + r.powi(4) / 2.0;
+    let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
+    for _ in 0..60 {
+        let mid = (lo + hi) / 2.0;
+        if linked(mid) < target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi.max(f64::MIN_POSITIVE)
+}
+
+/// The position of cell `(x, y)` along the Hilbert curve through an `order × order` grid
+/// (`order` a power of two).
+fn hilbert_index(order: usize, mut x: usize, mut y: usize) -> u64 {
+    let mut d = 0u64;
+    let mut s = order / 2;
+    while s > 0 {
+        let rx = usize::from(x & s > 0);
+        let ry = usize::from(y & s > 0);
+        d += (s * s) as u64 * ((3 * rx) ^ ry) as u64;
+        // Rotate the quadrant so the curve inside it runs the right way.
+        if ry == 0 {
+            if rx == 1 {
+                x = s - 1 - (x & (s - 1));
+                y = s - 1 - (y & (s - 1));
+            }
+            std::mem::swap(&mut x, &mut y);
+        }
+        x &= s - 1;
+        y &= s - 1;
+        s /= 2;
+    }
+    d
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -364,6 +522,64 @@ mod tests {
             let g = Graph::random_connected(n, m, &mut rng);
             assert!(g.is_connected());
             assert_eq!(g.edges().len(), m.min(n * (n - 1) / 2));
+        }
+    }
+
+    #[test]
+    fn geometric_graphs_are_connected_with_about_the_requested_degree() {
+        for (n, seed) in [(1, 1), (2, 2), (50, 3), (2_000, 4), (20_000, 5)] {
+            let g = Graph::random_geometric(n, 10.0, &mut ChaCha8Rng::seed_from_u64(seed));
+            assert_eq!(g.n(), n);
+            assert!(g.is_connected(), "n = {n}");
+            if n >= 2_000 {
+                let mean = 2.0 * g.edges().len() as f64 / n as f64;
+                assert!((9.5..10.5).contains(&mean), "n = {n}: mean degree {mean}");
+            }
+        }
+        // Deterministic per seed.
+        let again = |seed| Graph::random_geometric(500, 10.0, &mut ChaCha8Rng::seed_from_u64(seed));
+        assert_eq!(again(9), again(9));
+        assert_ne!(again(9), again(10));
+        // A sparse one has several components, joined.
+        let sparse = Graph::random_geometric(300, 1.5, &mut ChaCha8Rng::seed_from_u64(6));
+        assert!(sparse.is_connected());
+    }
+
+    #[test]
+    fn geometric_neighbours_have_nearby_ids_random_ones_do_not() {
+        let n = 20_000;
+        let median_gap = |g: &Graph| {
+            let mut gaps: Vec<u32> = g.edges().iter().map(|(a, b)| a.0.abs_diff(b.0)).collect();
+            gaps.sort_unstable();
+            gaps[gaps.len() / 2]
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let geometric = median_gap(&Graph::random_geometric(n, 10.0, &mut rng));
+        let random = median_gap(&Graph::random_connected(n, 5 * n, &mut rng));
+        // About a cell's worth of nodes (3 to 4 here) against about a third of the network.
+        assert!(geometric < 100, "geometric: {geometric}");
+        assert!(random > n as u32 / 5, "random: {random}");
+    }
+
+    #[test]
+    fn the_hilbert_curve_visits_every_cell_once_moving_one_step_at_a_time() {
+        for order in [1, 2, 4, 8, 32] {
+            let mut at = vec![None; order * order];
+            for x in 0..order {
+                for y in 0..order {
+                    let d = hilbert_index(order, x, y) as usize;
+                    assert!(at[d].is_none(), "cell {d} twice");
+                    at[d] = Some((x, y));
+                }
+            }
+            let path: Vec<(usize, usize)> = at.into_iter().map(Option::unwrap).collect();
+            for w in path.windows(2) {
+                assert_eq!(
+                    w[0].0.abs_diff(w[1].0) + w[0].1.abs_diff(w[1].1),
+                    1,
+                    "{w:?}"
+                );
+            }
         }
     }
 

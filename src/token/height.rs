@@ -179,8 +179,17 @@ pub fn lower(own: Height, neighbors: impl Iterator<Item = Height> + Clone) -> Op
 /// reversal (`docs/ALGORITHMS.md`, T7). `None` if the node is not that far above every
 /// neighbour, or has none.
 pub fn trim(own: Height, neighbors: impl Iterator<Item = Height>) -> Option<Height> {
-    let h1 = neighbors.map(|h| h.h1).max()?.saturating_add(1);
-    (own.h1 > h1).then_some(Height { h1, ..own })
+    // The level just above the highest neighbour, given up on at the first neighbour within
+    // a level of us (the common case, and where most walks of the table can stop).
+    let mut h1 = None;
+    for h in neighbors {
+        let above = h.h1.saturating_add(1);
+        if above >= own.h1 {
+            return None;
+        }
+        h1 = h1.max(Some(above));
+    }
+    Some(Height { h1: h1?, ..own })
 }
 
 #[cfg(test)]
@@ -287,5 +296,23 @@ mod tests {
             "not above every neighbour"
         );
         assert_eq!(trim(own, core::iter::empty()), None, "no neighbours");
+    }
+
+    #[test]
+    fn trim_is_one_level_above_the_highest_neighbour_whenever_that_is_lower() {
+        // Against the definition: the highest neighbour's level plus one, if below ours.
+        let levels = [i64::MIN, -5, 0, 1, 2, 3, 7, i64::MAX - 1, i64::MAX];
+        for &own in &levels {
+            for &a in &levels {
+                for &b in &levels {
+                    let views = [h(a, 0, 1), h(b, 3, 2)];
+                    let top = views.iter().map(|v| v.h1).max().unwrap().saturating_add(1);
+                    let expected = (own > top).then_some(h(top, 9, 0));
+                    assert_eq!(trim(h(own, 9, 0), views.iter().copied()), expected);
+                    let one = (own > a.saturating_add(1)).then_some(h(a.saturating_add(1), 9, 0));
+                    assert_eq!(trim(h(own, 9, 0), views[..1].iter().copied()), one);
+                }
+            }
+        }
     }
 }

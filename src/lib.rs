@@ -88,7 +88,8 @@
 //! - Steady-state `handle` does not allocate: actions are drained from a buffer the node
 //!   keeps. The returned actions borrow the node until they are dropped;
 //!   [`Protocol::handle_into`] moves them into the caller's buffer instead, so the node can be
-//!   inspected in an `Err` arm or while they are carried out.
+//!   inspected in an `Err` arm or while they are carried out, and [`Protocol::handle_in`]
+//!   lends an empty caller's `Vec` to the node as its buffer, so one buffer serves many nodes.
 //!
 //! ### Delivery
 //!

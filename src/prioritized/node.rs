@@ -202,6 +202,14 @@ impl Protocol for Node {
         self.outbox.finish(outcome)
     }
 
+    fn handle_in(
+        &mut self,
+        event: Event<Message>,
+        out: &mut Vec<crate::Action<Message>>,
+    ) -> Result<(), Error> {
+        crate::node::lend(self, |n| &mut n.outbox, event, out)
+    }
+
     fn anomaly_severity(kind: Anomaly) -> Severity {
         crate::token::anomaly_severity(kind)
     }

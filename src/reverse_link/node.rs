@@ -506,6 +506,14 @@ impl Protocol for Node {
         Ok(self.outbox.drain())
     }
 
+    fn handle_in(
+        &mut self,
+        event: Event<Message>,
+        out: &mut Vec<Action<Message>>,
+    ) -> Result<(), Error> {
+        crate::node::lend(self, |n| &mut n.outbox, event, out)
+    }
+
     fn anomaly_severity(kind: Anomaly) -> Severity {
         crate::token::anomaly_severity(kind)
     }

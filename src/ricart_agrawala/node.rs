@@ -165,6 +165,14 @@ impl Protocol for Node {
         self.out.finish(result)
     }
 
+    fn handle_in(
+        &mut self,
+        event: Event<Message>,
+        out: &mut Vec<crate::Action<Message>>,
+    ) -> Result<(), Error> {
+        crate::node::lend(self, |n| &mut n.out, event, out)
+    }
+
     fn anomaly_severity(kind: Anomaly) -> Severity {
         crate::permission::anomaly_severity(kind)
     }

@@ -495,6 +495,9 @@ struct Sim<P: TokenAlgorithm> {
     trace: VecDeque<(Time, NodeId, Event<P::Message>)>,
     /// With checks on: the nodes the current step handed an event to (maybe repeated).
     touched: Vec<NodeId>,
+    /// The output buffer every node writes its actions into ([`Protocol::handle_in`]): one
+    /// burst's capacity for the whole network instead of one per node.
+    out: Vec<Action<P::Message>>,
     /// With checks on: the sum of every node's and every in-flight message's tally.
     tally: P::Tally,
     /// Steps until the next full safety check.
@@ -547,6 +550,7 @@ pub fn run<P: TokenAlgorithm>(
         pending_down: Default::default(),
         trace: VecDeque::with_capacity(config.trace_len),
         touched: Vec::new(),
+        out: Vec::new(),
         tally,
         until_full_check: 0,
         fences: Fences::new(),
@@ -648,7 +652,8 @@ impl<P: TokenAlgorithm> Sim<P> {
         }
         let now = self.queue.now();
         let checks = self.config.check_every_step;
-        // The node's actions borrow it: split the borrow of the simulator by fields.
+        // Split the borrow of the simulator by fields: the node, the buffer it writes its
+        // actions into, and what carrying them out changes.
         let Sim {
             config,
             nodes,
@@ -663,6 +668,7 @@ impl<P: TokenAlgorithm> Sim<P> {
             touched,
             fences,
             recorder,
+            out,
             ..
         } = self;
         let target = &mut nodes[node.index()];
@@ -671,9 +677,9 @@ impl<P: TokenAlgorithm> Sim<P> {
             *tally -= target.tally();
             touched.push(node);
         }
-        let outcome = match target.handle(event) {
+        let outcome = match target.handle_in(event, out) {
             Err(e) => Err(format!("{node:?} rejected a valid event: {e}")),
-            Ok(actions) => actions.into_iter().try_for_each(|action| {
+            Ok(()) => out.drain(..).try_for_each(|action| {
                 match action {
                     Action::Send { to, msg } => {
                         // A link has an id in `channels` only while it is in the graph.

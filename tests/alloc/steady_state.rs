@@ -2,7 +2,8 @@
 //! cores either (KRL has its own, finer test in `reverse_link_alloc.rs`): after warm-up rounds
 //! on a static network with reliable delivery, hundreds more rounds of every node requesting
 //! and releasing make no heap allocation inside `handle` (called through `handle_into`, which
-//! moves the actions into a buffer the run keeps) or while its actions are consumed,
+//! moves the actions into a buffer the run keeps, and through `handle_in`, which lends that
+//! buffer to the node) or while its actions are consumed,
 //! nor in the embedder's timer table ([`Timers`]) that records the permission nodes' timers.
 
 use std::collections::VecDeque;
@@ -25,11 +26,14 @@ struct Run<P: Protocol> {
     timers: Vec<Timers>,
     allocations: u64,
     entries: u64,
+    /// Call `handle_in` (the run's buffer lent to the node) instead of `handle_into`.
+    lend: bool,
 }
 
 impl<P: Protocol> Run<P> {
-    fn new(nodes: Vec<P>) -> Self {
+    fn new(nodes: Vec<P>, lend: bool) -> Self {
         Run {
+            lend,
             timers: vec![Timers::new(); nodes.len()],
             nodes,
             steps: VecDeque::with_capacity(1 << 14),
@@ -42,7 +46,14 @@ impl<P: Protocol> Run<P> {
     fn feed(&mut self, at: NodeId, event: Event<P::Message>) {
         self.actions.clear();
         let (node, actions) = (&mut self.nodes[at.index()], &mut self.actions);
-        let (result, made) = counted(|| node.handle_into(event, actions));
+        let lend = self.lend;
+        let (result, made) = counted(|| {
+            if lend {
+                node.handle_in(event, actions)
+            } else {
+                node.handle_into(event, actions)
+            }
+        });
         result.expect("the driver only issues valid events");
         self.allocations += made;
         for action in self.actions.drain(..) {
@@ -96,6 +107,20 @@ impl<P: Protocol> Run<P> {
     }
 }
 
+/// `measure` through `handle_into` and through `handle_in` (the run's buffer lent), from the
+/// same nodes: the allocations of both runs, and the entries, which must agree.
+fn both<P: Protocol + Clone>(
+    nodes: Vec<P>,
+    request: CsRequest,
+    warmup: usize,
+    rounds: usize,
+) -> (u64, u64) {
+    let (into, entries) = Run::new(nodes.clone(), false).measure(request, warmup, rounds);
+    let (lent, lent_entries) = Run::new(nodes, true).measure(request, warmup, rounds);
+    assert_eq!(entries, lent_entries, "the same run either way");
+    (into + lent, entries)
+}
+
 fn ring(n: u32) -> Vec<(NodeId, NodeId)> {
     (0..n).map(|i| (NodeId(i), NodeId((i + 1) % n))).collect()
 }
@@ -113,7 +138,8 @@ fn prioritized_steady_state_handle_does_not_allocate() {
             .into_iter()
             .map(|c| prioritized::Node::new(c).unwrap())
             .collect();
-        let (allocations, entries) = Run::new(nodes).measure(
+        let (allocations, entries) = both(
+            nodes,
             CsRequest {
                 resources: 2,
                 priority: 1,
@@ -141,7 +167,7 @@ fn look_ahead_steady_state_handle_does_not_allocate() {
             .unwrap()
         })
         .collect();
-    let (allocations, entries) = Run::new(nodes).measure(CsRequest::ONE, 30, 300);
+    let (allocations, entries) = both(nodes, CsRequest::ONE, 30, 300);
     assert_eq!(entries, 300 * 5);
     assert_eq!(allocations, 0);
 }
@@ -157,7 +183,7 @@ fn ricart_agrawala_steady_state_handle_does_not_allocate() {
             .unwrap()
         })
         .collect();
-    let (allocations, entries) = Run::new(nodes).measure(CsRequest::ONE, 30, 300);
+    let (allocations, entries) = both(nodes, CsRequest::ONE, 30, 300);
     assert_eq!(entries, 300 * 5);
     assert_eq!(allocations, 0);
 }

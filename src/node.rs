@@ -202,6 +202,7 @@ impl<M> Default for Outbox<M> {
 /// [`Protocol::handle_in`] for a node whose `handle` buffers its actions in the [`Outbox`]
 /// that `outbox` finds: an empty `out` is swapped in as that buffer for the call, so the
 /// actions are left in it and the node's own buffer never grows.
+#[inline]
 pub(crate) fn lend<N: Protocol>(
     node: &mut N,
     outbox: fn(&mut N) -> &mut Outbox<N::Message>,

@@ -202,6 +202,7 @@ impl Protocol for Node {
         self.outbox.finish(outcome)
     }
 
+    #[inline]
     fn handle_in(
         &mut self,
         event: Event<Message>,

@@ -506,6 +506,7 @@ impl Protocol for Node {
         Ok(self.outbox.drain())
     }
 
+    #[inline]
     fn handle_in(
         &mut self,
         event: Event<Message>,

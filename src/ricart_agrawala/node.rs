@@ -165,6 +165,7 @@ impl Protocol for Node {
         self.out.finish(result)
     }
 
+    #[inline]
     fn handle_in(
         &mut self,
         event: Event<Message>,

@@ -184,82 +184,84 @@ impl<M: fmt::Debug> fmt::Debug for Actions<'_, M> {
 /// to the largest burst a node produces, `handle` stops allocating. It is empty between calls,
 /// so comparing it (nodes derive `PartialEq` for "an `Err` changed nothing" tests) is harmless.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Outbox<M> {
-    actions: Vec<Action<M>>,
-    /// The buffer is a caller's, lent for one call ([`lend`]): `drain` leaves the actions in it.
-    lent: bool,
-}
+pub(crate) struct Outbox<M>(Vec<Action<M>>);
 
 impl<M> Default for Outbox<M> {
     fn default() -> Self {
-        Outbox {
-            actions: Vec::new(),
-            lent: false,
-        }
+        Outbox(Vec::new())
     }
 }
 
-/// [`Protocol::handle_in`] for a node whose `handle` buffers its actions in the [`Outbox`]
-/// that `outbox` finds: an empty `out` is swapped in as that buffer for the call, so the
-/// actions are left in it and the node's own buffer never grows.
+/// A node whose handlers buffer their actions in an [`Outbox`]: [`Protocol::handle`] and
+/// [`Protocol::handle_in`] of the crate's nodes are [`handle`] and [`handle_in`] over it.
+pub(crate) trait Buffered: Protocol {
+    /// The node's output buffer.
+    fn outbox(&mut self) -> &mut Outbox<Self::Message>;
+
+    /// Handle `event`, leaving its actions in the (empty) outbox; on `Err` none are left and
+    /// the node is unchanged.
+    fn step(&mut self, event: Event<Self::Message>) -> Result<(), Error>;
+}
+
+/// [`Protocol::handle`] of a [`Buffered`] node.
 #[inline]
-pub(crate) fn lend<N: Protocol>(
+pub(crate) fn handle<N: Buffered>(
     node: &mut N,
-    outbox: fn(&mut N) -> &mut Outbox<N::Message>,
+    event: Event<N::Message>,
+) -> Result<Actions<'_, N::Message>, Error> {
+    node.step(event)?;
+    Ok(node.outbox().drain())
+}
+
+/// [`Protocol::handle_in`] of a [`Buffered`] node: an empty `out` is swapped in as the
+/// node's buffer for the call, so the actions are left in it and the node's own buffer never
+/// grows.
+#[inline]
+pub(crate) fn handle_in<N: Buffered>(
+    node: &mut N,
     event: Event<N::Message>,
     out: &mut Vec<Action<N::Message>>,
 ) -> Result<(), Error> {
     if !out.is_empty() {
-        return node.handle_into(event, out);
+        out.extend(handle(node, event)?);
+        return Ok(());
     }
-    let own = outbox(node);
-    core::mem::swap(&mut own.actions, out);
-    own.lent = true;
-    let outcome = node.handle(event).map(drop);
-    let own = outbox(node);
-    own.lent = false;
-    core::mem::swap(&mut own.actions, out);
+    core::mem::swap(&mut node.outbox().0, out);
+    let outcome = node.step(event);
+    core::mem::swap(&mut node.outbox().0, out);
     outcome
 }
 
 impl<M> Outbox<M> {
     pub(crate) fn push(&mut self, action: Action<M>) {
-        self.actions.push(action);
+        self.0.push(action);
     }
 
     pub(crate) fn send(&mut self, to: crate::NodeId, msg: M) {
-        self.actions.push(Action::Send { to, msg });
+        self.0.push(Action::Send { to, msg });
     }
 
     pub(crate) fn anomaly(&mut self, from: crate::NodeId, kind: crate::Anomaly) {
-        self.actions.push(Action::Anomaly { from, kind });
+        self.0.push(Action::Anomaly { from, kind });
     }
 
-    /// Hand the buffered actions to the caller (in a lent buffer they stay where they are).
+    /// Hand the buffered actions to the caller.
     pub(crate) fn drain(&mut self) -> Actions<'_, M> {
-        let from = if self.lent { self.actions.len() } else { 0 };
-        Actions(self.actions.drain(from..))
+        Actions(self.0.drain(..))
     }
 
     /// Forget actions buffered by a handler that then failed, so `Err` leaves nothing behind.
     pub(crate) fn clear(&mut self) {
-        self.actions.clear();
+        self.0.clear();
     }
 
-    /// The outcome of one `handle` call: the buffered actions, or the handler's error with
-    /// whatever it buffered forgotten (local handlers validate before they mutate, so an `Err`
-    /// leaves the node as it was).
-    pub(crate) fn finish(
-        &mut self,
-        outcome: Result<(), crate::Error>,
-    ) -> Result<Actions<'_, M>, crate::Error> {
-        match outcome {
-            Ok(()) => Ok(self.drain()),
-            Err(e) => {
-                self.clear();
-                Err(e)
-            }
+    /// The outcome of one handler: on `Err`, whatever it buffered is forgotten (local
+    /// handlers validate before they mutate, so an `Err` leaves the node as it was).
+    pub(crate) fn settle(&mut self, outcome: Result<(), crate::Error>) -> Result<(), crate::Error> {
+        if outcome.is_err() {
+            self.clear();
         }
+        outcome
     }
 }
 

@@ -411,18 +411,12 @@ impl Node {
     }
 }
 
-impl Protocol for Node {
-    type Message = Message;
-
-    fn id(&self) -> NodeId {
-        self.s.core.id
+impl crate::node::Buffered for Node {
+    fn outbox(&mut self) -> &mut Outbox<Message> {
+        &mut self.out
     }
 
-    fn status(&self) -> Status {
-        self.s.core.status
-    }
-
-    fn handle(&mut self, event: Event<Message>) -> Result<Actions<'_, Message>, Error> {
+    fn step(&mut self, event: Event<Message>) -> Result<(), Error> {
         self.out.clear();
         // Every fallible handler validates before it mutates, so an `Err` leaves state alone.
         let result = match event {
@@ -443,7 +437,24 @@ impl Protocol for Node {
             Event::Cancel => self.cancel(),
             other => Err(Error::Unsupported(other.name())),
         };
-        self.out.finish(result)
+        self.out.settle(result)
+    }
+}
+
+impl Protocol for Node {
+    type Message = Message;
+
+    fn id(&self) -> NodeId {
+        self.s.core.id
+    }
+
+    fn status(&self) -> Status {
+        self.s.core.status
+    }
+
+    #[inline]
+    fn handle(&mut self, event: Event<Message>) -> Result<Actions<'_, Message>, Error> {
+        crate::node::handle(self, event)
     }
 
     #[inline]
@@ -452,7 +463,7 @@ impl Protocol for Node {
         event: Event<Message>,
         out: &mut Vec<crate::Action<Message>>,
     ) -> Result<(), Error> {
-        crate::node::lend(self, |n| &mut n.out, event, out)
+        crate::node::handle_in(self, event, out)
     }
 
     fn anomaly_severity(kind: Anomaly) -> Severity {

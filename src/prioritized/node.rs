@@ -169,18 +169,12 @@ impl Node {
     }
 }
 
-impl Protocol for Node {
-    type Message = Message;
-
-    fn id(&self) -> NodeId {
-        self.id
+impl crate::node::Buffered for Node {
+    fn outbox(&mut self) -> &mut Outbox<Message> {
+        &mut self.outbox
     }
 
-    fn status(&self) -> Status {
-        self.status
-    }
-
-    fn handle(&mut self, event: Event<Message>) -> Result<Actions<'_, Message>, Error> {
+    fn step(&mut self, event: Event<Message>) -> Result<(), Error> {
         let outcome = match event {
             Event::Request(req) => self.request(req),
             Event::Release => self.release(),
@@ -199,7 +193,24 @@ impl Protocol for Node {
             }
             other => Err(Error::Unsupported(other.name())),
         };
-        self.outbox.finish(outcome)
+        self.outbox.settle(outcome)
+    }
+}
+
+impl Protocol for Node {
+    type Message = Message;
+
+    fn id(&self) -> NodeId {
+        self.id
+    }
+
+    fn status(&self) -> Status {
+        self.status
+    }
+
+    #[inline]
+    fn handle(&mut self, event: Event<Message>) -> Result<Actions<'_, Message>, Error> {
+        crate::node::handle(self, event)
     }
 
     #[inline]
@@ -208,7 +219,7 @@ impl Protocol for Node {
         event: Event<Message>,
         out: &mut Vec<crate::Action<Message>>,
     ) -> Result<(), Error> {
-        crate::node::lend(self, |n| &mut n.outbox, event, out)
+        crate::node::handle_in(self, event, out)
     }
 
     fn anomaly_severity(kind: Anomaly) -> Severity {

@@ -436,18 +436,12 @@ impl TokenNode for Node {
     }
 }
 
-impl Protocol for Node {
-    type Message = Message;
-
-    fn id(&self) -> NodeId {
-        self.id
+impl crate::node::Buffered for Node {
+    fn outbox(&mut self) -> &mut Outbox<Message> {
+        &mut self.outbox
     }
 
-    fn status(&self) -> Status {
-        self.status
-    }
-
-    fn handle(&mut self, event: Event<Message>) -> Result<Actions<'_, Message>, Error> {
+    fn step(&mut self, event: Event<Message>) -> Result<(), Error> {
         self.outbox.clear();
         match event {
             Event::Request(CsRequest { resources, .. }) => {
@@ -503,7 +497,24 @@ impl Protocol for Node {
             }
             other => return Err(Error::Unsupported(other.name())),
         }
-        Ok(self.outbox.drain())
+        Ok(())
+    }
+}
+
+impl Protocol for Node {
+    type Message = Message;
+
+    fn id(&self) -> NodeId {
+        self.id
+    }
+
+    fn status(&self) -> Status {
+        self.status
+    }
+
+    #[inline]
+    fn handle(&mut self, event: Event<Message>) -> Result<Actions<'_, Message>, Error> {
+        crate::node::handle(self, event)
     }
 
     #[inline]
@@ -512,7 +523,7 @@ impl Protocol for Node {
         event: Event<Message>,
         out: &mut Vec<Action<Message>>,
     ) -> Result<(), Error> {
-        crate::node::lend(self, |n| &mut n.outbox, event, out)
+        crate::node::handle_in(self, event, out)
     }
 
     fn anomaly_severity(kind: Anomaly) -> Severity {

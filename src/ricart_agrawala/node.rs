@@ -131,18 +131,12 @@ impl Node {
     }
 }
 
-impl Protocol for Node {
-    type Message = Message;
-
-    fn id(&self) -> NodeId {
-        self.s.id
+impl crate::node::Buffered for Node {
+    fn outbox(&mut self) -> &mut Outbox<Message> {
+        &mut self.out
     }
 
-    fn status(&self) -> Status {
-        self.s.status
-    }
-
-    fn handle(&mut self, event: Event<Message>) -> Result<Actions<'_, Message>, Error> {
+    fn step(&mut self, event: Event<Message>) -> Result<(), Error> {
         self.out.clear();
         let result = match event {
             Event::Request(req) => self.request(req),
@@ -162,7 +156,24 @@ impl Protocol for Node {
             }
             other => Err(Error::Unsupported(other.name())),
         };
-        self.out.finish(result)
+        self.out.settle(result)
+    }
+}
+
+impl Protocol for Node {
+    type Message = Message;
+
+    fn id(&self) -> NodeId {
+        self.s.id
+    }
+
+    fn status(&self) -> Status {
+        self.s.status
+    }
+
+    #[inline]
+    fn handle(&mut self, event: Event<Message>) -> Result<Actions<'_, Message>, Error> {
+        crate::node::handle(self, event)
     }
 
     #[inline]
@@ -171,7 +182,7 @@ impl Protocol for Node {
         event: Event<Message>,
         out: &mut Vec<crate::Action<Message>>,
     ) -> Result<(), Error> {
-        crate::node::lend(self, |n| &mut n.out, event, out)
+        crate::node::handle_in(self, event, out)
     }
 
     fn anomaly_severity(kind: Anomaly) -> Severity {

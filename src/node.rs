@@ -203,6 +203,30 @@ pub(crate) trait Buffered: Protocol {
     fn step(&mut self, event: Event<Self::Message>) -> Result<(), Error>;
 }
 
+/// [`Protocol::handle`] and [`Protocol::handle_in`] of a [`Buffered`] node whose message type
+/// is `$msg`, for its `impl Protocol` block.
+macro_rules! buffered_handlers {
+    ($msg:ty) => {
+        #[inline]
+        fn handle(
+            &mut self,
+            event: $crate::Event<$msg>,
+        ) -> Result<$crate::node::Actions<'_, $msg>, $crate::Error> {
+            $crate::node::handle(self, event)
+        }
+
+        #[inline]
+        fn handle_in(
+            &mut self,
+            event: $crate::Event<$msg>,
+            out: &mut alloc::vec::Vec<$crate::Action<$msg>>,
+        ) -> Result<(), $crate::Error> {
+            $crate::node::handle_in(self, event, out)
+        }
+    };
+}
+pub(crate) use buffered_handlers;
+
 /// [`Protocol::handle`] of a [`Buffered`] node.
 #[inline]
 pub(crate) fn handle<N: Buffered>(
@@ -279,38 +303,13 @@ mod tests {
         (node(), node())
     }
 
+    /// `handle_into` and `handle_in` give what `handle` gives, after what the buffer holds
+    /// (`handle_in` lends an empty one to the node); on `Err` they leave buffer and node as
+    /// they were, and the node is free to inspect right there; the node's own buffer is in
+    /// place again afterwards (a later `handle` still works).
     #[test]
-    fn handle_into_appends_what_handle_returns_and_nothing_on_err() {
-        let (mut a, _) = pair();
-        let mut via_handle = a.clone();
-        let expected: Vec<_> = via_handle
-            .handle(Event::Request(CsRequest::ONE))
-            .unwrap()
-            .collect();
-        let marker = Action::EnterCritical {
-            resources: 7,
-            fence: crate::Fence::new(0, 7),
-        };
-        let mut out = vec![marker.clone()];
-        a.handle_into(Event::Request(CsRequest::ONE), &mut out)
-            .unwrap();
-        assert_eq!(out[0], marker, "appended, not replaced");
-        assert_eq!(out[1..], expected[..]);
-        assert_eq!(a, via_handle);
-
-        let before = a.clone();
-        let refused = a.handle_into(Event::Request(CsRequest::ONE), &mut out);
-        assert_eq!(refused, Err(Error::AlreadyRequested(Status::Waiting)));
-        // The node is free to inspect right here, and unchanged; nothing was appended.
-        assert_eq!((a.status(), &a), (Status::Waiting, &before));
-        assert_eq!(out.len(), 1 + expected.len());
-    }
-
-    /// `handle_in` gives what `handle` gives, in an empty buffer (lent to the node) or after
-    /// what a buffer holds, and on `Err` leaves buffer and node as they were, either way; the
-    /// node's own buffer is back in place (a later `handle` still works).
-    #[test]
-    fn handle_in_gives_what_handle_gives_lent_or_appended() {
+    fn handle_into_and_handle_in_give_what_handle_gives() {
+        type Via = fn(&mut Node, Event<Message>, &mut Vec<Action<Message>>) -> Result<(), Error>;
         let (a, _) = pair();
         let mut via_handle = a.clone();
         let expected: Vec<_> = via_handle
@@ -321,23 +320,27 @@ mod tests {
             resources: 7,
             fence: crate::Fence::new(0, 7),
         };
-        for held in [Vec::new(), vec![marker.clone()]] {
-            let mut node = a.clone();
-            let mut out = held.clone();
-            node.handle_in(Event::Request(CsRequest::ONE), &mut out)
-                .unwrap();
-            assert_eq!(out[..held.len()], held[..]);
-            assert_eq!(out[held.len()..], expected[..]);
-            assert_eq!(node, via_handle);
+        let into: Via = |n, e, out| n.handle_into(e, out);
+        let lent: Via = |n, e, out| n.handle_in(e, out);
+        for via in [into, lent] {
+            for held in [Vec::new(), vec![marker.clone()]] {
+                let mut node = a.clone();
+                let mut out = held.clone();
+                via(&mut node, Event::Request(CsRequest::ONE), &mut out).unwrap();
+                assert_eq!(out[..held.len()], held[..], "appended, not replaced");
+                assert_eq!(out[held.len()..], expected[..]);
+                assert_eq!(node, via_handle);
 
-            let (before, mut out) = (node.clone(), held.clone());
-            let refused = node.handle_in(Event::Request(CsRequest::ONE), &mut out);
-            assert_eq!(refused, Err(Error::AlreadyRequested(Status::Waiting)));
-            assert_eq!((out, &node), (held, &before));
-            assert_eq!(
-                node.handle(Event::Release).err(),
-                Some(Error::NotInCritical(Status::Waiting))
-            );
+                let (before, mut out) = (node.clone(), held.clone());
+                let refused = via(&mut node, Event::Request(CsRequest::ONE), &mut out);
+                assert_eq!(refused, Err(Error::AlreadyRequested(Status::Waiting)));
+                assert_eq!(
+                    (node.status(), &node, out),
+                    (Status::Waiting, &before, held)
+                );
+                let release = node.handle(Event::Release).err();
+                assert_eq!(release, Some(Error::NotInCritical(Status::Waiting)));
+            }
         }
     }
 

@@ -8,7 +8,7 @@ use super::sets::{initial_info_set, Relation, Sets};
 use super::{Config, Settings};
 use crate::node::Outbox;
 use crate::permission::{Core, Decision, Ticket, Timestamp};
-use crate::{Actions, Anomaly, CsRequest, Error, Event, Fence, NodeId, Protocol, Severity, Status};
+use crate::{Anomaly, CsRequest, Error, Event, Fence, NodeId, Protocol, Severity, Status};
 
 /// The host's mode (section III-A).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -452,19 +452,7 @@ impl Protocol for Node {
         self.s.core.status
     }
 
-    #[inline]
-    fn handle(&mut self, event: Event<Message>) -> Result<Actions<'_, Message>, Error> {
-        crate::node::handle(self, event)
-    }
-
-    #[inline]
-    fn handle_in(
-        &mut self,
-        event: Event<Message>,
-        out: &mut Vec<crate::Action<Message>>,
-    ) -> Result<(), Error> {
-        crate::node::handle_in(self, event, out)
-    }
+    crate::node::buffered_handlers!(Message);
 
     fn anomaly_severity(kind: Anomaly) -> Severity {
         crate::permission::anomaly_severity(kind)

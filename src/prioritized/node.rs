@@ -5,7 +5,7 @@ use crate::queue::{Priority, PriorityQueue};
 use crate::token::height::Height;
 use crate::token::links::{Links, TokenNode};
 use crate::token::neighbors::Neighbors;
-use crate::{Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Severity, Status};
+use crate::{Anomaly, CsRequest, Error, Event, NodeId, Protocol, Severity, Status};
 
 use super::Message;
 use super::{Config, Settings};
@@ -208,19 +208,7 @@ impl Protocol for Node {
         self.status
     }
 
-    #[inline]
-    fn handle(&mut self, event: Event<Message>) -> Result<Actions<'_, Message>, Error> {
-        crate::node::handle(self, event)
-    }
-
-    #[inline]
-    fn handle_in(
-        &mut self,
-        event: Event<Message>,
-        out: &mut Vec<crate::Action<Message>>,
-    ) -> Result<(), Error> {
-        crate::node::handle_in(self, event, out)
-    }
+    crate::node::buffered_handlers!(Message);
 
     fn anomaly_severity(kind: Anomaly) -> Severity {
         crate::token::anomaly_severity(kind)

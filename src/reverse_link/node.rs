@@ -9,8 +9,8 @@ use crate::token::height::{Height, Sealed};
 use crate::token::links::{LinkMessages, Links, Take, TokenNode};
 use crate::token::neighbors::{Neighbors, Said};
 use crate::{
-    Action, Actions, Anomaly, CsRequest, Error, Event, Fence, FenceCopies, NodeId, Protocol,
-    Severity, Status, TimerId,
+    Action, Anomaly, CsRequest, Error, Event, Fence, FenceCopies, NodeId, Protocol, Severity,
+    Status, TimerId,
 };
 
 /// A KRL (or KRLF) node.
@@ -512,19 +512,7 @@ impl Protocol for Node {
         self.status
     }
 
-    #[inline]
-    fn handle(&mut self, event: Event<Message>) -> Result<Actions<'_, Message>, Error> {
-        crate::node::handle(self, event)
-    }
-
-    #[inline]
-    fn handle_in(
-        &mut self,
-        event: Event<Message>,
-        out: &mut Vec<Action<Message>>,
-    ) -> Result<(), Error> {
-        crate::node::handle_in(self, event, out)
-    }
+    crate::node::buffered_handlers!(Message);
 
     fn anomaly_severity(kind: Anomaly) -> Severity {
         crate::token::anomaly_severity(kind)

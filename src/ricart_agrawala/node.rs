@@ -4,7 +4,7 @@ use super::message::Message;
 use super::{Config, Settings};
 use crate::node::Outbox;
 use crate::permission::{Core, Decision, Ticket, Timestamp};
-use crate::{Actions, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Severity, Status};
+use crate::{Anomaly, CsRequest, Error, Event, NodeId, Protocol, Severity, Status};
 
 /// A Ricart–Agrawala node. `PartialEq` compares state, not the output buffer.
 #[derive(Debug, Clone)]
@@ -171,19 +171,7 @@ impl Protocol for Node {
         self.s.status
     }
 
-    #[inline]
-    fn handle(&mut self, event: Event<Message>) -> Result<Actions<'_, Message>, Error> {
-        crate::node::handle(self, event)
-    }
-
-    #[inline]
-    fn handle_in(
-        &mut self,
-        event: Event<Message>,
-        out: &mut Vec<crate::Action<Message>>,
-    ) -> Result<(), Error> {
-        crate::node::handle_in(self, event, out)
-    }
+    crate::node::buffered_handlers!(Message);
 
     fn anomaly_severity(kind: Anomaly) -> Severity {
         crate::permission::anomaly_severity(kind)

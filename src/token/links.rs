@@ -53,7 +53,7 @@ impl Links {
     ) -> Self {
         Links {
             height,
-            neighbors: Neighbors::with_known(neighbors, height),
+            neighbors: Neighbors::with_known(neighbors),
             next,
             raises: 0,
         }
@@ -114,10 +114,7 @@ impl Links {
     /// Ask one forming link's peer for its height with a Probe.
     pub(crate) fn ask<M: LinkMessages>(&mut self, j: NodeId, out: &mut Outbox<M>) {
         let own = self.height;
-        if let Some(entry) = self.neighbors.get_mut(j) {
-            entry.asked = true;
-            entry.form_height = own;
-        }
+        self.neighbors.asked(j, own);
         out.send(j, M::probe(own.into()));
     }
 

@@ -45,10 +45,9 @@ pub struct Neighbor {
     /// Tokens sent to the peer and not acknowledged yet (KRLF can send a second one before
     /// the first is acknowledged). The paper's `receivedLI` is `unacked == 0`.
     pub(crate) unacked: u32,
-    /// The link was detected forming and the peer's first LinkInfo has not arrived yet.
+    /// The link was detected forming and the peer's first LinkInfo has not arrived yet (our
+    /// height as last announced to it is kept apart, in [`Neighbors::form_height`]).
     pub(crate) forming: bool,
-    /// Our height when we last announced it to the peer while the link was forming.
-    pub(crate) form_height: Height,
     /// While forming: we sent the peer a Probe to ask for its height.
     pub(crate) asked: bool,
     /// KRLF: a token was forwarded over this link since the marks were last cleared.
@@ -86,11 +85,6 @@ impl Neighbor {
     /// The link was detected forming and the peer's first LinkInfo has not arrived yet.
     pub fn forming(&self) -> bool {
         self.forming
-    }
-
-    /// Our height when we last announced it to the peer while the link was forming.
-    pub fn form_height(&self) -> Height {
-        self.form_height
     }
 
     /// KRLF: a token was forwarded over this link since the marks were last cleared.
@@ -174,23 +168,27 @@ pub(crate) fn initial_next(
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Neighbors {
     entries: PeerMap<Neighbor>,
+    /// For each forming link (and only those), our height when we last announced it to the
+    /// peer. Kept apart from the entries, which every walk of the table reads: it is needed
+    /// only while a link forms, and without it an entry is 40 bytes instead of 64.
+    announced: PeerMap<(NodeId, Height)>,
 }
 
 impl Neighbors {
     /// A table with the given peers already in `N`, with known heights (initial configuration).
-    pub(crate) fn with_known(peers: impl IntoIterator<Item = Height>, own: Height) -> Self {
+    pub(crate) fn with_known(peers: impl IntoIterator<Item = Height>) -> Self {
         let entries = peers.into_iter().map(|h| Neighbor {
             id: h.id,
             height: h,
             in_n: true,
             unacked: 0,
             forming: false,
-            form_height: own,
             asked: false,
             visited: false,
         });
         Neighbors {
             entries: PeerMap::from_entries(entries),
+            announced: PeerMap::default(),
         }
     }
 
@@ -212,16 +210,35 @@ impl Neighbors {
     /// Record a forming link to `id` detected while our height is `own`. Returns false (and
     /// changes nothing) if a link to `id` already exists.
     pub(crate) fn link_up(&mut self, id: NodeId, own: Height) -> bool {
-        self.entries.insert_new(Neighbor {
+        let new = self.entries.insert_new(Neighbor {
             id,
             height: own,
             in_n: false,
             unacked: 0,
             forming: true,
-            form_height: own,
             asked: false,
             visited: false,
-        })
+        });
+        if new {
+            self.announced.insert((id, own));
+        }
+        new
+    }
+
+    /// Our height when we last announced it to `id` while the link to it is forming (`None`
+    /// for a link that is not forming).
+    pub fn form_height(&self, id: NodeId) -> Option<Height> {
+        self.announced.get(id).map(|&(_, h)| h)
+    }
+
+    /// We asked forming link `id`'s peer for its height (a Probe) while ours is `own`.
+    pub(crate) fn asked(&mut self, id: NodeId, own: Height) {
+        if let Some(entry) = self.entries.get_mut(id) {
+            entry.asked = true;
+        }
+        if let Some(announced) = self.announced.get_mut(id) {
+            announced.1 = own;
+        }
     }
 
     /// Take in what `from` says of its height (`None`: the message's height was impossible)
@@ -239,7 +256,7 @@ impl Neighbors {
         own: Height,
         said: Said,
     ) -> Result<Heard, Anomaly> {
-        let entry = self.get_mut(from).ok_or(Anomaly::UnknownPeer)?;
+        let entry = self.entries.get_mut(from).ok_or(Anomaly::UnknownPeer)?;
         let mut heard = Heard {
             tell: said == Said::Probe,
             recorded: false,
@@ -252,7 +269,9 @@ impl Neighbors {
             entry.asked &= !entry.forming;
             return Ok(heard);
         };
-        heard.tell |= entry.forming && own != entry.form_height;
+        if entry.forming {
+            heard.tell |= self.announced.remove(from).is_some_and(|(_, h)| h != own);
+        }
         entry.in_n = true;
         entry.forming = false;
         if entry.received_li() {
@@ -265,18 +284,22 @@ impl Neighbors {
     /// The forming links whose peer we have not asked yet, now marked asked (with our height
     /// `own` as the one announced): the caller sends each a Probe.
     pub(crate) fn ask_forming(&mut self, own: Height) -> impl Iterator<Item = NodeId> + '_ {
+        let announced = &mut self.announced;
         self.entries
             .iter_mut()
             .filter(|n| n.forming && !n.asked)
             .map(move |n| {
                 n.asked = true;
-                n.form_height = own;
+                if let Some(a) = announced.get_mut(n.id) {
+                    a.1 = own;
+                }
                 n.id
             })
     }
 
     /// Forget the link to `id`. Returns whether it existed.
     pub(crate) fn link_down(&mut self, id: NodeId) -> bool {
+        self.announced.remove(id);
         self.entries.remove(id).is_some()
     }
 
@@ -361,7 +384,7 @@ mod tests {
     #[test]
     fn directions_follow_heights() {
         let own = h(5, 0);
-        let t = Neighbors::with_known([h(7, 3), h(2, 1), h(6, 2)], own);
+        let t = Neighbors::with_known([h(7, 3), h(2, 1), h(6, 2)]);
         assert_eq!(
             t.incoming(own).collect::<Vec<_>>(),
             vec![NodeId(2), NodeId(3)]
@@ -376,7 +399,7 @@ mod tests {
     #[test]
     fn hearing_a_peer_records_its_height_unless_an_ack_is_pending() {
         let own = h(5, 0);
-        let mut t = Neighbors::with_known([h(3, 1)], own);
+        let mut t = Neighbors::with_known([h(3, 1)]);
         assert_eq!(
             t.hear(NodeId(9), Some(h(7, 9)), own, Said::Info),
             Err(Anomaly::UnknownPeer)
@@ -439,9 +462,16 @@ mod tests {
         t.link_up(NodeId(3), own);
         t.link_up(NodeId(4), own);
         t.hear(NodeId(4), Some(h(1, 4)), own, Said::Info).unwrap();
+        assert_eq!(t.form_height(NodeId(4)), None, "formed: nothing kept");
+        assert_eq!(t.form_height(NodeId(3)), Some(own));
         let moved = h(9, 0);
         assert_eq!(t.ask_forming(moved).collect::<Vec<_>>(), vec![NodeId(3)]);
         assert_eq!(t.ask_forming(moved).count(), 0);
+        assert_eq!(
+            t.form_height(NodeId(3)),
+            Some(moved),
+            "the height the Probe carried"
+        );
         // The question announced our current height: no need to announce it again.
         assert!(
             !t.hear(NodeId(3), Some(h(1, 3)), moved, Said::Info)
@@ -460,8 +490,10 @@ mod tests {
         assert!(t.is_empty() && t.all_higher(own));
         t.get_mut(NodeId(4)).unwrap().in_n = true;
         assert!(t.is_member(NodeId(4)));
+        assert_eq!(t.form_height(NodeId(4)), Some(own));
         assert!(t.link_down(NodeId(4)));
         assert!(!t.link_down(NodeId(4)));
-        assert!(t.get(NodeId(4)).is_none());
+        assert!(t.get(NodeId(4)).is_none() && t.form_height(NodeId(4)).is_none());
+        assert_eq!(core::mem::size_of::<Neighbor>(), 40);
     }
 }

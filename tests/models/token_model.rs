@@ -66,8 +66,7 @@ pub trait Fingerprint: Harnessed + std::fmt::Debug + Send + Sync + 'static {
 pub fn neighbor_heights(neighbors: &Neighbors) -> impl Iterator<Item = Height> + '_ {
     neighbors.entries().flat_map(|e| {
         let view = e.in_n().then_some(e.height());
-        view.into_iter()
-            .chain(e.forming().then_some(e.form_height()))
+        view.into_iter().chain(neighbors.form_height(e.id()))
     })
 }
 
@@ -84,8 +83,8 @@ pub fn hash_neighbors<H: Hasher>(
         if e.in_n() {
             shift(e.height()).hash(hasher);
         }
-        if e.forming() {
-            shift(e.form_height()).hash(hasher);
+        if let Some(h) = neighbors.form_height(e.id()) {
+            shift(h).hash(hasher);
         }
     }
 }

@@ -360,7 +360,7 @@ fn link_up_sends_own_height_and_records_a_forming_link_outside_n() {
     );
     let e = entry(&n, 7);
     assert!(e.forming() && !e.in_n() && e.received_li() && !e.visited());
-    assert_eq!(e.form_height(), h(1, 0, 5));
+    assert_eq!(n.neighbors().form_height(NodeId(7)), Some(h(1, 0, 5)));
     assert!(!n.neighbors().is_member(NodeId(7)));
     assert_eq!(n.neighbors().lowest(), Some(NodeId(1)));
 }

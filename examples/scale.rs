@@ -237,8 +237,14 @@ fn run(args: &Args, n: usize) {
     };
     let m = &outcome.metrics;
     let hwm = status_bytes("VmHWM:");
+    // With mobility, how many links failed or formed (each random change is one of each).
+    let changes = if args.mobility > 0.0 {
+        format!("  {} link changes", m.link_changes)
+    } else {
+        String::new()
+    };
     println!(
-        "{:>8} {:>5} {:>7} {:>9} {:>11} {:>9.2} {:>10.2} {:>8.0} {:>9.2} {:>10.1} {:>10.0} {:>9.1} {:>9.2} {:>9.0}",
+        "{:>8} {:>5} {:>7} {:>9} {:>11} {:>9.2} {:>10.2} {:>8.0} {:>9.2} {:>10.1} {:>10.0} {:>9.1} {:>9.2} {:>9.0}{changes}",
         n,
         k,
         if args.checks { "on" } else { "off" },

@@ -267,7 +267,9 @@
 //! ```
 #![cfg_attr(not(feature = "std"), no_std)]
 #![deny(missing_docs)]
-#![forbid(unsafe_code)]
+// One `unsafe` block in the crate, a cache hint that reads no memory (`prefetch`).
+#![deny(unsafe_code)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 extern crate alloc;
 
@@ -280,6 +282,8 @@ pub mod look_ahead;
 mod node;
 mod peer_map;
 pub mod permission;
+#[cfg(feature = "std")]
+mod prefetch;
 pub mod prioritized;
 pub mod queue;
 pub mod reverse_link;

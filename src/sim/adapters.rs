@@ -58,6 +58,10 @@ impl TokenAlgorithm for reverse_link::Node {
     fn raises(&self) -> u64 {
         Self::raises(self)
     }
+
+    fn prefetch(&self) {
+        self.neighbors().prefetch();
+    }
 }
 
 impl TokenAlgorithm for prioritized::Node {
@@ -114,5 +118,9 @@ impl TokenAlgorithm for prioritized::Node {
 
     fn raises(&self) -> u64 {
         Self::raises(self)
+    }
+
+    fn prefetch(&self) {
+        self.neighbors().prefetch();
     }
 }

@@ -1,7 +1,9 @@
 //! Virtual time and the simulator's event queue.
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
+
+use dary_heap::QuaternaryHeap;
 
 /// Virtual time, in the papers' abstract time units.
 pub type Time = f64;
@@ -44,7 +46,7 @@ impl<E> Ord for Entry<E> {
 /// would give; a simulator whose messages all take one delay then pushes and pops most events
 /// in constant time.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    heap: QuaternaryHeap<Entry<E>>,
     lanes: Vec<Lane<E>>,
     now: Time,
     seq: u64,
@@ -59,7 +61,7 @@ struct Lane<E> {
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         EventQueue {
-            heap: BinaryHeap::new(),
+            heap: QuaternaryHeap::new(),
             lanes: Vec::new(),
             now: 0.0,
             seq: 0,
@@ -147,6 +149,12 @@ impl<E> EventQueue<E> {
         };
         self.now = e.at;
         Some((e.at, e.event))
+    }
+
+    /// The `i`-th event waiting in lane `lane` (the lanes in the order of
+    /// [`EventQueue::with_lanes`]; 0 is the next one out of it), to look ahead.
+    pub fn lane_event(&self, lane: usize, i: usize) -> Option<&E> {
+        self.lanes.get(lane)?.events.get(i).map(|e| &e.event)
     }
 
     /// The time of the next event, if any.
@@ -239,5 +247,21 @@ mod tests {
             assert_eq!(Some(e), one.pop());
         }
         assert!(laned.is_empty() && one.is_empty());
+    }
+
+    #[test]
+    fn lanes_can_be_looked_into() {
+        let mut q = EventQueue::with_lanes(&[1.0, 2.0]);
+        for (delay, e) in [(1.0, "a"), (2.0, "x"), (1.0, "b"), (0.5, "h")] {
+            q.schedule(delay, e);
+        }
+        assert_eq!(q.lane_event(0, 0), Some(&"a"));
+        assert_eq!(q.lane_event(0, 1), Some(&"b"));
+        assert_eq!(q.lane_event(0, 2), None);
+        assert_eq!(q.lane_event(1, 0), Some(&"x"));
+        assert_eq!(q.lane_event(2, 0), None);
+        assert_eq!(q.pop(), Some((0.5, "h")));
+        assert_eq!(q.pop(), Some((1.0, "a")));
+        assert_eq!(q.lane_event(0, 0), Some(&"b"));
     }
 }

@@ -87,6 +87,11 @@ pub trait TokenAlgorithm: Protocol + crate::trace::Visible + Clone + Sized {
     fn raises(&self) -> u64 {
         0
     }
+
+    /// A hint: ask the CPU cache for the state outside the node's own struct that its next
+    /// event will read (the simulator asks for the struct itself). It must change nothing;
+    /// the default does nothing.
+    fn prefetch(&self) {}
 }
 
 /// The messages in flight, per directed link, oldest first.
@@ -150,6 +155,44 @@ impl<M> Channels<M> {
         let mut channels = Channels::default();
         channels.links.reserve_exact(links);
         channels
+    }
+
+    /// Channels with an id for every link of `graph` in both directions, numbered in node
+    /// order (a node's links, and their records, lie together in memory).
+    pub fn for_graph(graph: &Graph) -> Self {
+        let mut channels = Channels::with_capacity(2 * graph.edges().len());
+        channels.index = (0..graph.n())
+            .map(|a| {
+                let a = NodeId(a as u32);
+                let mut own = Vec::with_capacity(graph.degree(a));
+                for to in graph.neighbors(a) {
+                    channels.links.push(Link {
+                        from: a,
+                        to,
+                        head: NONE,
+                        tail: NONE,
+                    });
+                    own.push((to, (channels.links.len() - 1) as u32));
+                }
+                own
+            })
+            .collect();
+        channels
+    }
+
+    /// A cache hint: where `from`'s links are listed.
+    fn prefetch_index(&self, from: NodeId) {
+        if let Some(links) = self.index.get(from.index()) {
+            crate::prefetch::value(links);
+        }
+    }
+
+    /// A cache hint: `from`'s list of links (its address must be cached by now, see
+    /// [`Channels::prefetch_index`]).
+    fn prefetch_links(&self, from: NodeId) {
+        if let Some(links) = self.index.get(from.index()) {
+            crate::prefetch::slice(links);
+        }
     }
 
     /// The id of the link `from → to`, if it has been used (and not forgotten).
@@ -338,6 +381,15 @@ pub struct Config<P> {
     pub link_pick: LinkPick,
     /// Message delay on every link.
     pub delay: f64,
+    /// Networks of at least this many nodes look ahead for the cache: as each message is
+    /// sent and one event before it is delivered, the simulator asks the CPU for the memory
+    /// the receiver will read (`Sim::prefetch_upcoming`). It changes no result, only the time
+    /// a large network takes: at 100,000 nodes the state (about 1 KiB a node) is far larger
+    /// than the last-level cache and every event otherwise waits on a chain of misses, while
+    /// up to 10,000 nodes it fits and the hints cost more than they save (measured on the
+    /// 32 MiB cache of `docs/PERFORMANCE.md`'s machine). [`Config::new`] sets
+    /// [`Config::PREFETCH_FROM`]; 0 always, `usize::MAX` never.
+    pub prefetch_from: usize,
     /// Length of the load phase (requests and link changes happen only in it).
     pub duration: f64,
     /// Requests at fixed times, besides the Poisson ones of `workload` (set its `lambda_req`
@@ -390,6 +442,10 @@ pub struct Config<P> {
 }
 
 impl<P> Config<P> {
+    /// The default [`Config::prefetch_from`]: 16,384 nodes, about 16 MiB of state, half the
+    /// last-level cache of the machine it was measured on.
+    pub const PREFETCH_FROM: usize = 16_384;
+
     /// The paper's defaults (delay 1, CS 1) on `graph`, with checks on and a 64-event trace.
     pub fn new(graph: Graph, params: P, seed: u64) -> Self {
         let full_check_every = (64 * graph.n() as u64).max(4096);
@@ -402,6 +458,7 @@ impl<P> Config<P> {
             keep_connected: true,
             link_pick: LinkPick::Shuffled,
             delay: 1.0,
+            prefetch_from: Self::PREFETCH_FROM,
             duration: 1_000.0,
             replay: Vec::new(),
             script: Vec::new(),
@@ -431,9 +488,10 @@ pub struct Outcome<N> {
 
 #[derive(Debug, Clone, Copy)]
 enum SimEvent {
-    /// The oldest message on a link ([`Channels::open`]'s id) arrives.
+    /// The oldest message on a link ([`Channels::open`]'s id) arrives at `to`.
     Deliver {
         link: u32,
+        to: NodeId,
     },
     /// A timer a node set expires (cancellations are not tracked: nodes ignore stale expiries).
     Timeout {
@@ -448,6 +506,19 @@ enum SimEvent {
     /// A replayed failure of a link that was busy when it was due: try again.
     RetryDown(NodeId, NodeId),
     EndOfLoad,
+}
+
+impl SimEvent {
+    /// The node this event is handed to, if one.
+    fn node(&self) -> Option<NodeId> {
+        match *self {
+            SimEvent::Deliver { to: node, .. }
+            | SimEvent::Timeout { node, .. }
+            | SimEvent::Request(node)
+            | SimEvent::Release(node) => Some(node),
+            _ => None,
+        }
+    }
 }
 
 /// The resources held, for the utilization metric.
@@ -506,6 +577,8 @@ struct Sim<P: TokenAlgorithm> {
     fences: Fences,
     /// The run so far, with [`Config::record`].
     recorder: Option<crate::trace::Recorder>,
+    /// Whether to look ahead for the cache (`Sim::prefetch_upcoming`).
+    prefetching: bool,
 }
 
 /// Run one simulation.
@@ -526,8 +599,7 @@ pub fn run<P: TokenAlgorithm>(
     for node in &nodes {
         tally += node.tally();
     }
-    // Room for every link of the initial graph in both directions.
-    let channels = Channels::with_capacity(2 * config.graph.edges().len());
+    let channels = Channels::for_graph(&config.graph);
     let mut sim = Sim::<P> {
         // The simulation changes its own copy; the configuration's is not read again.
         graph: std::mem::replace(&mut config.graph, Graph::empty(0)),
@@ -555,6 +627,7 @@ pub fn run<P: TokenAlgorithm>(
         until_full_check: 0,
         fences: Fences::new(),
         recorder: None,
+        prefetching: n >= config.prefetch_from,
         config,
     };
     if sim.config.record {
@@ -669,6 +742,7 @@ impl<P: TokenAlgorithm> Sim<P> {
             fences,
             recorder,
             out,
+            prefetching,
             ..
         } = self;
         let target = &mut nodes[node.index()];
@@ -703,7 +777,13 @@ impl<P: TokenAlgorithm> Sim<P> {
                             *tally += P::message_tally(&config.params.settings, &msg);
                         }
                         channels.push_on(link, msg);
-                        queue.schedule(config.delay, SimEvent::Deliver { link });
+                        queue.schedule(config.delay, SimEvent::Deliver { link, to });
+                        // The first half of the look-ahead (`Sim::prefetch_upcoming` is the
+                        // second): the receiver's struct and where its links are listed.
+                        if *prefetching {
+                            crate::prefetch::value(&nodes[to.index()]);
+                            channels.prefetch_index(to);
+                        }
                     }
                     Action::EnterCritical { resources, fence } => {
                         if let Err(highest) = fences.admit(fence) {
@@ -748,7 +828,7 @@ impl<P: TokenAlgorithm> Sim<P> {
     fn step(&mut self, event: SimEvent) -> Result<(), Violation> {
         self.metrics.events += 1;
         match event {
-            SimEvent::Deliver { link } => {
+            SimEvent::Deliver { link, .. } => {
                 let Some((from, to, msg)) = self.channels.pop_on(link) else {
                     let Link { from, to, .. } = self.channels.links[link as usize];
                     return Err(self.violation(format!("delivery on empty link {from:?}->{to:?}")));
@@ -919,6 +999,21 @@ impl<P: TokenAlgorithm> Sim<P> {
         self.deliver(b, Event::LinkDown(a))
     }
 
+    /// Ask the cache for the out-of-line state of the node that handles the event after the
+    /// next one: its neighbour table and its list of links, whose addresses are in memory
+    /// asked for when that event was scheduled. A large network's state does not fit in the
+    /// cache, and its next events are spread over the network, so without this every event
+    /// waits on a chain of misses (node, table, links); results are the same either way.
+    fn prefetch_upcoming(&self) {
+        if !self.prefetching {
+            return;
+        }
+        if let Some(node) = self.queue.lane_event(0, 1).and_then(SimEvent::node) {
+            self.nodes[node.index()].prefetch();
+            self.channels.prefetch_links(node);
+        }
+    }
+
     /// The nodes waiting or in the critical section (for a report: it scans every node).
     fn busy(&self) -> Vec<NodeId> {
         super::busy(&self.nodes).map(|n| n.id()).collect()
@@ -934,6 +1029,7 @@ impl<P: TokenAlgorithm> Sim<P> {
                     self.config.drain_limit
                 )));
             }
+            self.prefetch_upcoming();
             self.step(event)?;
             if !self.loading && self.busy == 0 {
                 break;
@@ -955,6 +1051,7 @@ impl<P: TokenAlgorithm> Sim<P> {
             let Some((_, event)) = self.queue.pop() else {
                 break;
             };
+            self.prefetch_upcoming();
             self.step(event)?;
         }
         if self.config.check_every_step {
@@ -1236,5 +1333,56 @@ mod tests {
             c.full_check_every = 0;
             run::<prioritized::Node>(c).expect("safe");
         }
+    }
+
+    /// The cache hints change no result: the same runs (KRL and KRLF with link changes and
+    /// cut-offs, the prioritized algorithm with several resources, checks on) with the hints
+    /// on and off end with the same metrics, nodes and topology.
+    #[test]
+    fn looking_ahead_for_the_cache_changes_nothing() {
+        fn same<P: TokenAlgorithm + PartialEq>(on: Config<Params<P::Settings>>) {
+            let mut off = on.clone();
+            off.prefetch_from = usize::MAX;
+            let outcomes = [on, off].map(|c| {
+                let mut o = run::<P>(c).expect("safe");
+                o.metrics.wall_seconds = 0.0;
+                o.metrics.build_seconds = 0.0;
+                o
+            });
+            let [a, b] = &outcomes;
+            assert!(a.metrics.events > 1_000, "a run worth comparing");
+            assert_eq!(format!("{:?}", a.metrics), format!("{:?}", b.metrics));
+            assert!(a.nodes == b.nodes);
+            assert_eq!(a.graph, b.graph);
+        }
+        for seed in 0..6 {
+            let settings = reverse_link::Settings::new(2).with_forwarding(seed % 2 == 1);
+            let mut c = config(settings, vec![NodeId(0), NodeId(1)], seed, seed % 3 != 0);
+            c.prefetch_from = 0;
+            same::<reverse_link::Node>(c);
+            let settings = prioritized::Settings::new(4, prioritized::Policy::Explicit);
+            let mut c = config(settings, vec![NodeId(0)], seed, true);
+            c.workload.resources = Dist::Uniform { lo: 1, hi: 4 };
+            c.prefetch_from = 0;
+            same::<prioritized::Node>(c);
+        }
+    }
+
+    #[test]
+    fn channels_for_a_graph_name_every_link_in_node_order() {
+        let graph = Graph::from_edges(4, &[(NodeId(2), NodeId(0)), (NodeId(1), NodeId(2))]);
+        let mut channels = Channels::<u32>::for_graph(&graph);
+        let ids: Vec<_> = [(0, 2), (1, 2), (2, 0), (2, 1)]
+            .iter()
+            .map(|&(a, b)| channels.id(NodeId(a), NodeId(b)))
+            .collect();
+        assert_eq!(ids, [Some(0), Some(1), Some(2), Some(3)]);
+        assert_eq!(channels.id(NodeId(0), NodeId(1)), None);
+        assert_eq!(channels.id(NodeId(3), NodeId(0)), None);
+        assert!(channels.is_empty());
+        channels.push_on(2, 7);
+        assert_eq!(channels.pop(NodeId(2), NodeId(0)), Some(7));
+        // A link formed later gets the next id.
+        assert_eq!(channels.open(NodeId(3), NodeId(0)), 4);
     }
 }

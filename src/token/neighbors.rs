@@ -303,6 +303,13 @@ impl Neighbors {
         self.entries.remove(id).is_some()
     }
 
+    /// Ask the cache for the entries (a hint for the simulator, which knows which node's
+    /// table the next events read; see `crate::prefetch`).
+    #[cfg(feature = "std")]
+    pub(crate) fn prefetch(&self) {
+        crate::prefetch::slice(self.entries.iter().as_slice());
+    }
+
     /// Every entry, members of `N` or not, sorted by id.
     pub fn entries(&self) -> impl Iterator<Item = &Neighbor> + Clone {
         self.entries.iter()

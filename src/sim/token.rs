@@ -96,7 +96,8 @@ pub trait TokenAlgorithm: Protocol + crate::trace::Visible + Clone + Sized {
 
 /// The messages in flight, per directed link, oldest first.
 ///
-/// Each directed link used so far has an id: a record of its ends and the head and tail of a
+/// Each directed link used so far (the simulator gives every link of its initial graph one up
+/// front, [`Channels::for_graph`], numbered in node order) has an id: a record of its ends and the head and tail of a
 /// FIFO list threaded through one shared slab of message slots, and per sender a list of
 /// `(receiver, id)` sorted by receiver (at most its degree over the run). A push by ends costs
 /// a binary search of one node's links; a push or a pop by id ([`Channels::push_on`],
@@ -108,7 +109,7 @@ pub trait TokenAlgorithm: Protocol + crate::trace::Visible + Clone + Sized {
 /// [`Channels::is_empty`] constant time.
 #[derive(Debug, Clone)]
 pub struct Channels<M> {
-    /// `index[from]`: `(to, id)` of every link `from → to` used (and not forgotten), by `to`.
+    /// `index[from]`: `(to, id)` of every link `from → to` with an id, by `to`.
     index: Vec<Vec<(NodeId, u32)>>,
     /// The links, by id.
     links: Vec<Link>,
@@ -195,7 +196,8 @@ impl<M> Channels<M> {
         }
     }
 
-    /// The id of the link `from → to`, if it has been used (and not forgotten).
+    /// The id of the link `from → to`, if it has one (opened, or a link of the graph given to
+    /// [`Channels::for_graph`], and not forgotten).
     pub fn id(&self, from: NodeId, to: NodeId) -> Option<u32> {
         let links = self.index.get(from.index())?;
         let i = links.binary_search_by_key(&to, |l| l.0).ok()?;

@@ -96,11 +96,13 @@ pub trait TokenAlgorithm: Protocol + crate::trace::Visible + Clone + Sized {
 
 /// The messages in flight, per directed link, oldest first.
 ///
-/// Each directed link used so far (the simulator gives every link of its initial graph one up
-/// front, [`Channels::for_graph`], numbered in node order) has an id: a record of its ends and the head and tail of a
-/// FIFO list threaded through one shared slab of message slots, and per sender a list of
-/// `(receiver, id)` sorted by receiver (at most its degree over the run). A push by ends costs
-/// a binary search of one node's links; a push or a pop by id ([`Channels::push_on`],
+/// Each directed link used so far has an id: a record of its ends and the head and tail of a
+/// FIFO list threaded through one shared slab of message slots. The links of the graph given
+/// to [`Channels::for_graph`] (the simulator's initial topology) have theirs up front, numbered
+/// in node order, so each sender's records form one block sorted by receiver, found by its
+/// position alone; a link opened later is listed in a per-sender index of `(receiver, id)`
+/// sorted by receiver (at most its degree over the run). A push by ends costs a binary search
+/// of one node's block (and its index if that fails); a push or a pop by id ([`Channels::push_on`],
 /// [`Channels::pop_on`]) costs nothing more than the slot, which is what the simulator's
 /// deliveries use. Slots are reused through a free list and the ids of forgotten links
 /// ([`Channels::forget`]) through a spare list, so steady-state traffic does not allocate;
@@ -109,11 +111,15 @@ pub trait TokenAlgorithm: Protocol + crate::trace::Visible + Clone + Sized {
 /// [`Channels::is_empty`] constant time.
 #[derive(Debug, Clone)]
 pub struct Channels<M> {
-    /// `index[from]`: `(to, id)` of every link `from → to` with an id, by `to`.
+    /// `blocks[from]`: `from`'s links given by [`Channels::for_graph`], as the ids
+    /// `first..first + count` (sorted by receiver). A forgotten one keeps its place and its
+    /// receiver, its `from` set to [`GONE`], until it is opened again.
+    blocks: Vec<(u32, u32)>,
+    /// `index[from]`: `(to, id)` of every other link `from → to` with an id, by `to`.
     index: Vec<Vec<(NodeId, u32)>>,
     /// The links, by id.
     links: Vec<Link>,
-    /// Ids of forgotten links, to reuse.
+    /// Ids of forgotten links outside the blocks, to reuse.
     spare: Vec<u32>,
     /// Message slots: a message in flight and the slot of the next one on its link, or a free
     /// slot and the next free one.
@@ -127,6 +133,9 @@ pub struct Channels<M> {
 /// No slot.
 const NONE: u32 = u32::MAX;
 
+/// The sender of a forgotten link in a block (no node has this id in a simulation).
+const GONE: NodeId = NodeId(u32::MAX);
+
 /// One directed link's ends and FIFO: its oldest and newest slots.
 #[derive(Debug, Clone, Copy)]
 struct Link {
@@ -139,6 +148,7 @@ struct Link {
 impl<M> Default for Channels<M> {
     fn default() -> Self {
         Channels {
+            blocks: Vec::new(),
             index: Vec::new(),
             links: Vec::new(),
             spare: Vec::new(),
@@ -162,43 +172,56 @@ impl<M> Channels<M> {
     /// order (a node's links, and their records, lie together in memory).
     pub fn for_graph(graph: &Graph) -> Self {
         let mut channels = Channels::with_capacity(2 * graph.edges().len());
-        channels.index = (0..graph.n())
+        channels.blocks = (0..graph.n())
             .map(|a| {
-                let a = NodeId(a as u32);
-                let mut own = Vec::with_capacity(graph.degree(a));
-                for to in graph.neighbors(a) {
-                    channels.links.push(Link {
-                        from: a,
-                        to,
-                        head: NONE,
-                        tail: NONE,
-                    });
-                    own.push((to, (channels.links.len() - 1) as u32));
-                }
-                own
+                let from = NodeId(a as u32);
+                let first = channels.links.len() as u32;
+                channels.links.extend(graph.neighbors(from).map(|to| Link {
+                    from,
+                    to,
+                    head: NONE,
+                    tail: NONE,
+                }));
+                (first, channels.links.len() as u32 - first)
             })
             .collect();
         channels
     }
 
-    /// A cache hint: where `from`'s links are listed.
-    fn prefetch_index(&self, from: NodeId) {
-        if let Some(links) = self.index.get(from.index()) {
-            crate::prefetch::value(links);
+    /// `from`'s block of links (empty without [`Channels::for_graph`]).
+    fn block(&self, from: NodeId) -> &[Link] {
+        self.blocks
+            .get(from.index())
+            .map_or(&[][..], |&(first, count)| {
+                &self.links[first as usize..(first + count) as usize]
+            })
+    }
+
+    /// The id of the record of `from → to` in `from`'s block, forgotten or not.
+    fn in_block(&self, from: NodeId, to: NodeId) -> Option<u32> {
+        let i = self.block(from).binary_search_by_key(&to, |l| l.to).ok()?;
+        Some(self.blocks[from.index()].0 + i as u32)
+    }
+
+    /// A cache hint: where `from`'s block is.
+    fn prefetch_block_of(&self, from: NodeId) {
+        if let Some(block) = self.blocks.get(from.index()) {
+            crate::prefetch::value(block);
         }
     }
 
-    /// A cache hint: `from`'s list of links (its address must be cached by now, see
-    /// [`Channels::prefetch_index`]).
-    fn prefetch_links(&self, from: NodeId) {
-        if let Some(links) = self.index.get(from.index()) {
-            crate::prefetch::slice(links);
-        }
+    /// A cache hint: `from`'s block of links (where it is must be cached by now, see
+    /// [`Channels::prefetch_block_of`]).
+    fn prefetch_block(&self, from: NodeId) {
+        crate::prefetch::slice(self.block(from));
     }
 
     /// The id of the link `from → to`, if it has one (opened, or a link of the graph given to
     /// [`Channels::for_graph`], and not forgotten).
     pub fn id(&self, from: NodeId, to: NodeId) -> Option<u32> {
+        if let Some(id) = self.in_block(from, to) {
+            return (self.links[id as usize].from == from).then_some(id);
+        }
         let links = self.index.get(from.index())?;
         let i = links.binary_search_by_key(&to, |l| l.0).ok()?;
         Some(links[i].1)
@@ -206,6 +229,18 @@ impl<M> Channels<M> {
 
     /// The id of the link `from → to`, given one if it has none yet.
     pub fn open(&mut self, from: NodeId, to: NodeId) -> u32 {
+        if let Some(id) = self.in_block(from, to) {
+            let link = &mut self.links[id as usize];
+            if link.from == GONE {
+                *link = Link {
+                    from,
+                    to,
+                    head: NONE,
+                    tail: NONE,
+                };
+            }
+            return id;
+        }
         if self.index.len() <= from.index() {
             self.index.resize_with(from.index() + 1, Vec::new);
         }
@@ -243,7 +278,9 @@ impl<M> Channels<M> {
             return false;
         }
         for (from, to) in [(a, b), (b, a)] {
-            if let Some(links) = self.index.get_mut(from.index()) {
+            if let Some(id) = self.in_block(from, to) {
+                self.links[id as usize].from = GONE;
+            } else if let Some(links) = self.index.get_mut(from.index()) {
                 if let Ok(i) = links.binary_search_by_key(&to, |l| l.0) {
                     self.spare.push(links.remove(i).1);
                 }
@@ -268,9 +305,27 @@ impl<M> Channels<M> {
 
     /// Every message in flight as `(from, to, msg)`, by `(from, to)` then oldest first.
     pub fn iter(&self) -> impl Iterator<Item = (NodeId, NodeId, &M)> {
-        self.index.iter().flatten().flat_map(move |&(_, id)| {
-            let link = &self.links[id as usize];
-            self.walk(link).map(move |m| (link.from, link.to, m))
+        (0..self.blocks.len().max(self.index.len())).flat_map(move |from| {
+            let from = NodeId(from as u32);
+            let mut block = self
+                .block(from)
+                .iter()
+                .filter(move |l| l.from == from)
+                .peekable();
+            let mut index = self
+                .index
+                .get(from.index())
+                .map_or(&[][..], Vec::as_slice)
+                .iter()
+                .map(|&(_, id)| &self.links[id as usize])
+                .peekable();
+            // The two lists of `from`'s links merged by receiver.
+            std::iter::from_fn(move || match (block.peek(), index.peek()) {
+                (Some(b), Some(i)) if i.to < b.to => index.next(),
+                (Some(_), _) => block.next(),
+                (None, _) => index.next(),
+            })
+            .flat_map(move |link| self.walk(link).map(move |m| (link.from, link.to, m)))
         })
     }
 
@@ -784,7 +839,7 @@ impl<P: TokenAlgorithm> Sim<P> {
                         // second): the receiver's struct and where its links are listed.
                         if *prefetching {
                             crate::prefetch::value(&nodes[to.index()]);
-                            channels.prefetch_index(to);
+                            channels.prefetch_block_of(to);
                         }
                     }
                     Action::EnterCritical { resources, fence } => {
@@ -1012,7 +1067,7 @@ impl<P: TokenAlgorithm> Sim<P> {
         }
         if let Some(node) = self.queue.lane_event(0, 1).and_then(SimEvent::node) {
             self.nodes[node.index()].prefetch();
-            self.channels.prefetch_links(node);
+            self.channels.prefetch_block(node);
         }
     }
 
@@ -1386,5 +1441,66 @@ mod tests {
         assert_eq!(channels.pop(NodeId(2), NodeId(0)), Some(7));
         // A link formed later gets the next id.
         assert_eq!(channels.open(NodeId(3), NodeId(0)), 4);
+    }
+
+    /// Channels with blocks ([`Channels::for_graph`]) behave as channels that open every link
+    /// on first use: the same links have ids, the same messages come out in the same order,
+    /// and `iter` lists them in the same (sorted) order, through random opens, pushes, pops,
+    /// failures and re-formations of links in and out of the blocks.
+    #[test]
+    fn blocks_change_nothing_channels_show() {
+        use rand::Rng;
+        for seed in 0..20 {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let n = 6;
+            let graph = Graph::random_connected(n, 8, &mut rng);
+            let mut blocked = Channels::<u32>::for_graph(&graph);
+            let mut plain = Channels::<u32>::default();
+            let mut live: Vec<(NodeId, NodeId)> = graph
+                .edges()
+                .iter()
+                .flat_map(|&(a, b)| [(a, b), (b, a)])
+                .collect();
+            for &(a, b) in &live {
+                plain.open(a, b);
+            }
+            for step in 0..400u32 {
+                let a = NodeId(rng.random_range(0..n as u32));
+                let b = NodeId(rng.random_range(0..n as u32));
+                match rng.random_range(0..4) {
+                    0 if a != b => {
+                        blocked.open(a, b);
+                        plain.open(a, b);
+                        live.push((a, b));
+                    }
+                    1 if live.contains(&(a, b)) => {
+                        let ids = [blocked.id(a, b), plain.id(a, b)];
+                        blocked.push_on(ids[0].expect("has an id"), step);
+                        plain.push_on(ids[1].expect("has an id"), step);
+                    }
+                    2 => assert_eq!(blocked.pop(a, b), plain.pop(a, b)),
+                    _ => {
+                        assert_eq!(blocked.forget(a, b), plain.forget(a, b));
+                        if plain.idle(a, b) {
+                            live.retain(|&l| l != (a, b) && l != (b, a));
+                        }
+                    }
+                }
+                for x in 0..n as u32 {
+                    for y in 0..n as u32 {
+                        let (x, y) = (NodeId(x), NodeId(y));
+                        assert_eq!(blocked.id(x, y).is_some(), plain.id(x, y).is_some());
+                        assert_eq!(blocked.len(x, y), plain.len(x, y));
+                        assert_eq!(blocked.idle(x, y), plain.idle(x, y));
+                    }
+                }
+                let listed: Vec<_> = blocked.iter().collect();
+                assert_eq!(listed, plain.iter().collect::<Vec<_>>());
+                assert!(listed
+                    .windows(2)
+                    .all(|w| (w[0].0, w[0].1) <= (w[1].0, w[1].1)));
+                assert_eq!(blocked.total(), plain.total());
+            }
+        }
     }
 }

@@ -189,6 +189,7 @@ impl<M> Channels<M> {
     }
 
     /// `from`'s block of links (empty without [`Channels::for_graph`]).
+    #[inline]
     fn block(&self, from: NodeId) -> &[Link] {
         self.blocks
             .get(from.index())
@@ -198,6 +199,7 @@ impl<M> Channels<M> {
     }
 
     /// The id of the record of `from → to` in `from`'s block, forgotten or not.
+    #[inline]
     fn in_block(&self, from: NodeId, to: NodeId) -> Option<u32> {
         let i = self.block(from).binary_search_by_key(&to, |l| l.to).ok()?;
         Some(self.blocks[from.index()].0 + i as u32)
@@ -218,6 +220,7 @@ impl<M> Channels<M> {
 
     /// The id of the link `from → to`, if it has one (opened, or a link of the graph given to
     /// [`Channels::for_graph`], and not forgotten).
+    #[inline]
     pub fn id(&self, from: NodeId, to: NodeId) -> Option<u32> {
         if let Some(id) = self.in_block(from, to) {
             return (self.links[id as usize].from == from).then_some(id);

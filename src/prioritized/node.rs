@@ -107,6 +107,14 @@ impl Node {
         self.queue.iter()
     }
 
+    /// Ask the cache for the state outside this struct that an event reads (the neighbour
+    /// table and the request queue; a hint for the simulator, see `crate::prefetch`).
+    #[cfg(feature = "std")]
+    pub(crate) fn prefetch(&self) {
+        self.links.neighbors.prefetch();
+        self.queue.prefetch();
+    }
+
     /// The neighbour table.
     pub fn neighbors(&self) -> &Neighbors {
         &self.links.neighbors

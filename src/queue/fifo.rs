@@ -76,6 +76,14 @@ impl<T: PartialEq + Copy> FifoQueue<T> {
         self.items.is_empty()
     }
 
+    /// Ask the cache for the queued items (a hint, see `crate::prefetch`).
+    #[cfg(feature = "std")]
+    pub(crate) fn prefetch(&self) {
+        let (front, back) = self.items.as_slices();
+        crate::prefetch::slice(front);
+        crate::prefetch::slice(back);
+    }
+
     /// The queued items, front first.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = T> + '_ {
         self.items.iter().copied()

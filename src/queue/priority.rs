@@ -195,6 +195,12 @@ impl<T: PartialEq + Copy> PriorityQueue<T> {
         self.entries.is_empty()
     }
 
+    /// Ask the cache for the queued entries (a hint, see `crate::prefetch`).
+    #[cfg(feature = "std")]
+    pub(crate) fn prefetch(&self) {
+        crate::prefetch::slice(&self.entries);
+    }
+
     /// The queued items and their priorities, front first.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (T, Priority)> + '_ {
         self.entries.iter().map(|e| (e.item, e.priority))

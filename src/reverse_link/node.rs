@@ -101,6 +101,14 @@ impl Node {
         &self.links.neighbors
     }
 
+    /// Ask the cache for the state outside this struct that an event reads (the neighbour
+    /// table and the request queue; a hint for the simulator, see `crate::prefetch`).
+    #[cfg(feature = "std")]
+    pub(crate) fn prefetch(&self) {
+        self.links.neighbors.prefetch();
+        self.queue.prefetch();
+    }
+
     /// Where the node last sent a request or token (itself while it holds a token); `None`
     /// when the link to it failed or no neighbour could be asked.
     pub fn next(&self) -> Option<NodeId> {

@@ -60,7 +60,7 @@ impl TokenAlgorithm for reverse_link::Node {
     }
 
     fn prefetch(&self) {
-        self.neighbors().prefetch();
+        Self::prefetch(self);
     }
 }
 
@@ -121,6 +121,6 @@ impl TokenAlgorithm for prioritized::Node {
     }
 
     fn prefetch(&self) {
-        self.neighbors().prefetch();
+        Self::prefetch(self);
     }
 }

@@ -157,6 +157,11 @@ impl<E> EventQueue<E> {
         self.lanes.get(lane)?.events.get(i).map(|e| &e.event)
     }
 
+    /// The earliest event outside the lanes, to look ahead.
+    pub fn heap_top(&self) -> Option<&E> {
+        self.heap.peek().map(|e| &e.event)
+    }
+
     /// The time of the next event, if any.
     pub fn peek_time(&self) -> Option<Time> {
         self.earliest().map(|(_, at)| at)

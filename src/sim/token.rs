@@ -639,6 +639,9 @@ struct Sim<P: TokenAlgorithm> {
     recorder: Option<crate::trace::Recorder>,
     /// Whether to look ahead for the cache (`Sim::prefetch_upcoming`).
     prefetching: bool,
+    /// The node of the heap's earliest event as last seen by `Sim::prefetch_upcoming`, and
+    /// whether all its state has been asked for.
+    heap_top: (Option<NodeId>, bool),
 }
 
 /// Run one simulation.
@@ -688,6 +691,7 @@ pub fn run<P: TokenAlgorithm>(
         fences: Fences::new(),
         recorder: None,
         prefetching: n >= config.prefetch_from,
+        heap_top: (None, false),
         config,
     };
     if sim.config.record {
@@ -1064,11 +1068,26 @@ impl<P: TokenAlgorithm> Sim<P> {
     /// asked for when that event was scheduled. A large network's state does not fit in the
     /// cache, and its next events are spread over the network, so without this every event
     /// waits on a chain of misses (node, table, links); results are the same either way.
-    fn prefetch_upcoming(&self) {
+    fn prefetch_upcoming(&mut self) {
         if !self.prefetching {
             return;
         }
         if let Some(node) = self.queue.lane_event(0, 1).and_then(SimEvent::node) {
+            self.nodes[node.index()].prefetch();
+            self.channels.prefetch_block(node);
+        }
+        // The earliest event outside the lanes (a request, mostly) is known long before it
+        // is due: its node's struct is asked for when it comes to the top, the rest one step
+        // later.
+        let top = self.queue.heap_top().and_then(SimEvent::node);
+        if top != self.heap_top.0 {
+            self.heap_top = (top, false);
+            if let Some(node) = top {
+                crate::prefetch::value(&self.nodes[node.index()]);
+                self.channels.prefetch_block_of(node);
+            }
+        } else if let (Some(node), false) = self.heap_top {
+            self.heap_top.1 = true;
             self.nodes[node.index()].prefetch();
             self.channels.prefetch_block(node);
         }

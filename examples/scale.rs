@@ -105,6 +105,9 @@ struct Args {
     /// Check the safety invariants after every event.
     #[arg(long)]
     checks: bool,
+    /// Look ahead for the cache from this many nodes on (`Config::prefetch_from`; 0: always).
+    #[arg(long, default_value_t = Config::<()>::PREFETCH_FROM)]
+    prefetch_from: usize,
     /// Events kept for a violation report (0: none).
     #[arg(long, default_value_t = 0)]
     trace: usize,
@@ -221,6 +224,7 @@ fn run(args: &Args, n: usize) {
     };
     config.duration = args.entries as f64 / (n as f64 * load);
     config.check_every_step = args.checks;
+    config.prefetch_from = args.prefetch_from;
     config.trace_len = args.trace;
     let built = started.elapsed().as_secs_f64();
     let outcome = match token::run::<Node>(config) {

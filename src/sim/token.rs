@@ -198,11 +198,13 @@ impl<M> Channels<M> {
             })
     }
 
-    /// The id of the record of `from → to` in `from`'s block, forgotten or not.
+    /// The id and record of `from → to` in `from`'s block, forgotten or not.
     #[inline]
-    fn in_block(&self, from: NodeId, to: NodeId) -> Option<u32> {
-        let i = self.block(from).binary_search_by_key(&to, |l| l.to).ok()?;
-        Some(self.blocks[from.index()].0 + i as u32)
+    fn in_block(&self, from: NodeId, to: NodeId) -> Option<(u32, &Link)> {
+        let &(first, count) = self.blocks.get(from.index())?;
+        let block = self.links.get(first as usize..(first + count) as usize)?;
+        let i = block.binary_search_by_key(&to, |l| l.to).ok()?;
+        Some((first + i as u32, &block[i]))
     }
 
     /// A cache hint: where `from`'s block is.
@@ -222,8 +224,8 @@ impl<M> Channels<M> {
     /// [`Channels::for_graph`], and not forgotten).
     #[inline]
     pub fn id(&self, from: NodeId, to: NodeId) -> Option<u32> {
-        if let Some(id) = self.in_block(from, to) {
-            return (self.links[id as usize].from == from).then_some(id);
+        if let Some((id, link)) = self.in_block(from, to) {
+            return (link.from == from).then_some(id);
         }
         let links = self.index.get(from.index())?;
         let i = links.binary_search_by_key(&to, |l| l.0).ok()?;
@@ -232,7 +234,7 @@ impl<M> Channels<M> {
 
     /// The id of the link `from → to`, given one if it has none yet.
     pub fn open(&mut self, from: NodeId, to: NodeId) -> u32 {
-        if let Some(id) = self.in_block(from, to) {
+        if let Some((id, _)) = self.in_block(from, to) {
             let link = &mut self.links[id as usize];
             if link.from == GONE {
                 *link = Link {
@@ -281,7 +283,7 @@ impl<M> Channels<M> {
             return false;
         }
         for (from, to) in [(a, b), (b, a)] {
-            if let Some(id) = self.in_block(from, to) {
+            if let Some((id, _)) = self.in_block(from, to) {
                 self.links[id as usize].from = GONE;
             } else if let Some(links) = self.index.get_mut(from.index()) {
                 if let Ok(i) = links.binary_search_by_key(&to, |l| l.0) {

@@ -188,21 +188,18 @@ impl<M> Channels<M> {
         channels
     }
 
-    /// `from`'s block of links (empty without [`Channels::for_graph`]).
+    /// `from`'s block of links and the id of its first (empty without
+    /// [`Channels::for_graph`]).
     #[inline]
-    fn block(&self, from: NodeId) -> &[Link] {
-        self.blocks
-            .get(from.index())
-            .map_or(&[][..], |&(first, count)| {
-                &self.links[first as usize..(first + count) as usize]
-            })
+    fn block(&self, from: NodeId) -> (u32, &[Link]) {
+        let &(first, count) = self.blocks.get(from.index()).unwrap_or(&(0, 0));
+        (first, &self.links[first as usize..(first + count) as usize])
     }
 
     /// The id and record of `from → to` in `from`'s block, forgotten or not.
     #[inline]
     fn in_block(&self, from: NodeId, to: NodeId) -> Option<(u32, &Link)> {
-        let &(first, count) = self.blocks.get(from.index())?;
-        let block = self.links.get(first as usize..(first + count) as usize)?;
+        let (first, block) = self.block(from);
         let i = block.binary_search_by_key(&to, |l| l.to).ok()?;
         Some((first + i as u32, &block[i]))
     }
@@ -217,7 +214,7 @@ impl<M> Channels<M> {
     /// A cache hint: `from`'s block of links (where it is must be cached by now, see
     /// [`Channels::prefetch_block_of`]).
     fn prefetch_block(&self, from: NodeId) {
-        crate::prefetch::slice(self.block(from));
+        crate::prefetch::slice(self.block(from).1);
     }
 
     /// The id of the link `from → to`, if it has one (opened, or a link of the graph given to
@@ -314,6 +311,7 @@ impl<M> Channels<M> {
             let from = NodeId(from as u32);
             let mut block = self
                 .block(from)
+                .1
                 .iter()
                 .filter(move |l| l.from == from)
                 .peekable();
@@ -721,6 +719,19 @@ pub fn run<P: TokenAlgorithm>(
     })
 }
 
+/// The look-ahead's first stage for `node`: its struct and where its link block is.
+fn prefetch_first<P: TokenAlgorithm>(nodes: &[P], channels: &Channels<P::Message>, node: NodeId) {
+    crate::prefetch::value(&nodes[node.index()]);
+    channels.prefetch_block_of(node);
+}
+
+/// The look-ahead's second stage for `node`, once its struct is cached: its own out-of-line
+/// state ([`TokenAlgorithm::prefetch`]) and its link block.
+fn prefetch_second<P: TokenAlgorithm>(nodes: &[P], channels: &Channels<P::Message>, node: NodeId) {
+    nodes[node.index()].prefetch();
+    channels.prefetch_block(node);
+}
+
 fn exp_sample(rate: f64, rng: &mut ChaCha8Rng) -> Option<f64> {
     Exp::new(rate)
         .ok()
@@ -844,11 +855,9 @@ impl<P: TokenAlgorithm> Sim<P> {
                         }
                         channels.push_on(link, msg);
                         queue.schedule(config.delay, SimEvent::Deliver { link, to });
-                        // The first half of the look-ahead (`Sim::prefetch_upcoming` is the
-                        // second): the receiver's struct and where its links are listed.
+                        // The first stage of the look-ahead (`Sim::prefetch_upcoming`).
                         if *prefetching {
-                            crate::prefetch::value(&nodes[to.index()]);
-                            channels.prefetch_block_of(to);
+                            prefetch_first(nodes, channels, to);
                         }
                     }
                     Action::EnterCritical { resources, fence } => {
@@ -1065,33 +1074,30 @@ impl<P: TokenAlgorithm> Sim<P> {
         self.deliver(b, Event::LinkDown(a))
     }
 
-    /// Ask the cache for the out-of-line state of the node that handles the event after the
-    /// next one: its neighbour table and its list of links, whose addresses are in memory
-    /// asked for when that event was scheduled. A large network's state does not fit in the
-    /// cache, and its next events are spread over the network, so without this every event
-    /// waits on a chain of misses (node, table, links); results are the same either way.
+    /// The look-ahead for the cache. A large network's state does not fit in the cache and
+    /// its next events are spread over the network, so without it every event waits on a
+    /// chain of misses (node, then its table and links); results are the same either way.
+    /// Two stages per event, the second reading addresses the first brought in: the first
+    /// when a message is sent (in `Sim::deliver`), the second here for the event after the
+    /// next one in the message lane (lane 0, `config.delay`'s). The heap's earliest event (a
+    /// request, mostly) is known long before it is due: the first stage when it comes to
+    /// the top, the second one step later.
     fn prefetch_upcoming(&mut self) {
         if !self.prefetching {
             return;
         }
         if let Some(node) = self.queue.lane_event(0, 1).and_then(SimEvent::node) {
-            self.nodes[node.index()].prefetch();
-            self.channels.prefetch_block(node);
+            prefetch_second(&self.nodes, &self.channels, node);
         }
-        // The earliest event outside the lanes (a request, mostly) is known long before it
-        // is due: its node's struct is asked for when it comes to the top, the rest one step
-        // later.
         let top = self.queue.heap_top().and_then(SimEvent::node);
         if top != self.heap_top.0 {
             self.heap_top = (top, false);
             if let Some(node) = top {
-                crate::prefetch::value(&self.nodes[node.index()]);
-                self.channels.prefetch_block_of(node);
+                prefetch_first(&self.nodes, &self.channels, node);
             }
         } else if let (Some(node), false) = self.heap_top {
             self.heap_top.1 = true;
-            self.nodes[node.index()].prefetch();
-            self.channels.prefetch_block(node);
+            prefetch_second(&self.nodes, &self.channels, node);
         }
     }
 

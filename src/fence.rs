@@ -61,14 +61,7 @@ impl FenceCopies {
     /// The fence at least two copies agree on; `None` if no two agree, which one corrupted
     /// field cannot cause: the message is forged (reported as a suspect anomaly).
     pub fn read(self) -> Option<Fence> {
-        let [a, b, c] = self.0;
-        if a == b || a == c {
-            Some(a)
-        } else if b == c {
-            Some(b)
-        } else {
-            None
-        }
+        majority(self.0)
     }
 
     /// The value of [`FenceCopies::read`] if it is a fence of `lane` (the single-lane
@@ -81,6 +74,18 @@ impl FenceCopies {
 impl From<Fence> for FenceCopies {
     fn from(fence: Fence) -> Self {
         FenceCopies::new(fence)
+    }
+}
+
+/// The value at least two of three copies agree on (`None` if no two agree): how every field
+/// sent in three copies is read (fences, prioritized resource counts).
+pub(crate) fn majority<T: PartialEq + Copy>([a, b, c]: [T; 3]) -> Option<T> {
+    if a == b || a == c {
+        Some(a)
+    } else if b == c {
+        Some(b)
+    } else {
+        None
     }
 }
 

@@ -25,6 +25,44 @@ pub fn check_word<const N: usize>(kind: u64, fields: [u64; N]) -> u64 {
         })
 }
 
+/// The tag the wire encoding of every message mixes into its check words: a different word
+/// for every `variant` of one algorithm's message enum (`domain` names the algorithm).
+///
+/// A message's kind (its variant) is a field on the wire like any other: several kinds share
+/// a layout, so one corrupted kind would otherwise make a message that passes every check as
+/// another kind. So the serde encoding of every message stores each check word XOR the tag of
+/// its variant, and decoding XORs the tag of the variant it read: a message read as another
+/// kind than it was sent as fails its check and is treated like any other corrupted one
+/// (`docs/ALGORITHMS.md`, W2). Distinct variants have distinct tags (the multiplier is odd, so
+/// a bijection), which is all the XOR needs.
+#[cfg(feature = "serde")]
+pub(crate) const fn kind_tag(domain: u64, variant: u32) -> u64 {
+    domain.wrapping_add((variant as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+/// `Serialize` and `Deserialize` for a message type whose derives are `remote = "Self"`
+/// (inherent functions) and which has `fn tagged(self) -> Self`, an involution XORing each of
+/// its check words with [`kind_tag`] of its variant: the encoding of every message binds its
+/// kind into its check words, in any serde format.
+#[cfg(feature = "serde")]
+macro_rules! tagged_serde {
+    ($t:ty) => {
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                <$t>::serialize(&self.clone().tagged(), s)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                <$t>::deserialize(d).map(<$t>::tagged)
+            }
+        }
+    };
+}
+#[cfg(feature = "serde")]
+pub(crate) use tagged_serde;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -49,5 +87,15 @@ mod tests {
             }
         }
         assert_ne!(check_word(2, fields), word, "kinds keep words apart");
+    }
+
+    #[test]
+    #[cfg(feature = "serde")]
+    fn variants_have_distinct_tags() {
+        for a in 0..64 {
+            for b in 0..64 {
+                assert_eq!(kind_tag(9, a) == kind_tag(9, b), a == b, "{a} {b}");
+            }
+        }
     }
 }

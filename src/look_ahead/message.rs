@@ -15,7 +15,11 @@ use crate::{Fence, FenceCopies};
 /// (`docs/ALGORITHMS.md`, F1).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(remote = "Self")
+)]
 #[non_exhaustive]
 pub enum Message {
     /// A request for permission. Retransmissions repeat `ts` and `seq`. Build one with
@@ -81,12 +85,43 @@ impl Message {
         }
     }
 
+    /// The message with its check word XORed with its kind's tag (W2).
+    #[cfg(feature = "serde")]
+    fn tagged(self) -> Self {
+        const DOMAIN: u64 = 0x6c6f_6f6b_2d6b_696e; // "look-kin"
+        let tag = |variant| crate::seal::kind_tag(DOMAIN, variant);
+        match self {
+            Message::Request {
+                ts,
+                seq,
+                epoch,
+                check,
+                fence,
+            } => Message::Request {
+                ts,
+                seq,
+                epoch,
+                check: check ^ tag(0),
+                fence,
+            },
+            // A REPLY has no check word: it names the request it grants, whose id is the
+            // receiver's, and every other kind read as a REPLY names its sender (W2).
+            reply @ Message::Reply { .. } => reply,
+            Message::Doze(a) => Message::Doze(a.tagged(tag(2))),
+            Message::Disconnect(a) => Message::Disconnect(a.tagged(tag(3))),
+            Message::Reconnect(a) => Message::Reconnect(a.tagged(tag(4))),
+        }
+    }
+
     /// The check word of a REQUEST's fields ([`check_word`]).
     pub fn request_check(ts: Timestamp, seq: u64, epoch: u64) -> u64 {
         const KIND: u64 = 0x6c6f_6f6b_2d72_6571; // "look-req"
         check_word(KIND, [ts.clock, u64::from(ts.id.0), seq, epoch])
     }
 }
+
+#[cfg(feature = "serde")]
+crate::seal::tagged_serde!(Message);
 
 /// What a DOZE, DISCONNECT or RECONNECT tells its recipient. Each recipient gets its own copy:
 /// `seen` and `absent` describe the sender's view of that recipient.
@@ -137,5 +172,14 @@ impl Announcement {
     /// Whether the check word matches the fields.
     pub fn is_intact(&self) -> bool {
         self.check == Self::seal(self.ts, self.seen, self.absent)
+    }
+
+    /// The announcement with its check word XORed with `tag` (W2).
+    #[cfg(feature = "serde")]
+    fn tagged(self, tag: u64) -> Self {
+        Announcement {
+            check: self.check ^ tag,
+            ..self
+        }
     }
 }

@@ -7,7 +7,7 @@
 //! refused.
 
 use crate::queue::Priority;
-use crate::token::height::Height;
+use crate::token::height::{Height, Sealed};
 use crate::token::links::{Take, TokenNode};
 use crate::token::neighbors::Said;
 use crate::{Anomaly, FenceCopies, NodeId};
@@ -20,20 +20,26 @@ impl Node {
         match msg {
             Message::Token {
                 available,
+                lost,
                 priority,
                 height,
                 fence,
-            } => self.on_token(from, available, priority, height.open(), fence),
+            } => self.on_token(from, [available, lost], priority, height.open(), fence),
             Message::Request { priority, height } => {
                 self.on_request(from, priority, height.open());
             }
             Message::Update { priority } => self.on_update(from, priority),
-            Message::Release { resources, height } => {
-                self.on_release(from, resources, height.open());
-            }
+            Message::Release {
+                resources,
+                lost,
+                height,
+            } => self.on_release(from, [resources, lost], height),
             Message::Link { height } => self.on_link(from, height.open(), Said::Info),
             Message::Probe { height } => self.on_link(from, height.open(), Said::Probe),
-            Message::TokenAck { height } => self.on_link(from, height.open(), Said::Ack),
+            Message::TokenAck { height, tokens } => {
+                let count = height.is_intact_with(u64::from(tokens)).then_some(tokens);
+                self.on_link(from, height.open_with(u64::from(tokens)), Said::Ack(count));
+            }
         }
     }
 
@@ -51,10 +57,20 @@ impl Node {
         fixed
     }
 
+    /// The news of lost resources a TOKEN or RELEASE carries, plus what reading `count` may
+    /// have given up. Reports copies that disagree.
+    fn lost_with(&mut self, from: NodeId, count: Resources, lost: Resources) -> u32 {
+        let k = self.settings.k;
+        if !lost.read(k).1 {
+            self.outbox.anomaly(from, Anomaly::OutOfRange);
+        }
+        lost.read_high(k).saturating_add(count.at_risk(k)).min(k)
+    }
+
     fn on_token(
         &mut self,
         from: NodeId,
-        available: Resources,
+        [available, lost]: [Resources; 2],
         granted: Priority,
         ht: Height,
         fence: FenceCopies,
@@ -82,6 +98,11 @@ impl Node {
         if !intact || t.saturating_add(backlog) > k {
             self.outbox.anomaly(from, Anomaly::OutOfRange);
         }
+        let backlog_lost = core::mem::take(&mut self.backlog_lost);
+        self.lost = self
+            .lost_with(from, available, lost)
+            .saturating_add(backlog_lost)
+            .min(k);
         self.grants = match fence.read_in(0) {
             Some(value) => value,
             None => {
@@ -104,12 +125,7 @@ impl Node {
         self.links.adopt(from, ht, |_| true, &mut self.outbox);
         if linked {
             // Always acknowledged: until it is, the sender ignores what we say of our height.
-            self.outbox.send(
-                from,
-                Message::TokenAck {
-                    height: self.links.height.into(),
-                },
-            );
+            self.links.ack_token(from, &mut self.outbox);
         }
         self.settle(before);
     }
@@ -145,8 +161,9 @@ impl Node {
         self.settle(before);
     }
 
-    fn on_release(&mut self, from: NodeId, resources: Resources, ht: Height) {
+    fn on_release(&mut self, from: NodeId, [resources, lost]: [Resources; 2], height: Sealed) {
         let k = self.settings.k;
+        let ht = height.open();
         if self.links.neighbors.get(from).is_some() && self.hear_height(from, ht, Said::Info) {
             if ht < self.links.height {
                 // Sent to what the sender takes for its lowest neighbour, but we are above it:
@@ -158,12 +175,21 @@ impl Node {
             // must then find another way (V12).
             self.heard_height(from);
         }
-        let (r, intact) = resources.read(k);
+        let (mut r, intact) = resources.read(k);
         if !intact {
             // The smaller possible copy is kept: what is lost is reported (T4).
             self.outbox.anomaly(from, Anomaly::OutOfRange);
         }
-        if r == 0 {
+        let mut lost = self.lost_with(from, resources, lost);
+        if !height.is_intact() {
+            // The check word covers the kind (W2): without it this may be another message
+            // read as a RELEASE, so nothing is added; if it was one, its resources are lost,
+            // and that news goes to the token (P15).
+            self.outbox.anomaly(from, Anomaly::OutOfRange);
+            lost = lost.saturating_add(r).min(k);
+            r = 0;
+        }
+        if r == 0 && lost == 0 {
             if intact {
                 self.outbox.anomaly(from, Anomaly::OutOfRange);
             }
@@ -176,10 +202,11 @@ impl Node {
         match self.token.map(|t| t.checked_add(r).filter(|&sum| sum <= k)) {
             Some(Some(sum)) => {
                 self.token = Some(sum);
+                self.lost = self.lost.saturating_add(lost).min(k);
                 self.serve();
             }
             Some(None) => self.outbox.anomaly(from, Anomaly::OutOfRange),
-            None => self.forward_release(r),
+            None => self.forward_release(r, lost),
         }
     }
 

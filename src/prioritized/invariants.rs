@@ -76,16 +76,23 @@ impl Tally {
         }
     }
 
-    /// A message's contribution while it is in flight, in a network with `k` resources.
+    /// A message's contribution while it is in flight, in a network with `k` resources. A
+    /// RELEASE whose check word fails contributes nothing: its receiver will not add it (W2).
     pub fn of_message(msg: &Message, k: u32) -> Self {
         match *msg {
             Message::Token { available, .. } => Tally {
                 tokens: 1,
                 total: u64::from(available.read(k).0),
             },
-            Message::Release { resources, .. } => Tally {
+            Message::Release {
+                resources, height, ..
+            } => Tally {
                 tokens: 0,
-                total: u64::from(resources.read(k).0),
+                total: if height.is_intact() {
+                    u64::from(resources.read(k).0)
+                } else {
+                    0
+                },
             },
             _ => Tally::default(),
         }

@@ -11,13 +11,21 @@ use crate::FenceCopies;
 /// REQUEST went and needs none, so it carries none.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(remote = "Self")
+)]
 #[non_exhaustive]
 pub enum Message {
     /// TOKEN(t): the unique token, carrying `available` = t free resources.
     Token {
         /// Free resources, `0..=k`.
         available: Resources,
+        /// Resources possibly lost to corrupted counts so far (`0..=k`): the token's holder
+        /// takes `k - lost` as what can ever be free, so a request above it does not keep
+        /// smaller ones waiting (P15).
+        lost: Resources,
         /// The priority the recipient's request had at the sender when it was granted, aging
         /// included; the recipient raises the front of its queue to it, so aging earned on the
         /// way is not lost (not in the paper, see `docs/ALGORITHMS.md`).
@@ -41,8 +49,10 @@ pub enum Message {
     },
     /// RELEASE(r): `resources` resources left the critical section and travel to the token.
     Release {
-        /// Released resources, `1..=k`.
+        /// Released resources, `0..=k` (0 only when it carries news of a loss).
         resources: Resources,
+        /// Resources possibly lost on the way so far, carried to the token (P15).
+        lost: Resources,
         /// The sender's height: a RELEASE goes to the sender's lowest neighbour, so the
         /// receiver can tell when the sender's view of it is wrong (and two wrong views would
         /// otherwise pass it back and forth for ever; T2).
@@ -64,12 +74,87 @@ pub enum Message {
     /// sender may trust again (the paper uses a LINK carrying exactly the height the sender
     /// assumed, which one corrupted height would keep unrecognised forever; T3).
     TokenAck {
-        /// The sender's height after taking the token.
+        /// The sender's height after taking the token, with a check word that also covers
+        /// `tokens` ([`Sealed::bound`]).
         height: Sealed,
+        /// Tokens the sender has received from the receiver over this link since it formed
+        /// (modulo 2^16): the acknowledgement settles exactly those, and any later one
+        /// repairs a lost one (R13). Build one with [`Message::token_ack`].
+        tokens: u16,
     },
 }
 
 impl Message {
+    /// A token acknowledgement: our height, and the number of tokens received from the
+    /// receiver over this link (modulo 2^16), both under the check word.
+    pub fn token_ack(height: crate::token::Height, tokens: u16) -> Message {
+        Message::TokenAck {
+            height: Sealed::bound(height, u64::from(tokens)),
+            tokens,
+        }
+    }
+
+    /// The message with its check word XORed with its kind's tag (W2).
+    #[cfg(feature = "serde")]
+    fn tagged(self) -> Self {
+        const DOMAIN: u64 = 0x7072_696f_2d6b_696e; // "prio-kin"
+        let tag = |variant| crate::seal::kind_tag(DOMAIN, variant);
+        match self {
+            Message::Token {
+                available,
+                lost,
+                priority,
+                height,
+                fence,
+            } => Message::Token {
+                available,
+                lost,
+                priority,
+                height: height.tagged(tag(0)),
+                fence,
+            },
+            Message::Request { priority, height } => Message::Request {
+                priority,
+                height: height.tagged(tag(1)),
+            },
+            // UPDATE has no check word: its layout is shared with no other kind (W2).
+            update @ Message::Update { .. } => update,
+            Message::Release {
+                resources,
+                lost,
+                height,
+            } => Message::Release {
+                resources,
+                lost,
+                height: height.tagged(tag(3)),
+            },
+            Message::Link { height } => Message::Link {
+                height: height.tagged(tag(4)),
+            },
+            Message::Probe { height } => Message::Probe {
+                height: height.tagged(tag(5)),
+            },
+            Message::TokenAck { height, tokens } => Message::TokenAck {
+                height: height.tagged(tag(6)),
+                tokens,
+            },
+        }
+    }
+
+    /// Whether the height's check word matches what it covers (the height, and an
+    /// acknowledgement's count); an UPDATE has none and is always intact.
+    pub fn is_intact(&self) -> bool {
+        match *self {
+            Message::TokenAck { height, tokens } => height.is_intact_with(u64::from(tokens)),
+            Message::Token { height, .. }
+            | Message::Request { height, .. }
+            | Message::Release { height, .. }
+            | Message::Link { height }
+            | Message::Probe { height } => height.is_intact(),
+            Message::Update { .. } => true,
+        }
+    }
+
     /// Whether this is the token.
     pub fn is_token(&self) -> bool {
         matches!(self, Message::Token { .. })
@@ -82,35 +167,56 @@ impl Message {
     }
 }
 
-/// A resource count sent twice. Safety rests on these counts (Σ = k), and no receiver can
-/// tell a wrong count from a right one, so the message carries two copies and the receiver
-/// acts on the smaller possible one: a copy corrupted on the way can lose resources (reported,
-/// never hidden) but never create them (`docs/ALGORITHMS.md`, T4).
+/// A resource count sent three times. Safety rests on these counts (Σ = k), and no receiver
+/// can tell a wrong count from a right one, so the message carries three copies and the
+/// receiver reads them by majority, like a fence ([`crate::FenceCopies`]): one copy corrupted
+/// on the way is outvoted, so it neither creates nor loses resources. Copies without a
+/// possible majority (a forgery, or several corrupted fields) are read at the smallest
+/// possible copy: resources may then be lost (reported, never hidden) but not created
+/// (`docs/ALGORITHMS.md`, T4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct Resources {
-    /// The count.
-    pub count: u32,
-    /// The same count again.
-    pub copy: u32,
-}
+pub struct Resources(pub [u32; 3]);
 
 impl Resources {
-    /// `count`, with its copy.
+    /// Three copies of `count`.
     pub const fn new(count: u32) -> Self {
-        Resources { count, copy: count }
+        Resources([count; 3])
     }
 
-    /// The count to act on in a system of `k` resources: the smaller of the copies that are
-    /// at most `k` (0 if neither is), and whether the copies agreed and were possible.
+    /// The count to act on in a system of `k` resources: the value at least two copies agree
+    /// on if it is at most `k`, else the smallest copy that is (0 if none is); and whether all
+    /// three agreed and were possible.
     pub fn read(self, k: u32) -> (u32, bool) {
-        let possible = |c: u32| (c <= k).then_some(c);
-        let value = match (possible(self.count), possible(self.copy)) {
-            (Some(a), Some(b)) => a.min(b),
-            (Some(a), None) | (None, Some(a)) => a,
-            (None, None) => 0,
+        let value = match crate::fence::majority(self.0).filter(|&c| c <= k) {
+            Some(c) => c,
+            None => self.0.into_iter().filter(|&c| c <= k).min().unwrap_or(0),
         };
-        (value, self.count == self.copy && self.count <= k)
+        let [a, b, c] = self.0;
+        (value, a == b && b == c && a <= k)
+    }
+
+    /// What [`Resources::read`] may have given up: nothing when a possible majority decides,
+    /// else the difference between the largest and the smallest possible copy.
+    pub fn at_risk(self, k: u32) -> u32 {
+        if crate::fence::majority(self.0).is_some_and(|c| c <= k) {
+            return 0;
+        }
+        let possible = self.0.into_iter().filter(|&c| c <= k);
+        let (lo, hi) = possible.fold((u32::MAX, 0), |(lo, hi), c| (lo.min(c), hi.max(c)));
+        hi.saturating_sub(lo)
+    }
+
+    /// The largest copy that is at most `k` (`k` if none is): how a report of lost resources
+    /// is read, erring towards a smaller capacity (P15).
+    pub(crate) fn read_high(self, k: u32) -> u32 {
+        match crate::fence::majority(self.0).filter(|&c| c <= k) {
+            Some(c) => c,
+            None => self.0.into_iter().filter(|&c| c <= k).max().unwrap_or(k),
+        }
     }
 }
+
+#[cfg(feature = "serde")]
+crate::seal::tagged_serde!(Message);

@@ -25,12 +25,19 @@ pub struct Node {
     /// While holding the token, its grant counter: the fence value of its last grant (it
     /// travels with the token; 0 without it).
     pub(super) grants: u64,
+    /// While holding the token, the resources it knows may have been lost to corrupted
+    /// counts (it travels with the token; 0 without it): `k - lost` is what can ever be free,
+    /// and a request above it waits without holding up the others (P15).
+    pub(super) lost: u32,
     pub(super) queue: PriorityQueue<NodeId>,
     /// Resources of the open request (waiting) or held (critical); 0 in the remainder.
     pub(super) wanted: u32,
     /// Released resources that could not be forwarded yet because the node had no neighbour;
     /// sent on the next link, or added to `t` if the token arrives first.
     pub(super) backlog: u32,
+    /// News of resources lost on the way that came with the backlog's releases, sent with
+    /// them (P15).
+    pub(super) backlog_lost: u32,
     pub(super) outbox: Outbox<Message>,
 }
 
@@ -45,9 +52,11 @@ impl Node {
             links: Links::new(config.height, config.neighbors, next),
             token: config.holder.then_some(config.settings.k),
             grants: 0,
+            lost: 0,
             queue: PriorityQueue::new(),
             wanted: 0,
             backlog: 0,
+            backlog_lost: 0,
             outbox: Outbox::default(),
         })
     }
@@ -84,6 +93,15 @@ impl Node {
     /// Released resources waiting for a neighbour to be forwarded to (see the module docs).
     pub fn release_backlog(&self) -> u32 {
         self.backlog
+    }
+
+    /// While holding the token, what can ever be free: `k`, less the resources the token
+    /// knows may have been lost to corrupted counts (reported when they were); `None` without
+    /// the token. A request for more than this is not served until capacity comes back, and
+    /// does not keep smaller requests waiting (P15).
+    pub fn capacity(&self) -> Option<u32> {
+        self.token
+            .map(|_| self.settings.k.saturating_sub(self.lost))
     }
 
     /// Partial reversals (height raises) performed so far.
@@ -171,7 +189,7 @@ impl Node {
                 *t = t.saturating_add(r).min(self.settings.k);
                 self.serve();
             }
-            None => self.forward_release(r),
+            None => self.forward_release(r, 0),
         }
         Ok(())
     }

@@ -3,7 +3,7 @@
 
 use crate::node::Outbox;
 use crate::queue::Priority;
-use crate::token::height::Sealed;
+use crate::token::height::{Height, Sealed};
 use crate::token::links::{LinkMessages, Links, TokenNode};
 use crate::{Action, Fence, NodeId, Status};
 
@@ -58,11 +58,23 @@ impl Node {
     /// resources come back, or until a higher-priority request overtakes its entry, which
     /// passes the token on (preemption).
     pub(super) fn serve(&mut self) {
-        while let (Some(t), Some((front, granted))) = (self.token, self.queue.front()) {
-            if front == self.id && t < self.wanted {
-                return;
-            }
-            self.queue.pop();
+        while let (Some(t), Some(head)) = (self.token, self.queue.front()) {
+            let (front, granted) = if head.0 == self.id && t < self.wanted {
+                if self.wanted <= self.settings.k.saturating_sub(self.lost) {
+                    return;
+                }
+                // Our request is above what can ever be free again (resources lost to a
+                // corrupted count, reported): it waits without holding up the requests
+                // behind it (P15).
+                let Some(second) = self.queue.iter().nth(1) else {
+                    return;
+                };
+                self.queue.delete(second.0);
+                second
+            } else {
+                self.queue.pop();
+                head
+            };
             // The REQUEST that follows a token carries the rest's priority from before this
             // aging step: the recipient then ranks it below the request it was granted for, as
             // we did, so two waiting nodes cannot bounce the token between them forever.
@@ -92,10 +104,12 @@ impl Node {
             }
             self.token = None;
             let grants = core::mem::take(&mut self.grants);
+            let lost = core::mem::take(&mut self.lost);
             self.outbox.send(
                 front,
                 Message::Token {
                     available: Resources::new(t),
+                    lost: Resources::new(lost),
                     priority: granted,
                     height: self.links.height.into(),
                     fence: Fence::new(0, grants).into(),
@@ -115,21 +129,24 @@ impl Node {
         }
     }
 
-    /// forwardRelease: send RELEASE(r) towards the token (the lowest neighbour). Unlike the
-    /// paper it leaves `next` alone: `next` tracks where this node's REQUEST went, and moving
-    /// it would hide a later failure or reversal of that link. An isolated node keeps the
-    /// resources in its backlog.
-    pub(super) fn forward_release(&mut self, resources: u32) {
+    /// forwardRelease: send RELEASE(r) towards the token (the lowest neighbour), with the
+    /// news of `lost` resources lost on the way (P15). Unlike the paper it leaves `next`
+    /// alone: `next` tracks where this node's REQUEST went, and moving it would hide a later
+    /// failure or reversal of that link. An isolated node keeps both in its backlog.
+    pub(super) fn forward_release(&mut self, resources: u32, lost: u32) {
+        let k = self.settings.k;
         match self.links.neighbors.lowest() {
             Some(lowest) => self.outbox.send(
                 lowest,
                 Message::Release {
                     resources: Resources::new(resources),
+                    lost: Resources::new(lost),
                     height: self.links.height.into(),
                 },
             ),
             None => {
-                self.backlog = self.backlog.saturating_add(resources).min(self.settings.k);
+                self.backlog = self.backlog.saturating_add(resources).min(k);
+                self.backlog_lost = self.backlog_lost.saturating_add(lost).min(k);
                 // The way to the token may lie through a link still forming (T1).
                 self.links.ask_forming(&mut self.outbox);
             }
@@ -137,9 +154,10 @@ impl Node {
     }
 
     fn flush_backlog(&mut self) {
-        if self.backlog > 0 && !self.links.neighbors.is_empty() {
+        if (self.backlog > 0 || self.backlog_lost > 0) && !self.links.neighbors.is_empty() {
             let r = core::mem::take(&mut self.backlog);
-            self.forward_release(r);
+            let lost = core::mem::take(&mut self.backlog_lost);
+            self.forward_release(r, lost);
         }
     }
 
@@ -163,6 +181,10 @@ impl LinkMessages for Message {
 
     fn probe(height: Sealed) -> Self {
         Message::Probe { height }
+    }
+
+    fn token_ack(height: Height, tokens: u16) -> Self {
+        Message::token_ack(height, tokens)
     }
 }
 

@@ -7,7 +7,11 @@ use crate::FenceCopies;
 /// A KRL/KRLF protocol message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(remote = "Self")
+)]
 #[non_exhaustive]
 pub enum Message {
     /// Ask the receiver for a token on behalf of the sender's queue.
@@ -23,14 +27,36 @@ pub enum Message {
     Probe(Sealed),
     /// The sender's height, sent to acknowledge a token: the first message the token's sender
     /// may trust from it again (the paper sends a LinkInfo carrying a guessed height instead;
-    /// see `docs/ALGORITHMS.md`).
-    TokenAck(Sealed),
+    /// see `docs/ALGORITHMS.md`, R1), and how many tokens the sender has received from the
+    /// receiver over this link since it formed (modulo 2^16). The check word covers the count
+    /// ([`Sealed::bound`]); a token's receiver also answers every height question of the
+    /// token's sender with a `TokenAck`, so a corrupted acknowledgement is repaired by the
+    /// next one (R13). Build one with [`Message::token_ack`].
+    TokenAck(Sealed, u16),
 }
 
 impl Message {
+    /// A token acknowledgement: our height, and the number of tokens received from the
+    /// receiver over this link (modulo 2^16), both under the check word.
+    pub fn token_ack(height: Height, tokens: u16) -> Message {
+        Message::TokenAck(Sealed::bound(height, u64::from(tokens)), tokens)
+    }
+
     /// The height the message carries, or [`Height::CORRUPTED`] if it fails its check word.
     pub fn height(&self) -> Height {
-        self.sealed().open()
+        match *self {
+            Message::TokenAck(h, tokens) => h.open_with(u64::from(tokens)),
+            _ => self.sealed().open(),
+        }
+    }
+
+    /// Whether the check word matches what it covers (the height, and an acknowledgement's
+    /// count).
+    pub fn is_intact(&self) -> bool {
+        match *self {
+            Message::TokenAck(h, tokens) => h.is_intact_with(u64::from(tokens)),
+            _ => self.sealed().is_intact(),
+        }
     }
 
     /// The height the message carries, with its check word, as it travelled.
@@ -40,7 +66,7 @@ impl Message {
             | Message::Token(h, _)
             | Message::LinkInfo(h)
             | Message::Probe(h)
-            | Message::TokenAck(h) => h,
+            | Message::TokenAck(h, _) => h,
         }
     }
 
@@ -56,4 +82,21 @@ impl Message {
             _ => None,
         }
     }
+
+    /// The message with its check word XORed with its kind's tag (W2).
+    #[cfg(feature = "serde")]
+    fn tagged(self) -> Self {
+        const DOMAIN: u64 = 0x6b72_6c2d_6b69_6e64; // "krl-kind"
+        let tag = |variant| crate::seal::kind_tag(DOMAIN, variant);
+        match self {
+            Message::Request(h) => Message::Request(h.tagged(tag(0))),
+            Message::Token(h, fence) => Message::Token(h.tagged(tag(1)), fence),
+            Message::LinkInfo(h) => Message::LinkInfo(h.tagged(tag(2))),
+            Message::Probe(h) => Message::Probe(h.tagged(tag(3))),
+            Message::TokenAck(h, n) => Message::TokenAck(h.tagged(tag(4)), n),
+        }
+    }
 }
+
+#[cfg(feature = "serde")]
+crate::seal::tagged_serde!(Message);

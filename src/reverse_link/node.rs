@@ -227,8 +227,7 @@ impl Node {
             // so their (now too high) view of us still gives the right direction.
             let old = self.links.height;
             self.links.adopt(j, h, |n| n.height < old, &mut self.outbox);
-            self.outbox
-                .send(j, Message::TokenAck(self.links.height.into()));
+            self.links.ack_token(j, &mut self.outbox);
         } else {
             // Keep the token (never lose capacity) but not the unverifiable height.
             self.outbox.anomaly(j, Anomaly::UnknownPeer);
@@ -422,6 +421,10 @@ impl LinkMessages for Message {
     fn probe(height: Sealed) -> Self {
         Message::Probe(height)
     }
+
+    fn token_ack(height: Height, tokens: u16) -> Self {
+        Message::token_ack(height, tokens)
+    }
 }
 
 impl TokenNode for Node {
@@ -487,7 +490,11 @@ impl crate::node::Buffered for Node {
                 }
                 Message::LinkInfo(h) => self.on_height_msg(from, h.open(), Said::Info),
                 Message::Probe(h) => self.on_height_msg(from, h.open(), Said::Probe),
-                Message::TokenAck(h) => self.on_height_msg(from, h.open(), Said::Ack),
+                Message::TokenAck(h, tokens) => {
+                    let tokens = u64::from(tokens);
+                    let count = h.is_intact_with(tokens).then_some(tokens as u16);
+                    self.on_height_msg(from, h.open_with(tokens), Said::Ack(count));
+                }
             },
             Event::LinkUp(j) => {
                 self.lowered_on_link_info = false;

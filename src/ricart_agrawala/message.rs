@@ -7,7 +7,11 @@ use crate::{Fence, FenceCopies};
 /// A Ricart–Agrawala message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(remote = "Self")
+)]
 #[non_exhaustive]
 pub enum Message {
     /// A request for permission; retransmissions repeat it exactly. Build one with
@@ -64,9 +68,34 @@ impl Message {
         }
     }
 
+    /// The message with its check word XORed with its kind's tag (W2).
+    #[cfg(feature = "serde")]
+    fn tagged(self) -> Self {
+        const DOMAIN: u64 = 0x7269_6361_2d6b_696e; // "rica-kin"
+        let tag = |variant| crate::seal::kind_tag(DOMAIN, variant);
+        match self {
+            Message::Request {
+                ts,
+                seq,
+                check,
+                fence,
+            } => Message::Request {
+                ts,
+                seq,
+                check: check ^ tag(0),
+                fence,
+            },
+            // A REPLY has no check word: it names the request it grants (W2).
+            reply @ Message::Reply { .. } => reply,
+        }
+    }
+
     /// The check word of a REQUEST's fields ([`check_word`]).
     pub fn request_check(ts: Timestamp, seq: u64) -> u64 {
         const KIND: u64 = 0x7269_6361_2d72_6571; // "rica-req"
         check_word(KIND, [ts.clock, u64::from(ts.id.0), seq])
     }
 }
+
+#[cfg(feature = "serde")]
+crate::seal::tagged_serde!(Message);

@@ -87,6 +87,8 @@ pub enum Slot<'a> {
     U64(&'a mut u64, u64),
     /// An unsigned 32-bit field and its limit.
     U32(&'a mut u32, u32),
+    /// An unsigned 16-bit field (a count modulo 2^16; any value is possible).
+    U16(&'a mut u16),
     /// A height component (limit `Height::LIMIT`, symmetric).
     I64(&'a mut i64),
     /// A node id.
@@ -124,6 +126,18 @@ impl Slot<'_> {
                     Value::Limit => limit,
                     Value::PastLimit => limit.wrapping_add(1),
                     Value::Node(n) => u32::from(n),
+                };
+                replace(x, new)
+            }
+            Slot::U16(x) => {
+                let new = match value {
+                    Value::Zero | Value::Min => 0,
+                    Value::One | Value::MinPlus1 => 1,
+                    Value::Max | Value::Limit => u16::MAX,
+                    Value::MaxLess1 => u16::MAX - 1,
+                    Value::Up | Value::PastLimit => x.wrapping_add(1),
+                    Value::Down => x.wrapping_sub(1),
+                    Value::Node(n) => u16::from(n),
                 };
                 replace(x, new)
             }
@@ -220,20 +234,23 @@ fn priority(p: &mut Priority) -> [Slot<'_>; 2] {
     ]
 }
 
-fn resources(r: &mut prioritized::Resources) -> [Slot<'_>; 2] {
+/// Each copy is a field of its own (a corruption changes one copy).
+fn resources(r: &mut prioritized::Resources) -> impl Iterator<Item = Slot<'_>> {
     // The limit of a count is k, which the message does not know: 8 is beyond every k the
     // harnesses use.
-    [Slot::U32(&mut r.count, 8), Slot::U32(&mut r.copy, 8)]
+    r.0.iter_mut().map(|c| Slot::U32(c, 8))
 }
 
 impl Fields for reverse_link::Message {
     fn slots(&mut self) -> Vec<Slot<'_>> {
         match self {
             reverse_link::Message::Token(h, f) => height(h).into_iter().chain(fence(f)).collect(),
+            reverse_link::Message::TokenAck(h, n) => {
+                height(h).into_iter().chain([Slot::U16(n)]).collect()
+            }
             reverse_link::Message::Request(h)
             | reverse_link::Message::LinkInfo(h)
-            | reverse_link::Message::Probe(h)
-            | reverse_link::Message::TokenAck(h) => height(h).into(),
+            | reverse_link::Message::Probe(h) => height(h).into(),
         }
     }
 }
@@ -244,11 +261,12 @@ impl Fields for prioritized::Message {
         match self {
             M::Token {
                 available,
+                lost,
                 priority: p,
                 height: h,
                 fence: f,
             } => resources(available)
-                .into_iter()
+                .chain(resources(lost))
                 .chain(priority(p))
                 .chain(height(h))
                 .chain(fence(f))
@@ -260,11 +278,16 @@ impl Fields for prioritized::Message {
             M::Update { priority: p } => priority(p).into(),
             M::Release {
                 resources: r,
+                lost,
                 height: h,
-            } => resources(r).into_iter().chain(height(h)).collect(),
-            M::Link { height: h } | M::Probe { height: h } | M::TokenAck { height: h } => {
-                height(h).into()
+            } => resources(r)
+                .chain(resources(lost))
+                .chain(height(h))
+                .collect(),
+            M::TokenAck { height: h, tokens } => {
+                height(h).into_iter().chain([Slot::U16(tokens)]).collect()
             }
+            M::Link { height: h } | M::Probe { height: h } => height(h).into(),
         }
     }
 }

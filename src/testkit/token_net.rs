@@ -93,12 +93,17 @@ impl TokenHarness for reverse_link::Node {
 }
 
 impl TokenHarness for prioritized::Node {
-    /// A count read at its smaller possible copy gives up the difference.
+    /// A count read at its smaller possible copy gives up the difference, and a RELEASE
+    /// whose check word fails gives up all it carried (its kind cannot be trusted, W2).
     fn lost(before: &prioritized::Message, after: &prioritized::Message, nodes: &[Self]) -> u32 {
         let k = nodes[0].settings().k;
         let count = |m: &prioritized::Message| match m {
-            prioritized::Message::Token { available: r, .. }
-            | prioritized::Message::Release { resources: r, .. } => Some(r.read(k).0),
+            prioritized::Message::Token { available: r, .. } => Some(r.read(k).0),
+            prioritized::Message::Release {
+                resources: r,
+                height,
+                ..
+            } => Some(if height.is_intact() { r.read(k).0 } else { 0 }),
             _ => None,
         };
         match (count(before), count(after)) {

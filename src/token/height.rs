@@ -99,29 +99,58 @@ pub struct Sealed {
 impl Sealed {
     /// `height` with its check word.
     pub fn new(height: Height) -> Self {
+        Self::bound(height, 0)
+    }
+
+    /// `height` with a check word that also covers `extra`, a field of the message outside
+    /// the height (a token acknowledgement's count, R13); `bound(h, 0)` is `new(h)`.
+    pub fn bound(height: Height, extra: u64) -> Self {
         Sealed {
             height,
-            check: Self::word(height),
+            check: Self::word(height, extra),
         }
     }
 
-    fn word(h: Height) -> u64 {
+    fn word(h: Height, extra: u64) -> u64 {
         const KIND: u64 = 0x6865_6967_6874_2d31; // "height-1"
+                                                 // `extra` enters through an odd multiplier, a bijection with 0 fixed, so every
+                                                 // change of it changes the word and `bound(h, 0)` keeps the words of `new`.
         check_word(KIND, [h.h1 as u64, h.h2 as u64, u64::from(h.id.0)])
+            ^ extra.wrapping_mul(0xA24B_AED4_963E_E407)
     }
 
     /// Whether the check word matches the height.
     pub fn is_intact(self) -> bool {
-        self.check == Self::word(self.height)
+        self.is_intact_with(0)
+    }
+
+    /// Whether the check word matches the height and `extra` (see [`Sealed::bound`]).
+    pub fn is_intact_with(self, extra: u64) -> bool {
+        self.check == Self::word(self.height, extra)
     }
 
     /// The height if its check word matches, else [`Height::CORRUPTED`], which no node
     /// accepts: the receiver's view of the sender stays as it was.
     pub fn open(self) -> Height {
-        if self.is_intact() {
+        self.open_with(0)
+    }
+
+    /// [`Sealed::open`] for a height sealed with [`Sealed::bound`] over `extra`.
+    pub fn open_with(self, extra: u64) -> Height {
+        if self.is_intact_with(extra) {
             self.height
         } else {
             Height::CORRUPTED
+        }
+    }
+
+    /// The same height with its check word XORed with `tag`: how the wire encoding binds the
+    /// message kind into the word ([`crate::seal::kind_tag`]); applying it twice undoes it.
+    #[cfg(feature = "serde")]
+    pub(crate) fn tagged(self, tag: u64) -> Self {
+        Sealed {
+            height: self.height,
+            check: self.check ^ tag,
         }
     }
 }

@@ -15,6 +15,8 @@ pub(crate) trait LinkMessages {
     fn link_info(height: Sealed) -> Self;
     /// Our height and a question for the peer's (T1).
     fn probe(height: Sealed) -> Self;
+    /// Our height and the tokens received from the peer over this link (R13).
+    fn token_ack(height: Height, tokens: u16) -> Self;
 }
 
 /// A node's own height, its view of its neighbours, and `next`.
@@ -83,20 +85,47 @@ impl Links {
                 None
             }
             Ok(heard) => {
-                if valid.is_none() {
+                if valid.is_none() || heard.bad_count {
                     out.anomaly(j, Anomaly::OutOfRange);
                 }
                 if heard.tell {
                     self.tell(j, out);
+                }
+                if valid.is_none() {
+                    self.ask_ack(j, out);
                 }
                 Some(heard)
             }
         }
     }
 
-    /// Send `j` our height.
+    /// Send `j` our height: with the count of tokens received from it, if any, so the answer
+    /// also settles what a lost acknowledgement did not (R13). On a FIFO link every token
+    /// that count includes was acknowledged before, so without faults it acts as a LinkInfo.
     pub(crate) fn tell<M: LinkMessages>(&self, j: NodeId, out: &mut Outbox<M>) {
-        out.send(j, M::link_info(self.height.into()));
+        let msg = match self.neighbors.get(j).map_or(0, |n| n.received) {
+            0 => M::link_info(self.height.into()),
+            tokens => M::token_ack(self.height, tokens),
+        };
+        out.send(j, msg);
+    }
+
+    /// A message from `j` failed its check while tokens we sent it are unacknowledged: it may
+    /// have been the acknowledgement, so ask `j` for its height, which it answers with its
+    /// count of our tokens (R13). Never sent without a fault.
+    pub(crate) fn ask_ack<M: LinkMessages>(&self, j: NodeId, out: &mut Outbox<M>) {
+        if self.neighbors.get(j).is_some_and(|n| n.unacked > 0) {
+            out.send(j, M::probe(self.height.into()));
+        }
+    }
+
+    /// Acknowledge a token that came from `j` over its link: one more received, and our
+    /// height with the count.
+    pub(crate) fn ack_token<M: LinkMessages>(&mut self, j: NodeId, out: &mut Outbox<M>) {
+        if let Some(entry) = self.neighbors.get_mut(j) {
+            entry.received = entry.received.wrapping_add(1);
+            out.send(j, M::token_ack(self.height, entry.received));
+        }
     }
 
     /// Send our height to the members of `N` that `to` picks, in id order.
@@ -141,11 +170,14 @@ impl Links {
             out.anomaly(j, Anomaly::UnknownPeer);
             return None;
         };
+        let valid = h.possible_from(j);
         if !entry.received_li() {
             out.anomaly(j, Anomaly::Stale);
+            if !valid {
+                self.ask_ack(j, out);
+            }
             return None;
         }
-        let valid = h.possible_from(j);
         if !entry.in_n && !valid {
             out.anomaly(j, Anomaly::OutOfRange);
             self.ask(j, out);
@@ -329,7 +361,10 @@ pub(crate) trait TokenNode {
         if j == links.height.id {
             return out.anomaly(j, Anomaly::RedundantLinkEvent);
         }
-        links.neighbors.link_up(j, links.height);
+        if !links.neighbors.link_up(j, links.height) {
+            // A keepalive also repairs an acknowledgement lost to corruption (R13).
+            links.ask_ack(j, out);
+        }
         let forming = links.neighbors.get(j).is_some_and(|n| n.forming);
         if self.needs_links() && forming {
             // No way down and something to send: this link may be the way, and the peer's
@@ -389,6 +424,9 @@ mod tests {
         }
         fn probe(height: Sealed) -> Self {
             Msg::Probe(height.height)
+        }
+        fn token_ack(height: Height, _: u16) -> Self {
+            Msg::Info(height)
         }
     }
 

@@ -7,6 +7,10 @@
 //! - `unacked`: tokens sent to the peer that it has not acknowledged yet; while any is
 //!   outstanding (the paper's `receivedLI` is false) height information from the peer is stale
 //!   and is not recorded;
+//! - `sent` / `received`: tokens sent to and received from the peer over this link since it
+//!   formed (modulo 2^16): an acknowledgement carries the receiver's `received`, so it says
+//!   exactly which tokens it settles, and a lost or corrupted one is repaired by any later one
+//!   (`docs/ALGORITHMS.md`, R13);
 //! - `forming` / `form_height`: the link was detected forming while our height was
 //!   `form_height`; if our height changed before the peer's first LinkInfo, we resend ours.
 //! - `asked`: while the link is forming, we sent the peer a Probe to ask for its height (see
@@ -45,6 +49,10 @@ pub struct Neighbor {
     /// Tokens sent to the peer and not acknowledged yet (KRLF can send a second one before
     /// the first is acknowledged). The paper's `receivedLI` is `unacked == 0`.
     pub(crate) unacked: u32,
+    /// Tokens sent to the peer over this link since it formed, modulo 2^16.
+    pub(crate) sent: u16,
+    /// Tokens received from the peer over this link since it formed, modulo 2^16.
+    pub(crate) received: u16,
     /// The link was detected forming and the peer's first LinkInfo has not arrived yet (our
     /// height as last announced to it is kept apart, in [`Neighbors::form_height`]).
     pub(crate) forming: bool,
@@ -98,11 +106,36 @@ impl Neighbor {
         self.unacked == 0
     }
 
+    /// Tokens sent to the peer over this link since it formed, modulo 2^16.
+    pub fn sent(&self) -> u16 {
+        self.sent
+    }
+
+    /// Tokens received from the peer over this link since it formed, modulo 2^16: what our
+    /// acknowledgements carry.
+    pub fn received(&self) -> u16 {
+        self.received
+    }
+
     /// We are sending the peer a token: until it acknowledges, assume it took `assumed` (just
     /// below us) and ignore its older height reports.
     pub(crate) fn token_sent(&mut self, assumed: Height) {
         self.height = assumed;
         self.unacked = self.unacked.saturating_add(1);
+        self.sent = self.sent.wrapping_add(1);
+    }
+
+    /// The peer says it has received `count` of our tokens (modulo 2^16): settle what that
+    /// acknowledges. False, changing nothing, for a count that acknowledges a token never
+    /// sent or takes back an acknowledgement (acknowledgements come in order on a FIFO link,
+    /// so only a forged count does either).
+    fn acknowledged(&mut self, count: u16) -> bool {
+        let left = u32::from(self.sent.wrapping_sub(count));
+        if left > self.unacked {
+            return false;
+        }
+        self.unacked = left;
+        true
     }
 }
 
@@ -114,9 +147,11 @@ pub(crate) enum Said {
     /// A height announcement (link formation, a change, an answer), or the height inside a
     /// REQUEST or TOKEN.
     Info,
-    /// The acknowledgement of a token we sent: the first height of the peer we may trust
-    /// again (the last one of several outstanding).
-    Ack,
+    /// The acknowledgement of the tokens we sent: the peer has received `Some(count)` of them
+    /// over this link (modulo 2^16); `None` if the message failed its check word, so its count
+    /// cannot be trusted. The first height of the peer we may trust again once it settles the
+    /// last one outstanding.
+    Ack(Option<u16>),
 }
 
 /// What the node must do after hearing a peer.
@@ -125,6 +160,8 @@ pub(crate) struct Heard {
     /// Tell the peer our height: it asked (a Probe), or our height changed since we announced
     /// it while the link was forming.
     pub(crate) tell: bool,
+    /// An acknowledgement's count was impossible (a forgery: it passed its check word).
+    pub(crate) bad_count: bool,
     /// The height carried was valid and recorded (or the peer joined `N` with it).
     pub(crate) recorded: bool,
 }
@@ -182,6 +219,8 @@ impl Neighbors {
             height: h,
             in_n: true,
             unacked: 0,
+            sent: 0,
+            received: 0,
             forming: false,
             asked: false,
             visited: false,
@@ -215,6 +254,8 @@ impl Neighbors {
             height: own,
             in_n: false,
             unacked: 0,
+            sent: 0,
+            received: 0,
             forming: true,
             asked: false,
             visited: false,
@@ -245,10 +286,11 @@ impl Neighbors {
     /// while ours is `own` (KRL LinkInfo lines 1–6, the prioritized algorithm's LINK, and the
     /// Probe and acknowledgement rules of this crate).
     ///
-    /// An acknowledgement settles one outstanding token whatever height it carries, so a
-    /// corrupted height cannot mute the peer. A valid height makes the peer a member of `N`,
-    /// clears its `forming` mark, and is recorded unless a token acknowledgement from it is
-    /// still pending. `Err(UnknownPeer)` for a sender with no link.
+    /// An acknowledgement whose check word holds settles the tokens its count acknowledges,
+    /// whatever height it carries, so a corrupted height cannot mute the peer; one whose
+    /// check word fails settles nothing (the caller asks again, R13). A valid height makes the
+    /// peer a member of `N`, clears its `forming` mark, and is recorded unless a token
+    /// acknowledgement from it is still pending. `Err(UnknownPeer)` for a sender with no link.
     pub(crate) fn hear(
         &mut self,
         from: NodeId,
@@ -260,9 +302,10 @@ impl Neighbors {
         let mut heard = Heard {
             tell: said == Said::Probe,
             recorded: false,
+            bad_count: false,
         };
-        if said == Said::Ack && entry.unacked > 0 {
-            entry.unacked -= 1;
+        if let Said::Ack(Some(count)) = said {
+            heard.bad_count = !entry.acknowledged(count);
         }
         let Some(height) = height else {
             // An answer we cannot use: ask again when the link is next needed.
@@ -419,16 +462,49 @@ mod tests {
         let heard = t.hear(NodeId(1), Some(h(8, 1)), own, Said::Info).unwrap();
         assert!(!heard.recorded, "stale while unacknowledged");
         assert_eq!(t.get(NodeId(1)).unwrap().height, h(7, 1));
-        // An acknowledgement with an impossible height still settles its token.
-        assert!(!t.hear(NodeId(1), None, own, Said::Ack).unwrap().recorded);
-        assert_eq!(t.get(NodeId(1)).unwrap().unacked, 1);
+        // An acknowledgement with an impossible (but sealed) height still settles what its
+        // count says; one that failed its check word settles nothing.
         assert!(
-            t.hear(NodeId(1), Some(h(4, 1)), own, Said::Ack)
+            !t.hear(NodeId(1), None, own, Said::Ack(None))
+                .unwrap()
+                .recorded
+        );
+        assert_eq!(t.get(NodeId(1)).unwrap().unacked, 2);
+        assert!(
+            !t.hear(NodeId(1), None, own, Said::Ack(Some(1)))
+                .unwrap()
+                .recorded
+        );
+        assert_eq!(t.get(NodeId(1)).unwrap().unacked, 1);
+        // A count acknowledging a token never sent, or taking one back, changes nothing.
+        for bad in [3, 0] {
+            let heard = t.hear(NodeId(1), Some(h(4, 1)), own, Said::Ack(Some(bad)));
+            assert!(heard.unwrap().bad_count, "{bad}");
+            assert_eq!(t.get(NodeId(1)).unwrap().unacked, 1);
+        }
+        // The last acknowledgement, or a later one that was lost, settles the rest.
+        assert!(
+            t.hear(NodeId(1), Some(h(4, 1)), own, Said::Ack(Some(2)))
                 .unwrap()
                 .recorded
         );
         assert!(t.get(NodeId(1)).unwrap().received_li());
         assert_eq!(t.get(NodeId(1)).unwrap().height, h(4, 1));
+    }
+
+    #[test]
+    fn acknowledgement_counts_wrap_around() {
+        let mut t = Neighbors::with_known([h(3, 1)]);
+        let e = t.get_mut(NodeId(1)).unwrap();
+        e.sent = u16::MAX;
+        e.token_sent(h(3, 1));
+        e.token_sent(h(3, 1));
+        assert_eq!((e.sent, e.unacked), (1, 2));
+        assert!(e.acknowledged(0));
+        assert_eq!(e.unacked, 1);
+        assert!(!e.acknowledged(u16::MAX - 1));
+        assert!(e.acknowledged(1));
+        assert!(e.received_li());
     }
 
     #[test]

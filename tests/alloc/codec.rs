@@ -51,6 +51,7 @@ fn decoding_allocates_nothing() {
     let fence = manet_mutex::Fence::new(1, 1 << 40).into();
     let mut allocations = frame_and_changes(&reverse_link::Message::Token(height, fence))
         + frame_and_changes(&prioritized::Message::Token {
+            lost: Resources::new(0),
             available: Resources::new(3),
             priority: Priority::new(9, 1),
             height,

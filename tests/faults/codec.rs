@@ -101,7 +101,7 @@ fn priority() -> impl Strategy<Value = Priority> {
 fn resources() -> impl Strategy<Value = Resources> {
     prop_oneof![
         u32s().prop_map(Resources::new),
-        (u32s(), u32s()).prop_map(|(count, copy)| Resources { count, copy }),
+        (u32s(), u32s(), u32s()).prop_map(|(a, b, c)| Resources([a, b, c])),
     ]
 }
 
@@ -142,7 +142,7 @@ fn reverse_link_message() -> BoxedStrategy<reverse_link::Message> {
         (sealed(), fence()).prop_map(|(height, fence)| Message::Token(height, fence)),
         sealed().prop_map(Message::LinkInfo),
         sealed().prop_map(Message::Probe),
-        sealed().prop_map(Message::TokenAck),
+        (sealed(), any::<u16>()).prop_map(|(height, tokens)| Message::TokenAck(height, tokens)),
     ]
     .boxed()
 }
@@ -150,8 +150,9 @@ fn reverse_link_message() -> BoxedStrategy<reverse_link::Message> {
 fn prioritized_message() -> BoxedStrategy<prioritized::Message> {
     use prioritized::Message;
     prop_oneof![
-        (resources(), priority(), sealed(), fence()).prop_map(
-            |(available, priority, height, fence)| Message::Token {
+        (resources(), resources(), priority(), sealed(), fence()).prop_map(
+            |(available, lost, priority, height, fence)| Message::Token {
+                lost,
                 available,
                 priority,
                 height,
@@ -160,11 +161,16 @@ fn prioritized_message() -> BoxedStrategy<prioritized::Message> {
         ),
         (priority(), sealed()).prop_map(|(priority, height)| Message::Request { priority, height }),
         priority().prop_map(|priority| Message::Update { priority }),
-        (resources(), sealed())
-            .prop_map(|(resources, height)| Message::Release { resources, height }),
+        (resources(), resources(), sealed()).prop_map(|(resources, lost, height)| {
+            Message::Release {
+                lost,
+                resources,
+                height,
+            }
+        }),
         sealed().prop_map(|height| Message::Link { height }),
         sealed().prop_map(|height| Message::Probe { height }),
-        sealed().prop_map(|height| Message::TokenAck { height }),
+        (sealed(), any::<u16>()).prop_map(|(height, tokens)| Message::TokenAck { height, tokens }),
     ]
     .boxed()
 }
@@ -540,10 +546,7 @@ fn the_largest_frames_fit_max_frame() {
         clock: u64::MAX,
         id: NodeId(u32::MAX),
     };
-    let resources = Resources {
-        count: u32::MAX,
-        copy: u32::MAX,
-    };
+    let resources = Resources([u32::MAX; 3]);
     let priority = Priority::new(u64::MAX, u32::MAX);
     let fence = FenceCopies::new(Fence::new(u32::MAX, u64::MAX));
     let announcement = Announcement {
@@ -561,7 +564,7 @@ fn the_largest_frames_fit_max_frame() {
         Rl::Token(height, fence),
         Rl::LinkInfo(height),
         Rl::Probe(height),
-        Rl::TokenAck(height),
+        Rl::TokenAck(height, u16::MAX),
     ];
     let rl = sizes(&rl);
     // Three fence copies at their longest take 3 × (5 + 10) = 45 bytes.
@@ -570,6 +573,7 @@ fn the_largest_frames_fit_max_frame() {
     use prioritized::Message as Pr;
     let pr = [
         Pr::Token {
+            lost: resources,
             available: resources,
             priority,
             height,
@@ -577,10 +581,17 @@ fn the_largest_frames_fit_max_frame() {
         },
         Pr::Request { priority, height },
         Pr::Update { priority },
-        Pr::Release { resources, height },
+        Pr::Release {
+            lost: resources,
+            resources,
+            height,
+        },
         Pr::Link { height },
         Pr::Probe { height },
-        Pr::TokenAck { height },
+        Pr::TokenAck {
+            height,
+            tokens: u16::MAX,
+        },
     ];
     let pr = sizes(&pr);
     assert_eq!(pr, [107, 52, 17, 47, 37, 37, 37]);
@@ -666,6 +677,7 @@ fn the_format_is_pinned() {
     // version, Token, available (2, 2), priority (level 300 = [0xac, 0x02], rank 0), height
     // (h1 1 = zigzag 2, h2 0, n4), check word, three fence copies (0, 0).
     let token = prioritized::Message::Token {
+        lost: Resources::new(0),
         available: Resources::new(2),
         priority: Priority::new(300, 0),
         height: Sealed::new(Height::new(1, 0, NodeId(4))),
@@ -752,13 +764,14 @@ fn variant_indices_are_pinned() {
         Rl::Token(h, FenceCopies::default()),
         Rl::LinkInfo(h),
         Rl::Probe(h),
-        Rl::TokenAck(h),
+        Rl::TokenAck(h, 0),
     ];
     assert_eq!(rl.iter().map(index).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
 
     use prioritized::Message as Pr;
     let pr = [
         Pr::Token {
+            lost: Resources::new(0),
             available: r,
             priority: p,
             height: h,
@@ -770,12 +783,16 @@ fn variant_indices_are_pinned() {
         },
         Pr::Update { priority: p },
         Pr::Release {
+            lost: Resources::new(0),
             resources: r,
             height: h,
         },
         Pr::Link { height: h },
         Pr::Probe { height: h },
-        Pr::TokenAck { height: h },
+        Pr::TokenAck {
+            height: h,
+            tokens: 0,
+        },
     ];
     assert_eq!(
         pr.iter().map(index).collect::<Vec<_>>(),
@@ -841,7 +858,8 @@ fn impossible_fields_decode_and_the_node_reports_them() {
 
     // The other algorithms' impossible values decode just the same.
     let token = prioritized::Message::Token {
-        available: Resources { count: 9, copy: 2 },
+        lost: Resources::new(0),
+        available: Resources([9, 2, 5]),
         priority: Priority::new(u64::MAX, 0),
         height: Sealed::new(beyond),
         fence: FenceCopies::default(),

@@ -18,7 +18,7 @@ use crate::token_model::{
 };
 use manet_mutex::prioritized::{Message, Node, Policy, Settings};
 use manet_mutex::sim::Params;
-use manet_mutex::token::{Height, Sealed};
+use manet_mutex::token::{Height, Neighbors, Sealed};
 use manet_mutex::{CsRequest, NodeId, Protocol};
 
 impl Fingerprint for Node {
@@ -43,7 +43,7 @@ impl Fingerprint for Node {
         self.status().hash(hasher);
         shift(Node::height(self)).hash(hasher);
         self.next().hash(hasher);
-        self.available().hash(hasher);
+        (self.available(), self.capacity()).hash(hasher);
         (self.held(), self.requested(), self.release_backlog()).hash(hasher);
         self.queue().len().hash(hasher);
         self.queue().for_each(|entry| entry.hash(hasher));
@@ -57,31 +57,48 @@ impl Fingerprint for Node {
             | Message::Release { height, .. }
             | Message::Link { height }
             | Message::Probe { height }
-            | Message::TokenAck { height } => Some(height.height),
+            | Message::TokenAck { height, .. } => Some(height.height),
             _ => None,
         }
     }
 
     fn hash_msg<H: Hasher>(msg: &Message, shift: &impl Fn(Height) -> Shifted, hasher: &mut H) {
-        // A check word is not shift invariant; whether it matches is.
-        let seal = |s: Sealed| (shift(s.height), s.is_intact());
+        // A check word is not shift invariant; whether it matches is. An acknowledgement's
+        // count is hashed by the model, relative to its receiver's.
+        let seal = |s: Sealed| (shift(s.height), msg.is_intact());
         std::mem::discriminant(msg).hash(hasher);
         match *msg {
             // The fence is left out, as the grant counter is (see `hash_node`).
             Message::Token {
                 available,
+                lost,
                 priority,
                 height,
                 ..
-            } => (available, priority, seal(height)).hash(hasher),
+            } => (available, lost, priority, seal(height)).hash(hasher),
             Message::Request { priority, height } => (priority, seal(height)).hash(hasher),
             Message::Update { priority } => priority.hash(hasher),
-            Message::Release { resources, height } => (resources, seal(height)).hash(hasher),
-            Message::Link { height } | Message::Probe { height } | Message::TokenAck { height } => {
-                seal(height).hash(hasher)
-            }
+            Message::Release {
+                resources,
+                lost,
+                height,
+            } => (resources, lost, seal(height)).hash(hasher),
+            Message::Link { height }
+            | Message::Probe { height }
+            | Message::TokenAck { height, .. } => seal(height).hash(hasher),
             // A variant added later: its full contents, heights unshifted (still sound).
             ref other => format!("{other:?}").hash(hasher),
+        }
+    }
+
+    fn neighbors(&self) -> &Neighbors {
+        Node::neighbors(self)
+    }
+
+    fn ack_count(msg: &Message) -> Option<u16> {
+        match *msg {
+            Message::TokenAck { tokens, .. } => Some(tokens),
+            _ => None,
         }
     }
 }

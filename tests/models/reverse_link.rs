@@ -17,7 +17,7 @@ use manet_mutex::reverse_link::{Message, Node, Settings};
 use manet_mutex::sim::Graph;
 use manet_mutex::sim::Params;
 use manet_mutex::testkit::TokenNet;
-use manet_mutex::token::Height;
+use manet_mutex::token::{Height, Neighbors};
 use manet_mutex::{CsRequest, Protocol};
 
 impl Fingerprint for Node {
@@ -55,7 +55,19 @@ impl Fingerprint for Node {
         // A check word is not shift invariant; whether it matches is.
         let sealed = msg.sealed();
         std::mem::discriminant(msg).hash(hasher);
-        (shift(sealed.height), sealed.is_intact()).hash(hasher);
+        // An acknowledgement's count is hashed by the model, relative to its receiver's.
+        (shift(sealed.height), msg.is_intact()).hash(hasher);
+    }
+
+    fn neighbors(&self) -> &Neighbors {
+        Node::neighbors(self)
+    }
+
+    fn ack_count(msg: &Message) -> Option<u16> {
+        match *msg {
+            Message::TokenAck(_, tokens) => Some(tokens),
+            _ => None,
+        }
     }
 }
 

@@ -57,8 +57,12 @@ pub trait Fingerprint: Harnessed + std::fmt::Debug + Send + Sync + 'static {
     fn hash_node<H: Hasher>(&self, shift: &impl Fn(Height) -> Shifted, hasher: &mut H);
     /// The height a message carries, if any.
     fn msg_height(msg: &Self::Message) -> Option<Height>;
-    /// Hash a message, its height through `shift`.
+    /// Hash a message, its height through `shift`, an acknowledgement's count left out.
     fn hash_msg<H: Hasher>(msg: &Self::Message, shift: &impl Fn(Height) -> Shifted, hasher: &mut H);
+    /// The neighbour table.
+    fn neighbors(&self) -> &Neighbors;
+    /// The count of tokens an acknowledgement says it received.
+    fn ack_count(msg: &Self::Message) -> Option<u16>;
 }
 
 /// The heights of a neighbour table that handlers read: the view of a peer once it is in N,
@@ -209,9 +213,27 @@ impl<P: Fingerprint> Hash for State<P> {
         for node in &net.nodes {
             node.hash_node(&shift, hasher);
         }
+        // Token counts only ever meet as differences on one directed link (what the sender
+        // sent less what the receiver received or acknowledged), so they are hashed relative
+        // to the sender's: counts that grow for ever still repeat states.
+        let sent = |from: NodeId, to: NodeId| {
+            P::neighbors(&net.nodes[from.index()])
+                .get(to)
+                .map(|e| e.sent())
+        };
+        for node in &net.nodes {
+            for e in P::neighbors(node).entries() {
+                let base = sent(e.id(), node.id());
+                base.map_or(Some(e.received()), |b| Some(b.wrapping_sub(e.received())))
+                    .hash(hasher);
+            }
+        }
         for (from, to, msg) in net.channels.iter() {
             (from, to).hash(hasher);
             P::hash_msg(msg, &shift, hasher);
+            if let Some(count) = P::ack_count(msg) {
+                sent(to, from).map(|b| b.wrapping_sub(count)).hash(hasher);
+            }
         }
         net.marks.hash(hasher);
         net.up.hash(hasher);

@@ -55,13 +55,18 @@ impl In {
                 h2,
                 owner,
             } => {
-                let height = height(h1, h2, owner).into();
+                let at = height(h1, h2, owner);
+                let height = at.into();
+                // New fields from existing input (the input layout is frozen for the
+                // corpora): the tie-break gives a loss report, the level an acknowledged count.
+                let lost = Resources::new(tie % 4);
                 let priority = Priority::new(level, tie);
                 let msg = match kind {
                     Kind::Token {
                         available: (count, copy),
                     } => Message::Token {
-                        available: Resources { count, copy },
+                        available: Resources([count, copy, count]),
+                        lost,
                         priority,
                         height,
                         // From the level: the input layout is frozen for the corpora.
@@ -72,12 +77,13 @@ impl In {
                     Kind::Release {
                         resources: (count, copy),
                     } => Message::Release {
-                        resources: Resources { count, copy },
+                        resources: Resources([count, copy, count]),
+                        lost,
                         height,
                     },
                     Kind::Link => Message::Link { height },
                     Kind::Probe => Message::Probe { height },
-                    Kind::TokenAck => Message::TokenAck { height },
+                    Kind::TokenAck => Message::token_ack(at, level as u16),
                 };
                 Event::Receive {
                     from: from.id(),

@@ -55,7 +55,8 @@ impl In {
                     // the corpora, and an owner's id covers held, new and impossible ids.
                     Kind::Token => Message::Token(h.into(), Fence::new(owner.id().0, 0).into()),
                     Kind::LinkInfo => Message::LinkInfo(h.into()),
-                    Kind::TokenAck => Message::TokenAck(h.into()),
+                    // The count from the owner's id, like the token's id above.
+                    Kind::TokenAck => Message::token_ack(h, owner.id().0 as u16),
                     Kind::Probe => Message::Probe(h.into()),
                 };
                 Event::Receive {

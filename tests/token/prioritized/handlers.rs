@@ -93,6 +93,7 @@ fn holder_short_of_resources_keeps_the_token_and_waits() {
         recv(
             2,
             Message::Token {
+                lost: Resources::new(0),
                 available: Resources::new(3),
                 priority: p(0),
                 height: h(0, -1, 2).into(),
@@ -156,6 +157,7 @@ fn release_returns_resources_towards_the_token_and_ages_the_queue() {
         vec![send(
             2,
             Message::Release {
+                lost: Resources::new(0),
                 resources: Resources::new(5),
                 height: a.height().into(),
             }
@@ -175,6 +177,7 @@ fn release_at_the_holder_adds_to_t_and_serves_the_queue() {
         recv(
             2,
             Message::Release {
+                lost: Resources::new(0),
                 resources: Resources::new(3),
                 height: h(0, 1, 2).into(),
             },
@@ -185,6 +188,7 @@ fn release_at_the_holder_adds_to_t_and_serves_the_queue() {
         recv(
             3,
             Message::Release {
+                lost: Resources::new(0),
                 resources: Resources::new(2),
                 height: h(0, 2, 3).into(),
             },
@@ -229,6 +233,7 @@ fn release_at_a_non_holder_is_forwarded_without_moving_next() {
         recv(
             3,
             Message::Release {
+                lost: Resources::new(0),
                 resources: Resources::new(2),
                 height: h(0, 9, 3).into(),
             },
@@ -241,6 +246,7 @@ fn release_at_a_non_holder_is_forwarded_without_moving_next() {
             send(
                 2,
                 Message::Release {
+                    lost: Resources::new(0),
                     resources: Resources::new(2),
                     height: h(0, 5, 1).into(),
                 }
@@ -258,6 +264,7 @@ fn token_recipient_above_the_sender_moves_just_below_it_and_one_below_keeps_its_
     // neighbours, and the sender hears the new height in the acknowledgement (T3).
     let mut a = node(1, h(2, 0, 1), &[h(0, 0, 0), h(3, 2, 2), h(4, 0, 3)], false);
     let token = Message::Token {
+        lost: Resources::new(0),
         available: Resources::new(5),
         priority: p(0),
         height: h(0, 0, 0).into(),
@@ -269,9 +276,7 @@ fn token_recipient_above_the_sender_moves_just_below_it_and_one_below_keeps_its_
     let link = Message::Link {
         height: h(0, -1, 1).into(),
     };
-    let ack = Message::TokenAck {
-        height: h(0, -1, 1).into(),
-    };
+    let ack = Message::token_ack(h(0, -1, 1), 1);
     assert_eq!(
         out,
         vec![send(2, link.clone()), send(3, link), send(0, ack)]
@@ -287,9 +292,7 @@ fn token_recipient_above_the_sender_moves_just_below_it_and_one_below_keeps_its_
     );
     let out = go(&mut a, recv(0, token));
     assert_eq!(a.height(), h(-7, 0, 1));
-    let ack = Message::TokenAck {
-        height: h(-7, 0, 1).into(),
-    };
+    let ack = Message::token_ack(h(-7, 0, 1), 1);
     assert_eq!(out, vec![send(0, ack)]);
 }
 
@@ -304,6 +307,7 @@ fn token_serves_the_queue_and_follows_with_a_request_for_the_rest() {
         recv(
             0,
             Message::Token {
+                lost: Resources::new(0),
                 available: Resources::new(4),
                 priority: p(0),
                 height: h(0, 0, 0).into(),
@@ -320,6 +324,7 @@ fn token_serves_the_queue_and_follows_with_a_request_for_the_rest() {
         (
             2,
             Message::Token {
+                lost: Resources::new(0),
                 available: Resources::new(4),
                 priority: p(5),
                 height: h(0, -1, 1).into(),
@@ -350,6 +355,7 @@ fn a_second_token_is_refused_and_reported() {
         recv(
             2,
             Message::Token {
+                lost: Resources::new(0),
                 available: Resources::new(5),
                 priority: p(0),
                 height: h(0, 1, 2).into(),
@@ -369,6 +375,7 @@ fn a_token_whose_count_is_impossible_is_kept_with_nothing_free_and_reported() {
         recv(
             0,
             Message::Token {
+                lost: Resources::new(0),
                 available: Resources::new(K + 10),
                 priority: p(0),
                 height: h(0, 0, 0).into(),
@@ -386,13 +393,16 @@ fn a_token_whose_count_is_impossible_is_kept_with_nothing_free_and_reported() {
 }
 
 #[test]
-fn a_token_with_one_copy_of_its_count_corrupted_keeps_the_smaller_possible_copy() {
-    for (count, copy, kept) in [
-        (3, 1, 1),
-        (1, 3, 1),
-        (3, K + 1, 3),
-        (u32::MAX, 2, 2),
-        (0, 4, 0),
+fn a_token_with_one_copy_of_its_count_corrupted_keeps_the_majority() {
+    for (copies, kept) in [
+        ([3, 3, 1], 3),
+        ([1, 3, 3], 3),
+        ([3, K + 1, 3], 3),
+        ([u32::MAX, 2, 2], 2),
+        ([0, 4, 0], 0),
+        // No majority (a forgery): the smallest possible copy.
+        ([3, 1, 2], 1),
+        ([u32::MAX, 2, K + 1], 2),
     ] {
         let mut a = middle();
         let out = go(
@@ -400,18 +410,16 @@ fn a_token_with_one_copy_of_its_count_corrupted_keeps_the_smaller_possible_copy(
             recv(
                 0,
                 Message::Token {
-                    available: Resources { count, copy },
+                    lost: Resources::new(0),
+                    available: Resources(copies),
                     priority: p(0),
                     height: h(0, 0, 0).into(),
                     fence: FenceCopies::default(),
                 },
             ),
         );
-        assert!(
-            out.contains(&anomaly(0, Anomaly::OutOfRange)),
-            "{count} {copy}"
-        );
-        assert_eq!(a.available(), Some(kept), "{count} {copy}");
+        assert!(out.contains(&anomaly(0, Anomaly::OutOfRange)), "{copies:?}");
+        assert_eq!(a.available(), Some(kept), "{copies:?}");
     }
 }
 
@@ -426,6 +434,7 @@ fn idle_holder_passes_the_token_to_a_requester() {
         vec![send(
             2,
             Message::Token {
+                lost: Resources::new(0),
                 available: Resources::new(K),
                 priority: p(0),
                 height: h(0, 0, 1).into(),
@@ -449,6 +458,7 @@ fn holder_in_the_cs_passes_the_remaining_resources_on() {
         vec![send(
             3,
             Message::Token {
+                lost: Resources::new(0),
                 available: Resources::new(3),
                 priority: p(0),
                 height: h(0, 0, 1).into(),
@@ -481,6 +491,7 @@ fn waiting_holder_is_preempted_by_a_higher_priority_request() {
             (
                 3,
                 Message::Token {
+                    lost: Resources::new(0),
                     available: Resources::new(3),
                     priority: p(9),
                     height: h(0, -2, 1).into(),
@@ -568,15 +579,7 @@ fn request_before_the_token_handshake_completes_is_stale() {
         ),
     );
     assert!(!a.neighbors().get(n(2)).unwrap().received_li());
-    go(
-        &mut a,
-        recv(
-            2,
-            Message::TokenAck {
-                height: h(0, -1, 2).into(),
-            },
-        ),
-    );
+    go(&mut a, recv(2, Message::token_ack(h(0, -1, 2), 1)));
     assert!(a.neighbors().get(n(2)).unwrap().received_li());
 }
 
@@ -661,7 +664,7 @@ fn update_preempts_a_waiting_holder() {
         (
             3,
             Message::Token {
-                available: Resources { count: 3, copy: 3 },
+                available: Resources([3, 3, 3]),
                 ..
             }
         )
@@ -681,6 +684,7 @@ fn token_raises_the_front_to_the_priority_it_was_granted_at() {
         recv(
             0,
             Message::Token {
+                lost: Resources::new(0),
                 available: Resources::new(2),
                 priority: p(7),
                 height: h(0, 0, 0).into(),
@@ -707,6 +711,7 @@ fn a_token_with_disagreeing_fence_copies_is_kept_with_the_largest() {
         recv(
             0,
             Message::Token {
+                lost: Resources::new(0),
                 available: Resources::new(K),
                 priority: p(0),
                 height: h(0, 0, 0).into(),

@@ -16,6 +16,7 @@ fn release_message_at_a_waiting_holder_completes_its_wait() {
         recv(
             2,
             Message::Release {
+                lost: Resources::new(0),
                 resources: Resources::new(1),
                 height: h(0, 1, 2).into(),
             }
@@ -28,6 +29,7 @@ fn release_message_at_a_waiting_holder_completes_its_wait() {
         recv(
             3,
             Message::Release {
+                lost: Resources::new(0),
                 resources: Resources::new(2),
                 height: h(0, 2, 3).into(),
             },
@@ -47,6 +49,7 @@ fn impossible_release_amounts_are_refused_and_reported() {
             recv(
                 2,
                 Message::Release {
+                    lost: Resources::new(0),
                     resources: Resources::new(r),
                     height: h(0, 1, 2).into(),
                 },
@@ -60,6 +63,7 @@ fn impossible_release_amounts_are_refused_and_reported() {
         recv(
             2,
             Message::Release {
+                lost: Resources::new(0),
                 resources: Resources::new(1),
                 height: h(0, 1, 2).into(),
             },
@@ -73,6 +77,7 @@ fn impossible_release_amounts_are_refused_and_reported() {
         recv(
             2,
             Message::Release {
+                lost: Resources::new(0),
                 resources: Resources::new(K + 1),
                 height: h(0, 1, 2).into(),
             },
@@ -191,6 +196,7 @@ fn link_is_resent_when_the_height_changed_while_the_link_was_forming() {
     go(&mut a, Event::LinkUp(n(4)));
     // The token moves node 1 just below node 0.
     let token = Message::Token {
+        lost: Resources::new(0),
         available: Resources::new(K),
         priority: p(0),
         height: h(0, 0, 0).into(),
@@ -375,6 +381,7 @@ fn an_isolated_node_keeps_released_resources_until_a_link_forms() {
         recv(
             0,
             Message::Token {
+                lost: Resources::new(0),
                 available: Resources::new(K),
                 priority: p(0),
                 height: h(0, 0, 0).into(),
@@ -422,6 +429,7 @@ fn an_isolated_node_keeps_released_resources_until_a_link_forms() {
             send(
                 5,
                 Message::Release {
+                    lost: Resources::new(0),
                     resources: Resources::new(2),
                     height: h(1, -1, 1).into(),
                 }
@@ -493,6 +501,7 @@ fn a_token_whose_height_fails_its_check_word_is_kept_without_adopting_the_height
         recv(
             0,
             Message::Token {
+                lost: Resources::new(0),
                 available: Resources::new(5),
                 priority: p(0),
                 height: corrupted,

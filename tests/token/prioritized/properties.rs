@@ -43,17 +43,14 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// A resource count whose copy agrees unless `level` is odd (then it is the level's low bits,
-/// as a corrupted copy would be).
+/// A resource count whose copies agree unless `level` is odd (then one copy, picked by the
+/// level, is the level's low bits, as a corrupted copy would be).
 fn resources(count: u32, level: u64) -> Resources {
-    Resources {
-        count,
-        copy: if level % 2 == 0 {
-            count
-        } else {
-            (level >> 1) as u32
-        },
+    let mut copies = [count; 3];
+    if level % 2 == 1 {
+        copies[(level % 3) as usize] = (level >> 1) as u32;
     }
+    Resources(copies)
 }
 
 fn policy(i: u8) -> Policy {
@@ -196,10 +193,10 @@ proptest! {
                 let priority = Priority::new(level, x);
                 let receive = |msg| Event::Receive { from: n(peer), msg };
                 let event = match kind {
-                    0 => receive(Message::Token { available: resources(x, level), priority, height, fence: FenceCopies::default() }),
+                    0 => receive(Message::Token { lost: Resources::new(0), available: resources(x, level), priority, height, fence: FenceCopies::default() }),
                     1 => receive(Message::Request { priority, height }),
                     2 => receive(Message::Update { priority }),
-                    3 => receive(Message::Release { resources: resources(x, level), height }),
+                    3 => receive(Message::Release { lost: Resources::new(0), resources: resources(x, level), height }),
                     4 => receive(Message::Link { height }),
                     5 => Event::Request(CsRequest { resources: x, priority: 0 }),
                     6 => Event::Release,

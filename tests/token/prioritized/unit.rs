@@ -44,6 +44,7 @@ pub fn waiting_holder(available: u32, resources: u32, priority: u32) -> Node {
     go(&mut a, request_msg(2, 0, h(0, 1, 2)));
     go(&mut a, Event::Release);
     let token = Message::Token {
+        lost: Resources::new(0),
         available: Resources::new(available),
         priority: p(0),
         height: h(0, -1, 2).into(),

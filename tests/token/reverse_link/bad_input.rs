@@ -236,7 +236,7 @@ fn messages_from_non_neighbours_are_reported_and_ignored() {
         Message::Request(h(9, 0, 9).into()),
         Message::LinkInfo(h(9, 0, 9).into()),
         Message::Probe(h(9, 0, 9).into()),
-        Message::TokenAck(h(9, 0, 9).into()),
+        Message::token_ack(h(9, 0, 9), 1),
     ] {
         let mut n = waiter();
         ignores(&mut n, recv(9, msg), vec![anomaly(9, Anomaly::UnknownPeer)]);
@@ -290,7 +290,7 @@ fn height_triples_naming_another_node_or_out_of_range_are_not_recorded() {
         for msg in [
             Message::LinkInfo(bad),
             Message::Probe(bad),
-            Message::TokenAck(bad),
+            Message::TokenAck(bad, 0),
         ] {
             let mut n = waiter();
             let tell = matches!(msg, Message::Probe(_));
@@ -370,13 +370,21 @@ fn request_from_a_lower_neighbour_is_not_queued_and_is_answered_with_our_height(
 #[test]
 fn token_ack_nobody_expected_is_recorded_like_a_link_info() {
     let mut n = waiter();
+    // Counting no token: what a token's receiver answers a Probe with after a new link.
     assert_eq!(
-        run(&mut n, recv(2, Message::TokenAck(h(2, 1, 2).into()))),
+        run(&mut n, recv(2, Message::token_ack(h(2, 1, 2), 0))),
         vec![]
     );
     // The ack still tells the peer's real height, which the node now uses.
     assert_eq!(n.neighbors().get(NodeId(2)).unwrap().height(), h(2, 1, 2));
     assert_eq!(n.tokens(), 0);
+    // Acknowledging a token never sent (its check word holds: a forgery) is reported, and
+    // settles nothing.
+    assert_eq!(
+        run(&mut n, recv(2, Message::token_ack(h(3, 1, 2), 1))),
+        vec![anomaly(2, Anomaly::OutOfRange)]
+    );
+    assert_eq!(n.neighbors().get(NodeId(2)).unwrap().unacked(), 0);
 }
 
 #[test]
@@ -403,7 +411,7 @@ fn token_with_a_height_naming_another_node_is_kept_without_its_height() {
         actions,
         vec![
             anomaly(1, Anomaly::OutOfRange),
-            send(1, Message::TokenAck(h(1, 0, 5).into()))
+            send(1, Message::token_ack(h(1, 0, 5), 1))
         ]
     );
     assert_eq!(n.tokens(), 1);
@@ -486,11 +494,11 @@ fn extreme_heights_are_refused_and_never_adopted() {
     let mut n = waiter();
     let actions = run(&mut n, recv(1, Message::Token(h(0, -l, 1).into(), T0)));
     assert_eq!(n.height(), h(-1, -l, 5));
-    assert!(actions.contains(&send(1, Message::TokenAck(h(-1, -l, 5).into()))));
+    assert!(actions.contains(&send(1, Message::token_ack(h(-1, -l, 5), 1))));
     let mut n = waiter();
     let actions = run(&mut n, recv(1, Message::Token(h(-l, -l, 1).into(), T0)));
     assert_eq!(n.height(), h(1, 0, 5));
-    assert_eq!(actions, vec![send(1, Message::TokenAck(h(1, 0, 5).into()))]);
+    assert_eq!(actions, vec![send(1, Message::token_ack(h(1, 0, 5), 1))]);
 }
 
 // ---------------------------------------------------------------- random sequences
@@ -519,7 +527,7 @@ fn message() -> impl Strategy<Value = Message> {
         (sealed(), 0..3u32, any::<u64>())
             .prop_map(|(s, id, value)| Message::Token(s, Fence::new(id, value).into())),
         sealed().prop_map(Message::LinkInfo),
-        sealed().prop_map(Message::TokenAck),
+        (sealed(), 0..3u16).prop_map(|(s, n)| Message::TokenAck(s, n)),
         sealed().prop_map(Message::Probe),
     ]
 }
@@ -715,7 +723,7 @@ fn a_token_whose_height_fails_its_check_word_is_kept_without_adopting_the_height
         actions,
         vec![
             anomaly(1, Anomaly::OutOfRange),
-            send(1, Message::TokenAck(h(1, 0, 5).into()))
+            send(1, Message::token_ack(h(1, 0, 5), 1))
         ]
     );
 }

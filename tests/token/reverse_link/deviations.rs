@@ -56,7 +56,7 @@ fn token_ack_survives_a_crossing_token() {
     recv(&mut n0, 1, Message::Token(h(1, 0, 1).into(), fence(1, 0)));
     assert_eq!(n0.tokens(), 2);
     // Node 1's acknowledgement of our token: its true height, below our height at sending.
-    recv(&mut n0, 1, Message::TokenAck(h(0, -1, 1).into()));
+    recv(&mut n0, 1, Message::token_ack(h(0, -1, 1), 1));
     assert!(n0.neighbors().get(NodeId(1)).unwrap().received_li());
     // Node 1 now looks lower, so the holder lowered itself to regain an incoming link.
     let own = n0.height();
@@ -83,7 +83,7 @@ fn token_ack_reports_the_true_height() {
     assert_eq!(n1.height(), h(0, 0, 1), "already lower: no change");
     assert_eq!(
         sends(&out),
-        vec![(NodeId(0), Message::TokenAck(h(0, 0, 1).into()))],
+        vec![(NodeId(0), Message::token_ack(h(0, 0, 1), 1))],
         "the paper would send LinkInfo(5, -1, 1)"
     );
     assert_eq!(n1.status(), Status::Critical);

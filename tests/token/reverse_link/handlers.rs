@@ -403,7 +403,7 @@ fn token_from_lower_neighbour_lowers_height_acks_and_enters() {
     // 2 and 3 were above and stay above: the paper does not tell them.
     assert_eq!(
         run(&mut n, recv(1, Token(h(0, 0, 1).into(), T0))),
-        vec![send(1, TokenAck(new.into())), enter()]
+        vec![send(1, Message::token_ack(new, 1)), enter()]
     );
     assert_eq!(n.height(), new);
     assert_eq!(n.tokens(), 1);
@@ -427,7 +427,10 @@ fn token_lowering_informs_the_other_outgoing_neighbours_only() {
     // 4 was below 5 and is now above it: its link flips, so it must learn the new height.
     assert_eq!(
         run(&mut n, recv(1, Token(h(0, 0, 1).into(), T0))),
-        vec![send(4, LinkInfo(new.into())), send(1, TokenAck(new.into()))]
+        vec![
+            send(4, LinkInfo(new.into())),
+            send(1, Message::token_ack(new, 1))
+        ]
     );
     assert_eq!(n.height(), new);
     assert!(view(&n, 4) > new);
@@ -439,7 +442,7 @@ fn token_from_higher_neighbour_keeps_height_and_acks_the_actual_height() {
     run(&mut n, request());
     assert_eq!(
         run(&mut n, recv(2, Token(h(2, 0, 2).into(), T0))),
-        vec![send(2, TokenAck(h(1, 0, 5).into())), enter()]
+        vec![send(2, Message::token_ack(h(1, 0, 5), 1)), enter()]
     );
     assert_eq!(n.height(), h(1, 0, 5));
     assert_eq!(view(&n, 2), h(2, 0, 2));
@@ -452,7 +455,7 @@ fn token_with_empty_queue_in_krl_stays_and_next_points_home() {
     let new = h(0, -1, 5);
     assert_eq!(
         run(&mut n, recv(1, Token(h(0, 0, 1).into(), T0))),
-        vec![send(1, TokenAck(new.into()))]
+        vec![send(1, Message::token_ack(new, 1))]
     );
     assert_eq!(n.tokens(), 1);
     assert_eq!(n.next(), Some(NodeId(5)));
@@ -473,7 +476,7 @@ fn token_serves_the_front_neighbour_and_follows_it_with_a_request_for_the_rest()
     assert_eq!(
         run(&mut n, recv(1, Token(h(0, 0, 1).into(), T0))),
         vec![
-            send(1, TokenAck(new.into())),
+            send(1, Message::token_ack(new, 1)),
             send(2, Token(new.into(), T0)),
             send(2, Request(new.into())),
         ]
@@ -494,7 +497,7 @@ fn second_token_arriving_during_critical_section_serves_the_queue() {
     assert_eq!(
         run(&mut n, recv(3, Token(h(1, 0, 3).into(), fence(1, 0)))),
         vec![
-            send(3, TokenAck(h(0, 0, 0).into())),
+            send(3, Message::token_ack(h(0, 0, 0), 1)),
             send(2, Token(h(0, 0, 0).into(), fence(1, 0)))
         ]
     );
@@ -518,7 +521,7 @@ fn token_in_krlf_with_empty_queue_goes_to_lowest_unvisited_and_marks_both_links(
     assert_eq!(
         run(&mut n, recv(1, Token(h(0, 0, 1).into(), T0))),
         vec![
-            send(1, TokenAck(new.into())),
+            send(1, Message::token_ack(new, 1)),
             send(2, Token(new.into(), T0))
         ]
     );
@@ -535,18 +538,21 @@ fn token_in_krlf_resets_visited_marks_once_every_neighbour_is_visited() {
     assert_eq!(
         run(&mut n, recv(2, Token(h(2, 0, 2).into(), T0))),
         vec![
-            send(2, TokenAck(h(1, 0, 5).into())),
+            send(2, Message::token_ack(h(1, 0, 5), 1)),
             send(1, Token(h(1, 0, 5).into(), T0))
         ]
     );
     assert_eq!(visited(&n), vec![1, 2]);
-    assert_eq!(run(&mut n, recv(1, TokenAck(h(0, 0, 1).into()))), vec![]);
+    assert_eq!(
+        run(&mut n, recv(1, Message::token_ack(h(0, 0, 1), 1))),
+        vec![]
+    );
     // 1 sends it back: every link is visited, the marks are cleared and the lowest (1) wins.
     let new = h(0, -1, 5);
     assert_eq!(
         run(&mut n, recv(1, Token(h(0, 0, 1).into(), T0))),
         vec![
-            send(1, TokenAck(new.into())),
+            send(1, Message::token_ack(new, 1)),
             send(1, Token(new.into(), T0))
         ]
     );

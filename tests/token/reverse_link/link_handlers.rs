@@ -29,7 +29,7 @@ fn link_info_from_new_neighbour_triggers_resend_when_own_height_changed_since_fo
     // 7 is not in N yet, so the lowering does not reach it...
     assert_eq!(
         run(&mut n, recv(1, Token(h(0, 0, 1).into(), T0))),
-        vec![send(1, TokenAck(new.into()))]
+        vec![send(1, Message::token_ack(new, 1))]
     );
     // ...until its first LinkInfo arrives (formHeight differs from myHeight).
     assert_eq!(
@@ -121,7 +121,10 @@ fn link_info_while_token_ack_pending_is_not_recorded_and_ack_restores_trust() {
     assert_eq!(view(&n, 2), h(0, -1, 2));
     assert!(!entry(&n, 2).received_li());
     // The ack carries 2's real height (deviation (b)): recorded, trust restored.
-    assert_eq!(run(&mut n, recv(2, TokenAck(h(-3, 0, 2).into()))), vec![]);
+    assert_eq!(
+        run(&mut n, recv(2, Message::token_ack(h(-3, 0, 2), 1))),
+        vec![]
+    );
     assert_eq!(view(&n, 2), h(-3, 0, 2));
     assert!(entry(&n, 2).received_li());
     // From now on LinkInfo is recorded again.
@@ -148,7 +151,10 @@ fn token_ack_of_an_earlier_token_does_not_restore_trust_while_a_later_one_is_una
     );
     assert_eq!(entry(&n, 1).unacked(), 2);
     // The first ack reports 1's height after the first token only: still stale.
-    assert_eq!(run(&mut n, recv(1, TokenAck(h(0, -1, 1).into()))), vec![]);
+    assert_eq!(
+        run(&mut n, recv(1, Message::token_ack(h(0, -1, 1), 1))),
+        vec![]
+    );
     assert!(!entry(&n, 1).received_li());
     assert_eq!(
         view(&n, 1),
@@ -162,8 +168,11 @@ fn token_ack_of_an_earlier_token_does_not_restore_trust_while_a_later_one_is_una
         vec![anomaly(1, Anomaly::Stale)]
     );
     assert_eq!(n, before);
-    // The second ack completes the handshake, without an anomaly.
-    assert_eq!(run(&mut n, recv(1, TokenAck(h(-1, -1, 1).into()))), vec![]);
+    // The second ack (counting both tokens) completes the handshake, without an anomaly.
+    assert_eq!(
+        run(&mut n, recv(1, Message::token_ack(h(-1, -1, 1), 2))),
+        vec![]
+    );
     assert!(entry(&n, 1).received_li());
     assert_eq!(entry(&n, 1).unacked(), 0);
     assert_eq!(view(&n, 1), h(-1, -1, 1));
@@ -182,7 +191,7 @@ fn token_ack_to_a_node_that_still_holds_a_token_can_make_it_lower() {
     // Already at the assumed (0,-1,2) 0 sees no incoming link; the ack triggers LowerHeight:
     // max h1 = 0 ⇒ h1 = -1, nobody at h1 = -1 ⇒ h2 stays 0.
     assert_eq!(
-        run(&mut n, recv(2, TokenAck(h(0, -1, 2).into()))),
+        run(&mut n, recv(2, Message::token_ack(h(0, -1, 2), 1))),
         vec![send(2, LinkInfo(h(-1, 0, 0).into()))]
     );
     assert_eq!(n.height(), h(-1, 0, 0));

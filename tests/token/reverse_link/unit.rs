@@ -115,4 +115,4 @@ pub fn visited(node: &Node) -> Vec<u32> {
         .collect()
 }
 
-pub use Message::{LinkInfo, Request, Token, TokenAck};
+pub use Message::{LinkInfo, Request, Token};

@@ -18,8 +18,13 @@
 //! assert_eq!(decode::<Message>(&frame), Ok(msg));
 //!
 //! // Bytes that are no frame of a message are an error...
-//! assert_eq!(decode::<Message>(&frame[..frame.len() - 1]), Err(DecodeError::Truncated));
-//! assert_eq!(decode::<Message>(&[9, 1, 2]), Err(DecodeError::UnknownVersion(9)));
+//! assert_eq!(decode::<Message>(&frame[..4]), Err(DecodeError::Truncated));
+//! let mut flipped = frame.clone();
+//! flipped[1] ^= 0x02; // the kind: TOKEN (1) would read as PROBE (3)
+//! assert_eq!(decode::<Message>(&flipped), Err(DecodeError::Checksum));
+//! let mut future = frame.clone();
+//! future[0] = 9;
+//! assert_eq!(decode::<Message>(&future), Err(DecodeError::UnknownVersion(9)));
 //! // ...but a message whose fields are impossible is a message: the node that receives it
 //! // reports it (`Anomaly::OutOfRange`) and does not act on it.
 //! let far = Message::LinkInfo(Sealed::new(Height::new(i64::MAX, 0, NodeId(2))));
@@ -30,8 +35,9 @@
 //!
 //! | bytes | content |
 //! | --- | --- |
-//! | 0 | the format version, [`VERSION`] (2) |
-//! | 1.. | the [postcard](https://docs.rs/postcard) encoding of the message |
+//! | 0 | the format version, [`VERSION`] (3) |
+//! | 1..n−4 | the body: the [postcard](https://docs.rs/postcard) encoding of the message |
+//! | n−4..n | the frame check: the CRC-32C (Castagnoli) of bytes 0..n−4, version byte included, little endian |
 //!
 //! The postcard encoding of these types is: the variant's index in declaration order (0 for
 //! the first variant), then every field in declaration order, with nothing between them (no
@@ -42,19 +48,26 @@
 //! resource counts, priorities, [`NodeId`](crate::NodeId), fences) its fields in order, and an
 //! array its elements (the three copies of a [`FenceCopies`](crate::FenceCopies)). So the frame
 //! of `reverse_link::Message::Token` carrying the sealed height `(0, -1, n2)` is
-//! `[2, 1, 0, 1, 2]` followed by the check word's varint and the three fence copies (lane, value).
+//! `[3, 1, 0, 1, 2]` followed by the check word's varint, the three fence copies (lane, value)
+//! and the frame check; and the frame of a `ricart_agrawala` REPLY with timestamp `(1, n1)`,
+//! sequence number 1 and three fence copies `(0, 0)` is, in full,
 //!
-//! Every message of version 2 encodes in at most 107 bytes (a prioritized TOKEN with every
-//! field at its longest; three fence copies at their longest take 45). Typical frames take 11
-//! to 30 bytes: counters, ids, heights and fences are usually small (three small fence copies
-//! take 6 bytes), and a check word, a full 64-bit value, takes 9 or 10 (a permission REPLY has
-//! none and takes 11 to 16 bytes, a sealed height 14 or 15). [`MAX_FRAME`] (128) bounds every
-//! frame: a receive buffer of that size holds any frame, and [`decode`] refuses a longer input
-//! before reading it. Version 1 had no fences (`docs/ALGORITHMS.md`, F1).
+//! ```text
+//! 03  01  01 01  01  00 00 00 00 00 00  48 24 f8 08
+//! ver REPLY ts   seq fence copies       CRC-32C of the 11 bytes before it (0x08f82448)
+//! ```
 //!
-//! The frame has no length, no checksum and no algorithm tag. The transport delimits frames.
-//! Corruption is the nodes' business (check words and second copies, see the crate's threat
-//! model); a transport checksum makes it rarer but is not needed for safety. A network runs
+//! Every message of version 3 encodes in at most 111 bytes (a prioritized TOKEN with every
+//! field at its longest; three fence copies at their longest take 45), as the test
+//! `the_largest_frames_fit_max_frame` computes and checks against this sentence. Typical frames
+//! take 15 to 34 bytes: counters, ids, heights and fences are usually small (three small fence
+//! copies take 6 bytes), and a check word, a full 64-bit value, takes 9 or 10 (a permission
+//! REPLY has none and takes 15 to 20 bytes, a sealed height 14 or 15). [`MAX_FRAME`] (160)
+//! bounds every frame, with room for fields a later version may add: a receive buffer of that
+//! size holds any frame, and [`decode`] refuses a longer input before reading it. Version 1 had
+//! no fences (`docs/ALGORITHMS.md`, F1), version 2 no frame check (W1).
+//!
+//! The frame has no length and no algorithm tag. The transport delimits frames. A network runs
 //! one algorithm, so the receiver knows which `Message` type to decode (a frame decoded as
 //! another algorithm's type is an error or a message with meaningless fields, which the nodes
 //! cope with like any corrupted message).
@@ -63,6 +76,36 @@
 //! produces (postcard alone would also read a varint padded with `0x80` bytes; that is
 //! refused as [`DecodeError::Malformed`]). So `encode(&decode(frame)?) == frame`, and two
 //! frames that differ are two different messages.
+//!
+//! # The frame check
+//!
+//! The check covers every bit of the frame, the message kind included. That is what the
+//! messages' own check words cannot do: they cover fields, not postcard's variant index, and
+//! several kinds of one algorithm share a layout and differ by one bit of the index, so before
+//! version 3 one flipped bit could turn, say, a prioritized REQUEST into a RELEASE that decoded
+//! cleanly (issue 21). [`decode`] verifies the check before it interprets any byte of the body.
+//! For frames of at most [`MAX_FRAME`] bytes it detects, for certain:
+//!
+//! - every error of up to 5 flipped bits, anywhere in the frame (the code's Hamming distance
+//!   is 6 at these lengths), and every error of an odd number of bits (the Castagnoli
+//!   polynomial has the factor x + 1). The test `crc_detects_every_error_of_up_to_five_bits`
+//!   proves this exhaustively over every bit position of a [`MAX_FRAME`]-byte frame (which
+//!   covers every shorter one), and `crc_misses_some_six_bit_errors` shows 5 is the bound: some
+//!   6-bit errors of the largest frame of version 3 pass;
+//! - every burst: any errors confined to 32 consecutive bits
+//!   (`crc_detects_every_burst_of_up_to_32_bits` proves it too).
+//!
+//! Other corruption (more scattered bits, a frame cut short or run on) passes only if the last
+//! four bytes happen to match the rest: random bytes do with probability 2^-32, and must then
+//! also be a valid body to decode.
+//!
+//! It detects corruption, not forgery: there is no key, and anyone can compute a CRC, so a
+//! peer or anything on the path can make a frame that passes with any field values. The nodes
+//! still judge every value they receive (see below). And it covers the frame only: the nodes'
+//! own check words and second copies (heights, announcements, requests, fences, resource
+//! counts; the crate's threat model) still protect the typed messages, for embedders that
+//! carry them in another encoding (the `serde` derives with any format) and against
+//! corruption before encoding or after decoding.
 //!
 //! # Versioning
 //!
@@ -78,13 +121,16 @@
 //! # What is an error, and what is the node's business
 //!
 //! [`decode`] answers one question: are these bytes the frame of a message of this type?
-//! [`DecodeError`] says why not: the frame is empty or ends early
-//! ([`Truncated`](DecodeError::Truncated)), is longer than [`MAX_FRAME`]
-//! ([`Oversized`](DecodeError::Oversized), checked first, before any byte is read), starts
-//! with another version ([`UnknownVersion`](DecodeError::UnknownVersion)), has a body that no
-//! message encodes to: an unknown variant index, a `bool` byte other than 0 or 1, a varint
-//! that overflows its field or is padded ([`Malformed`](DecodeError::Malformed)), or goes on
-//! after the message ends ([`TrailingBytes`](DecodeError::TrailingBytes)).
+//! [`DecodeError`] says why not, in the order [`decode`] checks: the frame is longer than
+//! [`MAX_FRAME`] ([`Oversized`](DecodeError::Oversized), before any byte is read), too short
+//! for a version byte and the check ([`Truncated`](DecodeError::Truncated)), starts with
+//! another version ([`UnknownVersion`](DecodeError::UnknownVersion): checked before the frame
+//! check, so a frame of a later version, whose check may differ, is reported as such; a
+//! corrupted version byte is reported so too), fails the frame check
+//! ([`Checksum`](DecodeError::Checksum)), or has a body that ends early (`Truncated`), that
+//! no message encodes to: an unknown variant index, a `bool` byte other than 0 or 1, a varint
+//! that overflows its field or is padded ([`Malformed`](DecodeError::Malformed)), or that
+//! goes on after the message ends ([`TrailingBytes`](DecodeError::TrailingBytes)).
 //!
 //! Whether a message's *values* make sense is not the codec's question. Every field may hold
 //! any value its type can (the threat model says a peer's message may), and each decodes: a
@@ -108,8 +154,9 @@
 //! and enums of them (no vectors, strings or boxes), so there is no length prefix to trust and
 //! nothing to allocate. [`encode_into`] does not allocate either; [`encode`] allocates the
 //! returned vector. The crate's tests feed [`decode`] truncated frames, every single-byte
-//! change of valid frames, oversized frames, unknown versions and random bytes, and the `decode`
-//! fuzz target (`fuzz/`) does so with coverage guidance.
+//! change and every single-bit flip of valid frames, oversized frames, unknown versions and
+//! random bytes, each also with its frame check made right so that the body decoder sees it,
+//! and the `decode` fuzz target (`fuzz/`) does both with coverage guidance.
 
 use alloc::vec::Vec;
 
@@ -117,12 +164,31 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 /// The format version: the first byte of every frame.
-pub const VERSION: u8 = 2;
+pub const VERSION: u8 = 3;
 
-/// The largest frame, in bytes, version byte included. Every message of every algorithm
-/// encodes within it (at most 107 bytes in version 2); [`decode`] refuses a longer input as
-/// [`DecodeError::Oversized`] without reading it.
-pub const MAX_FRAME: usize = 128;
+/// The largest frame, in bytes, version byte and frame check included. Every message of every
+/// algorithm encodes within it (at most 111 bytes in version 3; the rest is room for fields a
+/// later version may add); [`decode`] refuses a longer input as [`DecodeError::Oversized`]
+/// without reading it.
+pub const MAX_FRAME: usize = 160;
+
+/// The frame check's length: a CRC-32C, little endian, after the body.
+pub const CHECK_LEN: usize = 4;
+
+/// The shortest input that can be a frame: a version byte and the frame check. A body is
+/// never empty, so every frame is longer.
+const MIN_LEN: usize = 1 + CHECK_LEN;
+
+/// CRC-32C (Castagnoli, as in iSCSI and SCTP) rather than the IEEE CRC-32: over frames this
+/// long it detects every error of up to 5 bits (proved by the tests), where the IEEE
+/// polynomial misses some 5-bit errors of a 111-byte frame (Koopman 2002: Hamming distance 5
+/// above 268 data bits).
+const CASTAGNOLI: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISCSI);
+
+/// The frame check of `bytes` (the version byte and the body).
+pub(crate) fn frame_check(bytes: &[u8]) -> [u8; CHECK_LEN] {
+    CASTAGNOLI.checksum(bytes).to_le_bytes()
+}
 
 /// A message type with a wire format: the `Message` of [`reverse_link`](crate::reverse_link),
 /// [`prioritized`](crate::prioritized), [`look_ahead`](crate::look_ahead) and
@@ -153,8 +219,10 @@ wire!(
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
 #[non_exhaustive]
 pub enum DecodeError {
-    /// The frame ends before the message does: it is empty (no version byte), or the body is
-    /// cut short. Every proper prefix of a frame is `Truncated`.
+    /// The frame is too short for a version byte and the frame check, or its body ends before
+    /// the message does. A proper prefix of a frame is `Truncated` if it is that short, and
+    /// otherwise fails the [`Checksum`](Self::Checksum) (unless by chance it ends in the check
+    /// of the rest; then its body is cut short).
     #[error("truncated frame")]
     Truncated,
     /// The frame is longer than [`MAX_FRAME`]; it was not read.
@@ -163,17 +231,22 @@ pub enum DecodeError {
         /// The frame's length.
         len: usize,
     },
-    /// The first byte is not [`VERSION`].
+    /// The first byte is not [`VERSION`]. Checked before the frame check, so that a frame of
+    /// another version is reported as such; a corrupted version byte is reported so too.
     #[error("unknown frame format version {0}")]
     UnknownVersion(u8),
+    /// The last [`CHECK_LEN`] bytes are not the CRC-32C of the rest: the frame was corrupted
+    /// (or is no frame). No byte of the body was interpreted.
+    #[error("frame check failed")]
+    Checksum,
     /// The body is no message's encoding: an unknown variant index, a `bool` byte other than
     /// 0 or 1, a varint that overflows its field or is padded with needless bytes.
     #[error("malformed frame body")]
     Malformed,
-    /// The message ends before the frame does.
+    /// The message ends before the body does.
     #[error("{extra} bytes after the message")]
     TrailingBytes {
-        /// How many bytes follow the message.
+        /// How many bytes of the body follow the message.
         extra: usize,
     },
 }
@@ -181,35 +254,46 @@ pub enum DecodeError {
 /// The frame of `msg`, in `buf`: the returned slice, at most [`MAX_FRAME`] bytes. Does not
 /// allocate.
 pub fn encode_into<'b, M: Wire>(msg: &M, buf: &'b mut [u8; MAX_FRAME]) -> &'b [u8] {
-    let (version, body) = buf.split_at_mut(1);
+    let (version, rest) = buf.split_at_mut(1);
     version[0] = VERSION;
+    let body = &mut rest[..MAX_FRAME - MIN_LEN];
     let len = match postcard::to_slice(msg, body) {
-        Ok(body) => body.len(),
+        Ok(body) => 1 + body.len(),
         // The only way postcard fails on these types is a full buffer.
         Err(_) => unreachable!("every message fits in MAX_FRAME bytes"),
     };
-    &buf[..1 + len]
+    let check = frame_check(&buf[..len]);
+    buf[len..len + CHECK_LEN].copy_from_slice(&check);
+    &buf[..len + CHECK_LEN]
 }
 
-/// The frame of `msg`: [`VERSION`], then the message's postcard encoding.
+/// The frame of `msg`: [`VERSION`], the message's postcard encoding, the frame check.
 pub fn encode<M: Wire>(msg: &M) -> Vec<u8> {
     encode_into(msg, &mut [0; MAX_FRAME]).to_vec()
 }
 
 /// The message whose frame `frame` is, or why it is none. Never panics, never allocates.
 ///
-/// The checks, in order: the length (`Oversized`, `Truncated` if empty), the version, the
-/// body (`Truncated`, `Malformed`), what follows it (`TrailingBytes`), and that the frame is
-/// the one [`encode`] gives (`Malformed`).
+/// The checks, in order: the length (`Oversized`; `Truncated` if shorter than a version byte
+/// and the frame check), the version (`UnknownVersion`), the frame check (`Checksum`, before
+/// any byte of the body is interpreted), the body (`Truncated`, `Malformed`), what follows the
+/// message in it (`TrailingBytes`), and that the frame is the one [`encode`] gives
+/// (`Malformed`).
 pub fn decode<M: Wire>(frame: &[u8]) -> Result<M, DecodeError> {
     if frame.len() > MAX_FRAME {
         return Err(DecodeError::Oversized { len: frame.len() });
     }
-    let (&version, body) = frame.split_first().ok_or(DecodeError::Truncated)?;
-    if version != VERSION {
-        return Err(DecodeError::UnknownVersion(version));
+    if frame.len() < MIN_LEN {
+        return Err(DecodeError::Truncated);
     }
-    let (msg, rest) = postcard::take_from_bytes::<M>(body).map_err(|e| match e {
+    let (checked, check) = frame.split_at(frame.len() - CHECK_LEN);
+    if checked[0] != VERSION {
+        return Err(DecodeError::UnknownVersion(checked[0]));
+    }
+    if frame_check(checked) != check {
+        return Err(DecodeError::Checksum);
+    }
+    let (msg, rest) = postcard::take_from_bytes::<M>(&checked[1..]).map_err(|e| match e {
         postcard::Error::DeserializeUnexpectedEnd => DecodeError::Truncated,
         _ => DecodeError::Malformed,
     })?;

@@ -23,9 +23,11 @@
 //! algorithms on your own topologies and fault profiles. With the `serde` feature every
 //! algorithm's `Message` and every type inside it derive `Serialize` and `Deserialize`; with
 //! `codec` (which implies `serde`; both work without `std`), `codec` turns messages into a
-//! small versioned binary frame and back, with `encode` and `decode`. A decoded message may
-//! hold any field values, as the threat model below assumes of every peer message: decoding
-//! fails only on bytes that encode no message, and judging the values is the node's job.
+//! small versioned binary frame and back, with `encode` and `decode`; a CRC-32C closes every
+//! frame and detects, for certain, any error of up to 5 bits (corruption, not forgery). A
+//! decoded message may hold any field values, as the threat model below assumes of every peer
+//! message: decoding fails only on bytes that encode no message, and judging the values is the
+//! node's job.
 //!
 //! ## One API shape
 //!

@@ -363,7 +363,8 @@ fn follow(
 }
 
 /// A burst of datagrams to every node that are not its peers' frames: random bytes, frames
-/// cut short, and well-formed frames that name no peer or come from the wrong address.
+/// cut short, frames with one bit flipped (which the datagram check refuses), and well-formed
+/// frames that name no peer or come from the wrong address.
 fn send_garbage(peers: &[SocketAddr], count: u32, rng: &mut ChaCha8Rng) -> std::io::Result<()> {
     let socket = UdpSocket::bind("127.0.0.1:0")?;
     let hello = |sender: u32| {
@@ -378,7 +379,7 @@ fn send_garbage(peers: &[SocketAddr], count: u32, rng: &mut ChaCha8Rng) -> std::
     };
     for addr in peers {
         for i in 0..count {
-            let bytes: Vec<u8> = match i % 4 {
+            let bytes: Vec<u8> = match i % 5 {
                 0 => (0..rng.random_range(0..120))
                     .map(|_| rng.random())
                     .collect(),
@@ -386,7 +387,13 @@ fn send_garbage(peers: &[SocketAddr], count: u32, rng: &mut ChaCha8Rng) -> std::
                     let frame = hello(0);
                     frame[..rng.random_range(0..frame.len())].to_vec()
                 }
-                2 => hello(peers.len() as u32 + rng.random_range(0..1000)),
+                2 => {
+                    let mut frame = hello(rng.random_range(0..peers.len() as u32));
+                    let bit = rng.random_range(0..frame.len() * 8);
+                    frame[bit / 8] ^= 1 << (bit % 8);
+                    frame
+                }
+                3 => hello(peers.len() as u32 + rng.random_range(0..1000)),
                 _ => hello(rng.random_range(0..peers.len() as u32)),
             };
             // A full buffer at the node drops some: that is what a flood does.

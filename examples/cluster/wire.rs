@@ -1,5 +1,6 @@
 //! What travels between nodes: one datagram per core message (permission algorithms) or per
-//! session frame (token algorithms), behind a small header naming the sender.
+//! session frame (token algorithms), behind a small header naming the sender, closed by a
+//! check.
 //!
 //! | bytes | content |
 //! | --- | --- |
@@ -7,10 +8,17 @@
 //! | 1 | the kind: a core message, or which session frame |
 //! | 2..6 | the sender's id, `u32` little endian |
 //! | 6.. | session frames: the epochs (two `u64`), then `seq`/`last` (`u64`) if the frame has one; all little endian |
-//! | rest | a core message, if the datagram carries one: its `codec` frame |
+//! | then | a core message, if the datagram carries one: its `codec` frame |
+//! | last 4 | the CRC-32C of every byte before it, header included, little endian |
 //!
-//! The header is not authenticated: a node believes the id only if the datagram comes from
-//! that peer's address.
+//! The codec frame has its own check, but it covers only the frame: without the datagram's,
+//! one flipped bit of the header or of the session fields would name another sender, epoch or
+//! sequence number and be believed. A datagram whose check fails is checked no further and
+//! counted as garbage, like any other datagram that is not of this format (UDP's own checksum
+//! is 16 bits and optional over IPv4).
+//!
+//! The header is not authenticated (the check has no key): a node believes the id only if
+//! the datagram comes from that peer's address.
 
 use manet_mutex::codec::{self, Wire, MAX_FRAME};
 use manet_mutex::session::{Epochs, Frame};
@@ -18,8 +26,13 @@ use manet_mutex::NodeId;
 
 /// The first byte of every datagram between nodes.
 pub const MAGIC: u8 = 0x4d;
-/// The longest datagram: header, epochs, a sequence number and the longest codec frame.
-pub const MAX_DATAGRAM: usize = 6 + 24 + MAX_FRAME;
+/// The longest datagram: header, epochs, a sequence number, the longest codec frame, the check.
+pub const MAX_DATAGRAM: usize = 6 + 24 + MAX_FRAME + CHECK_LEN;
+/// The datagram check's length.
+const CHECK_LEN: usize = 4;
+/// The datagram check: the codec's CRC, for the same reasons (every error of up to 5 bits is
+/// detected at these lengths, see `manet_mutex::codec`).
+const CASTAGNOLI: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISCSI);
 
 const CORE: u8 = 0;
 const HELLO: u8 = 1;
@@ -63,12 +76,18 @@ pub fn encode<M: Wire>(sender: NodeId, body: &Body<M>) -> Option<Vec<u8>> {
     if let Some(msg) = msg {
         out.extend(codec::encode(msg));
     }
+    out.extend(CASTAGNOLI.checksum(&out).to_le_bytes());
     Some(out)
 }
 
 /// The sender and body of `bytes`, or `None` if they are no datagram of this format
-/// (garbage, truncated, padded, an unknown kind or a core message that does not decode).
+/// (garbage, corrupted, truncated, padded, an unknown kind or a core message that does not
+/// decode). The check comes first: nothing of a datagram that fails it is read.
 pub fn decode<M: Wire>(bytes: &[u8]) -> Option<(NodeId, Body<M>)> {
+    let (bytes, check) = bytes.split_last_chunk::<CHECK_LEN>()?;
+    if CASTAGNOLI.checksum(bytes).to_le_bytes() != *check {
+        return None;
+    }
     let mut r = Reader(bytes);
     let [magic, kind] = r.take::<2>()?;
     if magic != MAGIC {

@@ -1,15 +1,19 @@
 //! The wire codec (`manet_mutex::codec`) against the threat model: every message of every
 //! algorithm, whatever its field values, round-trips; bytes that are no frame (truncated,
 //! oversized, another version, a changed byte, random) are refused or decode to the one
-//! message whose frame they are, and never panic; the exact bytes of messages and the index of
-//! every variant are pinned, so a format change cannot slip in without a new version; and a
-//! message with impossible fields decodes, for the node to report.
+//! message whose frame they are, and never panic; the frame check (CRC-32C) detects every
+//! error of up to 5 bits in any frame, proved exhaustively, and every flipped bit of real
+//! frames; the exact bytes of messages and the index of every variant are pinned, so a format
+//! change cannot slip in without a new version; and a message with impossible fields decodes,
+//! for the node to report.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::fmt::Debug;
 use std::path::Path;
 
-use manet_mutex::codec::{decode, encode, encode_into, DecodeError, Wire, MAX_FRAME, VERSION};
+use manet_mutex::codec::{
+    decode, encode, encode_into, DecodeError, Wire, CHECK_LEN, MAX_FRAME, VERSION,
+};
 use manet_mutex::look_ahead::Announcement;
 use manet_mutex::permission::Timestamp;
 use manet_mutex::prioritized::Resources;
@@ -23,6 +27,42 @@ use manet_mutex::{
 };
 use proptest::collection::vec;
 use proptest::prelude::*;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+// ---- The frame check, computed apart from the crate: CRC-32C bit by bit (reflected
+// polynomial 0x82f63b78, initial value and final XOR all ones), so the pinned bytes and the
+// sealed test frames do not trust the codec's own CRC.
+
+fn crc32c(bytes: &[u8]) -> u32 {
+    let mut crc = u32::MAX;
+    for &byte in bytes {
+        crc ^= u32::from(byte);
+        for _ in 0..8 {
+            crc = (crc >> 1) ^ if crc & 1 == 1 { 0x82f6_3b78 } else { 0 };
+        }
+    }
+    !crc
+}
+
+/// `bytes` (a version byte and a body) followed by their frame check: a frame whose check
+/// passes, so that its body reaches the body decoder.
+fn seal(bytes: &[u8]) -> Vec<u8> {
+    let mut frame = bytes.to_vec();
+    frame.extend_from_slice(&crc32c(bytes).to_le_bytes());
+    frame
+}
+
+/// Whether `frame` ends in the frame check of the rest.
+fn check_passes(frame: &[u8]) -> bool {
+    let (checked, check) = frame.split_at(frame.len() - CHECK_LEN);
+    crc32c(checked).to_le_bytes() == check
+}
+
+/// The frame without its check: the version byte and the body.
+fn unsealed(frame: &[u8]) -> &[u8] {
+    &frame[..frame.len() - CHECK_LEN]
+}
 
 // ---- Field values: anything the type can hold, with its edges and small values favoured
 // (uniform 64-bit values would almost always take the longest varint).
@@ -276,6 +316,7 @@ fn round_trip<M: Wire + Debug + PartialEq>(msg: &M) -> Result<(), TestCaseError>
     let frame = encode(msg);
     prop_assert!(frame.len() <= MAX_FRAME, "{} bytes: {msg:?}", frame.len());
     prop_assert_eq!(frame[0], VERSION);
+    prop_assert!(check_passes(&frame), "{frame:?}");
     let mut buf = [0; MAX_FRAME];
     prop_assert_eq!(encode_into(msg, &mut buf), &frame[..]);
     let decoded = decode::<M>(&frame);
@@ -307,28 +348,62 @@ proptest! {
         round_trip(&msg)?;
     }
 
+    /// A frame cut short is too short for the version and the check (`Truncated`), or fails
+    /// the check; with the check made right, its body ends early (`Truncated`).
     #[test]
-    fn every_proper_prefix_of_a_frame_is_truncated(msg in any_message()) {
+    fn every_proper_prefix_of_a_frame_is_truncated_or_fails_the_check(msg in any_message()) {
         let frame = msg.frame();
         for len in 0..frame.len() {
-            prop_assert_eq!(msg.decode_as_own(&frame[..len]), Err(DecodeError::Truncated));
+            let cut = &frame[..len];
+            let expected = if len < 1 + CHECK_LEN {
+                DecodeError::Truncated
+            } else if !check_passes(cut) {
+                DecodeError::Checksum
+            } else {
+                // By chance (2^-32) the cut ends in the check of the rest: its body is short.
+                DecodeError::Truncated
+            };
+            prop_assert_eq!(msg.decode_as_own(cut), Err(expected));
+            body::run(cut);
+        }
+        for len in 0..frame.len() - CHECK_LEN {
+            let cut = seal(&frame[..len]);
+            prop_assert_eq!(msg.decode_as_own(&cut), Err(DecodeError::Truncated));
             body::run(&frame[..len]);
         }
     }
 
+    /// Bytes after a frame fail the check; bytes after the message inside a body whose check
+    /// is right are `TrailingBytes`.
     #[test]
     fn bytes_after_the_message_are_refused(msg in any_message(), extra in vec(any::<u8>(), 1..8)) {
-        let mut frame = msg.frame();
-        frame.extend_from_slice(&extra);
-        let expected = if frame.len() > MAX_FRAME {
-            DecodeError::Oversized { len: frame.len() }
+        let frame = msg.frame();
+        let mut after = frame.clone();
+        after.extend_from_slice(&extra);
+        let expected = if after.len() > MAX_FRAME {
+            DecodeError::Oversized { len: after.len() }
+        } else if !check_passes(&after) {
+            DecodeError::Checksum
         } else {
             DecodeError::TrailingBytes { extra: extra.len() }
         };
-        prop_assert_eq!(msg.decode_as_own(&frame), Err(expected));
-        body::run(&frame);
+        prop_assert_eq!(msg.decode_as_own(&after), Err(expected));
+        body::run(&after);
+
+        let mut inside = unsealed(&frame).to_vec();
+        inside.extend_from_slice(&extra);
+        let inside = seal(&inside);
+        let expected = if inside.len() > MAX_FRAME {
+            DecodeError::Oversized { len: inside.len() }
+        } else {
+            DecodeError::TrailingBytes { extra: extra.len() }
+        };
+        prop_assert_eq!(msg.decode_as_own(&inside), Err(expected));
+        body::run(unsealed(&inside));
     }
 
+    /// The version is checked before the frame check: another version is reported as such,
+    /// whether or not the check was made for it.
     #[test]
     fn other_versions_are_refused(msg in any_message(), version in any::<u8>()) {
         prop_assume!(version != VERSION);
@@ -336,6 +411,8 @@ proptest! {
         frame[0] = version;
         prop_assert_eq!(msg.decode_as_own(&frame), Err(DecodeError::UnknownVersion(version)));
         body::run(&frame);
+        let resealed = seal(unsealed(&frame));
+        prop_assert_eq!(msg.decode_as_own(&resealed), Err(DecodeError::UnknownVersion(version)));
     }
 
     #[test]
@@ -343,11 +420,34 @@ proptest! {
         body::run(&data);
     }
 
+    /// Random bodies after the version, as they are and sealed (`body::run` does both).
     #[test]
     fn random_bodies_decode_exactly_or_fail(data in vec(any::<u8>(), 0..MAX_FRAME)) {
         let frame: Vec<u8> = std::iter::once(VERSION).chain(data).collect();
         body::run(&frame);
     }
+}
+
+/// The test's CRC is CRC-32C (its catalogue check value), and the codec's frame check and the
+/// test kit's `seal` are the test's CRC.
+#[test]
+fn the_frame_check_is_crc32c() {
+    assert_eq!(crc32c(b"123456789"), 0xe306_9283);
+    let mut rng = ChaCha8Rng::seed_from_u64(21);
+    for _ in 0..1000 {
+        let len = rng.random_range(0..MAX_FRAME);
+        let bytes: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+        assert_eq!(body::seal(&bytes), seal(&bytes));
+    }
+    let msg = ricart_agrawala::Message::reply(
+        Timestamp {
+            clock: 9,
+            id: NodeId(2),
+        },
+        4,
+        1,
+    );
+    assert!(check_passes(&encode(&msg)));
 }
 
 /// The `decode` fuzz target's committed reproducers (`fuzz/regressions/decode/`, none yet)
@@ -378,10 +478,12 @@ proptest! {
     // Each case decodes 255 changes of every byte under all four decoders.
     #![proptest_config(ProptestConfig::with_cases(cases(128)))]
 
-    /// A frame with one byte changed is refused, or is exactly the frame of another message
+    /// A frame with one byte changed fails the frame check (a change within one byte is a
+    /// burst of at most 8 bits), or the version check if it is the first byte. With the check
+    /// made right, the changed body is refused or is exactly the frame of another message
     /// (never of the same one: one frame per message).
     #[test]
-    fn every_single_byte_change_of_a_frame_decodes_exactly_or_fails(msg in any_message()) {
+    fn every_single_byte_change_of_a_frame_fails_or_decodes_exactly(msg in any_message()) {
         let frame = msg.frame();
         for at in 0..frame.len() {
             for value in 0..=u8::MAX {
@@ -390,9 +492,69 @@ proptest! {
                 }
                 let mut changed = frame.clone();
                 changed[at] = value;
-                prop_assert_ne!(msg.decode_as_own(&changed), Ok(true));
-                body::run(&changed);
+                let expected = if at == 0 {
+                    DecodeError::UnknownVersion(value)
+                } else {
+                    DecodeError::Checksum
+                };
+                prop_assert_eq!(msg.decode_as_own(&changed), Err(expected));
+                if at < frame.len() - CHECK_LEN {
+                    let resealed = seal(unsealed(&changed));
+                    prop_assert_ne!(msg.decode_as_own(&resealed), Ok(true));
+                    // Both: as changed, and with the check made right.
+                    body::run(unsealed(&changed));
+                }
             }
+        }
+    }
+}
+
+/// What a frame with `flips` (bit positions, byte × 8 + bit) flipped must decode to: another
+/// version if the first byte changed (the version is checked first), else a failed check.
+fn flipped(frame: &[u8], flips: &[usize]) -> (Vec<u8>, DecodeError) {
+    let mut changed = frame.to_vec();
+    for &bit in flips {
+        changed[bit / 8] ^= 1 << (bit % 8);
+    }
+    let expected = if changed[0] != VERSION {
+        DecodeError::UnknownVersion(changed[0])
+    } else {
+        DecodeError::Checksum
+    };
+    (changed, expected)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(256)))]
+
+    /// Every single flipped bit of a real frame of any algorithm, and random errors of 1 to 5
+    /// bits and random bursts of up to 32 bits, are detected: `UnknownVersion` if they hit the
+    /// version byte, `Checksum` otherwise.
+    #[test]
+    fn every_bit_flip_and_small_error_of_a_frame_is_detected(msg in any_message(), seed in any::<u64>()) {
+        let frame = msg.frame();
+        let bits = frame.len() * 8;
+        for bit in 0..bits {
+            let (changed, expected) = flipped(&frame, &[bit]);
+            prop_assert_eq!(msg.decode_as_own(&changed), Err(expected), "bit {}", bit);
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        for weight in 1..=5 {
+            for _ in 0..64 {
+                let flips = rand::seq::index::sample(&mut rng, bits, weight).into_vec();
+                let (changed, expected) = flipped(&frame, &flips);
+                prop_assert_eq!(msg.decode_as_own(&changed), Err(expected), "bits {:?}", flips);
+            }
+        }
+        for _ in 0..64 {
+            // A burst: first and last bit flipped, anything between.
+            let len = rng.random_range(1..=32.min(bits));
+            let start = rng.random_range(0..=bits - len);
+            let flips: Vec<usize> = (start..start + len)
+                .filter(|&b| b == start || b == start + len - 1 || rng.random_bool(0.5))
+                .collect();
+            let (changed, expected) = flipped(&frame, &flips);
+            prop_assert_eq!(msg.decode_as_own(&changed), Err(expected), "burst {:?}", flips);
         }
     }
 }
@@ -417,11 +579,17 @@ fn oversized_frames_are_refused_before_reading() {
             Err(DecodeError::Oversized { len })
         );
     }
-    // At the bound the frame is read.
-    let mut full = frame.clone();
+    // At the bound the frame is read: its check, then its body.
+    let mut full = unsealed(&frame).to_vec();
     full.resize(MAX_FRAME, 0);
     assert_eq!(
         decode::<reverse_link::Message>(&full),
+        Err(DecodeError::Checksum)
+    );
+    let mut full = unsealed(&frame).to_vec();
+    full.resize(MAX_FRAME - CHECK_LEN, 0);
+    assert_eq!(
+        decode::<reverse_link::Message>(&seal(&full)),
         Err(DecodeError::TrailingBytes {
             extra: MAX_FRAME - frame.len()
         })
@@ -429,13 +597,21 @@ fn oversized_frames_are_refused_before_reading() {
 }
 
 #[test]
-fn an_empty_frame_is_truncated_and_every_other_version_unknown() {
+fn a_frame_too_short_for_the_check_is_truncated_and_every_other_version_unknown() {
     assert_eq!(
         decode::<look_ahead::Message>(&[]),
         Err(DecodeError::Truncated)
     );
+    // Shorter than a version byte and the check, whatever the bytes.
+    for short in [&[VERSION][..], &[VERSION, 0, 0, 0], &[9, 1, 2]] {
+        assert_eq!(
+            decode::<look_ahead::Message>(short),
+            Err(DecodeError::Truncated)
+        );
+    }
+    // A version and a right check, and no body.
     assert_eq!(
-        decode::<look_ahead::Message>(&[VERSION]),
+        decode::<look_ahead::Message>(&seal(&[VERSION])),
         Err(DecodeError::Truncated)
     );
     let frame = encode(&ricart_agrawala::Message::Reply {
@@ -462,8 +638,8 @@ fn bodies_no_message_encodes_to_are_malformed() {
     // Variant indices past the last, in one byte and as the largest u32 varint.
     let past_last = |n: u8| {
         [
-            vec![VERSION, n],
-            vec![VERSION, 0xff, 0xff, 0xff, 0xff, 0x0f],
+            seal(&[VERSION, n]),
+            seal(&[VERSION, 0xff, 0xff, 0xff, 0xff, 0x0f]),
         ]
     };
     for f in past_last(5) {
@@ -480,13 +656,13 @@ fn bodies_no_message_encodes_to_are_malformed() {
     }
     // A variant index beyond u32.
     assert_eq!(
-        decode::<reverse_link::Message>(&[VERSION, 0xff, 0xff, 0xff, 0xff, 0x10]),
+        decode::<reverse_link::Message>(&seal(&[VERSION, 0xff, 0xff, 0xff, 0xff, 0x10])),
         Err(malformed)
     );
 
     // A DOZE whose `absent` byte is 2: ts (1, n1), seen 0, absent, check 0, fence copies
     // (0, 0) three times.
-    let doze = |absent: u8| vec![VERSION, 2, 1, 1, 0, absent, 0, 0, 0, 0, 0, 0, 0];
+    let doze = |absent: u8| seal(&[VERSION, 2, 1, 1, 0, absent, 0, 0, 0, 0, 0, 0, 0]);
     assert!(decode::<look_ahead::Message>(&doze(1)).is_ok());
     assert_eq!(decode::<look_ahead::Message>(&doze(2)), Err(malformed));
 
@@ -497,7 +673,7 @@ fn bodies_no_message_encodes_to_are_malformed() {
         f.extend_from_slice(id);
         f.push(1);
         f.extend_from_slice(&[0; 6]);
-        f
+        seal(&f)
     };
     assert!(decode::<ricart_agrawala::Message>(&reply(&[5], &[3])).is_ok());
     // A node id (u32) needing 33 bits.
@@ -528,14 +704,18 @@ fn bodies_no_message_encodes_to_are_malformed() {
         Err(malformed)
     );
     assert_eq!(
-        decode::<ricart_agrawala::Message>(&[VERSION, 0x81, 0x00, 5, 3, 1, 0, 0, 0, 0, 0, 0]),
+        decode::<ricart_agrawala::Message>(&seal(&[
+            VERSION, 0x81, 0x00, 5, 3, 1, 0, 0, 0, 0, 0, 0
+        ])),
         Err(malformed)
     );
-    assert!(decode::<ricart_agrawala::Message>(&[VERSION, 1, 5, 3, 1, 0, 0, 0, 0, 0, 0]).is_ok());
+    assert!(
+        decode::<ricart_agrawala::Message>(&seal(&[VERSION, 1, 5, 3, 1, 0, 0, 0, 0, 0, 0])).is_ok()
+    );
 }
 
 /// Every variant of every algorithm with every field at its longest encoding: the largest
-/// frames, pinned, within `MAX_FRAME`.
+/// frames, pinned, within `MAX_FRAME`, and the largest of all as the module docs state it.
 #[test]
 fn the_largest_frames_fit_max_frame() {
     let height = Sealed {
@@ -567,8 +747,9 @@ fn the_largest_frames_fit_max_frame() {
         Rl::TokenAck(height, u16::MAX),
     ];
     let rl = sizes(&rl);
-    // Three fence copies at their longest take 3 × (5 + 10) = 45 bytes.
-    assert_eq!(rl, [37, 82, 37, 37, 37]);
+    // Three fence copies at their longest take 3 × (5 + 10) = 45 bytes; every frame ends in
+    // the 4 bytes of the check.
+    assert_eq!(rl, [41, 86, 41, 41, 41]);
 
     use prioritized::Message as Pr;
     let pr = [
@@ -594,7 +775,7 @@ fn the_largest_frames_fit_max_frame() {
         },
     ];
     let pr = sizes(&pr);
-    assert_eq!(pr, [107, 52, 17, 47, 37, 37, 37]);
+    assert_eq!(pr, [111, 56, 21, 51, 41, 41, 41]);
 
     use look_ahead::Message as La;
     let la = [
@@ -617,7 +798,7 @@ fn the_largest_frames_fit_max_frame() {
         La::Reconnect(announcement),
     ];
     let la = sizes(&la);
-    assert_eq!(la, [92, 92, 83, 83, 83]);
+    assert_eq!(la, [96, 96, 87, 87, 87]);
 
     use ricart_agrawala::Message as Ra;
     let ra = [
@@ -634,10 +815,20 @@ fn the_largest_frames_fit_max_frame() {
         },
     ];
     let ra = sizes(&ra);
-    assert_eq!(ra, [82, 72]);
+    assert_eq!(ra, [86, 76]);
 
-    let largest = [rl, pr, la, ra].concat().into_iter().max();
-    assert!(largest.is_some_and(|n| n <= MAX_FRAME), "{largest:?}");
+    let largest = [rl, pr, la, ra].concat().into_iter().max().unwrap();
+    assert!(largest <= MAX_FRAME, "{largest}");
+    // The docs give this number; they must say what this test computes.
+    let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/codec.rs"))
+        .unwrap();
+    for claim in [
+        format!("Every message of version {VERSION} encodes in at most {largest} bytes"),
+        format!("at most {largest} bytes in version {VERSION}"),
+    ] {
+        assert!(docs.contains(&claim), "src/codec.rs should say: {claim}");
+    }
+    println!("largest frame: {largest} of {MAX_FRAME} bytes");
 }
 
 /// Frame lengths, after checking each round-trips.
@@ -655,13 +846,30 @@ fn sizes<M: Wire + Debug + PartialEq>(msgs: &[M]) -> Vec<usize> {
 /// `VERSION` (and this test's expectations, and the module docs).
 #[test]
 fn the_format_is_pinned() {
-    assert_eq!(VERSION, 2);
-    assert_eq!(MAX_FRAME, 128);
+    assert_eq!(VERSION, 3);
+    assert_eq!(MAX_FRAME, 160);
+    assert_eq!(CHECK_LEN, 4);
     // The check words' bytes were worked out apart from the crate: `seal::check_word` of the
-    // fields by hand, then LEB128.
+    // fields by hand, then LEB128. The frame checks (the last 4 bytes) by a CRC-32C written
+    // apart from the crate, as `crc32c` here.
+
+    // The module docs' worked example: version, Reply, ts (clock 1, n1), seq 1, three fence
+    // copies (0, 0), the check.
+    let reply = ricart_agrawala::Message::Reply {
+        ts: Timestamp {
+            clock: 1,
+            id: NodeId(1),
+        },
+        seq: 1,
+        fence: FenceCopies::default(),
+    };
+    assert_eq!(
+        encode(&reply),
+        [3, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0x48, 0x24, 0xf8, 0x08]
+    );
 
     // version, Token, h1 0, h2 -1 (zigzag 1), id 2, check word, then three fence copies
-    // (lane 1, value 300 = [0xac, 0x02]).
+    // (lane 1, value 300 = [0xac, 0x02]), the frame check.
     let token = reverse_link::Message::Token(
         Sealed::new(Height::new(0, -1, NodeId(2))),
         Fence::new(1, 300).into(),
@@ -669,8 +877,8 @@ fn the_format_is_pinned() {
     assert_eq!(
         encode(&token),
         [
-            2, 1, 0, 1, 2, 0xce, 0xd6, 0xc5, 0x8f, 0x87, 0xae, 0xed, 0xd6, 0xd2, 0x01, 1, 0xac,
-            0x02, 1, 0xac, 0x02, 1, 0xac, 0x02
+            3, 1, 0, 1, 2, 0xce, 0xd6, 0xc5, 0x8f, 0x87, 0xae, 0xed, 0xd6, 0xd2, 0x01, 1, 0xac,
+            0x02, 1, 0xac, 0x02, 1, 0xac, 0x02, 0xc7, 0x28, 0x59, 0xb8
         ]
     );
 
@@ -686,8 +894,8 @@ fn the_format_is_pinned() {
     assert_eq!(
         encode(&token),
         [
-            2, 0, 2, 2, 0xac, 0x02, 0, 2, 0, 4, 0xf2, 0xe1, 0x8b, 0xa4, 0xd3, 0xc1, 0x82, 0xef,
-            0x59, 0, 0, 0, 0, 0, 0
+            3, 0, 2, 2, 0xac, 0x02, 0, 2, 0, 4, 0xf2, 0xe1, 0x8b, 0xa4, 0xd3, 0xc1, 0x82, 0xef,
+            0x59, 0, 0, 0, 0, 0, 0, 0xf9, 0x03, 0x31, 0x0e
         ]
     );
 
@@ -705,8 +913,8 @@ fn the_format_is_pinned() {
     assert_eq!(
         encode(&doze),
         [
-            2, 2, 7, 1, 3, 1, 0x85, 0xcc, 0xf3, 0xa9, 0xc6, 0xda, 0xf9, 0xd2, 0x14, 0, 2, 0, 2, 0,
-            2
+            3, 2, 7, 1, 3, 1, 0x85, 0xcc, 0xf3, 0xa9, 0xc6, 0xda, 0xf9, 0xd2, 0x14, 0, 2, 0, 2, 0,
+            2, 0x98, 0x15, 0xc6, 0xfd
         ]
     );
     // version, Request, ts (clock 128 = [0x80, 0x01], n1), seq 1, epoch 0, check word, three
@@ -723,8 +931,8 @@ fn the_format_is_pinned() {
     assert_eq!(
         encode(&request),
         [
-            2, 0, 0x80, 0x01, 1, 1, 0, 0x95, 0xcf, 0x99, 0x96, 0xb0, 0xaa, 0xb7, 0xaa, 0xdc, 0x01,
-            0, 0, 0, 0, 0, 0
+            3, 0, 0x80, 0x01, 1, 1, 0, 0x95, 0xcf, 0x99, 0x96, 0xb0, 0xaa, 0xb7, 0xaa, 0xdc, 0x01,
+            0, 0, 0, 0, 0, 0, 0xfd, 0x30, 0x2c, 0x73
         ]
     );
 
@@ -739,7 +947,10 @@ fn the_format_is_pinned() {
     );
     assert_eq!(
         encode(&request),
-        [2, 0, 5, 3, 1, 0xf0, 0xa9, 0x9a, 0x9e, 0xb1, 0x80, 0xf9, 0xab, 0x5c, 0, 5, 0, 5, 0, 5]
+        [
+            3, 0, 5, 3, 1, 0xf0, 0xa9, 0x9a, 0x9e, 0xb1, 0x80, 0xf9, 0xab, 0x5c, 0, 5, 0, 5, 0, 5,
+            0x8f, 0x36, 0xf2, 0x27
+        ]
     );
 }
 
@@ -975,5 +1186,219 @@ fn every_algorithm_runs_over_frames() {
             lengths.len()
         );
         assert!(*max <= MAX_FRAME);
+    }
+}
+
+// ---- The frame check's Hamming distance, proved.
+//
+// For frames of one length the check is affine in the bits: crc(a ^ b) = crc(a) ^ crc(b) ^
+// crc(0) for inputs of equal length (the initial value and the final XOR add a constant per
+// length). So flipping the bits of an error pattern e in a frame whose check passes leaves it
+// passing iff e's syndrome, crc(x ^ e_checked) ^ crc(x) ^ e_check, is zero, whatever the
+// frame x; and the syndrome of e is the XOR of the syndromes of its single bits. An error of
+// n bits passes iff some n distinct single-bit syndromes XOR to zero. Errors do not change a
+// frame's length (a cut or padded frame is another matter: `every_proper_prefix_...`).
+
+/// The syndrome of each single flipped bit of a frame of `len` bytes, by bit position (byte
+/// × 8 + bit, the positions `flipped` takes), from the codec's own check (the test kit's
+/// `seal` is it, `the_frame_check_is_crc32c`).
+fn syndromes(len: usize) -> Vec<u32> {
+    let checked = len - CHECK_LEN;
+    let check = |x: &[u8]| {
+        let sealed = body::seal(x);
+        u32::from_le_bytes(sealed[checked..].try_into().unwrap())
+    };
+    // Any frame will do: the syndromes do not depend on it (linearity, checked below).
+    let mut rng = ChaCha8Rng::seed_from_u64(len as u64);
+    let mut x: Vec<u8> = (0..checked).map(|_| rng.random()).collect();
+    let base = check(&x);
+    let mut out = Vec::with_capacity(len * 8);
+    for bit in 0..checked * 8 {
+        x[bit / 8] ^= 1 << (bit % 8);
+        out.push(check(&x) ^ base);
+        x[bit / 8] ^= 1 << (bit % 8);
+    }
+    // A flipped bit of the check itself: the check is little endian, so bit j of its byte i
+    // is bit 8i + j of the CRC.
+    out.extend((0..CHECK_LEN * 8).map(|bit| 1u32 << bit));
+    out
+}
+
+/// Every error of 1 to 5 flipped bits in any frame of up to `MAX_FRAME` bytes fails the
+/// frame check (the code's Hamming distance is at least 6), and so does every error of an
+/// odd number of bits. Exhaustive over every bit position, in well under a second.
+#[test]
+fn crc_detects_every_error_of_up_to_five_bits() {
+    let all = syndromes(MAX_FRAME);
+    // Shorter frames have the same syndromes as the last positions of the longest (a bit's
+    // syndrome depends only on its distance from the end of the frame: the CRC register
+    // carries it forward the same way whatever came before), so what holds for every set of
+    // positions of the longest frame holds for every frame.
+    for len in 1 + CHECK_LEN..MAX_FRAME {
+        assert_eq!(syndromes(len), all[all.len() - len * 8..], "{len} bytes");
+    }
+    // An odd number of bits (1, 3, 5, ...): every syndrome has an odd number of ones (the
+    // Castagnoli polynomial has the factor x + 1), so an XOR of an odd number of them does
+    // too and is not zero.
+    assert!(all.iter().all(|s| s.count_ones() % 2 == 1));
+    // 2 bits: no pair of syndromes XORs to zero (they are distinct). 4 bits: no two disjoint
+    // pairs have the same XOR. Two different pairs that share a bit cannot have the same XOR
+    // either (their other bits' syndromes would be equal), so both say: the XORs of all pairs
+    // are non-zero and distinct.
+    let n = all.len();
+    let mut pairs = Vec::with_capacity(n * (n - 1) / 2);
+    for (i, &a) in all.iter().enumerate() {
+        pairs.extend(all[i + 1..].iter().map(|&b| a ^ b));
+    }
+    pairs.sort_unstable();
+    assert_ne!(pairs[0], 0, "two bits with one syndrome");
+    let same = pairs.windows(2).position(|w| w[0] == w[1]);
+    assert_eq!(same, None, "two pairs of bits with one syndrome");
+    println!(
+        "{n} bit positions, {} pairs: every error of up to 5 bits is detected",
+        pairs.len()
+    );
+}
+
+/// 5 is the largest such number: some errors of 6 bits pass the check, for example in the
+/// largest frame of version 3 (found by comparing the syndromes of random triples of bits
+/// outside the version byte). Such an error turns the frame into one whose check passes.
+#[test]
+fn crc_misses_some_six_bit_errors() {
+    let height = Sealed {
+        height: Height::new(i64::MIN, i64::MAX, NodeId(u32::MAX)),
+        check: u64::MAX,
+    };
+    let token = prioritized::Message::Token {
+        available: Resources {
+            count: u32::MAX,
+            copy: u32::MAX,
+        },
+        priority: Priority::new(u64::MAX, u32::MAX),
+        height,
+        fence: FenceCopies::new(Fence::new(u32::MAX, u64::MAX)),
+    };
+    let frame = encode(&token);
+    let bits = frame.len() * 8;
+    let syndrome = syndromes(frame.len());
+    let mut rng = ChaCha8Rng::seed_from_u64(6);
+    let mut seen: HashMap<u32, Vec<usize>> = HashMap::new();
+    let (triple, other) = loop {
+        let mut triple = rand::seq::index::sample(&mut rng, bits - 8, 3).into_vec();
+        triple.iter_mut().for_each(|b| *b += 8);
+        triple.sort_unstable();
+        let s = triple.iter().fold(0, |s, &b| s ^ syndrome[b]);
+        match seen.insert(s, triple.clone()) {
+            Some(other) if other != triple => break (triple, other),
+            _ => {}
+        }
+    };
+    // Disjoint, or fewer than 6 bits would pass, which the proof above rules out.
+    let flips: Vec<usize> = triple.iter().chain(&other).copied().collect();
+    assert!(triple.iter().all(|b| !other.contains(b)), "{flips:?}");
+    let (changed, _) = flipped(&frame, &flips);
+    assert!(check_passes(&changed), "{flips:?}");
+    assert_ne!(
+        decode::<prioritized::Message>(&changed),
+        Err(DecodeError::Checksum)
+    );
+    println!(
+        "a 6-bit error of a {}-byte frame that passes the check: bits {flips:?} ({} triples tried)",
+        frame.len(),
+        seen.len() + 1
+    );
+}
+
+/// The proof's model against the decoder itself, on a small real frame: every error of 1 to
+/// 4 bits fails to decode (`Checksum`, or `UnknownVersion` if it hits the version byte); and
+/// errors of any number of bits pass the check exactly when the XOR of their syndromes is
+/// zero (some made to pass by flipping the check bits the syndrome names).
+#[test]
+fn crc_proof_agrees_with_flipping_bits_and_decoding() {
+    type M = ricart_agrawala::Message;
+    let frame = encode(&M::reply(
+        Timestamp {
+            clock: 1,
+            id: NodeId(1),
+        },
+        1,
+        0,
+    ));
+    let bits = frame.len() * 8;
+    let expect = |flips: &[usize]| {
+        let (changed, expected) = flipped(&frame, flips);
+        assert_eq!(decode::<M>(&changed), Err(expected), "bits {flips:?}");
+    };
+    let mut tried = 0u64;
+    for a in 0..bits {
+        expect(&[a]);
+        for b in a + 1..bits {
+            expect(&[a, b]);
+            for c in b + 1..bits {
+                expect(&[a, b, c]);
+                for d in c + 1..bits {
+                    expect(&[a, b, c, d]);
+                    tried += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(
+        tried,
+        (bits * (bits - 1) * (bits - 2) * (bits - 3) / 24) as u64
+    );
+
+    let all = syndromes(MAX_FRAME);
+    let syndrome = &all[all.len() - bits..];
+    assert_eq!(syndrome, syndromes(frame.len()));
+    let checked_bits = bits - CHECK_LEN * 8;
+    let mut rng = ChaCha8Rng::seed_from_u64(4);
+    for _ in 0..2000 {
+        // Any bits after the version byte.
+        let mut flips: Vec<usize> = (8..bits).filter(|_| rng.random_bool(0.3)).collect();
+        if rng.random_bool(0.5) {
+            // Make it pass: flip the check bits whose syndromes XOR to what the rest gives.
+            flips.retain(|&b| b < checked_bits);
+            let s = flips.iter().fold(0, |s, &b| s ^ syndrome[b]);
+            flips.extend(
+                (0..32)
+                    .filter(|j| s >> j & 1 == 1)
+                    .map(|j| checked_bits + j),
+            );
+        }
+        let s = flips.iter().fold(0, |s, &b| s ^ syndrome[b]);
+        let (changed, _) = flipped(&frame, &flips);
+        assert_eq!(check_passes(&changed), s == 0, "bits {flips:?}");
+        let decoded = decode::<M>(&changed);
+        assert_eq!(
+            decoded == Err(DecodeError::Checksum),
+            s != 0,
+            "bits {flips:?}"
+        );
+    }
+}
+
+/// Every burst of errors (any errors within 32 consecutive bits) fails the frame check: for
+/// each window of 32 consecutive positions of a `MAX_FRAME`-byte frame (shorter frames' are
+/// among them, see above) the 32 syndromes are linearly independent, so no non-zero pattern
+/// within the window has syndrome zero. Gaussian elimination over GF(2), every window.
+#[test]
+fn crc_detects_every_burst_of_up_to_32_bits() {
+    let all = syndromes(MAX_FRAME);
+    for (start, window) in all.windows(32).enumerate() {
+        // A basis by leading bit: each new syndrome reduced against it must stay non-zero.
+        let mut basis = [0u32; 32];
+        for &s in window {
+            let mut s = s;
+            while s != 0 {
+                let top = 31 - s.leading_zeros() as usize;
+                if basis[top] == 0 {
+                    basis[top] = s;
+                    break;
+                }
+                s ^= basis[top];
+            }
+            assert_ne!(s, 0, "a burst within bits {start}..{} passes", start + 32);
+        }
     }
 }

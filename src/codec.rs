@@ -57,10 +57,11 @@
 //! ver REPLY ts   seq fence copies       CRC-32C of the 11 bytes before it (0x08f82448)
 //! ```
 //!
-//! Every message of version 3 encodes in at most 111 bytes (a prioritized TOKEN with every
-//! field at its longest; three fence copies at their longest take 45), as the test
+//! Every message of version 3 encodes in at most 131 bytes (a prioritized TOKEN with every
+//! field at its longest; three fence copies at their longest take 45, two counts of three
+//! resource copies 30), as the test
 //! `the_largest_frames_fit_max_frame` computes and checks against this sentence. Typical frames
-//! take 15 to 34 bytes: counters, ids, heights and fences are usually small (three small fence
+//! take 15 to 40 bytes: counters, ids, heights and fences are usually small (three small fence
 //! copies take 6 bytes), and a check word, a full 64-bit value, takes 9 or 10 (a permission
 //! REPLY has none and takes 15 to 20 bytes, a sealed height 14 or 15). [`MAX_FRAME`] (160)
 //! bounds every frame, with room for fields a later version may add: a receive buffer of that
@@ -79,11 +80,14 @@
 //!
 //! # The frame check
 //!
-//! The check covers every bit of the frame, the message kind included. That is what the
-//! messages' own check words cannot do: they cover fields, not postcard's variant index, and
-//! several kinds of one algorithm share a layout and differ by one bit of the index, so before
+//! The check covers every bit of the frame, the message kind included. Several kinds of one
+//! algorithm share a layout and differ by one bit of postcard's variant index, so before
 //! version 3 one flipped bit could turn, say, a prioritized REQUEST into a RELEASE that decoded
-//! cleanly (issue 21). [`decode`] verifies the check before it interprets any byte of the body.
+//! cleanly (issue 21). Since version 3 the messages' own check words cover the kind as well
+//! (their serde encoding XORs each word with a tag of its variant, `docs/ALGORITHMS.md`, W2),
+//! in any serde format; the frame check adds every other bit (fields without a check word,
+//! the varints' structure, the version). [`decode`] verifies the check before it interprets
+//! any byte of the body.
 //! For frames of at most [`MAX_FRAME`] bytes it detects, for certain:
 //!
 //! - every error of up to 5 flipped bits, anywhere in the frame (the code's Hamming distance
@@ -167,7 +171,7 @@ use serde::Serialize;
 pub const VERSION: u8 = 3;
 
 /// The largest frame, in bytes, version byte and frame check included. Every message of every
-/// algorithm encodes within it (at most 111 bytes in version 3; the rest is room for fields a
+/// algorithm encodes within it (at most 131 bytes in version 3; the rest is room for fields a
 /// later version may add); [`decode`] refuses a longer input as [`DecodeError::Oversized`]
 /// without reading it.
 pub const MAX_FRAME: usize = 160;
@@ -181,7 +185,7 @@ const MIN_LEN: usize = 1 + CHECK_LEN;
 
 /// CRC-32C (Castagnoli, as in iSCSI and SCTP) rather than the IEEE CRC-32: over frames this
 /// long it detects every error of up to 5 bits (proved by the tests), where the IEEE
-/// polynomial misses some 5-bit errors of a 111-byte frame (Koopman 2002: Hamming distance 5
+/// polynomial misses some 5-bit errors of a 131-byte frame (Koopman 2002: Hamming distance 5
 /// above 268 data bits).
 const CASTAGNOLI: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISCSI);
 

@@ -718,9 +718,11 @@ fn bodies_no_message_encodes_to_are_malformed() {
 /// frames, pinned, within `MAX_FRAME`, and the largest of all as the module docs state it.
 #[test]
 fn the_largest_frames_fit_max_frame() {
-    let height = Sealed {
+    // A check word is at its longest when it is all ones on the wire, after its kind's tag.
+    let longest = |domain, variant| u64::MAX ^ unleb(&tagged(&[0], domain, variant));
+    let height = |domain, variant| Sealed {
         height: Height::new(i64::MIN, i64::MAX, NodeId(u32::MAX)),
-        check: u64::MAX,
+        check: longest(domain, variant),
     };
     let ts = Timestamp {
         clock: u64::MAX,
@@ -729,27 +731,27 @@ fn the_largest_frames_fit_max_frame() {
     let resources = Resources([u32::MAX; 3]);
     let priority = Priority::new(u64::MAX, u32::MAX);
     let fence = FenceCopies::new(Fence::new(u32::MAX, u64::MAX));
-    let announcement = Announcement {
+    let announcement = |variant| Announcement {
         ts,
         seen: u64::MAX,
         absent: true,
-        check: u64::MAX,
+        check: longest(LOOK, variant),
         fence,
     };
     let max = u64::MAX;
 
     use reverse_link::Message as Rl;
     let rl = [
-        Rl::Request(height),
-        Rl::Token(height, fence),
-        Rl::LinkInfo(height),
-        Rl::Probe(height),
-        Rl::TokenAck(height, u16::MAX),
+        Rl::Request(height(KRL, 0)),
+        Rl::Token(height(KRL, 1), fence),
+        Rl::LinkInfo(height(KRL, 2)),
+        Rl::Probe(height(KRL, 3)),
+        Rl::TokenAck(height(KRL, 4), u16::MAX),
     ];
     let rl = sizes(&rl);
     // Three fence copies at their longest take 3 × (5 + 10) = 45 bytes; every frame ends in
-    // the 4 bytes of the check.
-    assert_eq!(rl, [41, 86, 41, 41, 41]);
+    // the 4 bytes of the check; a count modulo 2^16 takes 3.
+    assert_eq!(rl, [41, 86, 41, 41, 44]);
 
     use prioritized::Message as Pr;
     let pr = [
@@ -757,25 +759,33 @@ fn the_largest_frames_fit_max_frame() {
             lost: resources,
             available: resources,
             priority,
-            height,
+            height: height(PRIO, 0),
             fence,
         },
-        Pr::Request { priority, height },
+        Pr::Request {
+            priority,
+            height: height(PRIO, 1),
+        },
         Pr::Update { priority },
         Pr::Release {
             lost: resources,
             resources,
-            height,
+            height: height(PRIO, 3),
         },
-        Pr::Link { height },
-        Pr::Probe { height },
+        Pr::Link {
+            height: height(PRIO, 4),
+        },
+        Pr::Probe {
+            height: height(PRIO, 5),
+        },
         Pr::TokenAck {
-            height,
+            height: height(PRIO, 6),
             tokens: u16::MAX,
         },
     ];
     let pr = sizes(&pr);
-    assert_eq!(pr, [111, 56, 21, 51, 41, 41, 41]);
+    // Three resource copies at their longest take 15 bytes.
+    assert_eq!(pr, [131, 56, 21, 71, 41, 41, 44]);
 
     use look_ahead::Message as La;
     let la = [
@@ -783,7 +793,7 @@ fn the_largest_frames_fit_max_frame() {
             ts,
             seq: max,
             epoch: max,
-            check: max,
+            check: longest(LOOK, 0),
             fence,
         },
         La::Reply {
@@ -793,9 +803,9 @@ fn the_largest_frames_fit_max_frame() {
             seen: max,
             fence,
         },
-        La::Doze(announcement),
-        La::Disconnect(announcement),
-        La::Reconnect(announcement),
+        La::Doze(announcement(2)),
+        La::Disconnect(announcement(3)),
+        La::Reconnect(announcement(4)),
     ];
     let la = sizes(&la);
     assert_eq!(la, [96, 96, 87, 87, 87]);
@@ -805,7 +815,7 @@ fn the_largest_frames_fit_max_frame() {
         Ra::Request {
             ts,
             seq: max,
-            check: max,
+            check: longest(RICA, 0),
             fence,
         },
         Ra::Reply {
@@ -850,11 +860,12 @@ fn the_format_is_pinned() {
     assert_eq!(MAX_FRAME, 160);
     assert_eq!(CHECK_LEN, 4);
     // The check words' bytes were worked out apart from the crate: `seal::check_word` of the
-    // fields by hand, then LEB128. The frame checks (the last 4 bytes) by a CRC-32C written
-    // apart from the crate, as `crc32c` here.
+    // fields by hand, then LEB128; on the wire each is XORed with its kind's tag (`tagged`
+    // here, from the tag's definition). The frame checks (the last 4 bytes) by a CRC-32C
+    // written apart from the crate, as `crc32c` and `seal` here.
 
     // The module docs' worked example: version, Reply, ts (clock 1, n1), seq 1, three fence
-    // copies (0, 0), the check.
+    // copies (0, 0), the check. A REPLY has no check word, so nothing is tagged.
     let reply = ricart_agrawala::Message::Reply {
         ts: Timestamp {
             clock: 1,
@@ -868,22 +879,23 @@ fn the_format_is_pinned() {
         [3, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0x48, 0x24, 0xf8, 0x08]
     );
 
-    // version, Token, h1 0, h2 -1 (zigzag 1), id 2, check word, then three fence copies
-    // (lane 1, value 300 = [0xac, 0x02]), the frame check.
+    // version, Token, h1 0, h2 -1 (zigzag 1), id 2, check word tagged as KRL's variant 1,
+    // then three fence copies (lane 1, value 300 = [0xac, 0x02]), the frame check.
     let token = reverse_link::Message::Token(
         Sealed::new(Height::new(0, -1, NodeId(2))),
         Fence::new(1, 300).into(),
     );
-    assert_eq!(
-        encode(&token),
-        [
-            3, 1, 0, 1, 2, 0xce, 0xd6, 0xc5, 0x8f, 0x87, 0xae, 0xed, 0xd6, 0xd2, 0x01, 1, 0xac,
-            0x02, 1, 0xac, 0x02, 1, 0xac, 0x02, 0xc7, 0x28, 0x59, 0xb8
-        ]
-    );
+    let word = [0xce, 0xd6, 0xc5, 0x8f, 0x87, 0xae, 0xed, 0xd6, 0xd2, 0x01];
+    let expected = [
+        &[3, 1, 0, 1, 2][..],
+        &tagged(&word, KRL, 1),
+        &[1, 0xac, 0x02, 1, 0xac, 0x02, 1, 0xac, 0x02],
+    ];
+    assert_eq!(encode(&token), seal(&expected.concat()));
 
-    // version, Token, available (2, 2), priority (level 300 = [0xac, 0x02], rank 0), height
-    // (h1 1 = zigzag 2, h2 0, n4), check word, three fence copies (0, 0).
+    // version, Token, available (2, 2, 2), lost (0, 0, 0), priority (level 300 =
+    // [0xac, 0x02], rank 0), height (h1 1 = zigzag 2, h2 0, n4), check word tagged as the
+    // prioritized variant 0, three fence copies (0, 0).
     let token = prioritized::Message::Token {
         lost: Resources::new(0),
         available: Resources::new(2),
@@ -891,16 +903,24 @@ fn the_format_is_pinned() {
         height: Sealed::new(Height::new(1, 0, NodeId(4))),
         fence: FenceCopies::default(),
     };
-    assert_eq!(
-        encode(&token),
-        [
-            3, 0, 2, 2, 0xac, 0x02, 0, 2, 0, 4, 0xf2, 0xe1, 0x8b, 0xa4, 0xd3, 0xc1, 0x82, 0xef,
-            0x59, 0, 0, 0, 0, 0, 0, 0xf9, 0x03, 0x31, 0x0e
-        ]
-    );
+    let word = [0xf2, 0xe1, 0x8b, 0xa4, 0xd3, 0xc1, 0x82, 0xef, 0x59];
+    let expected = [
+        &[3, 0, 2, 2, 2, 0, 0, 0, 0xac, 0x02, 0, 2, 0, 4][..],
+        &tagged(&word, PRIO, 0),
+        &[0, 0, 0, 0, 0, 0],
+    ];
+    assert_eq!(encode(&token), seal(&expected.concat()));
 
-    // version, Doze, ts (clock 7, n1), seen 3, absent (true), check word, three fence
-    // copies (0, 2).
+    // version, TokenAck, h1 1 = zigzag 2, h2 0, n4, the check word over the height and the
+    // count 2 (its own word XOR 2 × 0xA24B_AED4_963E_E407), tagged as KRL's variant 4, then
+    // the count.
+    let ack = reverse_link::Message::token_ack(Height::new(1, 0, NodeId(4)), 2);
+    let untagged = unleb(&word) ^ 2u64.wrapping_mul(0xA24B_AED4_963E_E407);
+    let expected = [&[3, 4, 2, 0, 4][..], &tagged(&leb(untagged), KRL, 4), &[2]];
+    assert_eq!(encode(&ack), seal(&expected.concat()));
+
+    // version, Doze, ts (clock 7, n1), seen 3, absent (true), check word tagged as the
+    // look-ahead variant 2, three fence copies (0, 2).
     let doze = look_ahead::Message::Doze(Announcement::new(
         Timestamp {
             clock: 7,
@@ -910,15 +930,15 @@ fn the_format_is_pinned() {
         true,
         2,
     ));
-    assert_eq!(
-        encode(&doze),
-        [
-            3, 2, 7, 1, 3, 1, 0x85, 0xcc, 0xf3, 0xa9, 0xc6, 0xda, 0xf9, 0xd2, 0x14, 0, 2, 0, 2, 0,
-            2, 0x98, 0x15, 0xc6, 0xfd
-        ]
-    );
-    // version, Request, ts (clock 128 = [0x80, 0x01], n1), seq 1, epoch 0, check word, three
-    // fence copies (0, 0).
+    let word = [0x85, 0xcc, 0xf3, 0xa9, 0xc6, 0xda, 0xf9, 0xd2, 0x14];
+    let expected = [
+        &[3, 2, 7, 1, 3, 1][..],
+        &tagged(&word, LOOK, 2),
+        &[0, 2, 0, 2, 0, 2],
+    ];
+    assert_eq!(encode(&doze), seal(&expected.concat()));
+    // version, Request, ts (clock 128 = [0x80, 0x01], n1), seq 1, epoch 0, check word tagged
+    // as the look-ahead variant 0, three fence copies (0, 0).
     let request = look_ahead::Message::request(
         Timestamp {
             clock: 128,
@@ -928,15 +948,16 @@ fn the_format_is_pinned() {
         0,
         0,
     );
-    assert_eq!(
-        encode(&request),
-        [
-            3, 0, 0x80, 0x01, 1, 1, 0, 0x95, 0xcf, 0x99, 0x96, 0xb0, 0xaa, 0xb7, 0xaa, 0xdc, 0x01,
-            0, 0, 0, 0, 0, 0, 0xfd, 0x30, 0x2c, 0x73
-        ]
-    );
+    let word = [0x95, 0xcf, 0x99, 0x96, 0xb0, 0xaa, 0xb7, 0xaa, 0xdc, 0x01];
+    let expected = [
+        &[3, 0, 0x80, 0x01, 1, 1, 0][..],
+        &tagged(&word, LOOK, 0),
+        &[0, 0, 0, 0, 0, 0],
+    ];
+    assert_eq!(encode(&request), seal(&expected.concat()));
 
-    // version, Request, ts (clock 5, n3), seq 1, check word, three fence copies (0, 5).
+    // version, Request, ts (clock 5, n3), seq 1, check word tagged as the Ricart–Agrawala
+    // variant 0, three fence copies (0, 5).
     let request = ricart_agrawala::Message::request(
         Timestamp {
             clock: 5,
@@ -945,13 +966,47 @@ fn the_format_is_pinned() {
         1,
         5,
     );
-    assert_eq!(
-        encode(&request),
-        [
-            3, 0, 5, 3, 1, 0xf0, 0xa9, 0x9a, 0x9e, 0xb1, 0x80, 0xf9, 0xab, 0x5c, 0, 5, 0, 5, 0, 5,
-            0x8f, 0x36, 0xf2, 0x27
-        ]
-    );
+    let word = [0xf0, 0xa9, 0x9a, 0x9e, 0xb1, 0x80, 0xf9, 0xab, 0x5c];
+    let expected = [
+        &[3, 0, 5, 3, 1][..],
+        &tagged(&word, RICA, 0),
+        &[0, 5, 0, 5, 0, 5],
+    ];
+    assert_eq!(encode(&request), seal(&expected.concat()));
+}
+
+/// The domains of the kind tags (ASCII): "krl-kind", "prio-kin", "look-kin", "rica-kin".
+const KRL: u64 = 0x6b72_6c2d_6b69_6e64;
+const PRIO: u64 = 0x7072_696f_2d6b_696e;
+const LOOK: u64 = 0x6c6f_6f6b_2d6b_696e;
+const RICA: u64 = 0x7269_6361_2d6b_696e;
+
+/// The LEB128 bytes of a check word `word` (LEB128 bytes too) as the wire carries it for the
+/// variant `variant` of the algorithm of `domain`: XORed with `domain + (variant + 1) ×
+/// 0x9E37_79B9_7F4A_7C15`.
+fn tagged(word: &[u8], domain: u64, variant: u64) -> Vec<u8> {
+    let tag = domain.wrapping_add((variant + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    leb(unleb(word) ^ tag)
+}
+
+fn leb(mut x: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let byte = (x & 0x7f) as u8;
+        x >>= 7;
+        if x == 0 {
+            out.push(byte);
+            return out;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+fn unleb(bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .enumerate()
+        .fold(0, |x, (i, b)| x | (u64::from(b & 0x7f) << (7 * i)))
 }
 
 /// The index of every variant (the frame's second byte), pinned in declaration order.
@@ -1270,10 +1325,8 @@ fn crc_misses_some_six_bit_errors() {
         check: u64::MAX,
     };
     let token = prioritized::Message::Token {
-        available: Resources {
-            count: u32::MAX,
-            copy: u32::MAX,
-        },
+        available: Resources([u32::MAX; 3]),
+        lost: Resources([u32::MAX; 3]),
         priority: Priority::new(u64::MAX, u32::MAX),
         height,
         fence: FenceCopies::new(Fence::new(u32::MAX, u64::MAX)),

@@ -572,6 +572,7 @@ impl<P: TokenHarness> SessionNet<P> {
             sum.duplicates += t.duplicates;
             sum.out_of_window += t.out_of_window;
             sum.stale += t.stale;
+            sum.newer_epoch += t.newer_epoch;
             sum.unknown_peer += t.unknown_peer;
             sum.refused += t.refused;
             sum.malformed += t.malformed;

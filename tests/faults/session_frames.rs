@@ -545,12 +545,21 @@ fn run_live(ops: &[LiveOp]) {
     }
     flush(&mut w);
     assert_eq!(w.delivered_a, w.sent_a, "A's messages not all delivered");
-    assert_eq!(w.from_b, (0..w.next[1]).collect(), "B's messages not all delivered");
+    assert_eq!(
+        w.from_b,
+        (0..w.next[1]).collect(),
+        "B's messages not all delivered"
+    );
     assert_eq!(w.a.unconfirmed().count() + w.b.unconfirmed().count(), 0);
     for s in [&w.a, &w.b] {
         let st = s.stats();
         assert_eq!(
-            (st.links_up, st.links_abandoned, st.handshakes_expired, st.lost),
+            (
+                st.links_up,
+                st.links_abandoned,
+                st.handshakes_expired,
+                st.lost
+            ),
             (1, 0, 0, 0),
             "{st:?}"
         );

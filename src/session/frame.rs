@@ -29,7 +29,7 @@ pub enum Frame<M> {
     /// link, again every retransmission timeout until the peer confirms, and in answer to a
     /// peer's `Hello` that does not know our epoch yet. Answered by an `Ack` once the link is
     /// up at the receiver; so it is also the probe of an up link whose peer's keepalive is
-    /// overdue.
+    /// overdue, or that a frame naming a newer epoch of the peer put in doubt.
     Hello {
         /// The incarnation.
         epochs: Epochs,

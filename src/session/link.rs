@@ -4,6 +4,7 @@
 
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
+use core::cmp::Ordering;
 
 use super::frame::{Epochs, Frame, Transmit};
 use super::settings::{Settings, Stats};
@@ -32,8 +33,8 @@ pub enum LinkState {
 pub(super) enum End {
     /// The close handshake completed: nothing is in flight either way.
     Retire,
-    /// The peer fell silent, stopped acknowledging, moved to a newer incarnation, or the
-    /// handshake expired: what we sent unacknowledged is reported lost.
+    /// The peer fell silent or stopped acknowledging, or the handshake expired: what we sent
+    /// unacknowledged is reported lost.
     Abandon,
 }
 
@@ -47,8 +48,10 @@ enum Class {
     Malformed,
     /// A `Hello` from a peer that does not know our epoch yet (we are still connecting).
     Answer,
-    /// The peer has moved to a newer incarnation: ours is over.
-    PeerMovedOn,
+    /// A newer epoch of the peer than the incarnation's: the peer restarted or moved on, or
+    /// the frame is garbage. Nothing verifies it, so it ends nothing: the incarnation is
+    /// verified by probing instead.
+    Newer,
 }
 
 /// The session's shared state: settings, clock, outputs and counters.
@@ -186,25 +189,16 @@ impl<M: Clone> Peer<M> {
                     if let Some(end) = link.on_current(self.id, frame, ctx) {
                         self.end(end, ctx);
                     }
-                    return;
                 }
-                Class::Answer => return link.hello(self.id, ctx),
-                Class::Stale => {
-                    ctx.stats.stale += 1;
-                    return;
+                Class::Answer => link.hello(self.id, ctx),
+                Class::Newer => {
+                    ctx.stats.newer_epoch += 1;
+                    link.suspect(self.id, ctx);
                 }
-                Class::Malformed => {
-                    ctx.stats.malformed += 1;
-                    return;
-                }
-                Class::PeerMovedOn => {}
+                Class::Stale => ctx.stats.stale += 1,
+                Class::Malformed => ctx.stats.malformed += 1,
             }
-            // Ours is over. If the peer is wanted a new incarnation starts at once, and the
-            // frame is taken again by it (as connecting, it cannot move on a second time).
-            self.end(End::Abandon, ctx);
-            if self.link.is_some() {
-                return self.on_frame(frame, ctx);
-            }
+            return;
         }
         // No incarnation: only a `Hello` starts one, and not a straggler of the last one.
         if !matches!(frame, Frame::Hello { .. })
@@ -245,12 +239,16 @@ pub(super) struct Link<M> {
     peer_last: Option<u64>,
     /// Our `Close` was answered.
     close_acked: bool,
+    /// A frame named a newer epoch of the peer since the last frame of this incarnation:
+    /// probe until the peer answers, as if its keepalive were overdue.
+    suspect: bool,
     // Timing.
     since: u64,
+    /// When the last frame of this incarnation arrived: silence is measured from here.
     heard: u64,
     progress: u64,
     last_sent: u64,
-    last_probe: u64,
+    last_probe: Option<u64>,
     retransmit_at: Option<u64>,
 }
 
@@ -269,11 +267,12 @@ impl<M: Clone> Link<M> {
             buffered: 0,
             peer_last: None,
             close_acked: false,
+            suspect: false,
             since: now,
             heard: now,
             progress: now,
             last_sent: now,
-            last_probe: now,
+            last_probe: None,
             retransmit_at: None,
         }
     }
@@ -305,37 +304,41 @@ impl<M: Clone> Link<M> {
         self.send(to, Frame::Close { epochs, last }, ctx);
     }
 
-    /// How `frame` relates to this incarnation; while connecting, learn the peer's epoch from
-    /// a `Hello`, or from any frame that names ours.
+    /// How `frame` relates to this incarnation; while connecting, take the peer's epoch from a
+    /// frame that names ours.
     fn classify(&mut self, frame: &Frame<M>) -> Class {
         let e = frame.epochs();
         let hello = matches!(frame, Frame::Hello { .. });
-        if self.theirs != 0 && e.sender < self.theirs {
-            return Class::Stale;
+        if e.receiver > self.mine || (e.receiver == 0 && !hello) {
+            // Our epochs for the peer only grow, and only a `Hello` may not know ours.
+            return Class::Malformed;
         }
-        if self.theirs == 0 || e.sender > self.theirs {
-            if self.state != LinkState::Connecting {
-                return Class::PeerMovedOn;
-            }
-            if !hello && e.receiver != self.mine {
+        if self.state == LinkState::Connecting {
+            // Only a frame naming our fresh epoch shows the peer heard this incarnation: its
+            // sender's epoch is the peer's, whatever a `Hello` said before. Another `Hello`
+            // is answered (our repeated `Hello`s name its epoch too), but trusted for nothing.
+            let class = if e.receiver == self.mine {
+                Class::Current
+            } else if hello {
+                Class::Answer
+            } else {
                 return Class::Stale;
-            }
+            };
             self.theirs = e.sender;
+            return class;
         }
-        if e.receiver == self.mine {
-            Class::Current
-        } else if hello && self.state == LinkState::Connecting {
-            Class::Answer
-        } else if e.receiver > self.mine || (e.receiver == 0 && !hello) {
-            Class::Malformed
-        } else {
-            Class::Stale
+        match e.sender.cmp(&self.theirs) {
+            Ordering::Less => Class::Stale,
+            Ordering::Greater => Class::Newer,
+            Ordering::Equal if e.receiver == self.mine => Class::Current,
+            Ordering::Equal => Class::Stale,
         }
     }
 
     /// A frame of this incarnation.
     fn on_current(&mut self, peer: NodeId, frame: Frame<M>, ctx: &mut Ctx<M>) -> Option<End> {
         self.heard = ctx.now;
+        self.suspect = false;
         if self.state == LinkState::Connecting {
             self.state = if self.close_wanted {
                 LinkState::Closing
@@ -529,24 +532,45 @@ impl<M: Clone> Link<M> {
             }
         }
         if self.probe_at(&s).is_some_and(|at| now >= at) {
-            // The peer's keepalive is overdue: ask it (it answers a Hello at once).
-            self.last_probe = now;
-            self.hello(peer, ctx);
+            self.probe(peer, ctx);
         } else if now >= self.last_sent.saturating_add(s.keepalive_after) {
             self.ack(peer, ctx);
         }
         None
     }
 
-    /// When to probe a peer not heard from for longer than its keepalive interval and a
-    /// retransmission timeout: then, and every retransmission timeout after.
+    /// A frame named a newer epoch of the peer: the peer restarted or moved on (then it will
+    /// not answer in this incarnation, which ends by the liveness rule), or the frame is
+    /// garbage. Verify the incarnation rather than trust the frame: probe now (at most once a
+    /// retransmission timeout) and every retransmission timeout until the peer answers.
+    fn suspect(&mut self, peer: NodeId, ctx: &mut Ctx<M>) {
+        self.suspect = true;
+        if self.probe_at(&ctx.settings).is_some_and(|at| ctx.now >= at) {
+            self.probe(peer, ctx);
+        }
+    }
+
+    /// Ask the peer whether this incarnation is alive: it answers a `Hello` at once.
+    fn probe(&mut self, peer: NodeId, ctx: &mut Ctx<M>) {
+        self.last_probe = Some(ctx.now);
+        self.hello(peer, ctx);
+    }
+
+    /// When to probe the peer: once its keepalive is overdue by a retransmission timeout (or
+    /// at once if a newer epoch put the incarnation in doubt), then every retransmission
+    /// timeout.
     fn probe_at(&self, s: &Settings) -> Option<u64> {
-        let overdue = self
-            .heard
-            .saturating_add(s.keepalive_after)
-            .saturating_add(s.retransmit_after);
-        (self.state != LinkState::Connecting)
-            .then(|| overdue.max(self.last_probe.saturating_add(s.retransmit_after)))
+        let overdue = if self.suspect {
+            0
+        } else {
+            self.heard
+                .saturating_add(s.keepalive_after)
+                .saturating_add(s.retransmit_after)
+        };
+        let next = self
+            .last_probe
+            .map_or(0, |at| at.saturating_add(s.retransmit_after));
+        (self.state != LinkState::Connecting).then_some(overdue.max(next))
     }
 
     /// Whether the incarnation has failed by `now`: a handshake that took too long, a peer

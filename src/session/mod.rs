@@ -48,17 +48,39 @@
 //!   `LinkDown`, which the link contract allows (a message sent before its sender learned of
 //!   the failure: the core drops it, or keeps it if it is a token). Nothing is lost.
 //! - **Failure: loss detected and reported, never duplicated.** A peer silent for
-//!   [`Settings::liveness_after`] (no valid frame; keepalives go out every
+//!   [`Settings::liveness_after`] (no valid frame of the incarnation; keepalives go out every
 //!   [`Settings::keepalive_after`] on an idle link, and a peer whose keepalive is overdue is
-//!   probed every retransmission timeout), unacknowledged data without progress for
-//!   that long, or a peer that moved to a newer incarnation, ends the incarnation: the core is
-//!   told `LinkDown`, and everything it sent that was not acknowledged is handed to the
-//!   application in [`SessionEvent::Lost`], with how many of those messages the precious
-//!   predicate marks ([`Session::with_precious`]: tokens, resources). A lost message was not
-//!   acknowledged: it may have reached the peer's core (an acknowledgement lost) or not; the
-//!   session never sends it again, so the report is the only trace and a recovery that
-//!   regenerates a token must first rule the first case out. A message the core sends after
-//!   the failure but before it consumed its `LinkDown` is reported lost too.
+//!   probed every retransmission timeout), or unacknowledged data without progress for
+//!   that long, ends the incarnation: the core is told `LinkDown`, and everything it sent
+//!   that was not acknowledged is handed to the application in [`SessionEvent::Lost`], with
+//!   how many of those messages the precious predicate marks ([`Session::with_precious`]:
+//!   tokens, resources). A lost message was not acknowledged: it may have reached the peer's
+//!   core (an acknowledgement lost) or not; the session never sends it again, so the report
+//!   is the only trace and a recovery that regenerates a token must first rule the first case
+//!   out. A message the core sends after the failure but before it consumed its `LinkDown` is
+//!   reported lost too.
+//! - **No frame from outside an incarnation ends it.** An incarnation ends only by its own
+//!   close handshake or by the liveness rule above (silence, or data without progress); no
+//!   single frame naming another incarnation ends, resets or replaces it. A frame naming a
+//!   newer epoch of the peer (the `Hello` of a peer that restarted or moved on, or garbage
+//!   from its address) is not trusted but checked: the session treats the peer's keepalive as
+//!   overdue and probes it at once (at most once a retransmission timeout), then every
+//!   retransmission timeout, with a `Hello` of the current incarnation. A live peer answers
+//!   within a round trip and the incarnation goes on; a peer that moved on stays silent in
+//!   it, so it ends by the liveness rule, with the loss report above, and a new incarnation
+//!   forms (the peer's next `Hello` is answered, or ours goes out if the application wants
+//!   the peer). While a link forms, only a frame naming our new epoch is taken as the
+//!   peer's: a `Hello` naming another is answered, and trusted for nothing else.
+//!
+//!   *The cost:* a peer that restarted is noticed by its silence, not by its first new
+//!   frame. The old incarnation ends at the first [`Session::handle_timeout`] at or after
+//!   `heard + liveness_after`, `heard` being when the last frame of that incarnation arrived
+//!   (so at most `liveness_after` after the restart, plus however long the network held the
+//!   old incarnation's last frames), or earlier if data it did not acknowledge saw no
+//!   progress for `liveness_after`. If either end wants the link, a new incarnation forms
+//!   within a retransmission timeout and a round trip after that, frames permitting (a
+//!   connecting end repeats its `Hello` every retransmission timeout). Until the old
+//!   incarnation ends, what the core sends over it is reported lost with it.
 //! - **Links come back.** A peer the application wants ([`Session::connect`]) is contacted
 //!   again after every end of an incarnation; a `Hello` from any peer is answered (a passive
 //!   link), room permitting.
@@ -72,17 +94,29 @@
 //! [`Settings::max_peers`] entries, each with at most one incarnation holding a reorder buffer
 //! of [`Settings::window`] messages and what its own core sent and the peer has not
 //! acknowledged (bounded by what the core sends within [`Settings::liveness_after`]: a peer
-//! that keeps the link alive without acknowledging is declared failed after that long). A
+//! that keeps the link alive without acknowledging is declared failed after that long);
+//! checking a newer epoch of the peer keeps nothing of the frame (a flag per incarnation). A
 //! frame received is answered by at most two (a new incarnation's `Hello` and the answer to
-//! the peer's). Forgery is out of reach: a frame that names the current incarnation exactly
-//! (both epochs right) can acknowledge what was never delivered or slip in a message, and one
-//! naming a newer epoch of the peer ends the incarnation (its losses reported); only
-//! authentication in the codec can stop that.
+//! the peer's).
+//!
+//! Forgery is out of reach: a frame that names the current incarnation exactly (both epochs
+//! right) can do what it says (acknowledge what was never delivered, slip in a message,
+//! close the link), and while a link forms one naming our epoch is taken as the peer's
+//! answer; only authentication in the codec can stop that. A frame naming any other
+//! incarnation ends nothing and changes nothing of an incarnation that is up, nor delays its
+//! failure detection (the liveness timeout runs from the incarnation's own last frame): it
+//! is counted and dropped, and at most answered (a `Hello` while a link forms) or, naming a
+//! newer epoch of the peer, it triggers probes (at most one a retransmission timeout,
+//! counted in [`Stats::newer_epoch`]). One delay remains: a forming link's repeated `Hello`s
+//! name the epoch of the last `Hello` it answered, so a garbage `Hello` that arrives just
+//! after a peer came up and its confirmation was lost makes the link wait for that peer's
+//! next keepalive (within [`Settings::keepalive_after`]) instead of its answer.
 //!
 //! The epoch counter starts at the value given to [`Session::with_epoch_base`] (default 0). A
 //! node that restarts must start above every epoch it used before (a boot counter shifted
-//! left, or a clock reading), or its peers take its `Hello`s for stragglers of the old
-//! incarnation and ignore them until they time it out.
+//! left, or a clock reading), or its peers take its `Hello`s for stragglers of an old
+//! incarnation and ignore them. Its peers notice the restart by the old incarnation's
+//! silence, within the bound above.
 //!
 //! A close completes at the first moment everything the core sent over the link is
 //! acknowledged; a core that always has something unacknowledged on it delays the close (the

@@ -129,6 +129,10 @@ pub struct Stats {
     pub out_of_window: u64,
     /// Frames of another (earlier) incarnation, or that cannot matter any more.
     pub stale: u64,
+    /// Frames naming a newer epoch of the peer than the current incarnation's (a restarted
+    /// peer's, or garbage): each makes the session probe the peer (at most once a
+    /// retransmission timeout); none ends the incarnation.
+    pub newer_epoch: u64,
     /// Frames other than `Hello` from peers without a link.
     pub unknown_peer: u64,
     /// `Hello`s from new peers dropped because the peer table was full.
@@ -141,8 +145,8 @@ pub struct Stats {
     pub links_up: u64,
     /// Incarnations closed by the close handshake (both directions agreed, nothing lost).
     pub links_closed: u64,
-    /// Incarnations abandoned: the peer fell silent or stopped acknowledging, or moved to a
-    /// newer incarnation; whatever was unacknowledged is reported lost.
+    /// Incarnations abandoned: the peer fell silent or stopped acknowledging; whatever was
+    /// unacknowledged is reported lost.
     pub links_abandoned: u64,
     /// Link formations that did not complete within the liveness timeout (started again if
     /// the peer is wanted).

@@ -22,6 +22,11 @@
 //! prioritized algorithm must then go quiet, unless no token is left at all: without one,
 //! partial reversal never ends (`docs/ALGORITHMS.md`, V13).
 //!
+//! Stray frames ([`SessionNet::stray`]) stand for garbage from a neighbour's address that
+//! decodes, or for what a restarted neighbour would send: they name a newer epoch of the
+//! neighbour than the receiving session's incarnation with it (issue 21, finding 5), and must
+//! end nothing: a forged message delivered is a violation like any message never sent.
+//!
 //! Time is discrete; every datagram takes 1 to `max_delay` time units, so reordering comes
 //! from the spread of delays. Randomness comes from a seed, so a run is a pure function of
 //! its input.
@@ -33,7 +38,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::fence::Fences;
-use crate::session::{self, Datagram, Session, SessionEvent, Transmit};
+use crate::session::{self, Datagram, Epochs, Frame, Session, SessionEvent, Transmit};
 use crate::sim::{busy, Channels, Graph, Params};
 use crate::testkit::TokenHarness;
 use crate::{Action, CsRequest, Event, NodeId, Status};
@@ -91,6 +96,8 @@ pub struct Report {
     /// Messages reported lost that were delivered after all (an acknowledgement lost, or a
     /// delayed datagram), or before the report.
     pub false_alarms: u64,
+    /// Stray frames injected ([`SessionNet::stray`]).
+    pub strays: u64,
     /// The sessions' counters, summed over the nodes.
     pub sessions: session::Stats,
 }
@@ -282,6 +289,52 @@ impl<P: TokenHarness> SessionNet<P> {
         self.report.closes += 1;
         self.note(|| format!("{a:?} closes its link to {b:?}"));
         self.pump(a);
+    }
+
+    /// A stray frame arrives at `at` from `from`'s address, naming a newer epoch of `from` than
+    /// `at`'s incarnation with it (any above, by `sender`), and as receiver `at`'s epoch, the
+    /// one before, none or any (by `receiver`). `kind` picks `Hello`, `Ack`, `Close`,
+    /// `CloseAck`, or `Data` carrying a copy of a message in flight under an id never sent
+    /// (a `Hello` if none is in flight); the rest of it numbers the frame.
+    pub fn stray(&mut self, at: NodeId, from: NodeId, kind: u8, sender: u64, receiver: u64) {
+        let e = self.sessions[at.index()]
+            .link(from)
+            .map_or(Epochs::default(), |l| l.epochs);
+        let epochs = Epochs {
+            sender: e.receiver + 1 + sender % (u64::MAX - e.receiver),
+            receiver: match receiver % 4 {
+                0 => 0,
+                1 => e.sender,
+                2 => e.sender.saturating_sub(1),
+                _ => receiver,
+            },
+        };
+        let number = u64::from(kind / 5);
+        let forged = |msg: &P::Message| Tagged {
+            uid: u64::MAX - self.report.strays,
+            msg: msg.clone(),
+        };
+        let frame = match (kind % 5, self.flying.values().next()) {
+            (1, _) => Frame::Ack {
+                epochs,
+                seq: number,
+            },
+            (2, _) => Frame::Close {
+                epochs,
+                last: number,
+            },
+            (3, _) => Frame::CloseAck { epochs },
+            (4, Some((_, _, msg))) => Frame::Data {
+                epochs,
+                seq: number,
+                msg: forged(msg),
+            },
+            _ => Frame::Hello { epochs },
+        };
+        self.report.strays += 1;
+        self.note(|| format!("{at:?} <= stray from {from:?}: {frame:?}"));
+        self.sessions[at.index()].handle_datagram(Datagram { from, frame }, self.now);
+        self.pump(at);
     }
 
     /// Feed `event` to core `at` and carry out its actions (sends go to its session).
@@ -572,6 +625,7 @@ impl<P: TokenHarness> SessionNet<P> {
             sum.duplicates += t.duplicates;
             sum.out_of_window += t.out_of_window;
             sum.stale += t.stale;
+            sum.newer_epoch += t.newer_epoch;
             sum.unknown_peer += t.unknown_peer;
             sum.refused += t.refused;
             sum.malformed += t.malformed;
@@ -624,6 +678,20 @@ pub enum SessionOp<R> {
         /// At its lower end or its upper end.
         lower: bool,
     },
+    /// A stray frame arrives at one end of a link from the other's address
+    /// ([`SessionNet::stray`]).
+    Stray {
+        /// Which link of the graph.
+        link: u8,
+        /// At its lower end or its upper end.
+        lower: bool,
+        /// The frame's kind and number.
+        kind: u8,
+        /// Picks the sender's epoch (newer than the receiver knows).
+        sender: u64,
+        /// Picks the receiver's epoch.
+        receiver: u64,
+    },
 }
 
 /// A whole run: the weather, the randomness, and the schedule.
@@ -668,6 +736,17 @@ pub fn run_schedule<P: TokenHarness, R: Copy + Debug>(
                 let (a, b) = link(x);
                 let (a, b) = if lower == (a < b) { (a, b) } else { (b, a) };
                 net.close(a, b);
+            }
+            SessionOp::Stray {
+                link: x,
+                lower,
+                kind,
+                sender,
+                receiver,
+            } => {
+                let (a, b) = link(x);
+                let (a, b) = if lower == (a < b) { (a, b) } else { (b, a) };
+                net.stray(a, b, kind, sender, receiver);
             }
         }
         net.run_until(net.now + 1);

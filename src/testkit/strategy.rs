@@ -198,6 +198,33 @@ pub fn session_op<R: Copy + Debug>(
     ]
 }
 
+/// A session-network run without silences or closes: weather (no loss, duplication and
+/// reordering as [`weather`]), a seed, and `ops` steps: requests and waits, and with weight
+/// `strays` (against 8) a stray frame naming a newer epoch of a neighbour
+/// ([`SessionOp::Stray`]). Every neighbour stays live, so no incarnation may end.
+pub fn stray_session_schedule<R: Copy + Debug>(
+    request: impl Strategy<Value = R>,
+    ops: Range<usize>,
+    strays: u32,
+) -> impl Strategy<Value = SessionSchedule<R>> {
+    let op = prop_oneof![
+        8 => session_op(request, 0, 1),
+        strays => (any::<u8>(), any::<bool>(), any::<u8>(), any::<u64>(), any::<u64>())
+            .prop_map(|(link, lower, kind, sender, receiver)| SessionOp::Stray {
+                link,
+                lower,
+                kind,
+                sender,
+                receiver,
+            }),
+    ];
+    (weather(0), any::<u64>(), vec(op, ops)).prop_map(|(weather, seed, ops)| SessionSchedule {
+        weather,
+        seed,
+        ops,
+    })
+}
+
 /// A session-network run: weather (loss up to `max_loss` per mille), a seed, and `ops` steps
 /// of [`session_op`].
 pub fn session_schedule<R: Copy + Debug>(

@@ -15,10 +15,22 @@
 //! and only authentication could stop that. After one, the checks of honest delivery (order,
 //! nothing vanished) are no longer made; the others still are.
 //! - a timeout handled moves every deadline past the present (no busy loop).
+//! - a forged frame that does not name `A`'s current incarnation with `B` exactly leaves
+//!   that incarnation as it was if it is up (issue 21, finding 5: a newer epoch of `B` ends
+//!   nothing): no change to its state, epochs or numbers, no event about `B`, and at most one
+//!   frame to `B`, a probe (or the answer to an earlier incarnation's `Close`).
+//!
+//! A second property keeps `B` live (every frame in the air arrives before time passes, none
+//! is lost) and injects frames from outside the current incarnation at both ends, newer
+//! epochs of the peer above all (the shapes a restarted peer sends, and every kind with any
+//! other field), and frames of it with impossible numbers: no incarnation ever ends, nothing
+//! is reported lost, and every message arrives once, in order.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use manet_mutex::session::{Datagram, Epochs, Frame, Session, SessionEvent, Settings};
+use manet_mutex::session::{
+    Datagram, Epochs, Frame, LinkState, LinkStatus, Session, SessionEvent, Settings,
+};
 use manet_mutex::testkit::strategy::cases;
 use manet_mutex::{Event, NodeId};
 use proptest::collection::vec;
@@ -130,6 +142,13 @@ struct World {
     /// which can acknowledge what was never delivered or take an honest message's number.
     /// From then on only the checks that hold under forgery are made.
     forgery: bool,
+    /// Events `A` handed out about `B`, and the frames it sent `B` in the last `pump`.
+    about_b: u64,
+    to_b: Vec<Frame<u32>>,
+    /// `B` is live and only frames from outside the current incarnations are forged: no
+    /// incarnation may end, and `A`'s messages must reach `B` in order (the last one here).
+    live: bool,
+    last_from_a: Option<u32>,
 }
 
 impl World {
@@ -145,6 +164,19 @@ impl World {
     /// Drain both sessions: `A`'s events checked, `B`'s deliveries of `A`'s messages noted.
     fn pump(&mut self, datagram: bool) {
         while let Some(event) = self.a.poll_event() {
+            let about = match &event {
+                SessionEvent::Core(Event::LinkUp(p) | Event::LinkDown(p)) => *p,
+                SessionEvent::Core(Event::Receive { from, .. }) => *from,
+                SessionEvent::Lost { peer, .. } => *peer,
+                other => panic!("unexpected {other:?}"),
+            };
+            self.about_b += u64::from(about == B);
+            if self.live {
+                assert!(
+                    matches!(&event, SessionEvent::Core(Event::Receive { from: B, msg }) if *msg < FORGED),
+                    "{event:?} at A with a live peer"
+                );
+            }
             match event {
                 SessionEvent::Core(Event::LinkUp(p)) => {
                     let was = self.told.insert(p, true).unwrap_or(false);
@@ -174,17 +206,29 @@ impl World {
             }
         }
         while let Some(event) = self.b.poll_event() {
+            if self.live {
+                assert!(
+                    matches!(&event, SessionEvent::Core(Event::Receive { from: A, msg }) if *msg < FORGED),
+                    "{event:?} at B with a live peer"
+                );
+            }
             if let SessionEvent::Core(Event::Receive { from: A, msg }) = event {
                 assert!(
                     self.delivered_a.insert(msg),
                     "{msg} from A delivered twice at B"
                 );
+                if self.live {
+                    assert!(self.last_from_a < Some(msg), "{msg} from A out of order");
+                    self.last_from_a = Some(msg);
+                }
             }
         }
         let mut out = 0;
+        self.to_b.clear();
         while let Some(t) = self.a.poll_transmit() {
             out += 1;
             if t.to == B {
+                self.to_b.push(t.frame.clone());
                 self.air.push((A, B, t.frame));
             }
         }
@@ -222,25 +266,74 @@ impl World {
     }
 }
 
+impl World {
+    /// `A` and `B`, both wanting the link, their first `Hello`s sent.
+    fn new() -> Self {
+        let mut w = World {
+            a: Session::new(A, settings()).unwrap(),
+            b: Session::new(B, settings()).unwrap(),
+            now: 0,
+            air: Vec::new(),
+            next: [0, 0],
+            told: BTreeMap::new(),
+            from_b: BTreeSet::new(),
+            last_from_b: None,
+            sent_a: BTreeSet::new(),
+            delivered_a: BTreeSet::new(),
+            lost_a: BTreeSet::new(),
+            forgery: false,
+            about_b: 0,
+            to_b: Vec::new(),
+            live: false,
+            last_from_a: None,
+        };
+        w.a.connect(B, 0).unwrap();
+        w.b.connect(A, 0).unwrap();
+        w.pump(false);
+        w
+    }
+
+    /// The `i`-th honest frame in the air arrives (a copy stays in the air if `dup`).
+    fn deliver(&mut self, i: usize, dup: bool) {
+        let (from, to, frame) = if dup {
+            self.air[i].clone()
+        } else {
+            self.air.remove(i)
+        };
+        let s = if to == A { &mut self.a } else { &mut self.b };
+        s.handle_datagram(Datagram { from, frame }, self.now);
+    }
+
+    /// The core of `A` (or `B`) sends its next message, if its link is up.
+    fn send(&mut self, a: bool) {
+        if a && self.a.is_linked(B) {
+            let m = self.next[0];
+            self.next[0] += 1;
+            self.sent_a.insert(m);
+            self.a.send(B, m, self.now).unwrap();
+        } else if !a && self.b.is_linked(A) {
+            let m = self.next[1];
+            self.next[1] += 1;
+            self.b.send(A, m, self.now).unwrap();
+        }
+    }
+
+    /// Time passes: `t` units, then the timers due.
+    fn wait(&mut self, t: u64) {
+        self.now += t;
+        for s in [&mut self.a, &mut self.b] {
+            if s.poll_timeout().is_some_and(|d| d <= self.now) {
+                s.handle_timeout(self.now);
+                assert!(s.poll_timeout().is_none_or(|d| d > self.now), "busy timer");
+            }
+        }
+    }
+}
+
 fn run(ops: &[Op]) {
-    let mut w = World {
-        a: Session::new(A, settings()).unwrap(),
-        b: Session::new(B, settings()).unwrap(),
-        now: 0,
-        air: Vec::new(),
-        next: [0, 0],
-        told: BTreeMap::new(),
-        from_b: BTreeSet::new(),
-        last_from_b: None,
-        sent_a: BTreeSet::new(),
-        delivered_a: BTreeSet::new(),
-        lost_a: BTreeSet::new(),
-        forgery: false,
-    };
-    w.a.connect(B, 0).unwrap();
-    w.b.connect(A, 0).unwrap();
-    w.pump(false);
+    let mut w = World::new();
     for &op in ops {
+        let mut outside = None;
         match op {
             Op::Forge(from, s, r, kind) => {
                 let epochs = Epochs {
@@ -256,51 +349,220 @@ fn run(ops: &[Op]) {
                 };
                 let from = NodeId(u32::from(from));
                 let current = w.a.link(B).map(|l| (l.epochs.receiver, l.epochs.sender));
-                w.forgery |= from == B && current == Some((epochs.sender, epochs.receiver));
+                let exact = from == B && current == Some((epochs.sender, epochs.receiver));
+                w.forgery |= exact;
+                let before = w.a.link(B);
                 w.a.handle_datagram(Datagram { from, frame }, w.now);
+                if !exact && before.is_some_and(|l| l.state != LinkState::Connecting) {
+                    assert_eq!(w.a.link(B), before, "an incarnation that is up changed");
+                    outside = before.map(|l| (l, w.about_b));
+                }
             }
             Op::Deliver(i, dup) if !w.air.is_empty() => {
-                let i = usize::from(i) % w.air.len();
-                let (from, to, frame) = if dup {
-                    w.air[i].clone()
-                } else {
-                    w.air.remove(i)
-                };
-                let s = if to == A { &mut w.a } else { &mut w.b };
-                s.handle_datagram(Datagram { from, frame }, w.now);
+                w.deliver(usize::from(i) % w.air.len(), dup);
             }
             Op::Lose(i) if !w.air.is_empty() => {
                 let i = usize::from(i) % w.air.len();
                 w.air.remove(i);
             }
-            Op::Send(true) if w.a.is_linked(B) => {
-                let m = w.next[0];
-                w.next[0] += 1;
-                w.sent_a.insert(m);
-                w.a.send(B, m, w.now).unwrap();
-            }
-            Op::Send(false) if w.b.is_linked(A) => {
-                let m = w.next[1];
-                w.next[1] += 1;
-                w.b.send(A, m, w.now).unwrap();
-            }
+            Op::Send(a) => w.send(a),
             Op::Connect(i) => {
                 let _ = w.a.connect(NodeId(u32::from(i)), w.now);
             }
             Op::Close(i) => w.a.close(NodeId(u32::from(i)), w.now),
-            Op::Wait(t) => {
-                w.now += u64::from(t);
-                for s in [&mut w.a, &mut w.b] {
-                    if s.poll_timeout().is_some_and(|d| d <= w.now) {
-                        s.handle_timeout(w.now);
-                        assert!(s.poll_timeout().is_none_or(|d| d > w.now), "busy timer");
-                    }
-                }
-            }
+            Op::Wait(t) => w.wait(u64::from(t)),
             _ => {}
         }
         w.pump(matches!(op, Op::Forge(..) | Op::Deliver(..)));
+        if let Some((link, about_b)) = outside {
+            check_outside(&w, link, about_b);
+        }
         w.check();
+    }
+}
+
+/// After a frame from outside `A`'s up incarnation with `B` (`link` before it): no event about
+/// `B`, and at most one frame to `B`, a probe of the incarnation or the answer to a `Close` of
+/// an earlier one.
+fn check_outside(w: &World, link: LinkStatus, about_b: u64) {
+    assert_eq!(w.about_b, about_b, "an event about B");
+    assert!(w.to_b.len() <= 1, "{:?}", w.to_b);
+    for f in &w.to_b {
+        match f {
+            Frame::Hello { epochs } => assert_eq!(*epochs, link.epochs, "not a probe"),
+            Frame::CloseAck { epochs } => assert_ne!(*epochs, link.epochs),
+            other => panic!("{other:?} answered a frame from outside"),
+        }
+    }
+}
+
+/// The sender epoch of a frame from outside the current incarnation, relative to the peer's
+/// epoch `theirs` as the receiving end knows it.
+#[derive(Debug, Clone, Copy)]
+enum Sender {
+    /// Newer: `theirs + 1 + n`.
+    Next(u8),
+    /// Newer: any value above `theirs`.
+    Above(u64),
+    Max,
+    /// `theirs` itself (then the receiver's epoch or the numbers are wrong).
+    Same,
+    /// Older: `theirs - 1 - n`.
+    Older(u8),
+}
+
+/// Its receiver epoch, relative to the receiving end's own epoch `mine`.
+#[derive(Debug, Clone, Copy)]
+enum Receiver {
+    Zero,
+    Mine,
+    /// `mine - 1 - n`.
+    Older(u8),
+    /// `mine + 1 + n`: never given out.
+    Newer(u8),
+    Any(u64),
+}
+
+#[derive(Debug, Clone, Copy)]
+enum LiveOp {
+    /// A frame from outside the current incarnation for `A` (or `B`), from its peer.
+    Outside(bool, Sender, Receiver, Kind),
+    Deliver(u8, bool),
+    Send(bool),
+    /// Every frame in the air arrives, then time passes.
+    Wait(u8),
+}
+
+fn live_op() -> impl Strategy<Value = LiveOp> {
+    let sender = prop_oneof![
+        3 => (0u8..3).prop_map(Sender::Next),
+        3 => any::<u64>().prop_map(Sender::Above),
+        1 => Just(Sender::Max),
+        1 => Just(Sender::Same),
+        1 => (0u8..3).prop_map(Sender::Older),
+    ];
+    let receiver = prop_oneof![
+        1 => Just(Receiver::Zero),
+        2 => Just(Receiver::Mine),
+        1 => (0u8..3).prop_map(Receiver::Older),
+        1 => (0u8..3).prop_map(Receiver::Newer),
+        1 => any::<u64>().prop_map(Receiver::Any),
+    ];
+    prop_oneof![
+        4 => (any::<bool>(), sender, receiver, kind())
+            .prop_map(|(a, s, r, k)| LiveOp::Outside(a, s, r, k)),
+        8 => (any::<u8>(), any::<bool>()).prop_map(|(i, d)| LiveOp::Deliver(i, d)),
+        3 => any::<bool>().prop_map(LiveOp::Send),
+        3 => (1u8..4).prop_map(LiveOp::Wait),
+    ]
+}
+
+/// The frame `Outside` describes, for an end whose incarnation is `e` (its epoch, the
+/// peer's). One that would name the incarnation exactly gets impossible numbers instead.
+fn outside_frame(e: Epochs, sender: Sender, receiver: Receiver, kind: Kind) -> Frame<u32> {
+    let (mine, theirs) = (e.sender, e.receiver);
+    let sender = match sender {
+        Sender::Next(n) => theirs + 1 + u64::from(n),
+        Sender::Above(x) => theirs + 1 + x % (u64::MAX - theirs),
+        Sender::Max => u64::MAX,
+        Sender::Same => theirs,
+        Sender::Older(n) => theirs.saturating_sub(1 + u64::from(n)),
+    };
+    let receiver = match receiver {
+        Receiver::Zero => 0,
+        Receiver::Mine => mine,
+        Receiver::Older(n) => mine.saturating_sub(1 + u64::from(n)),
+        Receiver::Newer(n) => mine + 1 + u64::from(n),
+        Receiver::Any(x) => x,
+    };
+    let epochs = Epochs { sender, receiver };
+    if (sender, receiver) == (theirs, mine) {
+        return match kind {
+            Kind::Data(seq, msg) => Frame::Data {
+                epochs,
+                seq: if seq % 2 == 0 { 0 } else { u64::MAX },
+                msg,
+            },
+            Kind::Close(_) => Frame::Close {
+                epochs,
+                last: u64::MAX,
+            },
+            Kind::CloseAck => Frame::CloseAck { epochs },
+            Kind::Hello | Kind::Ack(_) => Frame::Ack {
+                epochs,
+                seq: u64::MAX,
+            },
+        };
+    }
+    match kind {
+        Kind::Hello => Frame::Hello { epochs },
+        Kind::Data(seq, msg) => Frame::Data { epochs, seq, msg },
+        Kind::Ack(seq) => Frame::Ack { epochs, seq },
+        Kind::Close(last) => Frame::Close { epochs, last },
+        Kind::CloseAck => Frame::CloseAck { epochs },
+    }
+}
+
+fn run_live(ops: &[LiveOp]) {
+    let flush = |w: &mut World| {
+        while !w.air.is_empty() {
+            w.deliver(0, false);
+            w.pump(true);
+        }
+    };
+    let mut w = World::new();
+    flush(&mut w);
+    w.live = true;
+    let start = [w.a.link(B).unwrap().epochs, w.b.link(A).unwrap().epochs];
+    for &op in ops {
+        match op {
+            LiveOp::Outside(to_a, sender, receiver, kind) => {
+                let (s, peer) = if to_a { (&mut w.a, B) } else { (&mut w.b, A) };
+                let frame = outside_frame(s.link(peer).unwrap().epochs, sender, receiver, kind);
+                s.handle_datagram(Datagram { from: peer, frame }, w.now);
+            }
+            LiveOp::Deliver(i, dup) if !w.air.is_empty() => {
+                w.deliver(usize::from(i) % w.air.len(), dup);
+            }
+            LiveOp::Send(a) => w.send(a),
+            LiveOp::Wait(t) => {
+                flush(&mut w);
+                w.wait(u64::from(t));
+            }
+            LiveOp::Deliver(..) => {}
+        }
+        w.pump(!matches!(op, LiveOp::Send(_) | LiveOp::Wait(_)));
+        w.check();
+        let now = [w.a.link(B).map(|l| l.epochs), w.b.link(A).map(|l| l.epochs)];
+        assert_eq!(now, start.map(Some), "a new incarnation");
+        assert!(w.a.is_linked(B) && w.b.is_linked(A));
+    }
+    // Let everything in flight arrive and be acknowledged.
+    for _ in 0..4 {
+        flush(&mut w);
+        w.wait(4);
+        w.pump(false);
+    }
+    flush(&mut w);
+    assert_eq!(w.delivered_a, w.sent_a, "A's messages not all delivered");
+    assert_eq!(
+        w.from_b,
+        (0..w.next[1]).collect(),
+        "B's messages not all delivered"
+    );
+    assert_eq!(w.a.unconfirmed().count() + w.b.unconfirmed().count(), 0);
+    for s in [&w.a, &w.b] {
+        let st = s.stats();
+        assert_eq!(
+            (
+                st.links_up,
+                st.links_abandoned,
+                st.handshakes_expired,
+                st.lost
+            ),
+            (1, 0, 0, 0),
+            "{st:?}"
+        );
     }
 }
 
@@ -310,5 +572,12 @@ proptest! {
     #[test]
     fn arbitrary_frames_never_break_a_session(ops in vec(op(), 0..300)) {
         run(&ops);
+    }
+
+    /// Issue 21, finding 5: with a live peer, no frame from outside the current incarnation
+    /// (newer epochs of the peer above all) ends it or loses anything.
+    #[test]
+    fn frames_from_outside_never_end_a_live_incarnation(ops in vec(live_op(), 0..300)) {
+        run_live(&ops);
     }
 }

@@ -35,6 +35,8 @@ fn got(from: NodeId, msg: u32) -> Ev {
 struct Pair {
     s: [Session<u32>; 2],
     now: u64,
+    /// Every frame `exchange` moved: when, from whom, what.
+    moved: Vec<(u64, NodeId, Frame<u32>)>,
 }
 
 impl Pair {
@@ -45,6 +47,7 @@ impl Pair {
                 Session::new(B, settings()).unwrap(),
             ],
             now: 0,
+            moved: Vec::new(),
         }
     }
 
@@ -91,9 +94,11 @@ impl Pair {
                 return seen;
             }
             for f in fa {
+                self.moved.push((self.now, A, f.clone()));
                 self.give(1, f);
             }
             for f in fb {
+                self.moved.push((self.now, B, f.clone()));
                 self.give(0, f);
             }
         }
@@ -466,34 +471,365 @@ fn data_without_progress_fails_the_link_even_if_the_peer_keeps_talking() {
     );
 }
 
+/// Issue 21, finding 5: a frame naming a newer epoch of the peer is not trusted: the session
+/// probes the peer at once (a `Hello` of the current incarnation), again every retransmission
+/// timeout however many such frames come, and stops once a frame of the incarnation answers.
+/// The link stays up throughout.
 #[test]
-fn a_peer_in_a_newer_incarnation_ends_ours_and_a_new_one_forms() {
+fn a_newer_epoch_of_the_peer_is_verified_by_probing() {
     let mut p = Pair::linked();
-    p.s[0].send(B, 3, 0).unwrap();
-    p.frames(0);
-    let old = p.epochs(0);
-    // B restarts, with epochs above the old ones.
-    p.s[1] = Session::new(B, settings()).unwrap().with_epoch_base(1000);
-    p.s[1].connect(A, 0).unwrap();
-    let (a, b) = p.exchange();
+    let (ea, eb) = (p.epochs(0), p.epochs(1));
+    let newer = Epochs {
+        sender: eb.sender + 1,
+        receiver: 0,
+    };
+    p.now = 1;
+    p.give(0, Frame::Hello { epochs: newer });
     assert_eq!(
-        a,
-        [
-            down(B),
-            SessionEvent::Lost {
-                peer: B,
-                msgs: vec![3],
-                precious: 1
-            },
-            up(B)
-        ]
+        p.frames(0),
+        [Frame::Hello { epochs: ea }],
+        "a probe at once"
     );
-    assert_eq!(b, [up(A)]);
-    assert!(p.epochs(0).sender > old.sender && p.epochs(0).receiver > 1000);
-    // A straggler of the old incarnation is never delivered in the new one.
-    p.give(1, data(old, 1, 3));
-    assert!(p.events(1).is_empty());
-    assert_eq!(p.s[1].stats().stale, 1);
+    let newer = Epochs {
+        receiver: ea.sender,
+        ..newer
+    };
+    for frame in [
+        Frame::Hello { epochs: newer },
+        data(newer, 1, 7),
+        Frame::Ack {
+            epochs: newer,
+            seq: 0,
+        },
+        Frame::Close {
+            epochs: newer,
+            last: 0,
+        },
+        Frame::CloseAck { epochs: newer },
+    ] {
+        p.give(0, frame);
+    }
+    assert!(
+        p.frames(0).is_empty(),
+        "at most one probe a retransmission timeout"
+    );
+    assert_eq!(p.s[0].poll_timeout(), Some(1 + RTO));
+    p.tick(1 + RTO);
+    assert_eq!(p.frames(0), [Frame::Hello { epochs: ea }]);
+    assert!(p.frames(1).is_empty());
+    // The peer answers in the current incarnation: verified, no more probes until its
+    // keepalive is overdue (at 1 + RTO + KEEP + RTO), only our own keepalive before that.
+    p.give(1, Frame::Hello { epochs: ea });
+    let answer = p.frames(1);
+    assert_eq!(answer, [Frame::Ack { epochs: eb, seq: 0 }]);
+    p.give(0, answer[0].clone());
+    assert_eq!(p.s[0].poll_timeout(), Some(1 + RTO + KEEP));
+    assert!(p.events(0).is_empty() && p.events(1).is_empty());
+    assert_eq!(p.s[0].link(B).unwrap().state, LinkState::Up);
+    let st = p.s[0].stats();
+    assert_eq!((st.newer_epoch, st.links_abandoned, st.lost), (6, 0, 0));
+}
+
+/// A small deterministic generator for the garbage below.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    fn pick(&mut self, values: &[u64]) -> u64 {
+        values[self.below(values.len() as u64) as usize]
+    }
+}
+
+/// Forged messages carry this much or more; honest ones less.
+const FORGED: u32 = 1 << 20;
+
+/// A frame for `to` from its peer's address naming a newer epoch of the peer than `to`'s
+/// current incarnation (`e`, as `to` names it): the exact shapes a restarted peer sends (its
+/// `Hello`, and its answer to our probe), and every kind with any other field.
+fn newer_epoch_frame(rng: &mut Rng, e: Epochs) -> Frame<u32> {
+    let sender = match rng.below(4) {
+        0 => e.receiver + 1 + rng.below(3),
+        1 => u64::MAX - rng.below(2),
+        _ => e.receiver + 1 + rng.below(u64::MAX - e.receiver),
+    };
+    if rng.below(4) == 0 {
+        let receiver = rng.pick(&[0, e.sender]);
+        return Frame::Hello {
+            epochs: Epochs { sender, receiver },
+        };
+    }
+    let any = rng.next();
+    let receiver = rng.pick(&[0, e.sender, e.sender - 1, e.sender + 1, any]);
+    let epochs = Epochs { sender, receiver };
+    let number = rng.pick(&[0, 1, 2, 3, 7, u64::MAX, any]);
+    match rng.below(5) {
+        0 => Frame::Hello { epochs },
+        1 => data(epochs, number, FORGED + rng.below(100) as u32),
+        2 => Frame::Ack {
+            epochs,
+            seq: number,
+        },
+        3 => Frame::Close {
+            epochs,
+            last: number,
+        },
+        _ => Frame::CloseAck { epochs },
+    }
+}
+
+/// Issue 21, finding 5 (regression): a live link with data in flight both ways, delivered in
+/// random order with duplicates, and thousands of frames from the peer's address naming newer
+/// epochs injected at both ends between them, for 20 liveness timeouts, then a close. The
+/// incarnation is never ended but by its close handshake, nothing is reported lost, and every
+/// message arrives once, in order. Each injected frame is counted (`newer_epoch`, or
+/// `malformed` if it names an epoch of ours never given out) and nothing else is.
+#[test]
+fn frames_naming_a_newer_epoch_never_end_a_live_incarnation() {
+    let mut p = Pair::linked();
+    let start = [p.epochs(0), p.epochs(1)];
+    let mut rng = Rng(0x5eed_0021_0005);
+    let mut next = [0u32, 1000];
+    let mut got: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
+    let mut injected = [0u64; 2];
+    let mut closed = [false; 2];
+    let mut air: Vec<(usize, Frame<u32>)> = Vec::new();
+    for round in 0..800 {
+        if round < 700 {
+            for i in 0..2 {
+                if rng.below(2) == 0 {
+                    p.s[i].send([B, A][i], next[i], p.now).unwrap();
+                    next[i] += 1;
+                }
+            }
+        } else if round == 700 {
+            p.s[0].close(B, p.now);
+        }
+        loop {
+            for i in 0..2 {
+                for e in p.events(i) {
+                    match e {
+                        SessionEvent::Core(Event::Receive { msg, .. }) => got[i].push(msg),
+                        e if e == down([B, A][i]) && round >= 700 => closed[i] = true,
+                        e => panic!("round {round}: side {i} got {e:?}"),
+                    }
+                }
+                air.extend(p.frames(i).into_iter().map(|f| (1 - i, f)));
+            }
+            if air.is_empty() {
+                break;
+            }
+            let (to, frame) = air.swap_remove(rng.below(air.len() as u64) as usize);
+            if rng.below(8) == 0 {
+                air.push((to, frame.clone()));
+            }
+            for _ in 0..rng.below(4) {
+                let i = rng.below(2) as usize;
+                if let Some(link) = p.s[i].link([B, A][i]) {
+                    p.give(i, newer_epoch_frame(&mut rng, link.epochs));
+                    injected[i] += 1;
+                }
+            }
+            p.give(to, frame);
+        }
+        for i in 0..2 {
+            if let Some(link) = p.s[i].link([B, A][i]) {
+                assert_eq!(link.epochs, start[i], "round {round}: a new incarnation");
+            }
+        }
+        let step = 1 + rng.below(RTO);
+        p.tick(p.now + step);
+    }
+    assert_eq!(closed, [true, true], "closed by the handshake");
+    assert!(p.s[0].link(B).is_none() && p.s[1].link(A).is_none());
+    assert_eq!(got[1], (0..next[0]).collect::<Vec<_>>());
+    assert_eq!(got[0], (1000..next[1]).collect::<Vec<_>>());
+    for (i, s) in p.s.iter().enumerate() {
+        let st = s.stats();
+        assert_eq!((st.links_closed, st.links_abandoned, st.lost), (1, 0, 0));
+        assert_eq!(st.newer_epoch + st.malformed, injected[i]);
+        assert!(st.newer_epoch > 500, "{st:?}");
+    }
+    assert!(p.now > 20 * LIVE);
+}
+
+/// Frames of the current incarnation with impossible numbers (data numbered 0 or beyond the
+/// window, acknowledgements of data never sent, a `Close` with the wrong last number, a
+/// `CloseAck` for no `Close`) are counted and dropped: the incarnation goes on, and what is in
+/// flight is delivered.
+#[test]
+fn impossible_numbers_in_the_current_incarnation_end_nothing() {
+    let mut p = Pair::linked();
+    p.s[0].send(B, 1, 0).unwrap();
+    p.s[0].send(B, 2, 0).unwrap();
+    let sent = p.frames(0);
+    p.give(1, sent[0].clone());
+    p.frames(1); // B's acknowledgement is lost
+    let (ea, eb) = (p.epochs(0), p.epochs(1));
+    for (i, e) in [(0, eb), (1, ea)] {
+        for frame in [
+            data(e, 0, FORGED),
+            data(e, 6, FORGED),
+            data(e, u64::MAX, FORGED),
+            Frame::Ack { epochs: e, seq: 3 },
+            Frame::Ack {
+                epochs: e,
+                seq: u64::MAX,
+            },
+            Frame::Close { epochs: e, last: 5 },
+            Frame::Close {
+                epochs: e,
+                last: u64::MAX,
+            },
+            Frame::CloseAck { epochs: e },
+        ] {
+            p.give(i, frame);
+        }
+    }
+    for (i, s) in p.s.iter().enumerate() {
+        let st = s.stats();
+        assert_eq!((st.malformed, st.out_of_window), (6, 2), "side {i}");
+        assert_eq!(s.link([B, A][i]).unwrap().state, LinkState::Up);
+    }
+    assert_eq!(p.s[0].link(B).unwrap().in_flight, 2);
+    p.tick(RTO);
+    let (a, b) = p.exchange();
+    assert_eq!((a, b), (vec![], vec![got(A, 1), got(A, 2)]));
+    assert_eq!(p.s[0].unconfirmed().count(), 0);
+    assert_eq!((p.epochs(0), p.epochs(1)), (ea, eb));
+}
+
+/// While a link forms, only a frame naming our epoch is taken as the peer's: a `Hello` naming
+/// another epoch (here garbage with the largest) is answered but trusted for nothing, and
+/// does not stall the handshake, at the end that connects or at a passive one.
+#[test]
+fn a_garbage_hello_does_not_stall_a_forming_link() {
+    let garbage = Frame::Hello {
+        epochs: Epochs {
+            sender: u64::MAX - 1,
+            receiver: 0,
+        },
+    };
+    let mut p = Pair::new();
+    p.s[0].connect(B, 0).unwrap();
+    p.give(0, garbage.clone());
+    let (a, b) = p.exchange();
+    assert_eq!((a, b), (vec![up(B)], vec![up(A)]));
+    assert_eq!(p.epochs(0).receiver, p.epochs(1).sender);
+    let mut p = Pair::new();
+    p.give(1, garbage);
+    p.s[0].connect(B, 0).unwrap();
+    let (a, b) = p.exchange();
+    assert_eq!((a, b), (vec![up(B)], vec![up(A)]));
+    assert_eq!(p.epochs(1).receiver, p.epochs(0).sender);
+}
+
+/// Issue 21, finding 5, the cost: a peer that really restarted (its session replaced by a
+/// fresh one whose epochs start higher, everything it had lost) is noticed by its silence in
+/// the old incarnation. `A` probes it from its first new `Hello` on, every retransmission
+/// timeout; the old incarnation ends exactly `LIVE` after the last frame of it arrived, with
+/// exactly what `B` did not acknowledge reported lost, and a new incarnation forms within a
+/// retransmission timeout and carries messages; a straggler of the old one is never delivered
+/// in it. Whether or not `A` wants the link (if not, it answers `B`'s next `Hello`).
+fn a_restarted_peer(a_wants: bool) {
+    let mut p = Pair::new();
+    if a_wants {
+        p.s[0].connect(B, 0).unwrap();
+    } else {
+        p.s[1].connect(A, 0).unwrap();
+    }
+    p.exchange();
+    p.now = 2;
+    p.s[0].send(B, 1, 2).unwrap();
+    let (_, b) = p.exchange();
+    assert_eq!(b, [got(A, 1)]);
+    p.now = 4;
+    p.s[0].send(B, 2, 4).unwrap();
+    p.s[0].send(B, 3, 4).unwrap();
+    let old = p.epochs(0);
+    let stragglers = p.frames(0);
+    // B restarts at 4, having lost everything; it wants A again.
+    p.s[1] = Session::new(B, settings()).unwrap().with_epoch_base(1000);
+    p.s[1].connect(A, 4).unwrap();
+    p.moved.clear();
+    let mut seen = Vec::new();
+    loop {
+        let (a, b) = p.exchange();
+        seen.extend(a.into_iter().map(|e| (p.now, A, e)));
+        seen.extend(b.into_iter().map(|e| (p.now, B, e)));
+        if p.now == 2 + LIVE + RTO {
+            break;
+        }
+        p.tick(p.now + 1);
+    }
+    // The last frame of the old incarnation, B's acknowledgement, arrived at 2.
+    let ended = 2 + LIVE;
+    let lost = SessionEvent::Lost {
+        peer: B,
+        msgs: vec![2, 3],
+        precious: 2,
+    };
+    assert_eq!(seen[..2], [(ended, A, down(B)), (ended, A, lost)]);
+    let formed: Vec<_> = seen[2..]
+        .iter()
+        .map(|(t, at, e)| (*at, e.clone(), *t))
+        .collect();
+    assert_eq!(formed.len(), 2, "{seen:?}");
+    assert!(formed.contains(&(A, up(B), formed[0].2)) && formed.contains(&(B, up(A), formed[0].2)));
+    assert!(
+        formed[0].2 <= ended + RTO,
+        "no new incarnation by {}",
+        formed[0].2
+    );
+    let probes: Vec<u64> = p
+        .moved
+        .iter()
+        .filter(|(_, from, f)| *from == A && *f == Frame::Hello { epochs: old })
+        .map(|(t, _, _)| *t)
+        .collect();
+    let every_rto: Vec<u64> = (4..ended).step_by(RTO as usize).collect();
+    assert_eq!(
+        probes, every_rto,
+        "probed at once, then every retransmission timeout"
+    );
+    let new = p.epochs(0);
+    assert!(new.sender > old.sender && new.receiver > 1000);
+    assert_eq!(
+        p.epochs(1),
+        Epochs {
+            sender: new.receiver,
+            receiver: new.sender
+        }
+    );
+    p.s[0].send(B, 5, p.now).unwrap();
+    for f in stragglers {
+        p.give(1, f);
+    }
+    let (_, b) = p.exchange();
+    assert_eq!(b, [got(A, 5)]);
+    let st = p.s[0].stats();
+    assert_eq!((st.links_abandoned, st.lost, st.lost_precious), (1, 2, 2));
+    assert!(st.newer_epoch > 0);
+}
+
+#[test]
+fn a_restarted_peer_is_noticed_by_silence_and_a_new_incarnation_forms() {
+    a_restarted_peer(true);
+}
+
+#[test]
+fn a_restarted_peer_is_noticed_by_silence_at_a_passive_end_too() {
+    a_restarted_peer(false);
 }
 
 #[test]

@@ -9,6 +9,10 @@
 //! prioritized algorithm, released resources) was really lost, every link up again, and KRL
 //! and the prioritized algorithm settled once nothing is in flight (unless no token is left:
 //! then their nodes keep reversing links for ever, V13).
+//!
+//! Two more properties keep every neighbour live (no loss, silence or close; duplication and
+//! reordering) and inject stray frames naming newer epochs of neighbours (issue 21, finding
+//! 5): no incarnation may end and nothing may be reported lost.
 
 use manet_mutex::prioritized::{self, Policy};
 use manet_mutex::reverse_link;
@@ -16,7 +20,7 @@ use manet_mutex::session::Settings;
 use manet_mutex::sim::{Graph, Params};
 use manet_mutex::testkit::datagram::{run_schedule, Report, SessionOp, SessionSchedule, Weather};
 use manet_mutex::testkit::fuzz::token_ops::Topology;
-use manet_mutex::testkit::strategy::{cases, session_schedule, topology};
+use manet_mutex::testkit::strategy::{cases, session_schedule, stray_session_schedule, topology};
 use manet_mutex::testkit::SessionNet;
 use manet_mutex::{CsRequest, NodeId};
 use proptest::prelude::*;
@@ -165,6 +169,82 @@ proptest! {
         let report = prio_run(&topology, knobs, &schedule);
         prop_assert_eq!(report.flaps + report.closes, 0);
     }
+}
+
+/// No incarnation ended, none failed to form, nothing reported lost, and every stray frame
+/// was counted as one (a newer epoch, or malformed if it named an epoch never given out).
+fn nothing_ended(report: &Report) -> Result<(), TestCaseError> {
+    let s = &report.sessions;
+    prop_assert_eq!(
+        (s.links_abandoned, s.handshakes_expired, report.loss_reports),
+        (0, 0, 0),
+        "{:#?}",
+        report
+    );
+    prop_assert_eq!(s.newer_epoch + s.malformed, report.strays, "{:#?}", report);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(24)))]
+
+    /// Issue 21, finding 5: stray frames naming newer epochs of neighbours (garbage from their
+    /// addresses, or what a restarted neighbour would send) among the cores' traffic, which
+    /// is duplicated and reordered but never lost, every neighbour live: no incarnation
+    /// ends, nothing is reported lost, no forged message is delivered, every waiting node is
+    /// served.
+    #[test]
+    fn krl_over_sessions_with_stray_frames(
+        topology in topology(),
+        tokens in any::<u8>(),
+        forwarding in any::<bool>(),
+        schedule in stray_session_schedule(Just(()), 0..60, 4),
+    ) {
+        nothing_ended(&krl_run(&topology, tokens, forwarding, &schedule))?;
+    }
+
+    #[test]
+    fn prioritized_over_sessions_with_stray_frames(
+        topology in topology(),
+        knobs in any::<(u8, u8, u8)>(),
+        schedule in stray_session_schedule((any::<u8>(), 0u32..6), 0..60, 4),
+    ) {
+        nothing_ended(&prio_run(&topology, knobs, &schedule))?;
+    }
+}
+
+/// A hand-made run: a line of three, the token moving both ways, and stray frames of every
+/// kind at both ends of both links, some naming the receiver's epoch, some none, some any.
+#[test]
+fn stray_frames_on_a_line_end_nothing() {
+    let graph = Graph::from_edges(3, &[(NodeId(0), NodeId(1)), (NodeId(1), NodeId(2))]);
+    let params = Params::new(reverse_link::Settings::new(1), vec![NodeId(0)]);
+    let weather = Weather {
+        loss: 0,
+        duplicate: 100,
+        max_delay: 4,
+    };
+    let net =
+        SessionNet::<reverse_link::Node>::new(graph, &params, settings(), weather, 21).unwrap();
+    let mut ops = Vec::new();
+    for i in 0..200u8 {
+        ops.push(SessionOp::Stray {
+            link: i % 2,
+            lower: i % 4 < 2,
+            kind: i,
+            sender: u64::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            receiver: u64::from(i / 4),
+        });
+        ops.push(SessionOp::Wait(i % 7));
+        if i % 20 == 0 {
+            ops.push(SessionOp::Request(i / 20, ()));
+        }
+    }
+    let report = run_schedule(net, &ops, |()| CsRequest::ONE, BUDGET);
+    nothing_ended(&report).unwrap();
+    assert_eq!(report.strays, 200);
+    assert!(report.sessions.newer_epoch >= 80, "{report:#?}");
+    assert!(report.entries >= 10, "{report:#?}");
 }
 
 /// `cases` runs of KRL/KRLF schedules from a fixed seed, with silences up to `max_silence`

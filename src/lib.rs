@@ -180,7 +180,7 @@
 //! | messages | REQUEST, TOKEN, LinkInfo, Probe, TokenAck | TOKEN, REQUEST, UPDATE, RELEASE, LINK, Probe, TokenAck | REQUEST, REPLY, DOZE, DISCONNECT, RECONNECT | REQUEST, REPLY |
 //! | `EnterCritical { resources, fence }` | 1; `fence` lane: the token's id | `h`, the request's `resources`; lane 0 | 1; lane 0 | 1; lane 0 |
 //! | `SetTimer`, `CancelTimer` | `SetTimer` with an idle pause, else never | never | yes | yes |
-//! | `Anomaly` kinds | `UnknownPeer`, `OutOfRange`, `Stale`, `RedundantLinkEvent` | all of [`Anomaly`] | `UnknownPeer`, `OutOfRange`, `Stale`, `Unexpected` | `UnknownPeer`, `OutOfRange`, `Stale`, `Unexpected` |
+//! | `Anomaly` kinds | `UnknownPeer`, `OutOfRange`, `Stale`, `RedundantLinkEvent`, `Unexpected` | all of [`Anomaly`] | `UnknownPeer`, `OutOfRange`, `Stale`, `Unexpected` | `UnknownPeer`, `OutOfRange`, `Stale`, `Unexpected` |
 //!
 //! ### Anomalies
 //!
@@ -195,7 +195,7 @@
 //! | --- | --- | --- |
 //! | `Stale` | noise: REQUESTs crossing tokens or reversals, uphill REQUESTs | noise: late retransmissions and duplicates, overtaken announcements |
 //! | `UnknownPeer` | noise: a message crossing its receiver's own `LinkUp` or `LinkDown` | suspect: a sender outside `0..hosts`, or the node itself |
-//! | `Unexpected` | suspect (prioritized): a TOKEN at the holder, so a second token | noise: a REPLY after its request was served (a retransmission answered twice) |
+//! | `Unexpected` | suspect: a second token at a holder (prioritized), a second copy of a token id held (KRL) | noise: a REPLY after its request was served (a retransmission answered twice) |
 //! | `RedundantLinkEvent` | noise: `LinkDown` without a link, changing nothing (`LinkUp` naming the node itself, a driver bug, has `from` = the node's id) | not reported |
 //! | `OutOfRange` | suspect: an impossible value or check word | suspect: likewise |
 //!

@@ -59,7 +59,10 @@ pub struct Config {
     pub tokens: u32,
     /// The id of the first of them: the node holds tokens `first_token..first_token + tokens`
     /// (each token has an id in `0..k`, the lane of its fences; [`network`] numbers them).
-    pub first_token: u32,
+    /// `None` until given ([`Config::with_first_token`]): a holder's configuration without it
+    /// is refused, since two holders that both took a default id would hold the same token
+    /// twice, and the network would lose one at their first transfer (R14).
+    pub first_token: Option<u32>,
     /// Initial height; its `id` must be `id`.
     pub height: Height,
     /// The initial neighbours' heights (their ids identify them).
@@ -67,8 +70,9 @@ pub struct Config {
 }
 
 impl Config {
-    /// Node `id` holding `tokens` tokens (ids `0..tokens`; see [`Config::with_first_token`])
-    /// at `height`, next to neighbours at `neighbors`.
+    /// Node `id` holding `tokens` tokens at `height`, next to neighbours at `neighbors`. A
+    /// holder also needs the ids of its tokens ([`Config::with_first_token`]); [`network`]
+    /// gives every holder its own.
     pub fn new(
         id: NodeId,
         settings: Settings,
@@ -80,7 +84,7 @@ impl Config {
             id,
             settings,
             tokens,
-            first_token: 0,
+            first_token: None,
             height,
             neighbors,
         }
@@ -90,9 +94,15 @@ impl Config {
     /// a network needs its own id in `0..k`.
     pub fn with_first_token(self, first: u32) -> Self {
         Config {
-            first_token: first,
+            first_token: Some(first),
             ..self
         }
+    }
+
+    /// The ids of the tokens the node holds initially (empty for a node without tokens).
+    pub(super) fn token_ids(&self) -> core::ops::Range<u32> {
+        let first = self.first_token.unwrap_or(0);
+        first..first + self.tokens
     }
 
     /// The paper's preconditions; on success the initial `next`.
@@ -107,8 +117,16 @@ impl Config {
         if self.tokens > self.settings.k {
             return Err(bad("a node cannot hold more than k tokens"));
         }
-        if self.first_token.saturating_add(self.tokens) > self.settings.k {
-            return Err(bad("token ids must be below k"));
+        match self.first_token {
+            None if self.tokens > 0 => {
+                return Err(bad(
+                    "a holder needs the ids of its tokens (Config::with_first_token; network numbers them)",
+                ))
+            }
+            Some(first) if first.saturating_add(self.tokens) > self.settings.k => {
+                return Err(bad("token ids must be below k"));
+            }
+            _ => {}
         }
         match self.settings.idle_pause {
             Some(0) => return Err(bad("an idle pause must be at least 1")),
@@ -178,7 +196,7 @@ mod tests {
             .filter(|c| c.tokens > 0)
             .map(|c| c.first_token)
             .collect();
-        assert_eq!(ids, [0, 1], "every token has its own id");
+        assert_eq!(ids, [Some(0), Some(1)], "every token has its own id");
         for c in configs {
             assert!(Node::new(c).is_ok());
         }
@@ -198,6 +216,26 @@ mod tests {
         assert!(Node::new(config(0)).is_ok());
         assert!(Node::new(config(1)).is_err());
         assert!(Node::new(config(u32::MAX)).is_err());
+    }
+
+    #[test]
+    fn a_hand_built_holder_must_name_its_tokens() {
+        let height = Height::new(0, 0, NodeId(0));
+        let config = Config::new(NodeId(0), Settings::new(2), 1, height, Vec::new());
+        assert!(matches!(
+            Node::new(config.clone()),
+            Err(Error::InvalidConfig { node: NodeId(0), reason }) if reason.contains("ids")
+        ));
+        assert!(Node::new(config.with_first_token(1)).is_ok());
+        // A node without tokens needs no ids.
+        assert!(Node::new(Config::new(
+            NodeId(0),
+            Settings::new(2),
+            0,
+            height,
+            Vec::new()
+        ))
+        .is_ok());
     }
 
     #[test]

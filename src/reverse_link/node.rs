@@ -55,14 +55,13 @@ impl Node {
     /// A node in its initial state, or `Err` if the configuration is invalid.
     pub fn new(config: Config) -> Result<Self, Error> {
         let next = config.validate()?;
+        let held = config.token_ids().map(|id| Fence::new(id, 0)).collect();
         Ok(Node {
             id: config.id,
             settings: config.settings,
             status: Status::Remainder,
             links: Links::new(config.height, config.neighbors, next),
-            held: (config.first_token..config.first_token + config.tokens)
-                .map(|id| Fence::new(id, 0))
-                .collect(),
+            held,
             queue: FifoQueue::new(),
             lowered_on_link_info: false,
             pausing: false,
@@ -203,17 +202,17 @@ impl Node {
 
     fn on_token(&mut self, j: NodeId, h: Height, fence: FenceCopies) {
         let k = self.settings.k;
-        let held = &self.held;
-        let Some(token) = fence
-            .read()
-            .filter(|t| t.lane < k && held.iter().all(|mine| mine.lane != t.lane))
-        else {
-            // A second copy of a token held here (so more than k tokens), an id outside
-            // `0..k`, or copies that disagree: impossible in a correct system, and no single
-            // corrupted field causes it. Refusing keeps k-exclusion and the fences' order
-            // locally, and the report makes the refusal visible (F1).
+        let Some(token) = fence.read().filter(|t| t.lane < k) else {
+            // An id outside `0..k`, or copies that disagree: impossible in a correct system,
+            // and no single corrupted field causes it. Refusing keeps k-exclusion and the
+            // fences' order locally, and the report makes the refusal visible (F1).
             return self.outbox.anomaly(j, Anomaly::OutOfRange);
         };
+        if self.held.iter().any(|mine| mine.lane == token.lane) {
+            // A second copy of a token held here: more than k tokens (two holders configured
+            // with the same ids, R14, or a forgery). Refused, as a suspect second token.
+            return self.outbox.anomaly(j, Anomaly::Unexpected);
+        }
         self.held.push(token);
         if self.links.neighbors.get(j).is_some() {
             // The token is kept whatever its height says, and always acknowledged: until it

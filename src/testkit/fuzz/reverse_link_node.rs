@@ -144,7 +144,8 @@ pub fn run(input: &Input) {
         .collect();
     let settings = Settings::new(k).with_forwarding(input.forwarding);
     let own = height(input.h1, input.h2, input.id);
-    let config = Config::new(id, settings, tokens, own, neighbors);
+    // Hand-built holders name their token ids (R14); the fuzzed ones start at 0.
+    let config = Config::new(id, settings, tokens, own, neighbors).with_first_token(0);
     let Ok(node) = Node::new(config) else {
         return;
     };

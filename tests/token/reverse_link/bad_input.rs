@@ -17,7 +17,7 @@ fn h(h1: i64, h2: i64, id: u32) -> Height {
 }
 
 fn config(id: u32, k: u32, tokens: u32, height: Height, nbrs: &[Height]) -> Config {
-    Config::new(NodeId(id), Settings::new(k), tokens, height, nbrs.to_vec())
+    Config::new(NodeId(id), Settings::new(k), tokens, height, nbrs.to_vec()).with_first_token(0)
 }
 
 /// Node 0 at (0,0,0) holding one of k = 2 tokens; neighbours 2 and 3 above it.
@@ -423,10 +423,11 @@ fn token_with_a_height_naming_another_node_is_kept_without_its_height() {
 #[test]
 fn token_beyond_k_is_refused_and_reported() {
     let mut n = Node::new(config(0, 2, 2, h(0, 0, 0), &[h(1, 0, 2)])).unwrap();
+    // A second copy of a token held: a suspect second token (R14).
     ignores(
         &mut n,
         recv(2, Message::Token(h(1, 0, 2).into(), T0)),
-        vec![anomaly(2, Anomaly::OutOfRange)],
+        vec![anomaly(2, Anomaly::Unexpected)],
     );
     assert_eq!(n.tokens(), 2);
 }
@@ -574,13 +575,16 @@ fn start() -> impl Strategy<Value = Node> {
                 Some(low) if tokens == 0 => h1.max(low + 1),
                 _ => h1,
             };
-            Node::new(Config::new(
-                NodeId(id),
-                Settings::new(k).with_forwarding(fwd),
-                tokens,
-                h(h1, 0, id),
-                neighbors,
-            ))
+            Node::new(
+                Config::new(
+                    NodeId(id),
+                    Settings::new(k).with_forwarding(fwd),
+                    tokens,
+                    h(h1, 0, id),
+                    neighbors,
+                )
+                .with_first_token(0),
+            )
             .expect("generated configs are valid")
         })
 }
@@ -672,7 +676,16 @@ proptest! {
                         _ => false,
                     });
                     if let (Some(from), 0) = (token_from, received) {
-                        let refused = Action::Anomaly { from, kind: Anomaly::OutOfRange };
+                        // A copy of a token held is a second token; an impossible id or
+                        // copies that disagree are out of range (R14).
+                        let held = match &event {
+                            Event::Receive { msg: Message::Token(_, f), .. } => f
+                                .read()
+                                .is_some_and(|t| before.held_tokens().any(|h| h.lane == t.lane)),
+                            _ => false,
+                        };
+                        let kind = if held { Anomaly::Unexpected } else { Anomaly::OutOfRange };
+                        let refused = Action::Anomaly { from, kind };
                         prop_assert!(actions.contains(&refused), "{:?}", actions);
                     }
                     prop_assert_eq!(

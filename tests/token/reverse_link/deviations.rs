@@ -12,13 +12,16 @@ fn h(h1: i64, h2: i64, id: u32) -> Height {
 }
 
 fn node(id: u32, k: u32, tokens: u32, own: Height, neighbors: &[Height]) -> Node {
-    Node::new(Config::new(
-        NodeId(id),
-        Settings::new(k),
-        tokens,
-        own,
-        neighbors.to_vec(),
-    ))
+    Node::new(
+        Config::new(
+            NodeId(id),
+            Settings::new(k),
+            tokens,
+            own,
+            neighbors.to_vec(),
+        )
+        .with_first_token(0),
+    )
     .unwrap()
 }
 
@@ -220,7 +223,7 @@ fn unexpected_tokens_are_kept_or_refused_visibly() {
         out,
         vec![Action::Anomaly {
             from: NodeId(1),
-            kind: Anomaly::OutOfRange
+            kind: Anomaly::Unexpected
         }]
     );
 }

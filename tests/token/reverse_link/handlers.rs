@@ -566,15 +566,19 @@ fn token_in_krlf_resets_visited_marks_once_every_neighbour_is_visited() {
 fn a_token_whose_id_is_held_already_or_impossible_is_refused_unchanged() {
     // Node 0 holds token 0 of k = 2.
     let mut n = holder(1);
-    for forged in [
-        fence(0, 5),
-        fence(2, 0),
-        FenceCopies([Fence::new(1, 0), Fence::new(1, 1), Fence::new(0, 0)]),
+    for (forged, kind) in [
+        // A second copy of token 0: a suspect second token (R14).
+        (fence(0, 5), Anomaly::Unexpected),
+        (fence(2, 0), Anomaly::OutOfRange),
+        (
+            FenceCopies([Fence::new(1, 0), Fence::new(1, 1), Fence::new(0, 0)]),
+            Anomaly::OutOfRange,
+        ),
     ] {
         let before = n.clone();
         assert_eq!(
             run(&mut n, recv(2, Token(h(1, 0, 2).into(), forged))),
-            vec![anomaly(2, Anomaly::OutOfRange)],
+            vec![anomaly(2, kind)],
             "{forged:?}"
         );
         assert_eq!(n, before, "{forged:?} changed the node");

@@ -35,7 +35,9 @@ fn tokens_sent(actions: &[Action<Message>]) -> usize {
 
 #[test]
 fn an_idle_pause_needs_forwarding_and_at_least_one_unit() {
-    let config = |settings| Config::new(NodeId(0), settings, 1, h(0, 0, 0), vec![h(1, 0, 1)]);
+    let config = |settings| {
+        Config::new(NodeId(0), settings, 1, h(0, 0, 0), vec![h(1, 0, 1)]).with_first_token(0)
+    };
     let refused = |settings| {
         matches!(
             Node::new(config(settings)),

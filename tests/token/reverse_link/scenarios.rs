@@ -410,6 +410,7 @@ fn pair_krlf() -> Net {
             own,
             vec![other],
         )
+        .with_first_token(0)
     };
     Net::new(vec![
         cfg(0, 2, h(0, 0, 0), h(1, 0, 1)),

@@ -17,13 +17,16 @@ pub fn h(h1: i64, h2: i64, id: u32) -> Height {
 }
 
 pub fn node(id: u32, k: u32, tokens: u32, height: Height, nbrs: &[Height], fwd: bool) -> Node {
-    Node::new(Config::new(
-        NodeId(id),
-        Settings::new(k).with_forwarding(fwd),
-        tokens,
-        height,
-        nbrs.to_vec(),
-    ))
+    Node::new(
+        Config::new(
+            NodeId(id),
+            Settings::new(k).with_forwarding(fwd),
+            tokens,
+            height,
+            nbrs.to_vec(),
+        )
+        .with_first_token(0),
+    )
     .expect("valid config")
 }
 

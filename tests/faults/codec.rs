@@ -47,7 +47,7 @@ fn crc32c(bytes: &[u8]) -> u32 {
 
 /// `bytes` (a version byte and a body) followed by their frame check: a frame whose check
 /// passes, so that its body reaches the body decoder.
-fn seal(bytes: &[u8]) -> Vec<u8> {
+pub(crate) fn seal(bytes: &[u8]) -> Vec<u8> {
     let mut frame = bytes.to_vec();
     frame.extend_from_slice(&crc32c(bytes).to_le_bytes());
     frame

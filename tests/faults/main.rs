@@ -6,6 +6,7 @@ mod fuzz_look_ahead;
 mod fuzz_prioritized;
 mod fuzz_reverse_link;
 mod fuzz_ricart_agrawala;
+mod kind_findings;
 mod seeded;
 mod session_frames;
 mod threat_findings;

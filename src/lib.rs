@@ -209,28 +209,35 @@
 //! ## Threat model
 //!
 //! Any field of a peer's message may hold any value (corrupted on the way, replayed,
-//! duplicated, delayed within the contract above). Safety of correct nodes never depends on a
-//! field being well formed, and a node never panics on one:
+//! duplicated, delayed within the contract above), and the message's kind is a field too: it
+//! may arrive as another kind its bytes fit. Safety of correct nodes never depends on a field
+//! being well formed, and a node never panics on one:
 //! - impossible values (out of range, naming the wrong node, more than `k`) are reported as
 //!   [`Anomaly::OutOfRange`] and not acted on; what cannot be dropped without loss (a token,
 //!   released resources) is kept with the impossible part ignored;
 //! - where a wrong but possible value would cost safety or liveness, the message carries a
 //!   check word ([`seal`]: permission REQUESTs and announcements, every height of the token
-//!   algorithms), a second copy (the prioritized resource counts) or three copies read by
-//!   majority (the [fences](fence) of tokens and permission messages), or a message that must
-//!   not grant differs from one that does in two fields (permission REPLYs): a corrupted
-//!   field then reads as a lost message or an impossible value;
+//!   algorithms, with a token acknowledgement's count), or three copies read by majority (the
+//!   prioritized resource counts, the [fences](fence) of tokens and permission messages), or a
+//!   message that must not grant differs from one that does in two fields (permission
+//!   REPLYs): a corrupted field then reads as a lost message or an impossible value;
+//! - the kind is covered by the check words: their serde encoding, in any format, is XORed
+//!   with a tag of the message's kind, so a message read as another kind fails its word; the
+//!   messages that carry tokens or resources, and acknowledgements, have layouts no other kind
+//!   shares; and no resource is added from a message whose word does not confirm it is a
+//!   release. The `codec` frame adds a CRC-32C over every bit (every error of up to 5 bits
+//!   detected);
 //! - peer counters are bounded with headroom: clocks and epochs merge at most
 //!   [`permission::SKEW_LIMIT`] ahead, heights stay within `±`[`token::Height::LIMIT`],
 //!   priorities below [`queue::Priority::LEVEL_LIMIT`], and requests are numbered by their
 //!   host, so no single message can make two requests alike, mute a peer, pin a queue or move
 //!   a node's height far from its neighbours'.
 //!
-//! What no protocol can recover is reported, never papered over: a corrupted resource count
-//! of the prioritized algorithm loses the difference (the smaller copy is kept: capacity
-//! drops below `k`, with an `OutOfRange` report; the token is never duplicated), and a lost or
-//! corrupted look-ahead DISCONNECT leaves its receivers waiting for the host that left until it
-//! returns. After a corruption, a node may need its neighbour's next keepalive to progress. A
+//! What no protocol can recover is reported, never papered over: a prioritized RELEASE whose
+//! check word fails loses its resources (capacity drops below `k`, with an `OutOfRange`
+//! report; the token is never duplicated, and it learns the loss, so a request that fits what
+//! is left is still served and only one above it waits), and a lost or corrupted look-ahead
+//! DISCONNECT leaves its receivers waiting for the host that left until it returns. After a corruption, a node may need its neighbour's next keepalive to progress. A
 //! consistent rewrite of several fields (check word included) is a forgery, which only
 //! authentication can tell. Every rule, per field, with the tests that pin it:
 //! `docs/ALGORITHMS.md`, "Threat model".

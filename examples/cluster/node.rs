@@ -112,8 +112,11 @@ pub fn run(args: NodeArgs) -> Outcome {
             // The core starts with no links: it learns each from the session's `LinkUp`, so it
             // never sends over a link the session has not formed yet.
             // (Keeping the token ids `network` gave it: each token's fences are its own.)
-            let c = reverse_link::Config::new(me, settings, c.tokens, c.height, Vec::new())
-                .with_first_token(c.first_token);
+            let bare = reverse_link::Config::new(me, settings, c.tokens, c.height, Vec::new());
+            let c = match c.first_token {
+                Some(first) => bare.with_first_token(first),
+                None => bare,
+            };
             let links =
                 Session::new(me, link_settings)?.with_precious(reverse_link::Message::is_token);
             drive(args, reverse_link::Node::new(c)?, Some(links))

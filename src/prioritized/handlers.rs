@@ -91,8 +91,9 @@ impl Node {
             // Still accepted: dropping the only token would block everyone forever.
             self.outbox.anomaly(from, Anomaly::UnknownPeer);
         }
-        // The smaller copy of t: a corrupted copy loses resources, never creates them (T4).
-        // Our own unsent releases join the token here instead of chasing it.
+        // t by majority: a corrupted copy is outvoted; without a majority the smallest
+        // possible copy, which may lose resources but never creates them (T4). Our own unsent
+        // releases join the token here instead of chasing it.
         let (t, intact) = available.read(k);
         let backlog = core::mem::take(&mut self.backlog);
         if !intact || t.saturating_add(backlog) > k {
@@ -177,7 +178,8 @@ impl Node {
         }
         let (mut r, intact) = resources.read(k);
         if !intact {
-            // The smaller possible copy is kept: what is lost is reported (T4).
+            // Copies that disagree are reported; what a read without a majority may give up
+            // is news of a loss for the token (T4, P15).
             self.outbox.anomaly(from, Anomaly::OutOfRange);
         }
         let mut lost = self.lost_with(from, resources, lost);

@@ -14,9 +14,9 @@ use super::{Message, Node};
 /// Check a snapshot of a whole system: every node, and every message in flight (TOKEN and
 /// RELEASE count; the rest carry no resources). Returns the first violation found.
 ///
-/// `capacity` is `k`, less the resources known to have been lost to corrupted counts (a
-/// TOKEN or RELEASE whose copies disagree is counted at the smaller possible copy, which is
-/// what its receiver will use).
+/// `capacity` is `k`, less the resources known to have been lost to corruption (a TOKEN or
+/// RELEASE counts what its receiver will read: its copies by majority, else the smallest
+/// possible one; a RELEASE whose check word fails counts nothing, P15).
 ///
 /// - exactly one token, held or in flight, with `0 ≤ t ≤ k`;
 /// - Σ resources held in the CS + `t` + Σ in-flight RELEASEs + Σ release backlogs =

@@ -385,7 +385,7 @@ pub(crate) trait TokenNode {
     fn hear_height(&mut self, j: NodeId, h: Height, said: Said) -> bool {
         let (links, out) = self.links_mut();
         // KRLF can send `j` a second token before the first is acknowledged; each TokenAck
-        // settles one, so only the last restores trust in what `j` says.
+        // settles the tokens it counts, so only the last restores trust in what `j` says (R13).
         if links.hear(j, h, said, out).is_none() {
             return false;
         }

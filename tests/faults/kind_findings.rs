@@ -92,6 +92,28 @@ where
     }
 }
 
+/// `msg`, with `corrupt` applied to its sealed height if it is a RELEASE.
+fn corrupt_release(
+    msg: prioritized::Message,
+    corrupt: impl Fn(&mut manet_mutex::token::Sealed),
+) -> prioritized::Message {
+    match msg {
+        prioritized::Message::Release {
+            resources,
+            lost,
+            mut height,
+        } => {
+            corrupt(&mut height);
+            prioritized::Message::Release {
+                resources,
+                lost,
+                height,
+            }
+        }
+        m => m,
+    }
+}
+
 fn prio_line(k: u32, policy: Policy) -> Wires<prioritized::Node> {
     let line = [(NodeId(0), NodeId(1)), (NodeId(1), NodeId(2))];
     let settings = prioritized::Settings::new(k, policy);
@@ -181,21 +203,7 @@ fn finding_2_a_release_cannot_be_read_as_another_kind_and_a_lost_one_is_reported
         assert!(decodable_kinds(&release, 7).is_empty());
         // A RELEASE whose check word fails (its height corrupted) is not added: its units
         // are reported lost, never silently.
-        net.drain(|_, _, m| match m {
-            prioritized::Message::Release {
-                resources,
-                lost,
-                mut height,
-            } => {
-                height.height.h1 += 1;
-                prioritized::Message::Release {
-                    resources,
-                    lost,
-                    height,
-                }
-            }
-            m => m,
-        });
+        net.drain(|_, _, m| corrupt_release(m, |h| h.height.h1 += 1));
         assert!(
             net.anomalies.contains(&(NodeId(0), Anomaly::OutOfRange)),
             "{policy:?}"
@@ -204,8 +212,16 @@ fn finding_2_a_release_cannot_be_read_as_another_kind_and_a_lost_one_is_reported
             prioritized::Node::anomaly_severity(Anomaly::OutOfRange),
             Severity::Suspect
         );
-        assert_eq!(net.nodes[0].available(), Some(0), "{policy:?}: 2 units lost");
-        assert_eq!(net.nodes[0].capacity(), Some(1), "{policy:?}: and known lost");
+        assert_eq!(
+            net.nodes[0].available(),
+            Some(0),
+            "{policy:?}: 2 units lost"
+        );
+        assert_eq!(
+            net.nodes[0].capacity(),
+            Some(1),
+            "{policy:?}: and known lost"
+        );
     }
 }
 
@@ -315,21 +331,7 @@ fn finding_4_a_request_that_fits_is_served_after_a_capacity_loss() {
         assert!(net.nodes[0].holds_token(), "{policy:?}");
         assert_eq!(net.status(0), Status::Waiting);
         net.apply(1, Event::Release).unwrap();
-        net.drain(|_, _, m| match m {
-            prioritized::Message::Release {
-                resources,
-                lost,
-                mut height,
-            } => {
-                height.check ^= 1;
-                prioritized::Message::Release {
-                    resources,
-                    lost,
-                    height,
-                }
-            }
-            m => m,
-        });
+        net.drain(|_, _, m| corrupt_release(m, |h| h.check ^= 1));
         assert!(net.anomalies.contains(&(NodeId(0), Anomaly::OutOfRange)));
         assert_eq!(net.nodes[0].capacity(), Some(1), "{policy:?}");
         for i in [1, 2] {

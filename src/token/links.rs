@@ -92,7 +92,7 @@ impl Links {
                     self.tell(j, out);
                 }
                 if valid.is_none() {
-                    self.ask_ack(j, out);
+                    self.doubt(j, heard.tell, out);
                 }
                 Some(heard)
             }
@@ -110,13 +110,25 @@ impl Links {
         out.send(j, msg);
     }
 
-    /// A message from `j` failed its check while tokens we sent it are unacknowledged: it may
-    /// have been the acknowledgement, so ask `j` for its height, which it answers with its
-    /// count of our tokens (R13). Never sent without a fault.
+    /// While tokens we sent `j` are unacknowledged, ask `j` for its height, which it answers
+    /// with its count of our tokens (R13): on a keepalive, and when a message of `j` fails its
+    /// check (`doubt`).
     pub(crate) fn ask_ack<M: LinkMessages>(&self, j: NodeId, out: &mut Outbox<M>) {
         if self.neighbors.get(j).is_some_and(|n| n.unacked > 0) {
             out.send(j, M::probe(self.height.into()));
         }
+    }
+
+    /// A message of `j` failed its check (or its height is impossible). It may have been our
+    /// acknowledgement, so we ask again ([`Links::ask_ack`]); or, if `j` sent us tokens, its
+    /// question for our acknowledgement, so we answer (unless `answered` already). Either
+    /// exchange repeats until one gets through, so no number of corrupted messages pins the
+    /// link (R13). Without a fault no message fails its check, so neither is ever sent.
+    fn doubt<M: LinkMessages>(&self, j: NodeId, answered: bool, out: &mut Outbox<M>) {
+        if !answered && self.neighbors.get(j).is_some_and(|n| n.received > 0) {
+            self.tell(j, out);
+        }
+        self.ask_ack(j, out);
     }
 
     /// Acknowledge a token that came from `j` over its link: one more received, and our
@@ -174,7 +186,8 @@ impl Links {
         if !entry.received_li() {
             out.anomaly(j, Anomaly::Stale);
             if !valid {
-                self.ask_ack(j, out);
+                out.anomaly(j, Anomaly::OutOfRange);
+                self.doubt(j, false, out);
             }
             return None;
         }

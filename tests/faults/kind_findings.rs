@@ -281,6 +281,50 @@ fn finding_3_a_corrupted_token_acknowledgement_is_repaired_krl() {
     assert_eq!(net.entries.len(), 7);
 }
 
+/// The harness's counterexample to the first repair (W3): the acknowledgement corrupted, and
+/// then the holder's Probe asking for it read as another kind (both fail their check words).
+/// The token's receiver answers what it cannot read from the token's sender, so the exchange
+/// goes on until one gets through.
+#[test]
+fn finding_3_the_question_for_a_lost_acknowledgement_can_be_corrupted_too() {
+    for (kind, rounds) in [(0, 1), (2, 1), (2, 3)] {
+        let edge = [(NodeId(0), NodeId(1))];
+        let settings = reverse_link::Settings::new(1);
+        let nodes: Vec<_> = reverse_link::network(2, &edge, &[NodeId(0)], settings)
+            .unwrap()
+            .into_iter()
+            .map(|c| reverse_link::Node::new(c).unwrap())
+            .collect();
+        let mut net = Wires::new(nodes);
+        net.apply(1, Event::Request(CsRequest::ONE)).unwrap();
+        // The acknowledgement, then `rounds` questions and answers, each read as another kind.
+        let mut left = 1 + 2 * rounds;
+        let mut changed = Vec::new();
+        net.drain(|from, _, m| {
+            let doubtful = matches!(
+                m,
+                reverse_link::Message::TokenAck(..) | reverse_link::Message::Probe(_)
+            ) || (from == NodeId(1) && left < 1 + 2 * rounds);
+            if left > 0 && doubtful && !m.is_token() {
+                left -= 1;
+                changed.push(format!("{m:?}"));
+                match m {
+                    reverse_link::Message::TokenAck(mut s, n) => {
+                        s.check ^= 1;
+                        reverse_link::Message::TokenAck(s, n)
+                    }
+                    m => rekind(&m, kind).unwrap_or(m),
+                }
+            } else {
+                m
+            }
+        });
+        assert_eq!(left, 0, "{kind} {rounds}: {changed:?}");
+        let entry = net.nodes[0].neighbors().get(NodeId(1)).unwrap();
+        assert!(entry.received_li(), "{kind} {rounds}: {changed:?}");
+    }
+}
+
 #[test]
 fn finding_3_a_corrupted_token_acknowledgement_is_repaired_prioritized() {
     for policy in [Policy::MaxConcurrency, Policy::Explicit] {

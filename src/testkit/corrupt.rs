@@ -1,8 +1,43 @@
-//! The corrupt operation of every network harness: rewrite one field of one message in flight
-//! between correct nodes, to an extreme or to a neighbour of its value (the threat model in the
-//! crate docs: any field of any message may be corrupted; one field per message, since a
-//! consistent rewrite of several fields is a forged message that only authentication tells).
+//! The corrupt operation of every network harness (the drivers [`TokenNet`](super::TokenNet)
+//! and [`PermNet`](super::PermNet), their proptest strategies and fuzz bodies, and the
+//! stateright models): what a message in flight between correct nodes becomes. The crate's
+//! threat model says any single field of a peer's message may be corrupted, and a message's
+//! kind (its enum variant) is a field too. One operation, [`Corruption`], in three forms:
+//!
+//! - **a field** ([`Corruption::Field`], [`Fields`]): one leaf field is rewritten to an extreme
+//!   or a neighbour of its value ([`Value`]). One field per message, since a consistent rewrite
+//!   of several fields is a forged message that only authentication tells.
+//! - **the kind** ([`Corruption::Kind`], [`kinds_of`]): the message is encoded with the wire
+//!   codec ([`codec::encode`], whose serde encoding XORs every check word with a tag of the
+//!   variant, W2), the variant index (the first byte of the postcard body) is replaced by
+//!   every other byte value in turn, the frame check is recomputed over the version and the
+//!   changed body (CRC-32C, as the codec computes it), and [`codec::decode`] reads it. The
+//!   kinds a message can change into are exactly those for which this decodes: they are
+//!   computed, never listed by hand, and depend on the message's values as well as its kind
+//!   (a field read as a `bool` must hold 0 or 1, a varint read as a `u32` must fit). The frame
+//!   check is recomputed because this models a corruption before encoding, or an embedder that
+//!   carries the messages in another serde encoding without a frame check: the messages' own
+//!   check words must catch it. Kind change `i` takes the `i`-th of those kinds (modulo their
+//!   number); it is a no-op for a message that decodes as no other kind.
+//! - **frame bits** ([`Corruption::Flip`], [`Flip`]): 1 to 4 distinct bits of the message's
+//!   real frame ([`codec::encode`], frame check included) are flipped at positions the harness
+//!   input gives, and [`codec::decode`] reads it. The frame check (CRC-32C) detects every error
+//!   of up to 5 bits, so it never decodes; the harnesses do not assume it: a frame that decodes
+//!   replaces the message ([`Outcome::Changed`]), one that does not is dropped by the
+//!   receiver's codec ([`Outcome::Dropped`]). What a dropped frame means depends on the family:
+//!   - the permission driver ([`PermNet`](super::PermNet)) treats it as a lost message (the
+//!     permission algorithms tolerate loss and recover by retransmission);
+//!   - the token driver ([`TokenNet`](super::TokenNet)) models the link session under the token
+//!     algorithms ([`crate::session`]), which retransmits a frame that failed its check: the
+//!     original message is delivered, unchanged and in order, so nothing else happens (the
+//!     flip is counted, the message is not marked as corrupted).
+//!
+//! The drivers count what the operation did ([`Counts`]); each message is corrupted at most
+//! once (a field, or its kind; a flip that decodes counts too).
 
+use alloc::vec::Vec;
+
+use crate::codec::{self, DecodeError, Wire};
 use crate::permission::{Timestamp, SKEW_LIMIT};
 use crate::queue::Priority;
 use crate::token::{Height, Sealed};
@@ -361,3 +396,230 @@ impl Fields for ricart_agrawala::Message {
         }
     }
 }
+
+/// A corruption of one message in flight: what a harness step asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Corruption {
+    /// Rewrite field `field` (modulo the message's fields) to `value` ([`Fields::corrupt`]).
+    Field {
+        /// Which field, modulo the message's fields.
+        field: usize,
+        /// What it becomes.
+        value: Value,
+    },
+    /// Change the kind into the `i`-th (modulo their number) of the other kinds the message
+    /// decodes as ([`kinds_of`]); a no-op if there is none.
+    Kind(usize),
+    /// Flip 1 to 4 bits of the message's frame.
+    Flip(Flip),
+}
+
+/// 1 to 4 distinct bits of a frame, at positions the harness input gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Flip {
+    /// How many bits: `1 + (n - 1) mod 4` (so 1 to 4; 0 means 4).
+    pub n: u8,
+    /// The bits' positions, modulo the frame's length in bits; a position already taken moves
+    /// to the next free bit, so the positions are distinct. Only the first `n` are used.
+    pub at: [u16; 4],
+}
+
+impl Flip {
+    /// How many bits are flipped: 1 to 4.
+    pub fn count(&self) -> usize {
+        1 + usize::from(self.n.wrapping_sub(1) % 4)
+    }
+
+    /// The distinct bit positions flipped in a frame of `len` bytes (bit `p` is bit `p % 8` of
+    /// byte `p / 8`).
+    pub fn positions(&self, len: usize) -> Vec<usize> {
+        let bits = len * 8;
+        let mut taken: Vec<usize> = Vec::with_capacity(4);
+        for &at in &self.at[..self.count().min(bits)] {
+            let mut p = usize::from(at) % bits;
+            while taken.contains(&p) {
+                p = (p + 1) % bits;
+            }
+            taken.push(p);
+        }
+        taken
+    }
+
+    /// A flip from input bits (the fuzz bodies): the count from the two lowest bits, the
+    /// positions from a mix of all of them.
+    pub fn from_seed(seed: u32) -> Flip {
+        let mut x = u64::from(seed);
+        // splitmix64's finaliser: every input bit moves every position.
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        x ^= x >> 31;
+        Flip {
+            n: 1 + (seed & 3) as u8,
+            at: [
+                x as u16,
+                (x >> 16) as u16,
+                (x >> 32) as u16,
+                (x >> 48) as u16,
+            ],
+        }
+    }
+
+    /// `frame` with the bits flipped.
+    pub fn apply(&self, frame: &[u8]) -> Vec<u8> {
+        let mut out = frame.to_vec();
+        for p in self.positions(frame.len()) {
+            out[p / 8] ^= 1 << (p % 8);
+        }
+        out
+    }
+}
+
+/// Which corruption a harness input asks for, besides the message it picks: the field
+/// corruption its field and value name, a kind change (to the field-th other kind), or a
+/// flip. What the fuzz inputs and proptest schedules carry ([`How::corruption`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum How {
+    /// [`Corruption::Field`] with the step's field and value.
+    Field,
+    /// [`Corruption::Kind`] with the step's field as the index.
+    Kind,
+    /// [`Corruption::Flip`].
+    Flip(Flip),
+}
+
+impl How {
+    /// The corruption, with the step's `field` and `value`.
+    pub fn corruption(self, field: usize, value: Value) -> Corruption {
+        match self {
+            How::Field => Corruption::Field { field, value },
+            How::Kind => Corruption::Kind(field),
+            How::Flip(flip) => Corruption::Flip(flip),
+        }
+    }
+
+    /// From input bits that the fuzz inputs' layout leaves free (the low bits of a variant
+    /// choice): half field corruptions, a quarter kind changes, a quarter flips (the rest of
+    /// the bits seed it, [`Flip::from_seed`]).
+    pub fn from_bits(bits: u32) -> How {
+        match bits & 3 {
+            0 | 1 => How::Field,
+            2 => How::Kind,
+            _ => How::Flip(Flip::from_seed(bits >> 2)),
+        }
+    }
+}
+
+/// What a corruption did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// Nothing: the field already had that value, or the message decodes as no other kind.
+    Unchanged,
+    /// The message is now another one.
+    Changed,
+    /// The corrupted frame does not decode (why): the receiver's codec drops it.
+    Dropped(DecodeError),
+}
+
+/// What the corrupt operation did in one run, as the drivers count it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Counts {
+    /// Fields rewritten.
+    pub fields: u64,
+    /// Kinds changed.
+    pub kinds: u64,
+    /// Kind changes asked of a message that decodes as no other kind (nothing happened).
+    pub kindless: u64,
+    /// Frames with flipped bits.
+    pub flips: u64,
+    /// Of those, frames that still decoded and replaced the message (never expected: the
+    /// frame check detects every error of up to 5 bits).
+    pub flips_decoded: u64,
+}
+
+impl core::ops::AddAssign for Counts {
+    fn add_assign(&mut self, other: Counts) {
+        self.fields += other.fields;
+        self.kinds += other.kinds;
+        self.kindless += other.kindless;
+        self.flips += other.flips;
+        self.flips_decoded += other.flips_decoded;
+    }
+}
+
+impl Counts {
+    /// Count one outcome of `how`.
+    pub fn count(&mut self, how: &Corruption, outcome: Outcome) {
+        match (how, outcome) {
+            (Corruption::Field { .. }, Outcome::Changed) => self.fields += 1,
+            (Corruption::Kind(_), Outcome::Changed) => self.kinds += 1,
+            (Corruption::Kind(_), _) => self.kindless += 1,
+            (Corruption::Flip(_), outcome) => {
+                self.flips += 1;
+                self.flips_decoded += u64::from(outcome == Outcome::Changed);
+            }
+            (Corruption::Field { .. }, _) => {}
+        }
+    }
+}
+
+/// The frame check of the codec's format: CRC-32C (Castagnoli) of the version byte and the
+/// body, little endian.
+const CASTAGNOLI: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISCSI);
+
+/// Every other kind `msg` decodes as, in the order of their variant index: its frame with the
+/// variant index (the body's first byte) replaced by each other byte value and the frame
+/// check recomputed, through [`codec::decode`] (see the [module docs](self)).
+pub fn kinds_of<M: Wire>(msg: &M) -> Vec<M> {
+    let frame = codec::encode(msg);
+    let checked = frame.len() - codec::CHECK_LEN;
+    let own = frame[1];
+    let mut changed = frame;
+    (0..=u8::MAX)
+        .filter(|&index| index != own)
+        .filter_map(|index| {
+            changed[1] = index;
+            let check = CASTAGNOLI.checksum(&changed[..checked]).to_le_bytes();
+            changed[checked..].copy_from_slice(&check);
+            codec::decode(&changed).ok()
+        })
+        .collect()
+}
+
+/// A message the harnesses can corrupt in every way: its fields ([`Fields`]) and its wire
+/// form ([`Wire`]): every algorithm's `Message`.
+pub trait Corruptible: Fields + Wire + Clone + PartialEq + core::fmt::Debug {
+    /// Apply `how`; what it did.
+    fn corrupt_as(&mut self, how: Corruption) -> Outcome {
+        match how {
+            Corruption::Field { field, value } => {
+                if self.corrupt(field, value) {
+                    Outcome::Changed
+                } else {
+                    Outcome::Unchanged
+                }
+            }
+            Corruption::Kind(i) => {
+                let kinds = kinds_of(self);
+                if kinds.is_empty() {
+                    return Outcome::Unchanged;
+                }
+                *self = kinds[i % kinds.len()].clone();
+                Outcome::Changed
+            }
+            Corruption::Flip(flip) => {
+                let frame = flip.apply(&codec::encode(self));
+                match codec::decode::<Self>(&frame) {
+                    Ok(msg) if msg == *self => Outcome::Unchanged,
+                    Ok(msg) => {
+                        *self = msg;
+                        Outcome::Changed
+                    }
+                    Err(e) => Outcome::Dropped(e),
+                }
+            }
+        }
+    }
+}
+
+impl<M: Fields + Wire + Clone + PartialEq + core::fmt::Debug> Corruptible for M {}

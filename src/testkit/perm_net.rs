@@ -12,10 +12,17 @@
 //! other as away, or without having seen the other's DISCONNECT). Retransmission is the
 //! recovery from loss and nothing else: until a message is lost, the drain fires no timer.
 //!
-//! Any field of a message in flight may be corrupted (each message at most once, `corrupt.rs`).
-//! A corrupted message may be dropped by its receiver, so it counts as a loss; a corrupted
-//! announcement is always dropped (its check word no longer matches), so a corrupted
-//! DISCONNECT waives the strict drain like a lost one. A corrupted clock can also leave one
+//! Any message in flight may be corrupted (each message at most once,
+//! [`corrupt`](crate::testkit::corrupt)): one field rewritten, or its kind changed into another
+//! kind its encoding decodes as, or 1 to 4 bits of its frame flipped. A corrupted message may be
+//! dropped by its receiver, so it counts as a loss; a corrupted announcement is always dropped
+//! (its check word no longer matches), so a corrupted DISCONNECT (a field, or its kind) waives
+//! the strict drain like a lost one. A message changed *into* a DISCONNECT waives nothing: its
+//! check word fails, and it must be dropped like any corrupted one. A flipped frame fails the
+//! codec's frame check (it detects every error of up to 5 bits), and the receiver's codec drops
+//! it: this driver treats it as a lost message ([`PermNet::lose`]; the permission algorithms
+//! recover from loss by retransmission). (Were a flipped frame ever to decode, the message it
+//! decodes to would replace the original, as a corruption.) A corrupted clock can also leave one
 //! host's clock far enough ahead that a peer drops one of its messages (`SKEW_LIMIT`), and a
 //! corrupted epoch can leave a host's record of a peer ahead of the peer's real epoch until a
 //! REPLY corrects it. A DISCONNECT so dropped waives the strict drain too, and so does a record
@@ -30,11 +37,11 @@ use crate::{
     TimerId,
 };
 
-use crate::testkit::corrupt::{Fields, Value};
+use crate::testkit::corrupt::{Corruptible, Corruption, Counts, Outcome, Value};
 
 /// What the harness needs from an algorithm besides [`Host`].
 pub trait PermissionHarness:
-    Host + crate::trace::Visible + PartialEq + Protocol<Message: Fields>
+    Host + crate::trace::Visible + PartialEq + Protocol<Message: Corruptible>
 {
     /// Whether the host can receive messages now.
     fn reachable(&self) -> bool {
@@ -124,8 +131,13 @@ pub struct PermNet<H: PermissionHarness> {
     pub waived: Option<&'static str>,
     /// Whether a message was lost (or corrupted, which its receiver may treat as a loss).
     pub lost: bool,
-    /// Whether a field was corrupted in this run.
+    /// Whether a message was corrupted in this run (a field or its kind changed).
     pub corrupted: bool,
+    /// What the corrupt operation did in this run.
+    pub corruptions: Counts,
+    /// Whether the message being delivered was corrupted (set by [`PermNet::deliver`] for
+    /// the one event): a DISCONNECT made by corrupting another kind, dropped, waives nothing.
+    receiving_corrupted: bool,
     /// Every entry into the critical section, in order, with its fence.
     pub entries: Vec<(NodeId, Fence)>,
     /// The protected resource: the highest fence so far. Critical sections never overlap
@@ -172,6 +184,8 @@ impl<H: PermissionHarness> PermNet<H> {
             waived: None,
             lost: false,
             corrupted: false,
+            corruptions: Counts::default(),
+            receiving_corrupted: false,
             entries: Vec::new(),
             fences: Fences::new(),
             anomalies: Vec::new(),
@@ -246,7 +260,7 @@ impl<H: PermissionHarness> PermNet<H> {
                 from,
                 kind: Anomaly::OutOfRange,
             };
-            if self.corrupted && actions.contains(&dropped) {
+            if self.corrupted && !self.receiving_corrupted && actions.contains(&dropped) {
                 self.waived = Some("a DISCONNECT was dropped after a corrupted clock");
             }
         }
@@ -354,9 +368,10 @@ impl<H: PermissionHarness> PermNet<H> {
             return false;
         }
         let i = i % self.in_flight.len();
-        self.marks.remove(i);
+        self.receiving_corrupted = self.marks.remove(i);
         let Flight { from, to, msg } = self.in_flight.remove(i);
         self.apply_valid(to, Event::Receive { from, msg });
+        self.receiving_corrupted = false;
         true
     }
 
@@ -444,19 +459,46 @@ impl<H: PermissionHarness> PermNet<H> {
 
     /// Rewrite field `field` of the `i`-th message in flight to `value`; whether it changed.
     pub fn corrupt(&mut self, i: usize, field: usize, value: Value) -> bool {
-        if self.marks[i] || !self.in_flight[i].msg.corrupt(field, value) {
-            return false;
+        self.corrupt_as(i, Corruption::Field { field, value }) == Outcome::Changed
+    }
+
+    /// Corrupt the `i`-th message in flight as `how` says (see the [module docs](self)): a
+    /// field, its kind, or bits of its frame. A message is corrupted at most once
+    /// (`Unchanged` if it was already). A flipped frame that fails to decode (`Dropped`) is
+    /// lost: it leaves the flight.
+    pub fn corrupt_as(&mut self, i: usize, how: Corruption) -> Outcome {
+        if self.marks[i] {
+            return Outcome::Unchanged;
+        }
+        let departure = H::departure(&self.in_flight[i].msg);
+        let outcome = self.in_flight[i].msg.corrupt_as(how);
+        self.corruptions.count(&how, outcome);
+        match outcome {
+            Outcome::Unchanged => return outcome,
+            Outcome::Dropped(e) => {
+                if let Some(trace) = &mut self.trace {
+                    trace.push(format!(
+                        "flipped {how:?} of the frame of #{i}: {e}, dropped"
+                    ));
+                }
+                self.lose(i);
+                return outcome;
+            }
+            Outcome::Changed => {}
         }
         self.marks[i] = true;
         self.lost = true;
         self.corrupted = true;
         if let Some(trace) = &mut self.trace {
-            trace.push(format!("corrupted #{i} into {:?}", self.in_flight[i]));
+            trace.push(format!(
+                "corrupted #{i} ({how:?}) into {:?}",
+                self.in_flight[i]
+            ));
         }
-        if H::departure(&self.in_flight[i].msg) {
+        if departure {
             self.waived = Some("a DISCONNECT was corrupted (and so dropped)");
         }
-        true
+        outcome
     }
 
     /// Every armed timer, as `(host, timer)`.

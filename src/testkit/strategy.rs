@@ -1,7 +1,9 @@
 //! Proptest strategies for schedules of operations and faults, shrinkable: a failure shrinks
 //! to a short schedule. The weights favour deliveries and faults over requests, unlike uniform
 //! fuzz bytes, so long interleavings of faults with traffic are common. Each fault kind has a
-//! weight in a profile ([`TokenFaults`], [`PermissionFaults`]); weight 0 turns it off.
+//! weight in a profile ([`TokenFaults`], [`PermissionFaults`]); weight 0 turns it off. The
+//! corruptions are the test kit's one corrupt operation ([`super::corrupt`]): a field, the kind
+//! (into another kind the message's encoding decodes as), or 1 to 4 bits of the frame.
 
 use alloc::vec::Vec;
 use core::fmt::Debug;
@@ -11,7 +13,7 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::select;
 
-use super::corrupt::Value;
+use super::corrupt::{Flip, How, Value};
 use super::datagram::{SessionOp, SessionSchedule, Weather};
 use super::fuzz::permission_network::{self, Op as PermOp};
 use super::fuzz::token_ops::{Fault, Op, Timed, Topology};
@@ -23,6 +25,30 @@ const IDS: u8 = 7;
 /// What a corrupted field becomes: extremes, neighbours of the value, limits and node ids.
 pub fn value() -> impl Strategy<Value = Value> {
     select(Value::all(IDS))
+}
+
+/// 1 to 4 bits of a frame, anywhere in it ([`Flip`]).
+pub fn flip() -> impl Strategy<Value = Flip> {
+    (1u8..=4, any::<[u16; 4]>()).prop_map(|(n, at)| Flip { n, at })
+}
+
+/// A corruption of the `msg`-th message in flight not corrupted yet, in the shape of the fuzz
+/// inputs' `Corrupt` (`msg`, `field`, `value`, `how`): a field with weight `field`, a kind
+/// change (to the `field`-th other kind) with weight `kind`, a flip with weight `flip`.
+#[allow(clippy::type_complexity)]
+fn corruption(
+    field: u32,
+    kind: u32,
+    flip_weight: u32,
+) -> impl Strategy<Value = (u8, u8, Value, How)> {
+    prop_oneof![
+        field => (any::<u8>(), 0u8..8, value())
+            .prop_map(|(msg, field, value)| (msg, field, value, How::Field)),
+        kind => (any::<u8>(), any::<u8>())
+            .prop_map(|(msg, kind)| (msg, kind, Value::Zero, How::Kind)),
+        flip_weight => (any::<u8>(), flip())
+            .prop_map(|(msg, flip)| (msg, 0, Value::Zero, How::Flip(flip))),
+    ]
 }
 
 /// A connected topology of 2 to 6 nodes ([`Topology::graph`]).
@@ -55,6 +81,11 @@ pub fn op<R: Copy + Debug>(
 pub struct TokenFaults {
     /// Rewrite a field of a message in flight.
     pub corrupt: u32,
+    /// Change the kind of a message in flight into another kind its encoding decodes as.
+    pub kind: u32,
+    /// Flip 1 to 4 bits of the frame of a message in flight (the frame check fails and the link
+    /// session retransmits it: the original is delivered).
+    pub flip: u32,
     /// A link forms or fails and only one end is told now.
     pub one_sided_link: u32,
     /// The other end is told.
@@ -65,12 +96,16 @@ impl TokenFaults {
     /// The profile of the crate's own adversarial tests.
     pub const ALL: TokenFaults = TokenFaults {
         corrupt: 3,
+        kind: 2,
+        flip: 1,
         one_sided_link: 1,
         notice: 2,
     };
     /// No faults: a reliable network within the papers' contract.
     pub const NONE: TokenFaults = TokenFaults {
         corrupt: 0,
+        kind: 0,
+        flip: 0,
         one_sided_link: 0,
         notice: 0,
     };
@@ -81,8 +116,9 @@ impl TokenFaults {
 pub fn timed(profile: TokenFaults) -> impl Strategy<Value = Timed> {
     let notice = profile.notice.max(u32::from(profile == TokenFaults::NONE));
     let fault = prop_oneof![
-        profile.corrupt => (any::<u8>(), 0u8..8, value())
-            .prop_map(|(msg, field, value)| Fault::Corrupt { msg, field, value }),
+        profile.corrupt + profile.kind + profile.flip =>
+            corruption(profile.corrupt, profile.kind, profile.flip)
+                .prop_map(|(msg, field, value, how)| Fault::Corrupt { msg, field, value, how }),
         profile.one_sided_link => (any::<u8>(), any::<bool>())
             .prop_map(|(x, lower)| Fault::FormAt(x, lower)),
         profile.one_sided_link => (any::<u8>(), any::<bool>())
@@ -255,6 +291,11 @@ pub struct PermissionFaults {
     pub modes: u32,
     /// Rewrite a field of a message in flight.
     pub corrupt: u32,
+    /// Change the kind of a message in flight into another kind its encoding decodes as.
+    pub kind: u32,
+    /// Flip 1 to 4 bits of the frame of a message in flight (the frame check fails and the
+    /// receiver's codec drops it: a loss).
+    pub flip: u32,
 }
 
 impl PermissionFaults {
@@ -265,6 +306,8 @@ impl PermissionFaults {
         fire: 1,
         modes: 1,
         corrupt: 2,
+        kind: 1,
+        flip: 1,
     };
     /// No faults: reliable delivery in any order.
     pub const NONE: PermissionFaults = PermissionFaults {
@@ -273,6 +316,8 @@ impl PermissionFaults {
         fire: 0,
         modes: 0,
         corrupt: 0,
+        kind: 0,
+        flip: 0,
     };
 }
 
@@ -287,8 +332,9 @@ pub fn permission_op(profile: PermissionFaults) -> impl Strategy<Value = PermOp>
         profile.duplicate => any::<u8>().prop_map(PermOp::Duplicate),
         profile.fire => any::<u8>().prop_map(PermOp::Fire),
         profile.modes => (any::<u8>(), any::<u8>()).prop_map(|(x, m)| PermOp::Mode(x, m)),
-        profile.corrupt => (any::<u8>(), 0u8..8, value())
-            .prop_map(|(msg, field, value)| PermOp::Corrupt { msg, field, value }),
+        profile.corrupt + profile.kind + profile.flip =>
+            corruption(profile.corrupt, profile.kind, profile.flip)
+                .prop_map(|(msg, field, value, how)| PermOp::Corrupt { msg, field, value, how }),
     ]
 }
 

@@ -16,12 +16,19 @@
 //! - as in the paper's mobility model, a failure never disconnects the graph, so every waiting
 //!   node can still be served.
 //!
-//! On top of that the harness can *corrupt* one field of any message in flight (each message
-//! at most once: `corrupt.rs`). It tracks what a corruption destroys that no protocol can
-//! recover (resources of a prioritized count), and checks liveness except where that makes
-//! it impossible; after any corruption it also requires that every node, asking once more,
-//! is served (a corrupted height may leave a wrong view until its sender next speaks, and
-//! no such view may keep a request from being served).
+//! On top of that the harness can *corrupt* any message in flight (each message at most once:
+//! [`corrupt`](crate::testkit::corrupt)): rewrite one field, change its kind into another kind
+//! its encoding decodes as, or flip 1 to 4 bits of its frame. A flipped frame fails the codec's
+//! frame check (it detects every error of up to 5 bits); this driver models the link session
+//! under the token algorithms ([`crate::session`]), which retransmits a frame that failed its
+//! check, so the original message is delivered, unchanged and in order: the flip is counted
+//! ([`TokenNet::corruptions`]) and changes nothing else. (Were a flipped frame ever to decode,
+//! the message it decodes to would replace the original, as a corruption.) The harness tracks
+//! what a corruption destroys that no protocol can recover (resources of a prioritized count,
+//! or carried by a RELEASE that no longer passes its check), and checks liveness except where
+//! that makes it impossible; after any corruption it also requires that every node, asking
+//! once more, is served (a corrupted height may leave a wrong view until its sender next
+//! speaks, and no such view may keep a request from being served).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -31,11 +38,11 @@ use crate::reverse_link;
 use crate::sim::{busy, Channels, Graph, Params, TokenAlgorithm};
 use crate::{Action, Anomaly, CsRequest, Error, Event, Fence, NodeId, Protocol, Status};
 
-use crate::testkit::corrupt::{Fields, Value};
+use crate::testkit::corrupt::{Corruptible, Corruption, Counts, Outcome, Value};
 
 /// What the harness needs from a token algorithm besides [`TokenAlgorithm`].
 pub trait TokenHarness:
-    TokenAlgorithm + std::fmt::Debug + PartialEq + Protocol<Message: Fields>
+    TokenAlgorithm + std::fmt::Debug + PartialEq + Protocol<Message: Corruptible>
 {
     /// Resources of `nodes`' system that corrupting `before` into `after` destroyed.
     fn lost(_before: &Self::Message, _after: &Self::Message, _nodes: &[Self]) -> u32 {
@@ -93,23 +100,17 @@ impl TokenHarness for reverse_link::Node {
 }
 
 impl TokenHarness for prioritized::Node {
-    /// A count read at its smaller possible copy gives up the difference, and a RELEASE
-    /// whose check word fails gives up all it carried (its kind cannot be trusted, W2).
+    /// What the message contributes to the resources in flight before, less after
+    /// ([`prioritized::invariants::Tally::of_message`]): a count read at its smaller possible
+    /// copy gives up the difference, and a RELEASE whose check word fails (its kind cannot be
+    /// trusted, W2) or that is no longer a RELEASE gives up all it carried. A corruption that
+    /// makes resources (a TOKEN or RELEASE out of another kind) is not counted here: the
+    /// safety check sees it.
     fn lost(before: &prioritized::Message, after: &prioritized::Message, nodes: &[Self]) -> u32 {
+        use prioritized::invariants::Tally;
         let k = nodes[0].settings().k;
-        let count = |m: &prioritized::Message| match m {
-            prioritized::Message::Token { available: r, .. } => Some(r.read(k).0),
-            prioritized::Message::Release {
-                resources: r,
-                height,
-                ..
-            } => Some(if height.is_intact() { r.read(k).0 } else { 0 }),
-            _ => None,
-        };
-        match (count(before), count(after)) {
-            (Some(b), Some(a)) => b.saturating_sub(a),
-            _ => 0,
-        }
+        let total = |m| Tally::of_message(m, k).total;
+        u32::try_from(total(before).saturating_sub(total(after))).unwrap_or(u32::MAX)
     }
 
     fn check(
@@ -167,8 +168,10 @@ pub struct TokenNet<P: TokenHarness> {
     pub up: BTreeSet<(NodeId, NodeId)>,
     /// Per directed link, whether each message in flight was corrupted already.
     pub marks: BTreeMap<(NodeId, NodeId), VecDeque<bool>>,
-    /// Whether a field was corrupted in this run.
+    /// Whether a message was corrupted in this run (a field or its kind changed).
     pub corrupted: bool,
+    /// What the corrupt operation did in this run.
+    pub corruptions: Counts,
     /// Whether a link event reached one end before the other in this run.
     pub asymmetric: bool,
     /// Resources destroyed by corruption (prioritized counts).
@@ -220,6 +223,7 @@ impl<P: TokenHarness> TokenNet<P> {
             up,
             marks: BTreeMap::new(),
             corrupted: false,
+            corruptions: Counts::default(),
             asymmetric: false,
             lost: 0,
             fault: None,
@@ -544,27 +548,50 @@ impl<P: TokenHarness> TokenNet<P> {
         field: usize,
         value: Value,
     ) -> bool {
+        self.corrupt_as(from, to, i, Corruption::Field { field, value }) == Outcome::Changed
+    }
+
+    /// Corrupt the `i`-th message on `from → to` as `how` says (see the
+    /// [module docs](self)): a field, its kind, or bits of its frame. A message is corrupted at
+    /// most once (`Unchanged` if it was already). A flipped frame that fails to decode
+    /// (`Dropped`) is retransmitted by the link session: the original is delivered and nothing
+    /// else changes.
+    pub fn corrupt_as(&mut self, from: NodeId, to: NodeId, i: usize, how: Corruption) -> Outcome {
         let already = self
             .marks
             .get(&(from, to))
             .and_then(|m| m.get(i))
             .is_none_or(|&m| m);
         if already || self.fault.is_some() {
-            return false;
+            return Outcome::Unchanged;
         }
         let Some(msg) = self.channels.get_mut(from, to, i) else {
-            return false;
+            return Outcome::Unchanged;
         };
         let before = msg.clone();
-        if !msg.corrupt(field, value) {
-            return false;
-        }
+        let outcome = msg.corrupt_as(how);
         let after = msg.clone();
+        self.corruptions.count(&how, outcome);
+        match outcome {
+            Outcome::Changed => {}
+            Outcome::Dropped(e) => {
+                self.note(|| {
+                    format!(
+                        "flipped {how:?} of the frame of {from:?} -> {to:?} #{i} ({before:?}): \
+                         {e}, retransmitted by the link session"
+                    )
+                });
+                return outcome;
+            }
+            Outcome::Unchanged => return outcome,
+        }
         self.marks.get_mut(&(from, to)).unwrap()[i] = true;
         self.corrupted = true;
         self.lost += P::lost(&before, &after, &self.nodes);
-        self.note(|| format!("corrupted {from:?} -> {to:?} #{i}: {before:?} into {after:?}"));
-        true
+        self.note(|| {
+            format!("corrupted {from:?} -> {to:?} #{i} ({how:?}): {before:?} into {after:?}")
+        });
+        outcome
     }
 
     /// The algorithm's safety invariants (knowing what corruption destroyed), plus the

@@ -175,7 +175,7 @@ fn announcement() -> BoxedStrategy<Announcement> {
 
 // ---- Messages: every variant of every algorithm.
 
-fn reverse_link_message() -> BoxedStrategy<reverse_link::Message> {
+pub(crate) fn reverse_link_message() -> BoxedStrategy<reverse_link::Message> {
     use reverse_link::Message;
     prop_oneof![
         sealed().prop_map(Message::Request),
@@ -187,7 +187,7 @@ fn reverse_link_message() -> BoxedStrategy<reverse_link::Message> {
     .boxed()
 }
 
-fn prioritized_message() -> BoxedStrategy<prioritized::Message> {
+pub(crate) fn prioritized_message() -> BoxedStrategy<prioritized::Message> {
     use prioritized::Message;
     prop_oneof![
         (resources(), resources(), priority(), sealed(), fence()).prop_map(
@@ -215,7 +215,7 @@ fn prioritized_message() -> BoxedStrategy<prioritized::Message> {
     .boxed()
 }
 
-fn look_ahead_message() -> BoxedStrategy<look_ahead::Message> {
+pub(crate) fn look_ahead_message() -> BoxedStrategy<look_ahead::Message> {
     use look_ahead::Message;
     prop_oneof![
         (timestamp(), u64s(), u64s(), u64s())
@@ -245,7 +245,7 @@ fn look_ahead_message() -> BoxedStrategy<look_ahead::Message> {
     .boxed()
 }
 
-fn ricart_agrawala_message() -> BoxedStrategy<ricart_agrawala::Message> {
+pub(crate) fn ricart_agrawala_message() -> BoxedStrategy<ricart_agrawala::Message> {
     use ricart_agrawala::Message;
     prop_oneof![
         (timestamp(), u64s(), u64s()).prop_map(|(ts, seq, f)| Message::request(ts, seq, f)),

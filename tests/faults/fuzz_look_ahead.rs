@@ -2,16 +2,37 @@
 //! committed reproducer, on stable and without cargo-fuzz (see `docs/verification.md`).
 
 use manet_mutex::look_ahead::Node;
+use manet_mutex::testkit::corrupt::Counts;
+use manet_mutex::testkit::fuzz::permission_network;
 
+/// Seeded inputs and every committed reproducer (read with today's corruptions: a third of
+/// the fuzz inputs' corruptions are kind changes or frame flips); the corruptions they made
+/// are counted, and kind changes and flips must be among them.
 #[test]
 fn look_ahead_network_keeps_every_invariant() {
+    let done = std::cell::RefCell::new(Counts::default());
     let ran = crate::seeded::run(
         "look_ahead_network",
         crate::seeded::cases(10_000),
         4096,
-        manet_mutex::testkit::fuzz::permission_network::run::<Node>,
+        |input| *done.borrow_mut() += permission_network::play::<Node>(input).corruptions,
     );
-    println!("look_ahead_network: {ran} inputs");
+    let done = done.into_inner();
+    println!("look_ahead_network: {ran} inputs, corruptions {done:?}");
+    assert!(
+        done.fields > 0 && done.kinds > 0 && done.flips > 0,
+        "{done:?}"
+    );
+}
+
+/// The committed reproducers as they were recorded, before corruptions could change a kind or
+/// flip frame bits: every corruption a field corruption (`run_as_recorded`).
+#[test]
+fn look_ahead_network_reproducers_replay_as_recorded() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/regressions/look_ahead_network");
+    let ran = crate::seeded::replay(&dir, &permission_network::run_as_recorded::<Node>);
+    assert!(ran > 0);
 }
 
 #[test]

@@ -1,15 +1,42 @@
 //! The `reverse_link` fuzz targets' bodies as ordinary tests: seeded random inputs plus every
 //! committed reproducer, on stable and without cargo-fuzz (see `docs/verification.md`).
 
+use manet_mutex::testkit::corrupt::Counts;
+
+/// Seeded inputs and every committed reproducer (read with today's corruptions: a third of
+/// the fuzz inputs' corruptions are kind changes or frame flips); the corruptions they made
+/// are counted, and kind changes and flips must be among them.
 #[test]
 fn reverse_link_network_keeps_every_invariant() {
+    let done = std::cell::RefCell::new(Counts::default());
     let ran = crate::seeded::run(
         "reverse_link_network",
         crate::seeded::cases(10_000),
         4096,
-        manet_mutex::testkit::fuzz::reverse_link_network::run,
+        |input| {
+            *done.borrow_mut() +=
+                manet_mutex::testkit::fuzz::reverse_link_network::play(input).corruptions
+        },
     );
-    println!("reverse_link_network: {ran} inputs");
+    let done = done.into_inner();
+    println!("reverse_link_network: {ran} inputs, corruptions {done:?}");
+    assert!(
+        done.fields > 0 && done.kinds > 0 && done.flips > 0,
+        "{done:?}"
+    );
+}
+
+/// The committed reproducers as they were recorded, before corruptions could change a kind or
+/// flip frame bits: every corruption a field corruption (`run_as_recorded`).
+#[test]
+fn reverse_link_network_reproducers_replay_as_recorded() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/regressions/reverse_link_network");
+    let ran = crate::seeded::replay(
+        &dir,
+        &manet_mutex::testkit::fuzz::reverse_link_network::run_as_recorded,
+    );
+    assert!(ran > 0);
 }
 
 /// The reproducers recorded before the inputs carried faults, decoded as they were then.

@@ -9,8 +9,13 @@
 //!   in the critical section;
 //! - for look-ahead, every valid doze, wake, disconnect and reconnect (a reconnect while
 //!   connected reports an accidental outage), up to a number of mode changes;
-//! - a rewrite of one field of any message in flight to any of `Value::model_set`, up to a
-//!   number of corruptions.
+//! - a rewrite of one field of any message in flight to any of `Value::model_set`, or a change
+//!   of its kind into each other kind its encoding decodes as (`corrupt::kinds_of`: look-ahead's
+//!   REQUEST and REPLY into each other, the announcements into one another and, where a field
+//!   fits, into REQUEST and REPLY and back; Ricart–Agrawala's kinds into none), up to a number
+//!   of corruptions. Flipped frame bits are not modelled: a flip of 1 to 4 bits always fails
+//!   the frame check, and the receiver's codec drops the frame, which is the loss step (the
+//!   property tests and fuzz bodies flip bits, and count that the frame never decodes).
 //!
 //! Properties, on every explored state: *safety* (`invariants::check_safety`: one host in the
 //! critical section, each host's own invariants, pairwise consistency of the sets; no valid
@@ -23,7 +28,7 @@ use manet_mutex::{CsRequest, Event, NodeId, Status, TimerId};
 use stateright::{Model, Property};
 
 use crate::explore::{explore, Run};
-use manet_mutex::testkit::corrupt::{Fields, Value};
+use manet_mutex::testkit::corrupt::{kinds_of, Corruption, Fields, Value};
 
 use manet_mutex::testkit::{PermNet, PermissionHarness};
 
@@ -182,6 +187,9 @@ pub enum Step {
     /// Field `field` of the i-th message in flight (sent by the first host to the second)
     /// becomes `value`.
     Corrupt(usize, NodeId, NodeId, usize, Value),
+    /// The i-th message in flight (sent by the first host to the second) changes into its
+    /// `kind`-th other kind (`corrupt::kinds_of`).
+    ChangeKind(usize, NodeId, NodeId, usize),
 }
 
 #[derive(Clone, Debug)]
@@ -286,6 +294,8 @@ where
             }
             if state.corruptions_left > 0 && corruptible.contains(&i) {
                 let msg = &m.msg;
+                let kinds = kinds_of(msg).len();
+                actions.extend((0..kinds).map(|kind| Step::ChangeKind(i, from, to, kind)));
                 for field in 0..msg.field_count() {
                     for value in Value::model_set(self.hosts as u8) {
                         if msg.clone().corrupt(field, value) {
@@ -356,6 +366,10 @@ where
             Step::Corrupt(i, _, _, field, value) => {
                 next.corruptions_left -= 1;
                 next.net.corrupt(i, field, value);
+            }
+            Step::ChangeKind(i, _, _, kind) => {
+                next.corruptions_left -= 1;
+                next.net.corrupt_as(i, Corruption::Kind(kind));
             }
         }
         Some(next)

@@ -9,8 +9,13 @@
 //!   failures; formation of an absent link, likewise;
 //! - with `asymmetric`, link formations and failures told to one end (either) first, and every
 //!   pending notice as a step of its own;
-//! - up to `corruptions` rewrites of one field of one message in flight, to a value that
-//!   commutes with the height shift below (`Value::shift_invariant`).
+//! - up to `corruptions` corruptions of one message in flight each: a rewrite of one field to
+//!   a value that commutes with the height shift below (`Value::shift_invariant`), or a change
+//!   of its kind into each other kind its encoding decodes as (`corrupt::kinds_of`: KRL's
+//!   REQUEST, LINKINFO and PROBE into one another, prioritized LINK and PROBE). Flipped frame
+//!   bits are not modelled: a flip of 1 to 4 bits always fails the frame check, and the link
+//!   session retransmits the frame, so the step would change nothing (the property tests and
+//!   fuzz bodies flip bits, and count that the frame never decodes).
 //!
 //! Properties, on every explored state:
 //! - *safety*: the algorithm's safety check, and no send to a non-neighbour and no valid
@@ -29,7 +34,7 @@ use manet_mutex::{CsRequest, Event, NodeId, Status};
 use stateright::{Model, Property};
 
 use crate::explore::{explore, Run};
-use manet_mutex::testkit::corrupt::{Fields, Value};
+use manet_mutex::testkit::corrupt::{kinds_of, Corruption, Fields, Value};
 
 use manet_mutex::testkit::{TokenHarness as Harnessed, TokenNet as Net};
 
@@ -187,6 +192,14 @@ pub enum Step {
         field: usize,
         value: Value,
     },
+    /// The `i`-th message on `from → to` changes into its `kind`-th other kind
+    /// (`corrupt::kinds_of`).
+    ChangeKind {
+        from: NodeId,
+        to: NodeId,
+        i: usize,
+        kind: usize,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -341,6 +354,8 @@ where
                 else {
                     continue;
                 };
+                let kinds = kinds_of(msg.2).len();
+                actions.extend((0..kinds).map(|kind| Step::ChangeKind { from, to, i, kind }));
                 for field in 0..msg.2.field_count() {
                     for &value in &values {
                         // Only steps that change the message: the rest are deliveries' twins.
@@ -401,6 +416,10 @@ where
             } => {
                 next.corruptions_left -= 1;
                 next.net.corrupt(from, to, i, field, value);
+            }
+            Step::ChangeKind { from, to, i, kind } => {
+                next.corruptions_left -= 1;
+                next.net.corrupt_as(from, to, i, Corruption::Kind(kind));
             }
         }
         Some(next)

@@ -10,6 +10,8 @@ use alloc::vec::Vec;
 
 use arbitrary::{Arbitrary, Result, Unstructured};
 
+use crate::testkit::corrupt::How;
+
 #[cfg(feature = "codec")]
 pub mod decode;
 mod height_input;
@@ -30,4 +32,24 @@ pub mod token_ops;
 pub fn sized_vec<'a, T: Arbitrary<'a>>(u: &mut Unstructured<'a>) -> Result<Vec<T>> {
     let len = u.arbitrary_len::<T>()?;
     (0..len).map(|_| T::arbitrary(u)).collect()
+}
+
+/// The `u32` that `u32::arbitrary(u)` would read next (zeros past the end), without consuming
+/// it: what a derived enum's variant choice reads.
+fn peek_u32(u: &Unstructured) -> u32 {
+    let mut buf = [0; 4];
+    let n = u.len().min(4);
+    buf[..n].copy_from_slice(u.peek_bytes(n).unwrap_or_default());
+    u32::from_le_bytes(buf)
+}
+
+/// How the next enum value decoded by `arbitrary`'s derive with `variants` variants corrupts,
+/// if it is a corruption: the derive chooses the variant from the top bits of a `u32`
+/// (`(x * variants) >> 32`), so with a power of two the low bits are free. The frozen input
+/// layouts keep every byte where it was and every variant as it was decoded; the free bits
+/// choose between a field corruption (as before), a kind change and a bit flip
+/// ([`How::from_bits`]).
+fn how_from_free_bits(u: &Unstructured, variants: u32) -> How {
+    debug_assert!(variants.is_power_of_two());
+    How::from_bits(peek_u32(u) & (u32::MAX >> variants.trailing_zeros()))
 }

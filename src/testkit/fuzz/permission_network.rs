@@ -1,17 +1,21 @@
 //! Fuzz body, generic over the permission algorithms: 2 to 5 hosts driven by an arbitrary
 //! sequence of operations — requests, releases, delivery of any message in flight (any order),
-//! loss or duplication of any message, expiry of any armed timer, and (look-ahead) any valid
-//! doze, wake, disconnect or reconnect — with `invariants::check_safety` after each one and, at the
-//! end, a fair drain (`PermNet::drain`, retransmitting only after a loss) that must serve
-//! every waiting host.
+//! loss or duplication of any message, expiry of any armed timer, (look-ahead) any valid
+//! doze, wake, disconnect or reconnect, and corruption of any message in flight (a field, its
+//! kind, or 1 to 4 bits of its frame, which the receiver's codec drops: a loss;
+//! [`corrupt`](crate::testkit::corrupt)) — with `invariants::check_safety` after each one and,
+//! at the end, a fair drain (`PermNet::drain`, retransmitting only after a loss) that must
+//! serve every waiting host.
 //!
 //! Compiled into the `ricart_agrawala_network` and `look_ahead_network` fuzz targets (`fuzz/`)
 //! and run over seeded inputs by `tests/faults/fuzz_ricart_agrawala.rs` and `tests/faults/fuzz_look_ahead.rs`.
+//! The input layout is frozen: the reproducers in `fuzz/regressions/*_network/` decode through
+//! it ([`Op`]); [`run_as_recorded`] replays them as they were recorded.
 
 use crate::{Event, NodeId, Status};
-use arbitrary::Arbitrary;
+use arbitrary::{Arbitrary, Unstructured};
 
-use crate::testkit::corrupt::Value;
+use crate::testkit::corrupt::{How, Value};
 use crate::testkit::{PermNet, PermissionHarness};
 
 /// Operations beyond this are ignored, so one input is one bounded run.
@@ -33,7 +37,13 @@ pub struct Input {
 
 /// One step; choices are taken modulo what exists, and a step that is not possible now does
 /// nothing.
-#[derive(Debug, Clone, Copy, Arbitrary)]
+///
+/// Its fuzz input layout is frozen: it decodes from exactly the bytes, and into exactly the
+/// variants, of the derived layout it had before kind changes and flips existed
+/// ([`OpLayout`]); how a `Corrupt` corrupts comes from the bits of the variant choice that the
+/// layout leaves free (half field corruptions, a quarter kind changes, a quarter flips).
+/// [`Op::as_recorded`] reads an operation as inputs recorded before then meant it.
+#[derive(Debug, Clone, Copy)]
 pub enum Op {
     /// A host asks for the critical section, if it can now.
     Request(u8),
@@ -49,15 +59,83 @@ pub enum Op {
     Fire(u8),
     /// Doze, wake, disconnect or reconnect (look-ahead only), if the host accepts it now.
     Mode(u8, u8),
-    /// Rewrite field `field` of the `msg`-th message in flight not corrupted yet.
+    /// Corrupt the `msg`-th message in flight not corrupted yet, as `how` says: rewrite field
+    /// `field` to `value`, change its kind into its `field`-th other kind, or flip bits of its
+    /// frame ([`How::corruption`]; a flipped frame is dropped, a loss).
     Corrupt {
         /// Which message.
         msg: u8,
-        /// Which field (modulo the message's fields).
+        /// Which field (modulo the message's fields), or which other kind.
         field: u8,
-        /// What it becomes.
+        /// What the field becomes.
         value: Value,
+        /// A field, the kind, or bits of the frame.
+        how: How,
     },
+}
+
+impl Op {
+    /// The operation as inputs recorded before kind changes and flips existed meant it: every
+    /// `Corrupt` rewrites a field.
+    pub fn as_recorded(self) -> Op {
+        match self {
+            Op::Corrupt {
+                msg, field, value, ..
+            } => Op::Corrupt {
+                msg,
+                field,
+                value,
+                how: How::Field,
+            },
+            other => other,
+        }
+    }
+}
+
+/// The frozen fuzz input layout of [`Op`]: the derive it had before kind changes and flips
+/// existed. Never change it: committed reproducers and corpora decode through it.
+#[derive(Arbitrary)]
+#[allow(dead_code)]
+enum OpLayout {
+    Request(u8),
+    Release(u8),
+    Deliver(u8),
+    Lose(u8),
+    Duplicate(u8),
+    Fire(u8),
+    Mode(u8, u8),
+    Corrupt { msg: u8, field: u8, value: Value },
+}
+
+impl<'a> Arbitrary<'a> for Op {
+    fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
+        let how = super::how_from_free_bits(u, 8);
+        Ok(match OpLayout::arbitrary(u)? {
+            OpLayout::Request(x) => Op::Request(x),
+            OpLayout::Release(x) => Op::Release(x),
+            OpLayout::Deliver(x) => Op::Deliver(x),
+            OpLayout::Lose(x) => Op::Lose(x),
+            OpLayout::Duplicate(x) => Op::Duplicate(x),
+            OpLayout::Fire(x) => Op::Fire(x),
+            OpLayout::Mode(x, m) => Op::Mode(x, m),
+            OpLayout::Corrupt { msg, field, value } => Op::Corrupt {
+                msg,
+                field,
+                value,
+                how,
+            },
+        })
+    }
+
+    fn size_hint(depth: usize) -> (usize, Option<usize>) {
+        OpLayout::size_hint(depth)
+    }
+
+    fn try_size_hint(
+        depth: usize,
+    ) -> Result<(usize, Option<usize>), arbitrary::MaxRecursionReached> {
+        OpLayout::try_size_hint(depth)
+    }
 }
 
 fn nth<T: Copy>(items: &[T], i: u8) -> Option<T> {
@@ -67,6 +145,15 @@ fn nth<T: Copy>(items: &[T], i: u8) -> Option<T> {
 /// Build the system `input` describes and play its operations ([`run_ops`]).
 pub fn run<H: PermissionHarness>(input: &Input) {
     play::<H>(input);
+}
+
+/// [`run`] with every corruption a field corruption ([`Op::as_recorded`]): how the reproducers
+/// recorded before kind changes and flips existed replay as they did then.
+pub fn run_as_recorded<H: PermissionHarness>(input: &Input) {
+    run::<H>(&Input {
+        ops: input.ops.iter().map(|op| op.as_recorded()).collect(),
+        ..input.clone()
+    });
 }
 
 /// [`run`], returning the system as the operations left it (before the drain, which runs on
@@ -134,9 +221,14 @@ pub fn run_ops<H: PermissionHarness>(mut net: PermNet<H>, ops: &[Op]) -> PermNet
                 }
             }
             Op::Mode(..) => {}
-            Op::Corrupt { msg, field, value } => {
+            Op::Corrupt {
+                msg,
+                field,
+                value,
+                how,
+            } => {
                 if let Some(i) = nth(&net.corruptible(), msg) {
-                    net.corrupt(i, usize::from(field), value);
+                    net.corrupt_as(i, how.corruption(usize::from(field), value));
                 }
             }
         }

@@ -1,11 +1,16 @@
 //! Fuzz body: a small network running the prioritized h-out-of-k algorithm, driven by an
 //! arbitrary sequence of operations (requests for any valid number of resources at any
-//! priority, releases, deliveries, link failures and formations), with
-//! `prioritized::invariants::check_safety` checked after each one and, at the end, a fair drain
-//! that must serve every waiting node and go quiet with `check_quiescent` holding.
+//! priority, releases, deliveries, link failures and formations) and faults (corruption of a
+//! field, the kind or the frame bits of a message in flight, and link events noticed at one
+//! end at a time; [`super::token_ops`]), with `prioritized::invariants::check_safety` (at the
+//! capacity corruption left, `TokenHarness::lost`) checked after each one and, at the end, a
+//! fair drain that must serve every waiting node whose request fits in what is left and go
+//! quiet with `check_quiescent` holding.
 //!
 //! Compiled into the `prioritized_network` fuzz target (`fuzz/`) and run over seeded inputs by
-//! `tests/faults/fuzz_prioritized.rs`. Any panic is a finding.
+//! `tests/faults/fuzz_prioritized.rs`. Any panic is a finding. The input layout is frozen: the
+//! reproducers in `fuzz/regressions/prioritized_network/` decode through it;
+//! [`run_as_recorded`] replays them as they were recorded (before kind changes and flips).
 
 use crate::prioritized::{Node, Policy, Settings};
 use crate::sim::Params;
@@ -31,7 +36,8 @@ pub struct Input {
     /// Requests ask for `1 + resources % k` at the given priority.
     #[arbitrary(with = crate::testkit::fuzz::sized_vec)]
     pub ops: Vec<Op<(u8, u32)>>,
-    /// Corruption and link events noticed at one end at a time.
+    /// Corruption (a field, the kind, or bits of the frame, which the link session
+    /// retransmits) and link events noticed at one end at a time.
     #[arbitrary(with = crate::testkit::fuzz::sized_vec)]
     pub faults: Vec<Timed>,
 }
@@ -41,6 +47,22 @@ pub struct Input {
 pub fn run_without_faults(input: &Input) {
     run(&Input {
         faults: Vec::new(),
+        ..input.clone()
+    });
+}
+
+/// [`run`] with every corruption a field corruption ([`as_recorded`](super::token_ops::Fault::as_recorded)): how the
+/// reproducers recorded before kind changes and flips existed replay as they did then.
+pub fn run_as_recorded(input: &Input) {
+    run(&Input {
+        faults: input
+            .faults
+            .iter()
+            .map(|t| Timed {
+                fault: t.fault.as_recorded(),
+                ..*t
+            })
+            .collect(),
         ..input.clone()
     });
 }

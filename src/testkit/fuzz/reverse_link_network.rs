@@ -1,10 +1,13 @@
-//! Fuzz body: a small KRL/KRLF network driven by an arbitrary sequence of operations, with
-//! every safety invariant checked after each one and, at the end, a fair drain that must serve
-//! every waiting node (and, for KRL, go quiet with a token-oriented DAG).
+//! Fuzz body: a small KRL/KRLF network driven by an arbitrary sequence of operations and
+//! faults (corruption of a field, the kind or the frame bits of a message in flight, and link
+//! events noticed at one end at a time; [`super::token_ops`]), with every safety invariant
+//! checked after each one and, at the end, a fair drain that must serve every waiting node
+//! (and, for KRL, go quiet with a token-oriented DAG).
 //!
 //! Compiled into the `reverse_link_network` fuzz target (`fuzz/`) and run over seeded inputs
 //! by `tests/faults/fuzz_reverse_link.rs`. Any panic is a finding. The input layout is frozen: the
-//! reproducers in `fuzz/regressions/reverse_link_network/` decode through it.
+//! reproducers in `fuzz/regressions/reverse_link_network/` decode through it; [`run_as_recorded`]
+//! replays them as they were recorded (before kind changes and flips).
 
 use crate::reverse_link::{Node, Settings};
 use crate::sim::Params;
@@ -26,7 +29,8 @@ pub struct Input {
     /// Requests are always for one resource.
     #[arbitrary(with = crate::testkit::fuzz::sized_vec)]
     pub ops: Vec<Op<()>>,
-    /// Corruption and link events noticed at one end at a time.
+    /// Corruption (a field, the kind, or bits of the frame, which the link session
+    /// retransmits) and link events noticed at one end at a time.
     #[arbitrary(with = crate::testkit::fuzz::sized_vec)]
     pub faults: Vec<Timed>,
 }
@@ -36,6 +40,22 @@ pub struct Input {
 pub fn run_without_faults(input: &Input) {
     run(&Input {
         faults: Vec::new(),
+        ..input.clone()
+    });
+}
+
+/// [`run`] with every corruption a field corruption ([`as_recorded`](super::token_ops::Fault::as_recorded)): how the
+/// reproducers recorded before kind changes and flips existed replay as they did then.
+pub fn run_as_recorded(input: &Input) {
+    run(&Input {
+        faults: input
+            .faults
+            .iter()
+            .map(|t| Timed {
+                fault: t.fault.as_recorded(),
+                ..*t
+            })
+            .collect(),
         ..input.clone()
     });
 }

@@ -1,14 +1,16 @@
 //! What the token-network fuzz bodies share: an arbitrary small connected topology and an
-//! arbitrary sequence of operations on it, applied with every safety invariant checked after
+//! arbitrary sequence of operations on it, with faults (corruption of a message in flight: a
+//! field, its kind, or 1 to 4 bits of its frame, which the link session retransmits; and link
+//! events noticed at one end at a time), applied with every safety invariant checked after
 //! each one and a fair drain at the end.
 
 use std::fmt::Debug;
 
 use crate::sim::Graph;
 use crate::{CsRequest, NodeId, Status};
-use arbitrary::Arbitrary;
+use arbitrary::{Arbitrary, Unstructured};
 
-use crate::testkit::corrupt::Value;
+use crate::testkit::corrupt::{How, Value};
 use crate::testkit::{TokenHarness, TokenNet};
 
 /// Operations beyond this are ignored, so one input is one bounded run.
@@ -87,11 +89,24 @@ pub struct Timed {
 }
 
 /// A fault of the link layer or the channel.
-#[derive(Debug, Clone, Copy, Arbitrary)]
+///
+/// Its fuzz input layout is frozen: it decodes from exactly the bytes, and into exactly the
+/// variants, of the derived layout it had before kind changes and flips existed
+/// ([`FaultLayout`]); how a `Corrupt` corrupts comes from the bits of the variant choice that
+/// the layout leaves free (half field corruptions, a quarter kind changes, a quarter flips).
+/// [`Fault::as_recorded`] reads a fault as inputs recorded before then meant it.
+#[derive(Debug, Clone, Copy)]
 pub enum Fault {
-    /// Rewrite field `field` of the `msg`-th message in flight not corrupted yet.
+    /// Corrupt the `msg`-th message in flight not corrupted yet, as `how` says: rewrite field
+    /// `field` to `value`, change its kind into its `field`-th other kind, or flip bits of its
+    /// frame ([`How::corruption`]).
     #[allow(missing_docs)]
-    Corrupt { msg: u8, field: u8, value: Value },
+    Corrupt {
+        msg: u8,
+        field: u8,
+        value: Value,
+        how: How,
+    },
     /// Form the i-th absent link; only one end (the lower id if `lower`) is told now.
     FormAt(u8, bool),
     /// Fail the i-th link that is idle and not a bridge; only one end is told now.
@@ -100,12 +115,73 @@ pub enum Fault {
     Notice(u8),
 }
 
+impl Fault {
+    /// The fault as inputs recorded before kind changes and flips existed meant it: every
+    /// `Corrupt` rewrites a field.
+    pub fn as_recorded(self) -> Fault {
+        match self {
+            Fault::Corrupt {
+                msg, field, value, ..
+            } => Fault::Corrupt {
+                msg,
+                field,
+                value,
+                how: How::Field,
+            },
+            other => other,
+        }
+    }
+}
+
+/// The frozen fuzz input layout of [`Fault`]: the derive it had before kind changes and
+/// flips existed. Never change it: committed reproducers and corpora decode through it.
+#[derive(Arbitrary)]
+#[allow(dead_code)]
+enum FaultLayout {
+    Corrupt { msg: u8, field: u8, value: Value },
+    FormAt(u8, bool),
+    FailAt(u8, bool),
+    Notice(u8),
+}
+
+impl<'a> Arbitrary<'a> for Fault {
+    fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
+        let how = super::how_from_free_bits(u, 4);
+        Ok(match FaultLayout::arbitrary(u)? {
+            FaultLayout::Corrupt { msg, field, value } => Fault::Corrupt {
+                msg,
+                field,
+                value,
+                how,
+            },
+            FaultLayout::FormAt(x, lower) => Fault::FormAt(x, lower),
+            FaultLayout::FailAt(x, lower) => Fault::FailAt(x, lower),
+            FaultLayout::Notice(x) => Fault::Notice(x),
+        })
+    }
+
+    fn size_hint(depth: usize) -> (usize, Option<usize>) {
+        FaultLayout::size_hint(depth)
+    }
+
+    fn try_size_hint(
+        depth: usize,
+    ) -> Result<(usize, Option<usize>), arbitrary::MaxRecursionReached> {
+        FaultLayout::try_size_hint(depth)
+    }
+}
+
 /// Apply one fault.
 pub fn apply_fault<P: TokenHarness>(net: &mut TokenNet<P>, fault: Fault) {
     match fault {
-        Fault::Corrupt { msg, field, value } => {
+        Fault::Corrupt {
+            msg,
+            field,
+            value,
+            how,
+        } => {
             if let Some((from, to, i)) = nth(&net.corruptible(), msg) {
-                net.corrupt(from, to, i, usize::from(field), value);
+                net.corrupt_as(from, to, i, how.corruption(usize::from(field), value));
             }
         }
         Fault::FormAt(x, lower) => {

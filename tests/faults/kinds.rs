@@ -1,0 +1,348 @@
+//! The corrupt operation's kind changes and frame flips (`manet_mutex::testkit::corrupt`, issue
+//! 21): which kinds each algorithm's messages change into (computed through the codec, pinned
+//! here for typical messages), what a kind change can never do (make or consume a token or a
+//! RELEASE; pass a check word), and that a flip of 1 to 4 bits of a real frame never decodes.
+
+use std::collections::BTreeSet;
+use std::fmt::Debug;
+
+use manet_mutex::codec::{encode, Wire, CHECK_LEN};
+use manet_mutex::look_ahead::Announcement;
+use manet_mutex::permission::Timestamp;
+use manet_mutex::prioritized::Resources;
+use manet_mutex::queue::Priority;
+use manet_mutex::testkit::corrupt::{kinds_of, Corruptible, Corruption, Flip, Outcome};
+use manet_mutex::testkit::strategy::cases;
+use manet_mutex::token::height::{Height, Sealed};
+use manet_mutex::{look_ahead, prioritized, reverse_link, ricart_agrawala, Fence, NodeId};
+use proptest::prelude::*;
+
+use crate::codec::{
+    look_ahead_message, prioritized_message, reverse_link_message, ricart_agrawala_message,
+};
+
+/// The variant's name: its `Debug` form up to the first `(`, ` ` or `{`.
+fn kind<M: Debug>(msg: &M) -> String {
+    let text = format!("{msg:?}");
+    let end = text.find(['(', ' ', '{']).unwrap_or(text.len());
+    text[..end].to_string()
+}
+
+/// `msg`'s kind and the kinds it changes into: `"Request -> LinkInfo, Probe"`.
+fn row<M: Wire + Debug>(msg: &M) -> String {
+    let into: Vec<String> = kinds_of(msg).iter().map(kind).collect();
+    let into = if into.is_empty() {
+        "(none)".to_string()
+    } else {
+        into.join(", ")
+    };
+    format!("{} -> {into}", kind(msg))
+}
+
+fn table<M: Wire + Debug>(msgs: &[M]) -> Vec<String> {
+    msgs.iter().map(row).collect()
+}
+
+const H: Height = Height::new(0, -1, NodeId(1));
+
+fn fence() -> manet_mutex::FenceCopies {
+    Fence::new(0, 3).into()
+}
+
+fn ts() -> Timestamp {
+    Timestamp {
+        clock: 2,
+        id: NodeId(1),
+    }
+}
+
+fn reverse_link_messages() -> Vec<reverse_link::Message> {
+    use reverse_link::Message;
+    let s = Sealed::new(H);
+    vec![
+        Message::Request(s),
+        Message::Token(s, fence()),
+        Message::LinkInfo(s),
+        Message::Probe(s),
+        Message::token_ack(H, 1),
+    ]
+}
+
+fn prioritized_messages() -> Vec<prioritized::Message> {
+    use prioritized::Message;
+    let height = Sealed::new(H);
+    let priority = Priority::new(1, 0);
+    vec![
+        Message::Token {
+            available: Resources::new(1),
+            lost: Resources::new(0),
+            priority,
+            height,
+            fence: fence(),
+        },
+        Message::Request { priority, height },
+        Message::Update { priority },
+        Message::Release {
+            resources: Resources::new(1),
+            lost: Resources::new(0),
+            height,
+        },
+        Message::Link { height },
+        Message::Probe { height },
+        Message::TokenAck {
+            height: Sealed::bound(H, 1),
+            tokens: 1,
+        },
+    ]
+}
+
+/// Look-ahead's messages with epoch `epoch` (a REQUEST's or REPLY's fifth field, which an
+/// announcement reads as its `absent` flag: only 0 and 1 decode).
+fn look_ahead_messages(epoch: u64) -> Vec<look_ahead::Message> {
+    use look_ahead::Message;
+    let a = |absent| Announcement::new(ts(), 1, absent, 3);
+    vec![
+        Message::request(ts(), 1, epoch, 3),
+        Message::Reply {
+            ts: ts(),
+            seq: 1,
+            epoch,
+            seen: 1,
+            fence: fence(),
+        },
+        Message::Doze(a(false)),
+        Message::Disconnect(a(true)),
+        Message::Reconnect(a(false)),
+    ]
+}
+
+fn ricart_agrawala_messages() -> Vec<ricart_agrawala::Message> {
+    use ricart_agrawala::Message;
+    vec![
+        Message::request(ts(), 1, 3),
+        Message::Reply {
+            ts: ts(),
+            seq: 1,
+            fence: fence(),
+        },
+    ]
+}
+
+/// The kind changes of typical messages (small heights, counts, clocks and fences), computed
+/// through the codec, pinned: a change to a message type's layout or to the codec shows here.
+#[test]
+fn the_kind_changes_of_every_algorithm_are_pinned() {
+    let tables = [
+        ("reverse_link", table(&reverse_link_messages())),
+        ("prioritized", table(&prioritized_messages())),
+        ("look_ahead (epoch 1)", table(&look_ahead_messages(1))),
+        ("look_ahead (epoch 2)", table(&look_ahead_messages(2))),
+        ("ricart_agrawala", table(&ricart_agrawala_messages())),
+    ];
+    for (algorithm, rows) in &tables {
+        println!("{algorithm}:");
+        for row in rows {
+            println!("  {row}");
+        }
+    }
+    let pinned: [(&str, &[&str]); 5] = [
+        (
+            "reverse_link",
+            &[
+                "Request -> LinkInfo, Probe",
+                "Token -> (none)",
+                "LinkInfo -> Request, Probe",
+                "Probe -> Request, LinkInfo",
+                "TokenAck -> (none)",
+            ],
+        ),
+        (
+            "prioritized",
+            &[
+                "Token -> (none)",
+                "Request -> (none)",
+                "Update -> (none)",
+                "Release -> (none)",
+                "Link -> Probe",
+                "Probe -> Link",
+                "TokenAck -> (none)",
+            ],
+        ),
+        (
+            "look_ahead (epoch 1)",
+            &[
+                "Request -> Reply, Doze, Disconnect, Reconnect",
+                "Reply -> Request, Doze, Disconnect, Reconnect",
+                "Doze -> Request, Reply, Disconnect, Reconnect",
+                "Disconnect -> Request, Reply, Doze, Reconnect",
+                "Reconnect -> Request, Reply, Doze, Disconnect",
+            ],
+        ),
+        (
+            "look_ahead (epoch 2)",
+            &[
+                "Request -> Reply",
+                "Reply -> Request",
+                "Doze -> Request, Reply, Disconnect, Reconnect",
+                "Disconnect -> Request, Reply, Doze, Reconnect",
+                "Reconnect -> Request, Reply, Doze, Disconnect",
+            ],
+        ),
+        ("ricart_agrawala", &["Request -> (none)", "Reply -> (none)"]),
+    ];
+    for ((algorithm, rows), (name, want)) in tables.iter().zip(pinned) {
+        assert_eq!(*algorithm, name);
+        assert_eq!(rows, want, "{algorithm}");
+    }
+}
+
+/// Every kind change is the message's frame with another variant index and its frame check
+/// recomputed: the body differs in its first byte only, and the kind differs.
+fn is_the_body_with_another_index<M: Wire + Debug>(msg: &M) -> Result<(), TestCaseError> {
+    let frame = encode(msg);
+    let body = &frame[2..frame.len() - CHECK_LEN];
+    let mut indices = BTreeSet::new();
+    for other in kinds_of(msg) {
+        let changed = encode(&other);
+        prop_assert_eq!(&changed[2..changed.len() - CHECK_LEN], body, "{:?}", other);
+        prop_assert_ne!(changed[1], frame[1]);
+        prop_assert_ne!(kind(&other), kind(msg));
+        prop_assert!(indices.insert(changed[1]), "two kind changes to one index");
+    }
+    Ok(())
+}
+
+/// A flip of 1 to 4 bits of the real frame never decodes (the frame check detects up to 5):
+/// the receiver's codec drops it and the message is as it was.
+fn every_flip_is_dropped<M: Corruptible>(msg: &M, flip: Flip) -> Result<(), TestCaseError> {
+    let len = encode(msg).len();
+    let positions = flip.positions(len);
+    prop_assert_eq!(positions.len(), flip.count());
+    prop_assert_eq!(
+        positions.iter().collect::<BTreeSet<_>>().len(),
+        flip.count()
+    );
+    prop_assert!(positions.iter().all(|&p| p < len * 8));
+    let mut flipped = msg.clone();
+    let outcome = flipped.corrupt_as(Corruption::Flip(flip));
+    prop_assert!(matches!(outcome, Outcome::Dropped(_)), "{:?}", outcome);
+    prop_assert_eq!(&flipped, msg);
+    Ok(())
+}
+
+fn any_flip() -> impl Strategy<Value = Flip> {
+    (any::<u8>(), any::<[u16; 4]>()).prop_map(|(n, at)| Flip { n, at })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(2048)))]
+
+    #[test]
+    fn kind_changes_are_the_frame_with_another_variant_index(
+        a in reverse_link_message(),
+        b in prioritized_message(),
+        c in look_ahead_message(),
+        d in ricart_agrawala_message(),
+    ) {
+        is_the_body_with_another_index(&a)?;
+        is_the_body_with_another_index(&b)?;
+        is_the_body_with_another_index(&c)?;
+        is_the_body_with_another_index(&d)?;
+    }
+
+    /// A TOKEN or RELEASE (the prioritized messages that carry resources) and a KRL TOKEN
+    /// decode as no other kind, and no other kind decodes as one: a kind change never makes
+    /// or destroys a token or resources. (So `TokenHarness::lost` of a kind change is 0; the
+    /// harness computes it all the same.)
+    #[test]
+    fn no_kind_change_makes_or_destroys_a_token_or_resources(
+        a in reverse_link_message(),
+        b in prioritized_message(),
+    ) {
+        let krl = kinds_of(&a);
+        if a.is_token() {
+            prop_assert!(krl.is_empty(), "{:?} -> {:?}", a, krl);
+        }
+        prop_assert!(krl.iter().all(|k| !k.is_token()), "{:?} -> {:?}", a, krl);
+        let carries = |m: &prioritized::Message| {
+            matches!(m, prioritized::Message::Token { .. } | prioritized::Message::Release { .. })
+        };
+        let changed = kinds_of(&b);
+        if carries(&b) {
+            prop_assert!(changed.is_empty(), "{:?} -> {:?}", b, changed);
+        }
+        prop_assert!(!changed.iter().any(carries), "{:?} -> {:?}", b, changed);
+    }
+
+    /// A message whose check words hold, changed into a kind that has a check word, fails it
+    /// (the kind tags, W2): its receiver treats it as corrupted.
+    #[test]
+    fn a_kind_change_fails_the_check_word(
+        a in reverse_link_message(),
+        b in prioritized_message(),
+        c in look_ahead_message(),
+        d in ricart_agrawala_message(),
+    ) {
+        if a.is_intact() {
+            for k in kinds_of(&a) {
+                prop_assert!(!k.is_intact(), "{:?} -> {:?}", a, k);
+            }
+        }
+        if b.is_intact() {
+            for k in kinds_of(&b) {
+                let unchecked = matches!(k, prioritized::Message::Update { .. });
+                prop_assert!(unchecked || !k.is_intact(), "{:?} -> {:?}", b, k);
+            }
+        }
+        if look_ahead_intact(&c) != Some(false) {
+            for k in kinds_of(&c) {
+                prop_assert!(look_ahead_intact(&k) != Some(true), "{:?} -> {:?}", c, k);
+            }
+        }
+        if ricart_agrawala_intact(&d) != Some(false) {
+            for k in kinds_of(&d) {
+                prop_assert!(ricart_agrawala_intact(&k) != Some(true), "{:?} -> {:?}", d, k);
+            }
+        }
+    }
+
+    #[test]
+    fn no_flip_of_one_to_four_bits_of_a_frame_decodes(
+        a in reverse_link_message(),
+        b in prioritized_message(),
+        c in look_ahead_message(),
+        d in ricart_agrawala_message(),
+        flip in any_flip(),
+    ) {
+        every_flip_is_dropped(&a, flip)?;
+        every_flip_is_dropped(&b, flip)?;
+        every_flip_is_dropped(&c, flip)?;
+        every_flip_is_dropped(&d, flip)?;
+    }
+}
+
+/// Whether a look-ahead message's check word holds (`None`: a REPLY has none).
+fn look_ahead_intact(msg: &look_ahead::Message) -> Option<bool> {
+    use look_ahead::Message;
+    match *msg {
+        Message::Request {
+            ts,
+            seq,
+            epoch,
+            check,
+            ..
+        } => Some(check == Message::request_check(ts, seq, epoch)),
+        Message::Doze(a) | Message::Disconnect(a) | Message::Reconnect(a) => Some(a.is_intact()),
+        // A REPLY (or a kind added later: pin it here).
+        _ => None,
+    }
+}
+
+/// Whether a Ricart–Agrawala message's check word holds (`None`: a REPLY has none).
+fn ricart_agrawala_intact(msg: &ricart_agrawala::Message) -> Option<bool> {
+    use ricart_agrawala::Message;
+    match *msg {
+        Message::Request { ts, seq, check, .. } => Some(check == Message::request_check(ts, seq)),
+        _ => None,
+    }
+}

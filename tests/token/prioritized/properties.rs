@@ -138,7 +138,7 @@ proptest! {
     /// or any more (`UnknownPeer`): noise too.
     #[test]
     fn with_one_sided_link_events_and_no_corruption_every_anomaly_is_noise(
-        input in prioritized_input_with(TokenFaults { corrupt: 0, ..TokenFaults::ALL }),
+        input in prioritized_input_with(TokenFaults { corrupt: 0, kind: 0, ..TokenFaults::ALL }),
     ) {
         let net = prioritized_network::play(&input);
         for (at, from, kind) in &net.anomalies {

@@ -110,7 +110,7 @@ proptest! {
     /// requests that cross tokens too (`Stale`): noise, all of it.
     #[test]
     fn without_corruption_every_anomaly_is_noise(
-        input in reverse_link_input_with(TokenFaults { corrupt: 0, ..TokenFaults::ALL }),
+        input in reverse_link_input_with(TokenFaults { corrupt: 0, kind: 0, ..TokenFaults::ALL }),
     ) {
         let net = reverse_link_network::play(&input);
         for (at, from, kind) in &net.anomalies {

@@ -13,6 +13,7 @@ use manet_mutex::prioritized::Resources;
 use manet_mutex::queue::Priority;
 use manet_mutex::testkit::corrupt::{kinds_of, Corruptible, Corruption, Flip, Outcome};
 use manet_mutex::testkit::strategy::cases;
+use manet_mutex::testkit::TokenHarness;
 use manet_mutex::token::height::{Height, Sealed};
 use manet_mutex::{look_ahead, prioritized, reverse_link, ricart_agrawala, Fence, NodeId};
 use proptest::prelude::*;
@@ -345,4 +346,70 @@ fn ricart_agrawala_intact(msg: &ricart_agrawala::Message) -> Option<bool> {
         Message::Request { ts, seq, check, .. } => Some(check == Message::request_check(ts, seq)),
         _ => None,
     }
+}
+
+// ---- Findings of the kind changes (issue 21; `docs/ALGORITHMS.md`, W3). Each test asserts
+// what the threat model requires, and fails while the finding is open.
+
+/// Two nodes, `k = 1`, the token at node 0: node 1 asks and gets the token, and its TOKENACK is
+/// corrupted (a field, so it fails its check word). Node 0 asks again with a PROBE (R13), and
+/// that PROBE's kind is changed into its `kind`-th other kind (`kinds_of`). Then node 1 leaves
+/// the critical section. Returns the network at that point, after the deliveries in flight.
+fn ack_question_changed<P: TokenHarness>(
+    settings: P::Settings,
+    kind: usize,
+) -> manet_mutex::testkit::TokenNet<P> {
+    use manet_mutex::testkit::corrupt::Value;
+    let (n0, n1) = (NodeId(0), NodeId(1));
+    let mut net =
+        manet_mutex::testkit::TokenNet::<P>::with_edges(2, &[(0, 1)], &[0], settings).unwrap();
+    net.request(n1, manet_mutex::CsRequest::ONE);
+    assert!(net.deliver(n1, n0), "node 1's REQUEST");
+    assert!(net.deliver(n0, n1), "the TOKEN");
+    assert!(net.node(n1).holds_token());
+    assert!(net.corrupt(n1, n0, 0, 0, Value::Up), "the TOKENACK's h1");
+    assert!(net.deliver(n1, n0), "the corrupted TOKENACK");
+    assert!(
+        format!("{:?}", net.pending(n0, n1)).contains("Probe"),
+        "node 0 asks again: {:?}",
+        net.pending(n0, n1)
+    );
+    let outcome = net.corrupt_as(n0, n1, 0, Corruption::Kind(kind));
+    assert_eq!(outcome, Outcome::Changed);
+    net.note(|| "the PROBE's kind changed".into());
+    while net.deliver_oldest().is_some() {}
+    net.release(n1);
+    while net.deliver_oldest().is_some() {}
+    net
+}
+
+/// Finding K1 (KRL): the PROBE changed into a LINKINFO is dropped by node 1 (its check word
+/// fails, `OutOfRange`) and never answered, so node 0 keeps waiting for the acknowledgement of
+/// the token it sent: at quiescence `check_settled` fails ("handshake ... inconsistent at
+/// quiescence": `unacked: 1`). Until a keepalive asks again (R13), node 0 also drops every
+/// REQUEST of node 1 as `Stale`.
+#[test]
+fn finding_k1_krl_an_ack_question_changed_into_a_linkinfo_is_never_answered() {
+    let net = ack_question_changed::<reverse_link::Node>(reverse_link::Settings::new(1), 1);
+    net.drain(64).unwrap();
+}
+
+/// Finding K1 (KRL), the PROBE changed into a REQUEST: node 1 queues it as node 0's request
+/// (a REQUEST whose check word fails is still taken as a request) and, leaving the critical
+/// section, sends its token to node 0, which never asked; the question is never answered, so
+/// node 1 keeps waiting for the acknowledgement of the token node 0 sent it earlier... and node
+/// 0 for its own: `check_settled` fails at quiescence.
+#[test]
+fn finding_k1_krl_an_ack_question_changed_into_a_request_is_never_answered() {
+    let net = ack_question_changed::<reverse_link::Node>(reverse_link::Settings::new(1), 0);
+    net.drain(64).unwrap();
+}
+
+/// Finding K1 (prioritized): the PROBE changed into a LINK is dropped by node 1 and never
+/// answered; node 0 keeps waiting for the acknowledgement of its TOKEN.
+#[test]
+fn finding_k1_prioritized_an_ack_question_changed_into_a_link_is_never_answered() {
+    let settings = prioritized::Settings::new(1, prioritized::Policy::Equal);
+    let net = ack_question_changed::<prioritized::Node>(settings, 0);
+    net.drain(64).unwrap();
 }

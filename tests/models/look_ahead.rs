@@ -194,3 +194,39 @@ fn regression_the_answer_to_a_stale_looking_request_cannot_be_corrupted_into_a_g
     assert_eq!(net.status(n0), Status::Waiting);
     net.drain(64).unwrap();
 }
+
+/// The corruption steps include kind changes (issue 21): host 0's REQUEST in flight can become
+/// a REPLY, and (its epoch, read as an announcement's `absent` flag, is 0 or 1) each of the
+/// three announcements; the driver makes and counts the change.
+#[test]
+fn the_corruption_steps_change_kinds() {
+    use crate::perm_model::Step;
+    use manet_mutex::NodeId;
+    use stateright::Model;
+    let model = PermModel::<Node> {
+        hosts: 2,
+        seed: 0,
+        bounds: Bounds {
+            requests_per_node: 1,
+            losses: 0,
+            duplicates: 0,
+            timeouts: 0,
+            mode_changes: 0,
+            corruptions: 1,
+            cancels: 0,
+            states: 1,
+        },
+        _algorithm: std::marker::PhantomData,
+    };
+    let state = model.init_states().remove(0);
+    let state = model.next_state(&state, Step::Request(NodeId(0))).unwrap();
+    let mut actions = Vec::new();
+    model.actions(&state, &mut actions);
+    let kinds: Vec<_> = actions
+        .iter()
+        .filter(|a| matches!(a, Step::ChangeKind(..)))
+        .collect();
+    assert!(!kinds.is_empty(), "{actions:?}");
+    let next = model.next_state(&state, *kinds[0]).unwrap();
+    assert_eq!(next.net.corruptions.kinds, 1);
+}

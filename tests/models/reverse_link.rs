@@ -226,3 +226,36 @@ fn regression_holders_alone_on_a_link_are_rejected() {
     let built = TokenNet::<Node>::new(graph, &Params::first_nodes(Settings::new(2), 2));
     assert!(built.is_err(), "{built:?}");
 }
+
+/// The corruption steps include kind changes (issue 21): on a line of two, node 1's REQUEST in
+/// flight can become a LINKINFO or a PROBE, and the driver makes and counts the change.
+#[test]
+fn the_corruption_steps_change_kinds() {
+    use crate::token_model::Step;
+    use manet_mutex::NodeId;
+    use stateright::Model;
+    let model = TokenModel::<Node> {
+        n: 2,
+        edges: edges(&[(0, 1)]),
+        params: Params::first_nodes(Settings::new(1), 1),
+        requests: vec![CsRequest::ONE],
+        bounds: Bounds::from_env(1, 1).corrupting(1),
+    };
+    let state = model.init_states().remove(0);
+    let state = model
+        .next_state(&state, Step::Request(NodeId(1), CsRequest::ONE))
+        .unwrap();
+    let mut actions = Vec::new();
+    model.actions(&state, &mut actions);
+    let kinds: Vec<_> = actions
+        .iter()
+        .filter(|a| matches!(a, Step::ChangeKind { .. }))
+        .collect();
+    assert_eq!(kinds.len(), 2, "{actions:?}");
+    let next = model.next_state(&state, *kinds[0]).unwrap();
+    assert_eq!(next.net.corruptions.kinds, 1);
+    assert!(matches!(
+        next.net.pending(NodeId(1), NodeId(0))[..],
+        [Message::LinkInfo(_)]
+    ));
+}

@@ -349,7 +349,7 @@ fn ricart_agrawala_intact(msg: &ricart_agrawala::Message) -> Option<bool> {
 }
 
 // ---- Findings of the kind changes (issue 21; `docs/ALGORITHMS.md`, W3). Each test asserts
-// what the threat model requires, and fails while the finding is open.
+// what the threat model requires; each failed before R13's answer to a doubtful message.
 
 /// Two nodes, `k = 1`, the token at node 0: node 1 asks and gets the token, and its TOKENACK is
 /// corrupted (a field, so it fails its check word). Node 0 asks again with a PROBE (R13), and
@@ -383,32 +383,33 @@ fn ack_question_changed<P: TokenHarness>(
     net
 }
 
-/// Finding K1 (KRL): the PROBE changed into a LINKINFO is dropped by node 1 (its check word
-/// fails, `OutOfRange`) and never answered, so node 0 keeps waiting for the acknowledgement of
-/// the token it sent: at quiescence `check_settled` fails ("handshake ... inconsistent at
-/// quiescence": `unacked: 1`). Until a keepalive asks again (R13), node 0 also drops every
-/// REQUEST of node 1 as `Stale`.
+/// Finding K1 (KRL): the PROBE changed into a LINKINFO fails its check word at node 1. It was
+/// dropped unanswered, so node 0 kept waiting for the acknowledgement of the token it sent (at
+/// quiescence `check_settled` failed: `unacked: 1`) and dropped every REQUEST of node 1 as
+/// `Stale` until a keepalive. Now node 1 answers what it cannot read from a node that sent it
+/// tokens (R13, `Links::doubt`), and the handshake settles.
 #[test]
-fn finding_k1_krl_an_ack_question_changed_into_a_linkinfo_is_never_answered() {
+fn finding_k1_krl_an_ack_question_changed_into_a_linkinfo_is_answered() {
     let net = ack_question_changed::<reverse_link::Node>(reverse_link::Settings::new(1), 1);
     net.drain(64).unwrap();
 }
 
 /// Finding K1 (KRL), the PROBE changed into a REQUEST: node 1 queues it as node 0's request
-/// (a REQUEST whose check word fails is still taken as a request) and, leaving the critical
-/// section, sends its token to node 0, which never asked; the question is never answered, so
-/// node 1 keeps waiting for the acknowledgement of the token node 0 sent it earlier... and node
-/// 0 for its own: `check_settled` fails at quiescence.
+/// (a REQUEST whose height is impossible is still taken as a request, on the view it had:
+/// dropping it could lose one) and, leaving the critical section, sends its token to node 0,
+/// which never asked. The question went unanswered, and `check_settled` failed at
+/// quiescence; now node 1 answers it (R13) and the handshakes settle.
 #[test]
-fn finding_k1_krl_an_ack_question_changed_into_a_request_is_never_answered() {
+fn finding_k1_krl_an_ack_question_changed_into_a_request_is_answered() {
     let net = ack_question_changed::<reverse_link::Node>(reverse_link::Settings::new(1), 0);
     net.drain(64).unwrap();
 }
 
-/// Finding K1 (prioritized): the PROBE changed into a LINK is dropped by node 1 and never
-/// answered; node 0 keeps waiting for the acknowledgement of its TOKEN.
+/// Finding K1 (prioritized): the PROBE changed into a LINK was dropped by node 1 and never
+/// answered, and node 0 kept waiting for the acknowledgement of its TOKEN; now it is answered
+/// (R13).
 #[test]
-fn finding_k1_prioritized_an_ack_question_changed_into_a_link_is_never_answered() {
+fn finding_k1_prioritized_an_ack_question_changed_into_a_link_is_answered() {
     let settings = prioritized::Settings::new(1, prioritized::Policy::Equal);
     let net = ack_question_changed::<prioritized::Node>(settings, 0);
     net.drain(64).unwrap();

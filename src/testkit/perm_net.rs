@@ -462,7 +462,7 @@ impl<H: PermissionHarness> PermNet<H> {
         self.corrupt_as(i, Corruption::Field { field, value }) == Outcome::Changed
     }
 
-    /// Corrupt the `i`-th message in flight as `how` says (see the [module docs](self)): a
+    /// Corrupt the `i`-th message in flight as `how` says (see the module docs): a
     /// field, its kind, or bits of its frame. A message is corrupted at most once
     /// (`Unchanged` if it was already). A flipped frame that fails to decode (`Dropped`) is
     /// lost: it leaves the flight.

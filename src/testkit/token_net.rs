@@ -552,7 +552,7 @@ impl<P: TokenHarness> TokenNet<P> {
     }
 
     /// Corrupt the `i`-th message on `from → to` as `how` says (see the
-    /// [module docs](self)): a field, its kind, or bits of its frame. A message is corrupted at
+    /// module docs): a field, its kind, or bits of its frame. A message is corrupted at
     /// most once (`Unchanged` if it was already). A flipped frame that fails to decode
     /// (`Dropped`) is retransmitted by the link session: the original is delivered and nothing
     /// else changes.

@@ -40,7 +40,7 @@ pub struct Input {
 ///
 /// Its fuzz input layout is frozen: it decodes from exactly the bytes, and into exactly the
 /// variants, of the derived layout it had before kind changes and flips existed
-/// ([`OpLayout`]); how a `Corrupt` corrupts comes from the bits of the variant choice that the
+/// (`OpLayout`); how a `Corrupt` corrupts comes from the bits of the variant choice that the
 /// layout leaves free (half field corruptions, a quarter kind changes, a quarter flips).
 /// [`Op::as_recorded`] reads an operation as inputs recorded before then meant it.
 #[derive(Debug, Clone, Copy)]

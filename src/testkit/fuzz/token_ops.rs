@@ -92,7 +92,7 @@ pub struct Timed {
 ///
 /// Its fuzz input layout is frozen: it decodes from exactly the bytes, and into exactly the
 /// variants, of the derived layout it had before kind changes and flips existed
-/// ([`FaultLayout`]); how a `Corrupt` corrupts comes from the bits of the variant choice that
+/// (`FaultLayout`); how a `Corrupt` corrupts comes from the bits of the variant choice that
 /// the layout leaves free (half field corruptions, a quarter kind changes, a quarter flips).
 /// [`Fault::as_recorded`] reads a fault as inputs recorded before then meant it.
 #[derive(Debug, Clone, Copy)]

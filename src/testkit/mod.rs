@@ -4,19 +4,26 @@
 //! - [`TokenNet`]: a network of a token algorithm ([`crate::reverse_link`],
 //!   [`crate::prioritized`]) over FIFO links, driven one chosen step at a time: deliver the
 //!   head of a link, fail or form a link (each end told at its own time, within the
-//!   algorithms' link contract), corrupt any field of a message in flight. It checks safety
-//!   (knowing what corruption destroyed) and liveness by a fair drain.
+//!   algorithms' link contract), corrupt a message in flight (a field, its kind, or bits of
+//!   its frame, which the link session retransmits). It checks safety (knowing what
+//!   corruption destroyed) and liveness by a fair drain.
 //! - [`PermNet`]: a system of a permission algorithm ([`crate::look_ahead`],
 //!   [`crate::ricart_agrawala`]) whose messages form a bag: deliver any one, lose, duplicate,
-//!   replay or corrupt it, fire any armed timer, change modes. Same checks.
+//!   replay or corrupt it (a field, its kind, or bits of its frame, which the receiver's codec
+//!   drops: a loss), fire any armed timer, change modes. Same checks.
 //! - Both have a hand-driven mode ([`TokenNet::checked`], [`PermNet::checked`]) that checks
 //!   safety after every event and panics with the trace, for staging a scenario step by step.
 //! - [`datagram`]: a token network whose cores talk through link
 //!   [sessions](crate::session) over a datagram network that loses, duplicates, delays and
 //!   reorders, with links and nodes falling silent and links closed ([`SessionNet`]). It
 //!   follows every message, so it checks that none is duplicated or lost unreported.
-//! - [`corrupt`]: the corrupt operation (which value a field becomes, [`corrupt::Fields`] for
-//!   every message type).
+//! - [`corrupt`]: the corrupt operation every harness shares ([`corrupt::Corruption`]): a
+//!   field rewritten (which value it becomes, [`corrupt::Fields`] for every message type), the
+//!   kind changed into another kind the message's encoding decodes as ([`corrupt::kinds_of`],
+//!   computed through the wire codec, whose messages' check words are tagged with their kind),
+//!   or 1 to 4 bits of the message's frame flipped ([`corrupt::Flip`]; the frame check always
+//!   catches them). The drivers count what it did ([`corrupt::Counts`]). This is why the
+//!   feature implies `codec`.
 //! - [`fuzz`]: arbitrary inputs and the bodies that run them (also behind `fuzz/`).
 //! - [`strategy`]: proptest strategies for schedules, with fault profiles.
 //! - The invariant checkers are each algorithm's `invariants` module.
@@ -25,9 +32,9 @@
 //!
 //! # Example
 //!
-//! KRL with two tokens on a ring of five nodes that never changes, with corrupted messages
-//! but no one-sided link events: every schedule keeps safety, and the drain at the end serves
-//! every waiting node.
+//! KRL with two tokens on a ring of five nodes that never changes, with corrupted fields (and
+//! frame bits flipped, which the link session retransmits) but no one-sided link events: every
+//! schedule keeps safety, and the drain at the end serves every waiting node.
 //!
 //! ```
 //! use manet_mutex::reverse_link::{Node, Settings};
@@ -39,7 +46,7 @@
 //! use proptest::test_runner::{Config, TestRunner};
 //!
 //! let ring = [(0, 1), (1, 2), (2, 3), (3, 4), (4, 0)];
-//! let faults = TokenFaults { corrupt: 1, ..TokenFaults::NONE };
+//! let faults = TokenFaults { corrupt: 1, flip: 1, ..TokenFaults::NONE };
 //! let schedules = token_schedule(Just(()), 0, 0..60, faults);
 //! let config = Config { failure_persistence: None, ..Config::with_cases(16) };
 //! let mut runner = TestRunner::new(config);

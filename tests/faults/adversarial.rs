@@ -43,8 +43,9 @@ proptest! {
     }
 }
 
-/// `cases` schedules of `strategy` from a fixed seed, each run (every check included) by
-/// `play`: what the corruptions did, summed.
+/// `cases` schedules of `strategy` from a fixed seed, each applied by `play` (safety checked
+/// after every step; the drains are the property tests' business): what the corruptions did,
+/// summed.
 fn exercise<T: std::fmt::Debug>(
     cases: u32,
     strategy: impl Strategy<Value = T>,
@@ -75,25 +76,26 @@ fn the_adversarial_schedules_change_kinds_and_flip_frame_bits() {
         (
             "reverse_link",
             exercise(n, reverse_link_input(), |i| {
-                reverse_link_network::play(i).corruptions
+                reverse_link_network::play_schedule(i).corruptions
             }),
         ),
         (
             "prioritized",
             exercise(n, prioritized_input(), |i| {
-                prioritized_network::play(i).corruptions
+                prioritized_network::play_schedule(i).corruptions
             }),
         ),
         (
             "look_ahead",
             exercise(n, permission_input(), |i| {
-                permission_network::play::<manet_mutex::look_ahead::Node>(i).corruptions
+                permission_network::play_schedule::<manet_mutex::look_ahead::Node>(i).corruptions
             }),
         ),
         (
             "ricart_agrawala",
             exercise(n, permission_input(), |i| {
-                permission_network::play::<manet_mutex::ricart_agrawala::Node>(i).corruptions
+                permission_network::play_schedule::<manet_mutex::ricart_agrawala::Node>(i)
+                    .corruptions
             }),
         ),
     ];

@@ -26,6 +26,23 @@ fn prioritized_network_keeps_every_invariant() {
     );
 }
 
+/// The fuzz inputs change kinds and flip frame bits: the schedules of 1,000 seeded inputs
+/// (safety after every step, no drain: `play_schedule`), their corruptions counted.
+#[test]
+fn prioritized_network_inputs_change_kinds_and_flip_frame_bits() {
+    let done = std::cell::RefCell::new(Counts::default());
+    crate::seeded::seeds("prioritized_network", 1_000, 4096, &|input| {
+        *done.borrow_mut() +=
+            manet_mutex::testkit::fuzz::prioritized_network::play_schedule(input).corruptions
+    });
+    let done = done.into_inner();
+    println!("prioritized_network: 1000 schedules, corruptions {done:?}");
+    assert!(
+        done.fields > 0 && done.kinds > 0 && done.flips > 0,
+        "{done:?}"
+    );
+}
+
 /// The committed reproducers as they were recorded, before corruptions could change a kind or
 /// flip frame bits: every corruption a field corruption (`run_as_recorded`).
 #[test]

@@ -42,12 +42,27 @@ pub fn run<T: for<'a> Arbitrary<'a>>(
         }
         return 1;
     }
+    seeds(target, cases, max_len, &body);
+    let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+    cases
+        + replay(&fuzz.join("regressions").join(target), &body)
+        + replay(&fuzz.join("corpus").join(target), &body)
+}
+
+/// Run `body` on `cases` seeded inputs of up to `max_len` bytes (the seeds of [`run`], without
+/// the committed and local inputs).
+pub fn seeds<T: for<'a> Arbitrary<'a>>(
+    target: &str,
+    cases: u64,
+    max_len: usize,
+    body: &impl Fn(&T),
+) {
     let mut bytes = Vec::with_capacity(max_len);
     for seed in 0..cases {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         bytes.resize(rng.random_range(0..=max_len), 0);
         rng.fill(&mut bytes[..]);
-        let outcome = panic::catch_unwind(AssertUnwindSafe(|| decode_and_run(&bytes, &body)));
+        let outcome = panic::catch_unwind(AssertUnwindSafe(|| decode_and_run(&bytes, body)));
         if let Err(panic) = outcome {
             // Keep the input so it can be minimised and committed as a reproducer.
             let saved =
@@ -60,10 +75,6 @@ pub fn run<T: for<'a> Arbitrary<'a>>(
             panic::resume_unwind(panic);
         }
     }
-    let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
-    cases
-        + replay(&fuzz.join("regressions").join(target), &body)
-        + replay(&fuzz.join("corpus").join(target), &body)
 }
 
 /// Run `body` on every file directly in `dir` (none if it does not exist); returns how many.

@@ -14,7 +14,7 @@ use crate::sim::Params;
 use crate::CsRequest;
 use arbitrary::Arbitrary;
 
-use super::token_ops::{run_ops, Op, Timed, Topology};
+use super::token_ops::{apply_ops, run_ops, Op, Timed, Topology};
 use crate::testkit::token_net::TokenNet;
 
 /// A network of 2 to 6 nodes and what happens to it.
@@ -68,10 +68,21 @@ pub fn run(input: &Input) {
 /// [`run`], returning the network as the schedule left it (before the drain, which runs on a
 /// copy), for tests that check more, such as the anomalies reported.
 pub fn play(input: &Input) -> TokenNet<Node> {
+    play_with(input, true)
+}
+
+/// The schedule of `input` alone, safety checked after every step, without the drain
+/// ([`apply_ops`]): what the coverage tests count.
+pub fn play_schedule(input: &Input) -> TokenNet<Node> {
+    play_with(input, false)
+}
+
+fn play_with(input: &Input, drain: bool) -> TokenNet<Node> {
     let graph = input.topology.graph();
     let k = 1 + input.tokens as u32 % (graph.n() as u32 - 1);
     let params = Params::first_nodes(Settings::new(k).with_forwarding(input.forwarding), k);
     let net = TokenNet::<Node>::new(graph, &params)
         .unwrap_or_else(|e| panic!("a connected network with k < n must build: {e}"));
-    run_ops(net, &input.ops, &input.faults, |()| CsRequest::ONE, &params)
+    let run = if drain { run_ops } else { apply_ops };
+    run(net, &input.ops, &input.faults, |()| CsRequest::ONE, &params)
 }

@@ -57,16 +57,16 @@
 //! ver REPLY ts   seq fence copies       CRC-32C of the 11 bytes before it (0x08f82448)
 //! ```
 //!
-//! Every message of version 3 encodes in at most 131 bytes (a prioritized TOKEN with every
-//! field at its longest; three fence copies at their longest take 45, two counts of three
-//! resource copies 30), as the test
-//! `the_largest_frames_fit_max_frame` computes and checks against this sentence. Typical frames
-//! take 15 to 40 bytes: counters, ids, heights and fences are usually small (three small fence
-//! copies take 6 bytes), and a check word, a full 64-bit value, takes 9 or 10 (a permission
-//! REPLY has none and takes 15 to 20 bytes, a sealed height 14 or 15). [`MAX_FRAME`] (160)
-//! bounds every frame, with room for fields a later version may add: a receive buffer of that
-//! size holds any frame, and [`decode`] refuses a longer input before reading it. Version 1 had
-//! no fences (`docs/ALGORITHMS.md`, F1), version 2 no frame check (W1).
+//! Every message of version 3 encodes in at most 131 bytes (a prioritized TOKEN with every field at
+//! its longest; three fence copies at their longest take 45, two counts of three resource copies
+//! 30), as the test `the_largest_frames_fit_max_frame` computes and checks against this sentence.
+//! Typical frames take 15 to 33 bytes (measured by `every_algorithm_runs_over_frames`): counters,
+//! ids, heights and fences are usually small (three small fence copies take 6 bytes), and a check
+//! word, a full 64-bit value, takes 9 or 10 (a permission REPLY has none and takes 15 to 20 bytes,
+//! a sealed height 14 or 15). [`MAX_FRAME`] (160) bounds every frame, with room for fields a later
+//! version may add: a receive buffer of that size holds any frame, and [`decode`] refuses a longer
+//! input before reading it. Version 1 had no fences (`docs/ALGORITHMS.md`, F1), version 2 no frame
+//! check (W1).
 //!
 //! The frame has no length and no algorithm tag. The transport delimits frames. A network runs
 //! one algorithm, so the receiver knows which `Message` type to decode (a frame decoded as

@@ -48,14 +48,7 @@ pub fn run_without_faults(input: &Input) {
 /// reproducers recorded before kind changes and flips existed replay as they did then.
 pub fn run_as_recorded(input: &Input) {
     run(&Input {
-        faults: input
-            .faults
-            .iter()
-            .map(|t| Timed {
-                fault: t.fault.as_recorded(),
-                ..*t
-            })
-            .collect(),
+        faults: super::token_ops::as_recorded(&input.faults),
         ..input.clone()
     });
 }

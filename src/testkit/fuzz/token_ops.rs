@@ -133,6 +133,18 @@ impl Fault {
     }
 }
 
+/// `faults` as inputs recorded before kind changes and flips existed meant them
+/// ([`Fault::as_recorded`]): what the network bodies' `run_as_recorded` replay.
+pub fn as_recorded(faults: &[Timed]) -> Vec<Timed> {
+    faults
+        .iter()
+        .map(|t| Timed {
+            fault: t.fault.as_recorded(),
+            ..*t
+        })
+        .collect()
+}
+
 /// The frozen fuzz input layout of [`Fault`]: the derive it had before kind changes and
 /// flips existed. Never change it: committed reproducers and corpora decode through it.
 #[derive(Arbitrary)]

@@ -9,10 +9,10 @@
 //! ```
 
 use manet_mutex::prioritized::{Node, Policy, Settings};
-use manet_mutex::testkit::fuzz::token_ops::run_ops;
-use manet_mutex::testkit::strategy::{token_schedule, TokenFaults};
-use manet_mutex::testkit::TokenNet;
 use manet_mutex::CsRequest;
+use manet_mutex_testkit::fuzz::token_ops::run_ops;
+use manet_mutex_testkit::strategy::{token_schedule, TokenFaults};
+use manet_mutex_testkit::TokenNet;
 use proptest::test_runner::{Config, TestRunner};
 
 fn main() {

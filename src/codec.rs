@@ -189,8 +189,10 @@ const MIN_LEN: usize = 1 + CHECK_LEN;
 /// above 268 data bits).
 const CASTAGNOLI: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISCSI);
 
-/// The frame check of `bytes` (the version byte and the body).
-pub(crate) fn frame_check(bytes: &[u8]) -> [u8; CHECK_LEN] {
+/// The frame check of `bytes`: their CRC-32C, little endian. In a frame, `bytes` are the
+/// version byte and the body; other formats may close their own frames with it (the cluster
+/// example's datagrams do).
+pub fn frame_check(bytes: &[u8]) -> [u8; CHECK_LEN] {
     CASTAGNOLI.checksum(bytes).to_le_bytes()
 }
 

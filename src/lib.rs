@@ -274,13 +274,16 @@
 //! assert_eq!(nodes[2].status(), Status::Critical);
 //! # Ok::<(), manet_mutex::Error>(())
 //! ```
-#![cfg_attr(not(feature = "std"), no_std)]
+// `no_std` with `alloc`, always; the unit tests get std's prelude.
+#![cfg_attr(not(test), no_std)]
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
-// One `unsafe` block in the crate, a cache hint that reads no memory (`prefetch`).
-#![deny(unsafe_code)]
-#![warn(clippy::undocumented_unsafe_blocks)]
+#![warn(unreachable_pub)]
 
 extern crate alloc;
+// `arbitrary`'s derives name `std`.
+#[cfg(all(feature = "std", not(test)))]
+extern crate std;
 
 #[cfg(feature = "codec")]
 pub mod codec;
@@ -291,22 +294,14 @@ pub mod look_ahead;
 mod node;
 mod peer_map;
 pub mod permission;
-#[cfg(feature = "std")]
-mod prefetch;
 pub mod prioritized;
 pub mod queue;
 pub mod reverse_link;
 pub mod ricart_agrawala;
 pub mod seal;
 pub mod session;
-#[cfg(feature = "std")]
-pub mod sim;
-#[cfg(feature = "testkit")]
-pub mod testkit;
 pub mod timers;
 pub mod token;
-#[cfg(feature = "std")]
-pub mod trace;
 
 pub use error::Error;
 pub use event::{Action, Anomaly, CsRequest, Event, Severity, TimerId};

@@ -20,7 +20,7 @@
 //! The header is not authenticated (the check has no key): a node believes the id only if
 //! the datagram comes from that peer's address.
 
-use manet_mutex::codec::{self, Wire, MAX_FRAME};
+use manet_mutex::codec::{self, Wire, CHECK_LEN, MAX_FRAME};
 use manet_mutex::session::{Epochs, Frame};
 use manet_mutex::NodeId;
 
@@ -28,11 +28,8 @@ use manet_mutex::NodeId;
 pub const MAGIC: u8 = 0x4d;
 /// The longest datagram: header, epochs, a sequence number, the longest codec frame, the check.
 pub const MAX_DATAGRAM: usize = 6 + 24 + MAX_FRAME + CHECK_LEN;
-/// The datagram check's length.
-const CHECK_LEN: usize = 4;
-/// The datagram check: the codec's CRC, for the same reasons (every error of up to 5 bits is
-/// detected at these lengths, see `manet_mutex::codec`).
-const CASTAGNOLI: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISCSI);
+// The datagram check is the codec's (`codec::frame_check`, `CHECK_LEN` bytes), for the same
+// reasons: every error of up to 5 bits is detected at these lengths.
 
 const CORE: u8 = 0;
 const HELLO: u8 = 1;
@@ -76,7 +73,7 @@ pub fn encode<M: Wire>(sender: NodeId, body: &Body<M>) -> Option<Vec<u8>> {
     if let Some(msg) = msg {
         out.extend(codec::encode(msg));
     }
-    out.extend(CASTAGNOLI.checksum(&out).to_le_bytes());
+    out.extend(codec::frame_check(&out));
     Some(out)
 }
 
@@ -85,7 +82,7 @@ pub fn encode<M: Wire>(sender: NodeId, body: &Body<M>) -> Option<Vec<u8>> {
 /// decode). The check comes first: nothing of a datagram that fails it is read.
 pub fn decode<M: Wire>(bytes: &[u8]) -> Option<(NodeId, Body<M>)> {
     let (bytes, check) = bytes.split_last_chunk::<CHECK_LEN>()?;
-    if CASTAGNOLI.checksum(bytes).to_le_bytes() != *check {
+    if codec::frame_check(bytes) != *check {
         return None;
     }
     let mut r = Reader(bytes);

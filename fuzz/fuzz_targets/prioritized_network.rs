@@ -1,6 +1,6 @@
-//! The body is `manet_mutex::testkit::fuzz::prioritized_network`.
+//! The body is `manet_mutex_testkit::fuzz::prioritized_network`.
 #![no_main]
 
-use manet_mutex::testkit::fuzz::prioritized_network::{run, Input};
+use manet_mutex_testkit::fuzz::prioritized_network::{run, Input};
 
 libfuzzer_sys::fuzz_target!(|input: Input| run(&input));

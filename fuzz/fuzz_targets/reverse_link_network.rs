@@ -1,6 +1,6 @@
-//! The body is `manet_mutex::testkit::fuzz::reverse_link_network`.
+//! The body is `manet_mutex_testkit::fuzz::reverse_link_network`.
 #![no_main]
 
-use manet_mutex::testkit::fuzz::reverse_link_network::{run, Input};
+use manet_mutex_testkit::fuzz::reverse_link_network::{run, Input};
 
 libfuzzer_sys::fuzz_target!(|input: Input| run(&input));

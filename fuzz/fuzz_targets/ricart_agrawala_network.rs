@@ -1,7 +1,7 @@
 //! A permission system under arbitrary operations; the body is
-//! `manet_mutex::testkit::fuzz::permission_network`.
+//! `manet_mutex_testkit::fuzz::permission_network`.
 #![no_main]
 
-use manet_mutex::testkit::fuzz::permission_network::{run, Input};
+use manet_mutex_testkit::fuzz::permission_network::{run, Input};
 
 libfuzzer_sys::fuzz_target!(|input: Input| run::<manet_mutex::ricart_agrawala::Node>(&input));

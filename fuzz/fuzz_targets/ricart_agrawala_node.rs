@@ -1,6 +1,6 @@
-//! The body is `manet_mutex::testkit::fuzz::ricart_agrawala_node`.
+//! The body is `manet_mutex_testkit::fuzz::ricart_agrawala_node`.
 #![no_main]
 
-use manet_mutex::testkit::fuzz::ricart_agrawala_node::{run, Input};
+use manet_mutex_testkit::fuzz::ricart_agrawala_node::{run, Input};
 
 libfuzzer_sys::fuzz_target!(|input: Input| run(&input));

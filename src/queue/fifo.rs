@@ -76,12 +76,11 @@ impl<T: PartialEq + Copy> FifoQueue<T> {
         self.items.is_empty()
     }
 
-    /// Ask the cache for the queued items (a hint, see `crate::prefetch`).
-    #[cfg(feature = "std")]
-    pub(crate) fn prefetch(&self) {
+    /// Visit the memory of the queued items (see `reverse_link::Node::heap_regions`).
+    pub(crate) fn heap_regions(&self, visit: &mut impl FnMut(*const u8, usize)) {
         let (front, back) = self.items.as_slices();
-        crate::prefetch::slice(front);
-        crate::prefetch::slice(back);
+        visit(front.as_ptr().cast(), core::mem::size_of_val(front));
+        visit(back.as_ptr().cast(), core::mem::size_of_val(back));
     }
 
     /// The queued items, front first.

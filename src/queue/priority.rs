@@ -195,10 +195,12 @@ impl<T: PartialEq + Copy> PriorityQueue<T> {
         self.entries.is_empty()
     }
 
-    /// Ask the cache for the queued entries (a hint, see `crate::prefetch`).
-    #[cfg(feature = "std")]
-    pub(crate) fn prefetch(&self) {
-        crate::prefetch::slice(&self.entries);
+    /// Visit the memory of the queued entries (see `reverse_link::Node::heap_regions`).
+    pub(crate) fn heap_regions(&self, visit: &mut impl FnMut(*const u8, usize)) {
+        visit(
+            self.entries.as_ptr().cast(),
+            core::mem::size_of_val(&self.entries[..]),
+        );
     }
 
     /// The queued items and their priorities, front first.

@@ -100,12 +100,13 @@ impl Node {
         &self.links.neighbors
     }
 
-    /// Ask the cache for the state outside this struct that an event reads (the neighbour
-    /// table and the request queue; a hint for the simulator, see `crate::prefetch`).
-    #[cfg(feature = "std")]
-    pub(crate) fn prefetch(&self) {
-        self.links.neighbors.prefetch();
-        self.queue.prefetch();
+    /// Visit the heap memory an event at this node reads besides the node itself (the
+    /// neighbour table and the request queue), as `(start, length in bytes)`: a simulator of
+    /// large networks asks the cache for it ahead of time. Not part of the stable API.
+    #[doc(hidden)]
+    pub fn heap_regions(&self, visit: &mut impl FnMut(*const u8, usize)) {
+        self.links.neighbors.heap_regions(visit);
+        self.queue.heap_regions(visit);
     }
 
     /// Where the node last sent a request or token (itself while it holds a token); `None`

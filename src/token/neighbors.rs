@@ -346,11 +346,10 @@ impl Neighbors {
         self.entries.remove(id).is_some()
     }
 
-    /// Ask the cache for the entries (a hint for the simulator, which knows which node's
-    /// table the next events read; see `crate::prefetch`).
-    #[cfg(feature = "std")]
-    pub(crate) fn prefetch(&self) {
-        crate::prefetch::slice(self.entries.iter().as_slice());
+    /// Visit the memory of the entries (see `reverse_link::Node::heap_regions`).
+    pub(crate) fn heap_regions(&self, visit: &mut impl FnMut(*const u8, usize)) {
+        let entries = self.entries.iter().as_slice();
+        visit(entries.as_ptr().cast(), core::mem::size_of_val(entries));
     }
 
     /// Every entry, members of `N` or not, sorted by id.

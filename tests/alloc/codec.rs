@@ -6,9 +6,9 @@ use manet_mutex::look_ahead::Announcement;
 use manet_mutex::permission::Timestamp;
 use manet_mutex::prioritized::Resources;
 use manet_mutex::queue::Priority;
-use manet_mutex::testkit::fuzz::decode::seal;
 use manet_mutex::token::height::{Height, Sealed};
 use manet_mutex::{look_ahead, prioritized, reverse_link, ricart_agrawala, NodeId};
+use manet_mutex_testkit::fuzz::decode::seal;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

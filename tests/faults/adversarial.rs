@@ -1,4 +1,4 @@
-//! Property tests of the threat model: the fuzz bodies' networks (`manet_mutex::testkit::fuzz::*_network`)
+//! Property tests of the threat model: the fuzz bodies' networks (`manet_mutex_testkit::fuzz::*_network`)
 //! driven by structured, shrinkable schedules instead of raw bytes. Token networks get
 //! corruption of any message in flight (a field, its kind, or 1 to 4 bits of its frame, which
 //! the link session retransmits) and link events that each end notices at its own time;
@@ -11,9 +11,9 @@
 
 use std::cell::RefCell;
 
-use manet_mutex::testkit::corrupt::Counts;
-use manet_mutex::testkit::fuzz::{permission_network, prioritized_network, reverse_link_network};
-use manet_mutex::testkit::strategy::{
+use manet_mutex_testkit::corrupt::Counts;
+use manet_mutex_testkit::fuzz::{permission_network, prioritized_network, reverse_link_network};
+use manet_mutex_testkit::strategy::{
     cases, permission_input, prioritized_input, reverse_link_input,
 };
 use proptest::prelude::*;

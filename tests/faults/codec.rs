@@ -18,13 +18,13 @@ use manet_mutex::look_ahead::Announcement;
 use manet_mutex::permission::Timestamp;
 use manet_mutex::prioritized::Resources;
 use manet_mutex::queue::Priority;
-use manet_mutex::testkit::fuzz::decode as body;
-use manet_mutex::testkit::strategy::cases;
 use manet_mutex::token::height::{Height, Sealed};
 use manet_mutex::{
     look_ahead, prioritized, reverse_link, ricart_agrawala, Action, Anomaly, CsRequest, Event,
     Fence, FenceCopies, NodeId, Protocol,
 };
+use manet_mutex_testkit::fuzz::decode as body;
+use manet_mutex_testkit::strategy::cases;
 use proptest::collection::vec;
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};

@@ -2,8 +2,8 @@
 //! committed reproducer, on stable and without cargo-fuzz (see `docs/verification.md`).
 
 use manet_mutex::look_ahead::Node;
-use manet_mutex::testkit::corrupt::Counts;
-use manet_mutex::testkit::fuzz::permission_network;
+use manet_mutex_testkit::corrupt::Counts;
+use manet_mutex_testkit::fuzz::permission_network;
 
 /// Seeded inputs and every committed reproducer (read with today's corruptions: a third of
 /// the fuzz inputs' corruptions are kind changes or frame flips); the corruptions they made
@@ -41,7 +41,7 @@ fn look_ahead_node_survives_arbitrary_events() {
         "look_ahead_node",
         crate::seeded::cases(20_000),
         4096,
-        manet_mutex::testkit::fuzz::look_ahead_node::run,
+        manet_mutex_testkit::fuzz::look_ahead_node::run,
     );
     println!("look_ahead_node: {ran} inputs");
 }

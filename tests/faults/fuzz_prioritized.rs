@@ -1,7 +1,7 @@
 //! The `prioritized` fuzz targets' bodies as ordinary tests: seeded random inputs plus every
 //! committed reproducer, on stable and without cargo-fuzz (see `docs/verification.md`).
 
-use manet_mutex::testkit::corrupt::Counts;
+use manet_mutex_testkit::corrupt::Counts;
 
 /// Seeded inputs and every committed reproducer (read with today's corruptions: a third of
 /// the fuzz inputs' corruptions are kind changes or frame flips); the corruptions they made
@@ -15,7 +15,7 @@ fn prioritized_network_keeps_every_invariant() {
         4096,
         |input| {
             *done.borrow_mut() +=
-                manet_mutex::testkit::fuzz::prioritized_network::play(input).corruptions
+                manet_mutex_testkit::fuzz::prioritized_network::play(input).corruptions
         },
     );
     let done = done.into_inner();
@@ -33,7 +33,7 @@ fn prioritized_network_inputs_change_kinds_and_flip_frame_bits() {
     let done = std::cell::RefCell::new(Counts::default());
     crate::seeded::seeds("prioritized_network", 1_000, 4096, &|input| {
         *done.borrow_mut() +=
-            manet_mutex::testkit::fuzz::prioritized_network::play_schedule(input).corruptions
+            manet_mutex_testkit::fuzz::prioritized_network::play_schedule(input).corruptions
     });
     let done = done.into_inner();
     println!("prioritized_network: 1000 schedules, corruptions {done:?}");
@@ -51,7 +51,7 @@ fn prioritized_network_reproducers_replay_as_recorded() {
         .join("fuzz/regressions/prioritized_network");
     let ran = crate::seeded::replay(
         &dir,
-        &manet_mutex::testkit::fuzz::prioritized_network::run_as_recorded,
+        &manet_mutex_testkit::fuzz::prioritized_network::run_as_recorded,
     );
     assert!(ran > 0);
 }
@@ -63,7 +63,7 @@ fn prioritized_network_reproducers_from_before_faults_still_pass() {
         .join("fuzz/regressions/prioritized_network/before-faults");
     let ran = crate::seeded::replay(
         &dir,
-        &manet_mutex::testkit::fuzz::prioritized_network::run_without_faults,
+        &manet_mutex_testkit::fuzz::prioritized_network::run_without_faults,
     );
     assert_eq!(ran, 1);
 }
@@ -74,7 +74,7 @@ fn prioritized_node_survives_arbitrary_events() {
         "prioritized_node",
         crate::seeded::cases(20_000),
         4096,
-        manet_mutex::testkit::fuzz::prioritized_node::run,
+        manet_mutex_testkit::fuzz::prioritized_node::run,
     );
     println!("prioritized_node: {ran} inputs");
 }

@@ -1,7 +1,7 @@
 //! The `reverse_link` fuzz targets' bodies as ordinary tests: seeded random inputs plus every
 //! committed reproducer, on stable and without cargo-fuzz (see `docs/verification.md`).
 
-use manet_mutex::testkit::corrupt::Counts;
+use manet_mutex_testkit::corrupt::Counts;
 
 /// Seeded inputs and every committed reproducer (read with today's corruptions: a third of
 /// the fuzz inputs' corruptions are kind changes or frame flips); the corruptions they made
@@ -15,7 +15,7 @@ fn reverse_link_network_keeps_every_invariant() {
         4096,
         |input| {
             *done.borrow_mut() +=
-                manet_mutex::testkit::fuzz::reverse_link_network::play(input).corruptions
+                manet_mutex_testkit::fuzz::reverse_link_network::play(input).corruptions
         },
     );
     let done = done.into_inner();
@@ -33,7 +33,7 @@ fn reverse_link_network_inputs_change_kinds_and_flip_frame_bits() {
     let done = std::cell::RefCell::new(Counts::default());
     crate::seeded::seeds("reverse_link_network", 1_000, 4096, &|input| {
         *done.borrow_mut() +=
-            manet_mutex::testkit::fuzz::reverse_link_network::play_schedule(input).corruptions
+            manet_mutex_testkit::fuzz::reverse_link_network::play_schedule(input).corruptions
     });
     let done = done.into_inner();
     println!("reverse_link_network: 1000 schedules, corruptions {done:?}");
@@ -51,7 +51,7 @@ fn reverse_link_network_reproducers_replay_as_recorded() {
         .join("fuzz/regressions/reverse_link_network");
     let ran = crate::seeded::replay(
         &dir,
-        &manet_mutex::testkit::fuzz::reverse_link_network::run_as_recorded,
+        &manet_mutex_testkit::fuzz::reverse_link_network::run_as_recorded,
     );
     assert!(ran > 0);
 }
@@ -63,7 +63,7 @@ fn reverse_link_network_reproducers_from_before_faults_still_pass() {
         .join("fuzz/regressions/reverse_link_network/before-faults");
     let ran = crate::seeded::replay(
         &dir,
-        &manet_mutex::testkit::fuzz::reverse_link_network::run_without_faults,
+        &manet_mutex_testkit::fuzz::reverse_link_network::run_without_faults,
     );
     assert_eq!(ran, 2);
 }
@@ -74,7 +74,7 @@ fn reverse_link_node_survives_arbitrary_events() {
         "reverse_link_node",
         crate::seeded::cases(20_000),
         4096,
-        manet_mutex::testkit::fuzz::reverse_link_node::run,
+        manet_mutex_testkit::fuzz::reverse_link_node::run,
     );
     println!("reverse_link_node: {ran} inputs");
 }
@@ -88,13 +88,13 @@ fn reverse_link_node_survives_arbitrary_events() {
 #[test]
 fn regression_request_is_resent_when_the_link_to_next_fails_and_reforms() {
     use manet_mutex::reverse_link::{Node, Settings};
-    use manet_mutex::sim::{Graph, Params};
     use manet_mutex::{CsRequest, NodeId};
+    use manet_mutex_sim::{Graph, Params};
 
     let (n0, n1, n2) = (NodeId(0), NodeId(1), NodeId(2));
     let graph = Graph::from_edges(3, &[(n0, n1), (n0, n2)]);
     let params = Params::first_nodes(Settings::new(1), 1);
-    let mut net = manet_mutex::testkit::TokenNet::<Node>::new(graph, &params).unwrap();
+    let mut net = manet_mutex_testkit::TokenNet::<Node>::new(graph, &params).unwrap();
     net.request(n0, CsRequest::ONE);
     net.request(n1, CsRequest::ONE);
     net.deliver(n1, n0);
@@ -116,7 +116,7 @@ fn regression_holders_surrounded_by_holders_stop_lowering() {
         .join("fuzz/regressions/reverse_link_network/before-faults/holders-lower-below-each-other-forever");
     let bytes = std::fs::read(&file).unwrap();
     let input = arbitrary::Unstructured::new(&bytes);
-    manet_mutex::testkit::fuzz::reverse_link_network::run_without_faults(
+    manet_mutex_testkit::fuzz::reverse_link_network::run_without_faults(
         &arbitrary::Arbitrary::arbitrary_take_rest(input).unwrap(),
     );
 }

@@ -1,4 +1,4 @@
-//! The corrupt operation's kind changes and frame flips (`manet_mutex::testkit::corrupt`, issue
+//! The corrupt operation's kind changes and frame flips (`manet_mutex_testkit::corrupt`, issue
 //! 21): which kinds each algorithm's messages change into (computed through the codec, pinned
 //! here for typical messages), what a kind change can never do (make or consume a token or a
 //! RELEASE; pass a check word), and that a flip of 1 to 4 bits of a real frame never decodes.
@@ -11,11 +11,11 @@ use manet_mutex::look_ahead::Announcement;
 use manet_mutex::permission::Timestamp;
 use manet_mutex::prioritized::Resources;
 use manet_mutex::queue::Priority;
-use manet_mutex::testkit::corrupt::{kinds_of, Corruptible, Corruption, Flip, Outcome};
-use manet_mutex::testkit::strategy::cases;
-use manet_mutex::testkit::TokenHarness;
 use manet_mutex::token::height::{Height, Sealed};
 use manet_mutex::{look_ahead, prioritized, reverse_link, ricart_agrawala, Fence, NodeId};
+use manet_mutex_testkit::corrupt::{kinds_of, Corruptible, Corruption, Flip, Outcome};
+use manet_mutex_testkit::strategy::cases;
+use manet_mutex_testkit::TokenHarness;
 use proptest::prelude::*;
 
 use crate::codec::{
@@ -358,11 +358,11 @@ fn ricart_agrawala_intact(msg: &ricart_agrawala::Message) -> Option<bool> {
 fn ack_question_changed<P: TokenHarness>(
     settings: P::Settings,
     kind: usize,
-) -> manet_mutex::testkit::TokenNet<P> {
-    use manet_mutex::testkit::corrupt::Value;
+) -> manet_mutex_testkit::TokenNet<P> {
+    use manet_mutex_testkit::corrupt::Value;
     let (n0, n1) = (NodeId(0), NodeId(1));
     let mut net =
-        manet_mutex::testkit::TokenNet::<P>::with_edges(2, &[(0, 1)], &[0], settings).unwrap();
+        manet_mutex_testkit::TokenNet::<P>::with_edges(2, &[(0, 1)], &[0], settings).unwrap();
     net.request(n1, manet_mutex::CsRequest::ONE);
     assert!(net.deliver(n1, n0), "node 1's REQUEST");
     assert!(net.deliver(n0, n1), "the TOKEN");

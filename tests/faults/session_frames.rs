@@ -31,8 +31,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use manet_mutex::session::{
     Datagram, Epochs, Frame, LinkState, LinkStatus, Session, SessionEvent, Settings,
 };
-use manet_mutex::testkit::strategy::cases;
 use manet_mutex::{Event, NodeId};
+use manet_mutex_testkit::strategy::cases;
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::select;

@@ -12,11 +12,11 @@ use manet_mutex::permission::{Timestamp, SKEW_LIMIT};
 use manet_mutex::prioritized::{self, Policy, Settings};
 use manet_mutex::queue::Priority;
 use manet_mutex::reverse_link;
-use manet_mutex::sim::Graph;
-use manet_mutex::sim::Params;
-use manet_mutex::testkit::{Flight, PermNet, PermissionHarness};
 use manet_mutex::token::Height;
 use manet_mutex::{ricart_agrawala, Action, Anomaly, CsRequest, Event, NodeId, Protocol, Status};
+use manet_mutex_sim::Graph;
+use manet_mutex_sim::Params;
+use manet_mutex_testkit::{Flight, PermNet, PermissionHarness};
 
 fn from<M: std::fmt::Debug>(host: u32, kind: &'static str) -> impl Fn(&Flight<M>) -> bool {
     move |f| f.from == NodeId(host) && format!("{:?}", f.msg).starts_with(kind)
@@ -91,7 +91,7 @@ fn corrupted_priority_then_corrupted_reply<N>(nodes: Vec<N>)
 where
     N: PermissionHarness,
 {
-    use manet_mutex::testkit::corrupt::Value;
+    use manet_mutex_testkit::corrupt::Value;
     let mut net = PermNet::with_nodes(nodes).checked();
     net.apply(NodeId(1), Event::Request(CsRequest::ONE))
         .unwrap();
@@ -190,10 +190,10 @@ fn finding_1_a_huge_epoch_mutes_nobody() {
 
 /// Finding 2: line 0–1–2, the token at 0; the link 0–2 forms and node 0 notices first; its
 /// LinkInfo reaches node 2 before node 2's own `LinkUp`; the link 1–2 fails; node 2 asks.
-fn half_open_link<P: manet_mutex::testkit::TokenHarness>(params: &Params<P::Settings>) {
+fn half_open_link<P: manet_mutex_testkit::TokenHarness>(params: &Params<P::Settings>) {
     let (n0, n1, n2) = (NodeId(0), NodeId(1), NodeId(2));
     let graph = Graph::from_edges(3, &[(n0, n1), (n1, n2)]);
-    let mut net = manet_mutex::testkit::TokenNet::<P>::new(graph, params).unwrap();
+    let mut net = manet_mutex_testkit::TokenNet::<P>::new(graph, params).unwrap();
     net.form_at(n0, n2);
     net.deliver(n0, n2);
     net.notice(n2, n0);

@@ -12,7 +12,7 @@
 
 use crate::perm_model::{Bounds, PermModel};
 use manet_mutex::look_ahead::Node;
-use manet_mutex::testkit::corrupt::Value;
+use manet_mutex_testkit::corrupt::Value;
 
 use crate::perm_model::Scope::{Large, Small};
 
@@ -87,7 +87,7 @@ fn two_hosts_many_mode_changes() {
 #[test]
 fn regression_a_disconnect_older_than_our_reconnect_still_ends_the_wait() {
     use manet_mutex::{Event, NodeId, Status};
-    let mut net = manet_mutex::testkit::PermNet::<Node>::new(2, 0).unwrap();
+    let mut net = manet_mutex_testkit::PermNet::<Node>::new(2, 0).unwrap();
     net.request(NodeId(0));
     net.apply_valid(NodeId(0), Event::Reconnect);
     net.apply_valid(NodeId(1), Event::Disconnect);
@@ -158,8 +158,8 @@ fn regression_the_answer_to_a_stale_looking_request_cannot_be_corrupted_into_a_g
     use manet_mutex::look_ahead::Message;
     use manet_mutex::{NodeId, Status};
     let (n0, n1) = (NodeId(0), NodeId(1));
-    let mut net = manet_mutex::testkit::PermNet::<Node>::new(2, 1).unwrap();
-    let find = |net: &manet_mutex::testkit::PermNet<Node>, want: fn(&Message) -> bool| {
+    let mut net = manet_mutex_testkit::PermNet::<Node>::new(2, 1).unwrap();
+    let find = |net: &manet_mutex_testkit::PermNet<Node>, want: fn(&Message) -> bool| {
         net.in_flight.iter().position(|f| want(&f.msg)).unwrap()
     };
     net.request(n1);

@@ -28,9 +28,9 @@ use manet_mutex::{CsRequest, Event, NodeId, Status, TimerId};
 use stateright::{Model, Property};
 
 use crate::explore::{explore, Run};
-use manet_mutex::testkit::corrupt::{kinds_of, Corruption, Fields, Value};
+use manet_mutex_testkit::corrupt::{kinds_of, Corruption, Fields, Value};
 
-use manet_mutex::testkit::{PermNet, PermissionHarness};
+use manet_mutex_testkit::{PermNet, PermissionHarness};
 
 /// Drain rounds: a request, its REPLYs and one retransmission per host fit many times over.
 const DRAIN_ROUNDS: usize = 64;

@@ -17,9 +17,9 @@ use crate::token_model::{
     edges, hash_neighbors, neighbor_heights, Bounds, Fingerprint, Shifted, TokenModel,
 };
 use manet_mutex::prioritized::{Message, Node, Policy, Settings};
-use manet_mutex::sim::Params;
 use manet_mutex::token::{Height, Neighbors, Sealed};
 use manet_mutex::{CsRequest, NodeId, Protocol};
+use manet_mutex_sim::Params;
 
 impl Fingerprint for Node {
     fn height(&self) -> Height {

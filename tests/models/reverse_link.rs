@@ -14,11 +14,11 @@ use crate::token_model::{
     edges, hash_neighbors, neighbor_heights, Bounds, Fingerprint, Shifted, TokenModel,
 };
 use manet_mutex::reverse_link::{Message, Node, Settings};
-use manet_mutex::sim::Graph;
-use manet_mutex::sim::Params;
-use manet_mutex::testkit::TokenNet;
 use manet_mutex::token::{Height, Neighbors};
 use manet_mutex::{CsRequest, Protocol};
+use manet_mutex_sim::Graph;
+use manet_mutex_sim::Params;
+use manet_mutex_testkit::TokenNet;
 
 impl Fingerprint for Node {
     fn height(&self) -> Height {

@@ -27,16 +27,16 @@
 
 use std::hash::{Hash, Hasher};
 
-use manet_mutex::sim::{Graph, Params};
 use manet_mutex::token::Height;
 use manet_mutex::token::Neighbors;
 use manet_mutex::{CsRequest, Event, NodeId, Status};
+use manet_mutex_sim::{Graph, Params};
 use stateright::{Model, Property};
 
 use crate::explore::{explore, Run};
-use manet_mutex::testkit::corrupt::{kinds_of, Corruption, Fields, Value};
+use manet_mutex_testkit::corrupt::{kinds_of, Corruption, Fields, Value};
 
-use manet_mutex::testkit::{TokenHarness as Harnessed, TokenNet as Net};
+use manet_mutex_testkit::{TokenHarness as Harnessed, TokenNet as Net};
 
 /// Rounds of the liveness drain: far more than any request needs on four nodes (a request and
 /// the token it brings back each cross at most three links, plus reversals).

@@ -2,10 +2,10 @@
 //! hand-driven [`PermNet`].
 
 use manet_mutex::look_ahead;
-use manet_mutex::testkit::{PermNet, PermissionHarness};
 use manet_mutex::{
     Action, Anomaly, CsRequest, Event, Fence, FenceCopies, NodeId, Protocol, Severity,
 };
+use manet_mutex_testkit::{PermNet, PermissionHarness};
 use proptest::prelude::*;
 
 // Fixtures for driving one look-ahead host by hand.

@@ -3,9 +3,9 @@
 //! every request served or withdrawn and never both, under loss, duplication, reordering and
 //! early timeouts; a REPLY to a withdrawn request never grants a later one.
 
-use manet_mutex::testkit::strategy::cases;
-use manet_mutex::testkit::{PermNet, PermissionHarness};
 use manet_mutex::{look_ahead, ricart_agrawala, CsRequest, Error, Event, Fence, NodeId, Status};
+use manet_mutex_testkit::strategy::cases;
+use manet_mutex_testkit::{PermNet, PermissionHarness};
 use proptest::prelude::*;
 
 fn ra(n: u32) -> PermNet<ricart_agrawala::Node> {
@@ -16,7 +16,7 @@ fn la(n: u32, seed: u64) -> PermNet<look_ahead::Node> {
     PermNet::new(n, seed).unwrap().checked()
 }
 
-fn is_reply<M: std::fmt::Debug>(from: u32) -> impl Fn(&manet_mutex::testkit::Flight<M>) -> bool {
+fn is_reply<M: std::fmt::Debug>(from: u32) -> impl Fn(&manet_mutex_testkit::Flight<M>) -> bool {
     move |f| f.from == NodeId(from) && format!("{:?}", f.msg).starts_with("Reply")
 }
 

@@ -2,10 +2,10 @@
 //! after every event (the kit's hand-driven mode), every request is either served or
 //! withdrawn and never both, and the drain still serves everyone who waits.
 
-use manet_mutex::sim::{Graph, Params};
-use manet_mutex::testkit::strategy::cases;
-use manet_mutex::testkit::{TokenHarness, TokenNet};
 use manet_mutex::{prioritized, reverse_link, CsRequest, Error, Event, NodeId, Status};
+use manet_mutex_sim::{Graph, Params};
+use manet_mutex_testkit::strategy::cases;
+use manet_mutex_testkit::{TokenHarness, TokenNet};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]

@@ -6,4 +6,3 @@ mod cancel;
 mod prioritized;
 mod reverse_link;
 mod session;
-mod viewer;

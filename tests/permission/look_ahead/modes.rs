@@ -3,15 +3,15 @@
 
 use crate::fixtures::{ann, assert_ignored, enter, node, recv, run, ts, F0};
 use manet_mutex::look_ahead::{Announcement, Message, Mode, Node, Relation};
-use manet_mutex::testkit::PermNet;
 use manet_mutex::{Action, Anomaly, CsRequest, Event, Fence, NodeId, Protocol, Status};
+use manet_mutex_testkit::PermNet;
 
 /// Two hosts; host 0 asks host 1 (the paper's consistent starting state).
 fn pair() -> PermNet<Node> {
     PermNet::with_nodes(vec![node(0, 2, &[1]), node(1, 2, &[])]).checked()
 }
 
-fn is_request(f: &manet_mutex::testkit::Flight<Message>) -> bool {
+fn is_request(f: &manet_mutex_testkit::Flight<Message>) -> bool {
     matches!(f.msg, Message::Request { .. })
 }
 

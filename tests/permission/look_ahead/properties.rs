@@ -6,11 +6,11 @@
 use crate::fixtures::{only_noise, play, resource_accepts_every_entry, schedule_op as op, F0};
 use manet_mutex::look_ahead::{self, Config, Node, Settings};
 use manet_mutex::permission::Timestamp;
-use manet_mutex::sim::routed::{self, Failures, LoadPattern, ModeChanges, RoutedConfig};
-use manet_mutex::testkit::fuzz::permission_network;
-use manet_mutex::testkit::strategy::{cases, permission_input_with, PermissionFaults};
-use manet_mutex::testkit::PermNet;
 use manet_mutex::{CsRequest, Event, NodeId, Protocol, TimerId};
+use manet_mutex_sim::routed::{self, Failures, LoadPattern, ModeChanges, RoutedConfig};
+use manet_mutex_testkit::fuzz::permission_network;
+use manet_mutex_testkit::strategy::{cases, permission_input_with, PermissionFaults};
+use manet_mutex_testkit::PermNet;
 use proptest::prelude::*;
 
 fn net(n: u32, seed: u64) -> PermNet<Node> {

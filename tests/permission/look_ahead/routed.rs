@@ -2,11 +2,11 @@
 //! beats Ricart–Agrawala on messages, and a violation reports the seed and the trace.
 
 use manet_mutex::look_ahead;
-use manet_mutex::sim::routed::{
+use manet_mutex::{Actions, Error, Event, NodeId, Protocol, Status};
+use manet_mutex_sim::routed::{
     run, run_algorithm, sweep, Algorithm, Failures, Host, LoadPattern, ModeChanges, RoutedConfig,
     SweepConfig, Unreachable,
 };
-use manet_mutex::{Actions, Error, Event, NodeId, Protocol, Status};
 
 #[test]
 fn runs_are_deterministic_per_seed() {
@@ -90,7 +90,7 @@ fn small_sweep_returns_one_row_per_combination() {
     assert!(rows
         .iter()
         .all(|r| r.summary.cs_entries >= 20 && r.summary.hops_per_cs > 0.0));
-    let csv = manet_mutex::sim::experiment::to_csv(&rows);
+    let csv = manet_mutex_sim::experiment::to_csv(&rows);
     let mut lines = csv.lines();
     assert!(lines
         .next()
@@ -101,7 +101,7 @@ fn small_sweep_returns_one_row_per_combination() {
         .unwrap()
         .starts_with("look_ahead,4,0.01,uniform,false,1,1,"));
     let again = sweep(&cfg, 1).unwrap();
-    let key = |r: &manet_mutex::sim::experiment::Row| {
+    let key = |r: &manet_mutex_sim::experiment::Row| {
         (
             r.params.clone(),
             r.summary.cs_entries,
@@ -136,7 +136,7 @@ impl Protocol for Liar {
     }
 }
 
-impl manet_mutex::trace::Visible for Liar {}
+impl manet_mutex_sim::trace::Visible for Liar {}
 
 impl Host for Liar {
     const MODES: bool = true;

@@ -2,9 +2,9 @@
 //! overtaking, loss recovery, and when the paper's exact pairwise consistency holds.
 
 use manet_mutex::look_ahead::{Config, Message, Node, Relation, Settings};
-use manet_mutex::testkit::strategy::cases;
-use manet_mutex::testkit::{Flight, PermNet};
 use manet_mutex::{CsRequest, Event, Fence, NodeId, Protocol, Status};
+use manet_mutex_testkit::strategy::cases;
+use manet_mutex_testkit::{Flight, PermNet};
 use proptest::prelude::*;
 
 fn node(id: u32, n: u32, info: &[u32]) -> Node {

@@ -4,10 +4,10 @@
 use crate::fixtures::{fence, only_noise, play, resource_accepts_every_entry, schedule_op, F0};
 use manet_mutex::permission::Timestamp;
 use manet_mutex::ricart_agrawala::{Config, Message, Node, Settings};
-use manet_mutex::testkit::fuzz::permission_network;
-use manet_mutex::testkit::strategy::{cases, permission_input_with, PermissionFaults};
-use manet_mutex::testkit::PermNet;
 use manet_mutex::{Action, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
+use manet_mutex_testkit::fuzz::permission_network;
+use manet_mutex_testkit::strategy::{cases, permission_input_with, PermissionFaults};
+use manet_mutex_testkit::PermNet;
 use proptest::prelude::*;
 
 fn node(id: u32, n: u32) -> Node {
@@ -185,7 +185,7 @@ proptest! {
         loss in prop::sample::select(vec![0.0, 0.05, 0.3]),
         failures in any::<bool>(),
     ) {
-        use manet_mutex::sim::routed::{self, RoutedConfig};
+        use manet_mutex_sim::routed::{self, RoutedConfig};
         let mut cfg = RoutedConfig::paper(hosts, 1e-2, 0.5, seed);
         cfg.target_entries = 30;
         cfg.loss = loss;

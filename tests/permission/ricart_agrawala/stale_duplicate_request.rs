@@ -9,8 +9,8 @@
 //! retransmission timer could rescue it, although no message had been lost.
 
 use manet_mutex::look_ahead;
-use manet_mutex::testkit::{Flight, PermNet, PermissionHarness};
 use manet_mutex::{ricart_agrawala, CsRequest, Event, NodeId, Status};
+use manet_mutex_testkit::{Flight, PermNet, PermissionHarness};
 
 fn is_request<M: std::fmt::Debug>(from: u32) -> impl Fn(&Flight<M>) -> bool {
     move |f| f.from == NodeId(from) && format!("{:?}", f.msg).starts_with("Request")

@@ -2,8 +2,8 @@
 
 use manet_mutex::prioritized::invariants::check_quiescent;
 use manet_mutex::prioritized::{Message, Node, Settings};
-use manet_mutex::testkit::TokenNet;
 use manet_mutex::{CsRequest, NodeId, Status};
+use manet_mutex_testkit::TokenNet;
 
 /// Deliveries before [`TokenNet::run`] reports a livelock.
 pub const LIMIT: usize = 200_000;

@@ -7,10 +7,10 @@ use super::fixtures::{ask, drain, edge, in_cs, n, net};
 use manet_mutex::fence::Fences;
 use manet_mutex::prioritized::{network, Message, Node, Policy, Resources, Settings};
 use manet_mutex::queue::Priority;
-use manet_mutex::testkit::fuzz::prioritized_network;
-use manet_mutex::testkit::strategy::{cases, prioritized_input_with, TokenFaults};
 use manet_mutex::token::{Height, Sealed};
 use manet_mutex::{Anomaly, CsRequest, Event, FenceCopies, Protocol, Severity, Status};
+use manet_mutex_testkit::fuzz::prioritized_network;
+use manet_mutex_testkit::strategy::{cases, prioritized_input_with, TokenFaults};
 use proptest::collection::vec;
 use proptest::prelude::*;
 

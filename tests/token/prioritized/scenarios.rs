@@ -2,8 +2,8 @@
 
 use super::fixtures::{ask, drain, entry_order, in_cs, last_sent, n, net, LIMIT};
 use manet_mutex::prioritized::{Message, Node, Policy, Resources, Settings};
-use manet_mutex::testkit::TokenNet;
 use manet_mutex::Status;
+use manet_mutex_testkit::TokenNet;
 
 fn complete(count: u32) -> Vec<(u32, u32)> {
     (0..count)

@@ -4,10 +4,10 @@
 //! token-oriented network at the end.
 
 use manet_mutex::prioritized::{Node, Policy, Settings};
-use manet_mutex::sim::token::{self, Config};
-use manet_mutex::sim::{Dist, Graph, Params, Workload};
-use manet_mutex::testkit::strategy::cases;
 use manet_mutex::NodeId;
+use manet_mutex_sim::token::{self, Config};
+use manet_mutex_sim::{Dist, Graph, Params, Workload};
+use manet_mutex_testkit::strategy::cases;
 use proptest::prelude::*;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

@@ -1,7 +1,7 @@
 //! Local misuse is an `Err` that leaves the node unchanged; peer garbage never panics, never
 //! returns `Err`, and never creates or destroys a token.
 
-use manet_mutex::testkit::strategy::cases;
+use manet_mutex_testkit::strategy::cases;
 
 use manet_mutex::reverse_link::{Config, Message, Node, Settings};
 use manet_mutex::token::{Height, Sealed};
@@ -788,8 +788,8 @@ fn a_keepalive_from_next_repeats_the_request() {
 /// two copies: the token arrives with its id and counter, and the next entry continues them.
 #[test]
 fn a_corrupted_fence_field_of_a_token_in_flight_is_recovered() {
-    use manet_mutex::testkit::corrupt::Value;
-    use manet_mutex::testkit::TokenNet;
+    use manet_mutex_testkit::corrupt::Value;
+    use manet_mutex_testkit::TokenNet;
     let (n0, n1) = (NodeId(0), NodeId(1));
     // A token's slots: the sealed height (4), then the three copies' lanes and values.
     for field in 4..10 {

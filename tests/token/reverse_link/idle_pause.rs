@@ -5,10 +5,10 @@
 use std::collections::BTreeSet;
 
 use manet_mutex::reverse_link::{network, Config, Message, Node, Settings, IDLE_PAUSE};
-use manet_mutex::sim::Graph;
-use manet_mutex::testkit::strategy::cases;
-use manet_mutex::testkit::TokenNet;
 use manet_mutex::{Action, CsRequest, Error, Event, NodeId, Protocol, Status, TimerId};
+use manet_mutex_sim::Graph;
+use manet_mutex_testkit::strategy::cases;
+use manet_mutex_testkit::TokenNet;
 use proptest::prelude::*;
 
 use super::unit::h;

@@ -3,15 +3,15 @@
 //! step's actions returned, link events applied to both ends, and every anomaly treated as a
 //! failure (except `Stale` when allowed).
 
-pub use manet_mutex::testkit::strategy::cases;
+pub use manet_mutex_testkit::strategy::cases;
 
 use std::ops::{Deref, DerefMut};
 
 use manet_mutex::reverse_link::{invariants, Config, Message, Node, Settings};
-use manet_mutex::sim::Graph;
-use manet_mutex::testkit::TokenNet;
 use manet_mutex::token::Height;
 use manet_mutex::{Action, Anomaly, CsRequest, Event, NodeId, Protocol};
+use manet_mutex_sim::Graph;
+use manet_mutex_testkit::TokenNet;
 
 pub fn h(h1: i64, h2: i64, id: u32) -> Height {
     Height::new(h1, h2, NodeId(id))

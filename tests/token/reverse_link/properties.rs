@@ -8,11 +8,11 @@
 
 use manet_mutex::fence::Fences;
 use manet_mutex::reverse_link::{Node, Settings};
-use manet_mutex::sim::token::{self, Config};
-use manet_mutex::sim::{Graph, Params, Workload};
-use manet_mutex::testkit::fuzz::reverse_link_network;
-use manet_mutex::testkit::strategy::{cases, reverse_link_input_with, TokenFaults};
 use manet_mutex::{Protocol, Severity};
+use manet_mutex_sim::token::{self, Config};
+use manet_mutex_sim::{Graph, Params, Workload};
+use manet_mutex_testkit::fuzz::reverse_link_network;
+use manet_mutex_testkit::strategy::{cases, reverse_link_input_with, TokenFaults};
 use proptest::prelude::*;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

@@ -465,9 +465,9 @@ fn krlf_two_unacknowledged_tokens_to_one_neighbour_cause_no_reversal_in_a_static
 /// The paper (section 4.2): "In a static network, no node will have to raise its height."
 fn static_runs_never_raise(forwarding: bool) {
     use manet_mutex::reverse_link::Settings;
-    use manet_mutex::sim::token::{self, Config as SimConfig};
-    use manet_mutex::sim::Params;
-    use manet_mutex::sim::{Graph, Workload};
+    use manet_mutex_sim::token::{self, Config as SimConfig};
+    use manet_mutex_sim::Params;
+    use manet_mutex_sim::{Graph, Workload};
     use rand::SeedableRng;
 
     let mut raised = Vec::new();

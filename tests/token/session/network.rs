@@ -1,5 +1,5 @@
 //! The token cores over link sessions on an unreliable datagram network
-//! (`manet_mutex::testkit::SessionNet`): datagrams lost (up to 30%), duplicated (up to 20%) and
+//! (`manet_mutex_testkit::SessionNet`): datagrams lost (up to 30%), duplicated (up to 20%) and
 //! delayed by 1 to 6 time units (reordered), links silent one or both ways and whole nodes
 //! silent for up to 300 time units (the liveness timeout is 96, so both short flaps that
 //! retransmission bridges and long ones that end an incarnation), links closed by the
@@ -17,12 +17,12 @@
 use manet_mutex::prioritized::{self, Policy};
 use manet_mutex::reverse_link;
 use manet_mutex::session::Settings;
-use manet_mutex::sim::{Graph, Params};
-use manet_mutex::testkit::datagram::{run_schedule, Report, SessionOp, SessionSchedule, Weather};
-use manet_mutex::testkit::fuzz::token_ops::Topology;
-use manet_mutex::testkit::strategy::{cases, session_schedule, stray_session_schedule, topology};
-use manet_mutex::testkit::SessionNet;
 use manet_mutex::{CsRequest, NodeId};
+use manet_mutex_sim::{Graph, Params};
+use manet_mutex_testkit::datagram::{run_schedule, Report, SessionOp, SessionSchedule, Weather};
+use manet_mutex_testkit::fuzz::token_ops::Topology;
+use manet_mutex_testkit::strategy::{cases, session_schedule, stray_session_schedule, topology};
+use manet_mutex_testkit::SessionNet;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRng, TestRunner};
 use std::cell::RefCell;

@@ -1,0 +1,163 @@
+//! KRL vs KRLF: the KRL paper's section 6.
+
+use manet_mutex::reverse_link::{Node, Settings};
+use manet_mutex_sim::experiment::Row;
+use manet_mutex_sim::token::{self, Config};
+use manet_mutex_sim::{Graph, Params, Workload};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use super::{ci, conn_name, grid, mobility_name, run_all, Algorithm, Args, Point};
+
+const CONNECTIVITY: [f64; 2] = [0.2, 0.8];
+const MOBILITY: [f64; 3] = [0.0, 0.002, 0.02];
+const LOAD: [f64; 4] = [0.001, 0.01, 0.1, 1.0];
+
+pub fn k(args: &Args) -> u32 {
+    args.k.unwrap_or(3)
+}
+
+fn variants(args: &Args) -> &'static [bool] {
+    match args.algorithm {
+        Algorithm::Krl => &[false],
+        Algorithm::Krlf => &[true],
+        _ => &[false, true],
+    }
+}
+
+/// A random connected graph with the given fraction of the possible links.
+pub fn graph(nodes: usize, connectivity: f64, seed: u64) -> Graph {
+    let possible = nodes * nodes.saturating_sub(1) / 2;
+    let edges = (connectivity * possible as f64).round() as usize;
+    Graph::random_connected(nodes, edges, &mut ChaCha8Rng::seed_from_u64(seed))
+}
+
+/// A run's configuration at grid point `p`, all but its workload: a random graph with
+/// random link changes, or the `--ns2` trace's links and their changes.
+pub fn config<S>(args: &Args, p: &Point, params: Params<S>) -> Config<Params<S>> {
+    let mut config = match &args.trace {
+        Some(trace) => {
+            let replay = trace.replay(args.radius, args.duration(p.load));
+            let graph = Graph::from_edges(trace.nodes(), &replay.initial);
+            let mut config = Config::new(graph, params, p.seed);
+            config.replay = replay.changes;
+            config
+        }
+        None => {
+            let mut config = Config::new(graph(args.nodes, p.connectivity, p.seed), params, p.seed);
+            config.lambda_mob = p.mobility;
+            config
+        }
+    };
+    config.duration = args.duration(p.load);
+    config.check_every_step = !args.no_checks;
+    config.trace_len = 0;
+    config
+}
+
+/// The run of one job: KRL, or KRLF with `forwarding`, at grid point `p`.
+fn job(args: &Args, forwarding: bool, p: &Point) -> Config<Params<Settings>> {
+    let mut settings = Settings::new(k(args)).with_forwarding(forwarding);
+    if forwarding && args.idle_pause > 0 {
+        settings = settings.with_idle_pause(args.idle_pause);
+    }
+    let mut config = config(args, p, Params::first_nodes(settings, k(args)));
+    config.workload = Workload {
+        lambda_req: p.load,
+        ..Workload::default()
+    };
+    config
+}
+
+/// The first job of the grid, recorded for the viewer (`--trace`).
+pub fn record(args: &Args) -> Result<super::Recorded, String> {
+    let p = grid(args, &CONNECTIVITY, &MOBILITY, &LOAD)[0];
+    super::record_run::<Node>(job(args, variants(args)[0], &p))
+}
+
+fn run_one(args: &Args, forwarding: bool, p: &Point) -> Result<Row, String> {
+    let config = job(args, forwarding, p);
+    let outcome = token::run::<Node>(config).map_err(|v| v.to_string())?;
+    Ok(Row {
+        algorithm: if forwarding { "KRLF" } else { "KRL" }.into(),
+        params: vec![
+            ("nodes", args.nodes.to_string()),
+            ("k", k(args).to_string()),
+            ("connectivity", p.connectivity.to_string()),
+            ("mobility", p.mobility.to_string()),
+            ("load", p.load.to_string()),
+            ("idle_pause", args.idle_pause.to_string()),
+        ],
+        seed: p.seed,
+        summary: outcome.metrics.summary(),
+        extra: Vec::new(),
+    })
+}
+
+pub fn run(args: &Args) -> (Vec<Row>, f64) {
+    let points = grid(args, &CONNECTIVITY, &MOBILITY, &LOAD);
+    let jobs: Vec<(bool, Point)> = variants(args)
+        .iter()
+        .flat_map(|&f| points.iter().map(move |p| (f, *p)))
+        .collect();
+    run_all(args, &jobs, |(f, p)| run_one(args, *f, p))
+}
+
+pub fn print_table(args: &Args, rows: &[Row]) {
+    let names: Vec<&str> = variants(args)
+        .iter()
+        .map(|&f| if f { "KRLF" } else { "KRL" })
+        .collect();
+    println!(
+        "KRL paper, section 6: {} nodes, k = {}, mean of {} seeds per point",
+        args.nodes,
+        k(args),
+        args.seeds
+    );
+    println!("time = mean wait per CS entry; msgs = messages per CS entry\n");
+    let mut header = format!("{:>6} {:>9} {:>7}", "conn", "mobility", "load");
+    for n in &names {
+        header += &format!(" {:>15} {:>13}", format!("{n} time"), format!("{n} msgs"));
+    }
+    println!("{header}");
+    println!("{}", "-".repeat(header.len()));
+    for &c in args.connectivity.as_deref().unwrap_or(&CONNECTIVITY) {
+        for &m in args.mobility.as_deref().unwrap_or(&MOBILITY) {
+            for &l in args.load.as_deref().unwrap_or(&LOAD) {
+                let mut line = format!(
+                    "{:>6} {:>9} {:>7}",
+                    conn_name(args, c),
+                    mobility_name(args, m),
+                    l
+                );
+                for name in &names {
+                    let at = |r: &Row| {
+                        r.algorithm == *name
+                            && r.at(&[
+                                ("connectivity", c.to_string()),
+                                ("mobility", m.to_string()),
+                                ("load", l.to_string()),
+                            ])
+                    };
+                    let served = |r: &Row| r.summary.cs_entries > 0;
+                    let time = ci(
+                        rows,
+                        at,
+                        |r| served(r).then_some(r.summary.mean_wait),
+                        15,
+                        2,
+                    );
+                    let msgs = ci(
+                        rows,
+                        at,
+                        |r| served(r).then_some(r.summary.messages_per_cs),
+                        13,
+                        2,
+                    );
+                    line += &format!(" {time} {msgs}");
+                }
+                println!("{line}");
+            }
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! The token algorithms plugged into the token simulator ([`super::token`]). The cores never
+//! import the simulator; their adapters live here.
+
+use super::token::{Channels, Params, TokenAlgorithm};
+use super::Graph;
+use manet_mutex::{prioritized, reverse_link, Error};
+
+impl TokenAlgorithm for reverse_link::Node {
+    type Settings = reverse_link::Settings;
+
+    fn build(graph: &Graph, params: &Params<Self::Settings>) -> Result<Vec<Self>, Error> {
+        let n = graph.n() as u32;
+        reverse_link::network(n, graph.edges(), &params.holders, params.settings)?
+            .into_iter()
+            .map(Self::new)
+            .collect()
+    }
+
+    fn check_safety(nodes: &[Self], in_flight: &Channels<Self::Message>) -> Result<(), String> {
+        reverse_link::invariants::check_safety(nodes, in_flight.iter())
+    }
+
+    type Tally = reverse_link::invariants::Tally;
+
+    fn tally(&self) -> Self::Tally {
+        Self::Tally::of_node(self)
+    }
+
+    fn message_tally(_settings: &Self::Settings, msg: &Self::Message) -> Self::Tally {
+        Self::Tally::of_message(msg)
+    }
+
+    fn check_node(&self) -> Result<(), String> {
+        reverse_link::invariants::check_node(self)
+    }
+
+    fn check_tally(nodes: &[Self], total: Self::Tally) -> Result<(), String> {
+        match nodes.first() {
+            Some(node) => reverse_link::invariants::check_tally(node.settings().k, total),
+            None => Ok(()),
+        }
+    }
+
+    fn check_drained(
+        nodes: &[Self],
+        _in_flight: &Channels<Self::Message>,
+        quiescent: bool,
+    ) -> Result<(), String> {
+        let forwarding = nodes.first().is_some_and(|n| n.settings().forwarding);
+        match (quiescent, forwarding) {
+            (true, _) => reverse_link::invariants::check_quiescent(nodes),
+            // KRLF circulates idle tokens forever, so it never goes quiet.
+            (false, true) => Ok(()),
+            (false, false) => Err("KRL did not go quiet after the last request".into()),
+        }
+    }
+
+    fn raises(&self) -> u64 {
+        Self::raises(self)
+    }
+
+    fn prefetch(&self) {
+        self.heap_regions(&mut crate::prefetch::bytes);
+    }
+}
+
+impl TokenAlgorithm for prioritized::Node {
+    type Settings = prioritized::Settings;
+
+    fn build(graph: &Graph, params: &Params<Self::Settings>) -> Result<Vec<Self>, Error> {
+        let n = graph.n() as u32;
+        prioritized::network(n, graph.edges(), &params.holders, params.settings)?
+            .into_iter()
+            .map(Self::new)
+            .collect()
+    }
+
+    fn check_safety(nodes: &[Self], in_flight: &Channels<Self::Message>) -> Result<(), String> {
+        let k = nodes.first().map_or(0, |n| n.settings().k);
+        prioritized::invariants::check_safety(nodes, in_flight.iter(), k)
+    }
+
+    type Tally = prioritized::invariants::Tally;
+
+    fn tally(&self) -> Self::Tally {
+        Self::Tally::of_node(self)
+    }
+
+    fn message_tally(settings: &Self::Settings, msg: &Self::Message) -> Self::Tally {
+        Self::Tally::of_message(msg, settings.k)
+    }
+
+    fn check_node(&self) -> Result<(), String> {
+        prioritized::invariants::check_node(self, self.settings().k)
+    }
+
+    fn check_tally(nodes: &[Self], total: Self::Tally) -> Result<(), String> {
+        match nodes.first() {
+            Some(node) => {
+                let k = node.settings().k;
+                prioritized::invariants::check_tally(k, k, total)
+            }
+            None => Ok(()),
+        }
+    }
+
+    fn check_drained(
+        nodes: &[Self],
+        _in_flight: &Channels<Self::Message>,
+        quiescent: bool,
+    ) -> Result<(), String> {
+        if quiescent {
+            prioritized::invariants::check_quiescent(nodes)
+        } else {
+            Err("the prioritized algorithm did not go quiet after the last request".into())
+        }
+    }
+
+    fn raises(&self) -> u64 {
+        Self::raises(self)
+    }
+
+    fn prefetch(&self) {
+        self.heap_regions(&mut crate::prefetch::bytes);
+    }
+}

@@ -1,0 +1,348 @@
+//! The trace viewer in a real browser: a recorded simulation is rendered by headless Chromium
+//! at a known step, and what the page draws there (which nodes hold tokens, their status,
+//! which way each link points) is compared with the simulator's own state at that step.
+//!
+//! Needs `chromium` (Debian's package; `.ci/run` installs it). Without it the browser test
+//! is skipped with a message, unless `MANET_MUTEX_REQUIRE_CHROMIUM=1` (set by `.ci/run`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use manet_mutex::reverse_link::{Node, Settings};
+use manet_mutex::{NodeId, Protocol};
+use manet_mutex_sim::token::{self, Config};
+use manet_mutex_sim::trace::{html, Record, Recording, View};
+use manet_mutex_sim::{Graph, Params};
+use rand::SeedableRng;
+
+/// Per node its tokens and status; and each link as (higher end, lower end).
+type Drawing = (BTreeMap<u32, (u32, String)>, BTreeSet<(u32, u32)>);
+
+/// KRLF on 12 nodes with link changes, recorded.
+fn recorded_run() -> (Recording, Vec<Node>) {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
+    let graph = Graph::random_connected(12, 24, &mut rng);
+    let settings = Settings::new(3).with_forwarding(true);
+    let mut config = Config::new(graph, Params::first_nodes(settings, 3), 4);
+    config.workload.lambda_req = 0.1;
+    config.lambda_mob = 0.05;
+    config.duration = 60.0;
+    config.record = true;
+    let out = token::run::<Node>(config).expect("a correct run");
+    (out.recording.expect("recorded"), out.nodes)
+}
+
+/// What the page should draw after `k` steps, computed from the records: per node its
+/// tokens and status, and each link as (higher end, lower end).
+fn expected(rec: &Recording, k: usize) -> Drawing {
+    let Some(Record::Init { views, links, .. }) = rec.records.first() else {
+        panic!("no init record")
+    };
+    let mut views: Vec<View> = views.clone();
+    let mut links: BTreeSet<(u32, u32)> =
+        links.iter().map(|&(a, b)| (a.min(b), a.max(b))).collect();
+    let steps = rec.records.iter().filter_map(|r| match r {
+        Record::Step {
+            node, view, link, ..
+        } => Some((node, view, link)),
+        _ => None,
+    });
+    for (node, view, link) in steps.take(k) {
+        views[*node as usize] = view.clone();
+        if let Some((a, b, up)) = link {
+            if *up {
+                links.insert((*a, *b));
+            } else {
+                links.remove(&(*a, *b));
+            }
+        }
+    }
+    let nodes = views
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (i as u32, (v.tokens, v.status.clone())))
+        .collect();
+    let arrows = links
+        .into_iter()
+        .map(|(a, b)| {
+            let (ha, hb) = (views[a as usize].height, views[b as usize].height);
+            if ha > hb {
+                (a, b)
+            } else {
+                (b, a)
+            }
+        })
+        .collect();
+    (nodes, arrows)
+}
+
+/// What the page drew: the same two things, read from the DOM, and the tokens it drew in
+/// flight.
+fn drawn(dom: &str) -> (Drawing, u32) {
+    let attr = |tag: &str, name: &str| -> Option<String> {
+        let start = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+        let end = tag[start..].find('"')? + start;
+        Some(tag[start..end].to_string())
+    };
+    let mut nodes = BTreeMap::new();
+    let mut arrows = BTreeSet::new();
+    let mut flying = 0;
+    for tag in dom.split('<').map(|t| t.split('>').next().unwrap_or("")) {
+        let class = attr(tag, "class").unwrap_or_default();
+        let num = |name| attr(tag, name).and_then(|v| v.parse::<u32>().ok());
+        if tag.starts_with("g ") && class.split(' ').any(|c| c == "node") {
+            let (Some(id), Some(tokens), Some(status)) =
+                (num("data-id"), num("data-tokens"), attr(tag, "data-status"))
+            else {
+                panic!("a node without its data: {tag}")
+            };
+            nodes.insert(id, (tokens, status));
+        }
+        if tag.starts_with("line ") && class == "link" {
+            arrows.insert((num("data-from").unwrap(), num("data-to").unwrap()));
+        }
+        if tag.starts_with("circle ") && class == "msg token" {
+            flying += 1;
+        }
+    }
+    ((nodes, arrows), flying)
+}
+
+fn chromium() -> Option<PathBuf> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| {
+            Command::new(p)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+}
+
+fn dump_dom(browser: &Path, page: &Path, step: usize) -> String {
+    let url = format!("file://{}#step={step}", page.display());
+    let out = Command::new(browser)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+        .arg(&url)
+        .output()
+        .expect("chromium runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 DOM")
+}
+
+#[test]
+fn the_page_is_self_contained() {
+    let (rec, _) = recorded_run();
+    let page = html::page(&rec);
+    // No external assets: the only URL is the SVG namespace.
+    let urls = page.matches("http").count();
+    assert_eq!(
+        urls,
+        page.matches("http://www.w3.org/2000/svg").count(),
+        "an external URL"
+    );
+    assert!(!page.contains("<link") && !page.contains(" src="));
+    // The recording survives JSON lines, exactly (floats included).
+    let back = Recording::from_json_lines(&rec.to_json_lines()).unwrap();
+    assert!(back == rec, "the recording changed through JSON lines");
+}
+
+#[test]
+fn the_last_recorded_state_is_the_simulators_final_state() {
+    let (rec, nodes) = recorded_run();
+    let (views, _) = expected(&rec, rec.steps());
+    for node in &nodes {
+        let (tokens, status) = &views[&node.id().0];
+        assert_eq!(*tokens, node.tokens(), "{:?}", node.id());
+        assert_eq!(status, &format!("{:?}", node.status()).to_lowercase());
+    }
+}
+
+#[test]
+fn chromium_draws_the_simulators_state_at_a_step() {
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var("MANET_MUTEX_REQUIRE_CHROMIUM").is_err(),
+            "MANET_MUTEX_REQUIRE_CHROMIUM is set but no chromium was found"
+        );
+        eprintln!("skipped: no chromium (apt-get install chromium)");
+        return;
+    };
+    let (rec, _) = recorded_run();
+    assert!(rec.steps() > 300, "{} steps", rec.steps());
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("viewer");
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = dir.join("krlf.html");
+    std::fs::write(&page, html::page(&rec)).unwrap();
+    // A step past a checkpoint of the page (every 200 steps), and one with link changes before.
+    for step in [0, 137, 251, rec.steps()] {
+        let dom = dump_dom(&browser, &page, step);
+        assert!(
+            dom.contains(&format!("data-step=\"{step}\"")),
+            "the page is not at step {step}"
+        );
+        let ((nodes, arrows), flying) = drawn(&dom);
+        let (want_nodes, want_arrows) = expected(&rec, step);
+        assert_eq!(nodes, want_nodes, "nodes at step {step}");
+        assert_eq!(arrows, want_arrows, "links at step {step}");
+        // Every one of the k = 3 tokens is drawn: held, or moving along a link.
+        let held: u32 = nodes.values().map(|(t, _)| t).sum();
+        assert_eq!(
+            held + flying,
+            3,
+            "tokens drawn at step {step}: {held} held, {flying} moving"
+        );
+    }
+}
+
+/// A hand-driven network's failure message names a viewer page with the whole run in it.
+#[test]
+fn a_drivers_failure_message_names_a_page_of_the_run() {
+    use manet_mutex::CsRequest;
+    use manet_mutex_testkit::{PermNet, TokenNet};
+    let mut net =
+        TokenNet::<Node>::with_edges(3, &[(0, 1), (1, 2)], &[0], Settings::new(1)).unwrap();
+    net.request(NodeId(2), CsRequest::ONE);
+    net.run(100).unwrap();
+    let text = net.trace_text();
+    let path = text
+        .lines()
+        .find_map(|l| l.strip_prefix("viewer (").and_then(|l| l.split_once("): ")))
+        .map(|(_, p)| PathBuf::from(p))
+        .unwrap_or_else(|| panic!("no page named in:\n{text}"));
+    let page = std::fs::read_to_string(&path).unwrap();
+    assert!(page.contains("Request(CsRequest") && page.contains("\"status\":\"critical\""));
+
+    let mut perm = PermNet::<manet_mutex::ricart_agrawala::Node>::new(3, 1)
+        .unwrap()
+        .checked();
+    perm.apply_valid(NodeId(1), manet_mutex::Event::Request(CsRequest::ONE));
+    assert!(perm.trace_text().contains("viewer (1 steps): "));
+}
+
+/// A look-ahead run on the routed simulator, recorded: 8 hosts moving, 2% loss.
+fn routed_run(record: bool) -> manet_mutex_sim::routed::Report {
+    use manet_mutex_sim::routed::{run_algorithm, Algorithm, RoutedConfig};
+    let mut cfg = RoutedConfig::paper(8, 0.05, 1.0, 3);
+    cfg.target_entries = 40;
+    cfg.record = record;
+    run_algorithm(Algorithm::LookAhead, &cfg).expect("a correct run")
+}
+
+/// Recording a routed run changes nothing in it, and the recording has the hosts moving and
+/// the lost messages in it.
+#[test]
+fn a_recorded_routed_run_is_the_same_run_and_shows_movement_and_loss() {
+    let plain = routed_run(false);
+    let recorded = routed_run(true);
+    assert_eq!(plain.metrics.waits, recorded.metrics.waits);
+    assert_eq!(
+        (plain.metrics.messages, plain.lost),
+        (recorded.metrics.messages, recorded.lost)
+    );
+    let rec = recorded.recording.expect("recorded");
+    let moves = rec
+        .records
+        .iter()
+        .filter(|r| {
+            matches!(
+                r,
+                Record::Step {
+                    positions: Some(_),
+                    ..
+                }
+            )
+        })
+        .count();
+    let lost = rec
+        .records
+        .iter()
+        .filter(|r| matches!(r, Record::Lost { .. }))
+        .count();
+    assert!(moves > 10, "{moves} position updates");
+    assert!(
+        lost > 0 && lost as u64 <= recorded.lost,
+        "{lost} of {}",
+        recorded.lost
+    );
+    let Some(Record::Init {
+        radius: Some(r), ..
+    }) = rec.records.first()
+    else {
+        panic!("no radius in the init record")
+    };
+    assert!(*r > 0.0 && *r < 1.0);
+}
+
+/// The routed page in Chromium: statuses as recorded, and a link for exactly the pairs of
+/// hosts within the radius at that step's positions.
+#[test]
+fn chromium_draws_moving_hosts_and_their_radius_links() {
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var("MANET_MUTEX_REQUIRE_CHROMIUM").is_err(),
+            "no chromium"
+        );
+        eprintln!("skipped: no chromium (apt-get install chromium)");
+        return;
+    };
+    let rec = routed_run(true).recording.expect("recorded");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("viewer");
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = dir.join("look_ahead.html");
+    std::fs::write(&page, html::page(&rec)).unwrap();
+    let Some(Record::Init {
+        positions,
+        radius: Some(radius),
+        views,
+        ..
+    }) = rec.records.first()
+    else {
+        panic!("no init record")
+    };
+    let step = rec.steps() / 2;
+    let (mut at, mut views) = (positions.clone(), views.clone());
+    for r in &rec.records {
+        if let Record::Step {
+            step: s,
+            node,
+            view,
+            positions,
+            ..
+        } = r
+        {
+            if *s as usize > step {
+                break;
+            }
+            views[*node as usize] = view.clone();
+            if let Some(p) = positions {
+                at = p.clone();
+            }
+        }
+    }
+    let mut want_links = BTreeSet::new();
+    for a in 0..at.len() {
+        for b in a + 1..at.len() {
+            let d2 = (at[a].0 - at[b].0).powi(2) + (at[a].1 - at[b].1).powi(2);
+            if d2 <= radius * radius {
+                want_links.insert((a as u32, b as u32));
+            }
+        }
+    }
+    let dom = dump_dom(&browser, &page, step);
+    let ((nodes, links), _) = drawn(&dom);
+    let links: BTreeSet<(u32, u32)> = links
+        .into_iter()
+        .map(|(a, b)| (a.min(b), a.max(b)))
+        .collect();
+    assert_eq!(links, want_links, "links at step {step}");
+    for (i, v) in views.iter().enumerate() {
+        assert_eq!(nodes[&(i as u32)].1, v.status, "host {i} at step {step}");
+    }
+}

@@ -1,0 +1,626 @@
+//! A permission-based system (look-ahead, Ricart–Agrawala) driven one chosen step at a time,
+//! shared by their models (`tests/models/look_ahead.rs`, `tests/models/ricart_agrawala.rs`) and
+//! fuzz bodies. It follows their driving contract: any host can message any host; messages
+//! in flight form a bag (any one may be delivered next), may be duplicated or lost, and are
+//! recovered by the retransmission timers, which may fire at any time while armed; a host that
+//! disconnected receives nothing until it reconnects (its messages wait in flight).
+//!
+//! Liveness is checked strictly: hosts that disconnected voluntarily stay away and every other
+//! waiting host must still enter; then they come back and everyone must enter. The strict part
+//! is waived only where no protocol can be live (V4 in `docs/ALGORITHMS.md`): after a
+//! DISCONNECT was lost, or after two hosts were away at once (one left while it counted the
+//! other as away, or without having seen the other's DISCONNECT). Retransmission is the
+//! recovery from loss and nothing else: until a message is lost, the drain fires no timer.
+//!
+//! Any message in flight may be corrupted (each message at most once,
+//! [`corrupt`](crate::corrupt)): one field rewritten, or its kind changed into another
+//! kind its encoding decodes as, or 1 to 4 bits of its frame flipped. A corrupted message may be
+//! dropped by its receiver, so it counts as a loss; a corrupted announcement is always dropped
+//! (its check word no longer matches), so a corrupted DISCONNECT (a field, or its kind) waives
+//! the strict drain like a lost one. A message changed *into* a DISCONNECT waives nothing: its
+//! check word fails, and it must be dropped like any corrupted one. A flipped frame fails the
+//! codec's frame check (it detects every error of up to 5 bits), and the receiver's codec drops
+//! it: this driver treats it as a lost message ([`PermNet::lose`]; the permission algorithms
+//! recover from loss by retransmission). (Were a flipped frame ever to decode, the message it
+//! decodes to would replace the original, as a corruption.) A corrupted clock can also leave one
+//! host's clock far enough ahead that a peer drops one of its messages (`SKEW_LIMIT`), and a
+//! corrupted epoch can leave a host's record of a peer ahead of the peer's real epoch until a
+//! REPLY corrects it. A DISCONNECT so dropped waives the strict drain too, and so does a record
+//! ahead of a host that is away: its DISCONNECT looks stale, or it looks back (as a REQUEST of
+//! its next epoch would make it), and no REPLY can correct that until it returns.
+
+use manet_mutex::fence::Fences;
+use manet_mutex::look_ahead::{self, Mode};
+use manet_mutex::{
+    ricart_agrawala, Action, Anomaly, CsRequest, Error, Event, Fence, NodeId, Protocol, Status,
+    TimerId,
+};
+use manet_mutex_sim::routed::Host;
+
+use crate::corrupt::{Corruptible, Corruption, Counts, Outcome, Value};
+
+/// What the harness needs from an algorithm besides [`Host`].
+pub trait PermissionHarness:
+    Host + manet_mutex_sim::trace::Visible + PartialEq + Protocol<Message: Corruptible>
+{
+    /// Whether the host can receive messages now.
+    fn reachable(&self) -> bool {
+        true
+    }
+
+    /// Whether `msg` announces a voluntary disconnection.
+    fn departure(_msg: &Self::Message) -> bool {
+        false
+    }
+
+    /// The host's epoch (the clock of its last announcement).
+    fn epoch(&self) -> u64 {
+        0
+    }
+
+    /// The latest epoch of `peer` the host has seen.
+    fn seen(&self, _peer: NodeId) -> u64 {
+        0
+    }
+
+    /// Whether the host counts `peer` as disconnected.
+    fn absent(&self, _peer: NodeId) -> bool {
+        false
+    }
+}
+
+impl PermissionHarness for ricart_agrawala::Node {}
+
+impl PermissionHarness for look_ahead::Node {
+    fn reachable(&self) -> bool {
+        self.mode() != Mode::Disconnected
+    }
+
+    fn departure(msg: &look_ahead::Message) -> bool {
+        matches!(msg, look_ahead::Message::Disconnect(_))
+    }
+
+    fn epoch(&self) -> u64 {
+        self.t_rec().clock
+    }
+
+    fn seen(&self, peer: NodeId) -> u64 {
+        self.peer_epoch(peer)
+    }
+
+    fn absent(&self, peer: NodeId) -> bool {
+        self.is_absent(peer)
+    }
+}
+
+/// A message in flight.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Flight<M> {
+    /// The sender.
+    pub from: NodeId,
+    /// The receiver.
+    pub to: NodeId,
+    /// The message.
+    pub msg: M,
+}
+
+/// How many recent sends [`PermNet::replay`] can pick from.
+const HISTORY: usize = 64;
+
+/// Hosts, messages in flight, each host's armed timers (sorted), the first contract breach
+/// seen (a send to an unknown host or to itself, a valid event rejected, a timer id armed
+/// twice: once set, the system stops changing), the epoch of each host's last DISCONNECT, why
+/// strict liveness no longer holds, if it does not, and whether a message was lost.
+#[derive(Clone, Debug)]
+pub struct PermNet<H: PermissionHarness> {
+    /// The hosts, host `i` at index `i`.
+    pub nodes: Vec<H>,
+    /// The messages in flight: a bag, any one may be delivered next.
+    pub in_flight: Vec<Flight<H::Message>>,
+    /// Whether each message in flight was corrupted already.
+    pub marks: Vec<bool>,
+    /// In hand-driven mode, the last messages sent, for late replays ([`PermNet::replay`]).
+    pub history: Vec<Flight<H::Message>>,
+    /// Each host's armed timers, sorted.
+    pub timers: Vec<Vec<TimerId>>,
+    /// The first contract breach seen, if any: once set, the system stops changing.
+    pub fault: Option<String>,
+    /// The epoch of each host's last DISCONNECT.
+    pub departures: Vec<Option<u64>>,
+    /// Why strict liveness no longer holds, if it does not.
+    pub waived: Option<&'static str>,
+    /// Whether a message was lost (or corrupted, which its receiver may treat as a loss).
+    pub lost: bool,
+    /// Whether a message was corrupted in this run (a field or its kind changed).
+    pub corrupted: bool,
+    /// What the corrupt operation did in this run.
+    pub corruptions: Counts,
+    /// Whether the message being delivered was corrupted (set by [`PermNet::deliver`] for
+    /// the one event): a DISCONNECT made by corrupting another kind, dropped, waives nothing.
+    receiving_corrupted: bool,
+    /// Every entry into the critical section, in order, with its fence.
+    pub entries: Vec<(NodeId, Fence)>,
+    /// The protected resource: the highest fence so far. Critical sections never overlap
+    /// (safety), so every entry's fence must be above the fence of every section that ended
+    /// before it: above this one. Otherwise it is a contract breach ([`PermNet::fault`]).
+    pub fences: Fences,
+    /// Every anomaly reported: `(reporter, peer, kind)`.
+    pub anomalies: Vec<(NodeId, NodeId, Anomaly)>,
+    /// Whether to check safety after every event and panic, with the trace, on a violation
+    /// or contract breach ([`PermNet::checked`]).
+    pub checked: bool,
+    /// The events applied and what they produced, when tracing (`MANET_MUTEX_TRACE=1`, or
+    /// always when [`PermNet::checked`]).
+    pub trace: Option<Vec<String>>,
+    /// The run for the viewer (unless `MANET_MUTEX_RECORD=0`): a failure's
+    /// [`PermNet::trace_text`] writes it as a page and names the file. Hosts may talk to
+    /// any host, so the page draws no links, and a delivery is drawn as the oldest message
+    /// between its two hosts (this driver delivers in any order).
+    pub tape: Option<manet_mutex_sim::trace::Tape<H>>,
+}
+
+impl<H: PermissionHarness> PermNet<H> {
+    /// `hosts` hosts created by [`Host::create`] (seeded initial sets for look-ahead), with
+    /// retransmission timeout 1.
+    pub fn new(hosts: u32, seed: u64) -> Result<Self, String> {
+        let nodes = (0..hosts)
+            .map(|i| H::create(NodeId(i), hosts, seed, 1))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("cannot create: {e}"))?;
+        Ok(Self::with_nodes(nodes))
+    }
+
+    /// A system of the given hosts (host `i` at index `i`), nothing in flight.
+    pub fn with_nodes(nodes: Vec<H>) -> Self {
+        let hosts = nodes.len();
+        PermNet {
+            nodes,
+            in_flight: Vec::new(),
+            marks: Vec::new(),
+            history: Vec::new(),
+            timers: vec![Vec::new(); hosts],
+            fault: None,
+            departures: vec![None; hosts],
+            waived: None,
+            lost: false,
+            corrupted: false,
+            corruptions: Counts::default(),
+            receiving_corrupted: false,
+            entries: Vec::new(),
+            fences: Fences::new(),
+            anomalies: Vec::new(),
+            checked: false,
+            trace: None,
+            tape: None,
+        }
+        .traced(std::env::var_os("MANET_MUTEX_TRACE").is_some())
+    }
+
+    /// Keep the trace and the recording from now on, if `on`.
+    fn traced(mut self, on: bool) -> Self {
+        super::start_tracing(&mut self.trace, &mut self.tape, &self.nodes, Vec::new, on);
+        self
+    }
+
+    /// Hand-driven mode, for tests that stage a scenario: safety is checked after every
+    /// event, and a violation or contract breach panics at once with the trace.
+    pub fn checked(mut self) -> Self {
+        self.checked = true;
+        self.traced(true)
+    }
+
+    /// Host `id`.
+    pub fn node(&self, id: NodeId) -> &H {
+        &self.nodes[id.index()]
+    }
+
+    /// Record a contract breach; in hand-driven mode, panic with it.
+    fn breach(&mut self, fault: String) {
+        if self.checked {
+            panic!("{fault}\n{}", self.trace_text());
+        }
+        self.fault = Some(fault);
+    }
+
+    /// Feed an event the caller knows to be valid: a rejection is a contract breach
+    /// ([`Self::fault`], or a panic in hand-driven mode).
+    pub fn apply_valid(&mut self, at: NodeId, event: Event<H::Message>) {
+        if let Err(e) = self.apply(at, event) {
+            self.breach(format!("{at:?} rejected a valid event: {e}"));
+        }
+    }
+
+    /// Feed `event` to `at` and carry out its actions. Local misuse returns the host's `Err`
+    /// (and the host must be unchanged).
+    pub fn apply(&mut self, at: NodeId, event: Event<H::Message>) -> Result<(), Error> {
+        if self.fault.is_some() {
+            return Ok(());
+        }
+        let departs = matches!(event, Event::Disconnect);
+        let departure_from = match &event {
+            Event::Receive { from, msg } if H::departure(msg) => Some(*from),
+            _ => None,
+        };
+        let before = self.checked.then(|| self.nodes[at.index()].clone());
+        if let Some(t) = &mut self.tape {
+            t.push(at, &event);
+        }
+        let outcome = super::traced_handle(&mut self.nodes[at.index()], at, event, &mut self.trace);
+        let actions = match outcome {
+            Ok(actions) => actions,
+            Err(e) => {
+                if before.is_some_and(|b| b != self.nodes[at.index()]) {
+                    self.breach(format!("{at:?} returned {e} but changed"));
+                }
+                return Err(e);
+            }
+        };
+        if let Some(from) = departure_from {
+            let dropped = Action::Anomaly {
+                from,
+                kind: Anomaly::OutOfRange,
+            };
+            if self.corrupted && !self.receiving_corrupted && actions.contains(&dropped) {
+                self.waived = Some("a DISCONNECT was dropped after a corrupted clock");
+            }
+        }
+        // A record of an away host's epoch beyond its real one (a corrupted epoch that no
+        // REPLY can correct while the host is away) makes its DISCONNECT look stale, or makes
+        // it look back, as a REQUEST from its next epoch would: either way its peers may wait
+        // for it until it returns.
+        if self.corrupted && self.waived.is_none() {
+            let ahead = (0..self.nodes.len()).any(|j| {
+                let host = &self.nodes[j];
+                !host.reachable()
+                    && self
+                        .nodes
+                        .iter()
+                        .any(|n| n.seen(NodeId(j as u32)) > host.epoch())
+            });
+            if ahead {
+                self.waived = Some("a corrupted epoch put a record of an away host ahead of it");
+            }
+        }
+        if departs {
+            // Two absences overlap when a host leaves while it counts another as away or
+            // has not seen that host's last DISCONNECT (the two are concurrent).
+            let node = &self.nodes[at.index()];
+            let overlap = self.departures.iter().enumerate().any(|(j, d)| {
+                let peer = NodeId(j as u32);
+                j != at.index()
+                    && d.is_some_and(|clock| node.seen(peer) < clock || node.absent(peer))
+            });
+            if overlap {
+                self.waived = Some("two hosts were away at once");
+            }
+            self.departures[at.index()] = Some(node.epoch());
+        }
+        for action in actions {
+            match action {
+                Action::Send { to, msg } => {
+                    if to == at || to.index() >= self.nodes.len() {
+                        self.breach(format!("{at:?} sent {msg:?} to {to:?}"));
+                        return Ok(());
+                    }
+                    let flight = Flight { from: at, to, msg };
+                    if self.checked {
+                        if self.history.len() == HISTORY {
+                            self.history.remove(0);
+                        }
+                        self.history.push(flight.clone());
+                    }
+                    self.in_flight.push(flight);
+                    self.marks.push(false);
+                }
+                // Restarting a timer is allowed: it stays armed once.
+                Action::SetTimer { timer, .. } => {
+                    let timers = &mut self.timers[at.index()];
+                    if let Err(i) = timers.binary_search(&timer) {
+                        timers.insert(i, timer);
+                    }
+                }
+                Action::CancelTimer { timer } => self.timers[at.index()].retain(|&t| t != timer),
+                Action::EnterCritical { fence, .. } => {
+                    self.entries.push((at, fence));
+                    if let Err(highest) = self.fences.admit(fence) {
+                        self.breach(format!(
+                            "{at:?} entered with {fence:?}, not above {highest}: a fence went back"
+                        ));
+                        return Ok(());
+                    }
+                }
+                Action::Anomaly { from, kind } => self.anomalies.push((at, from, kind)),
+                other => {
+                    self.breach(format!(
+                        "{at:?} returned an action this driver does not know: {other:?}"
+                    ));
+                    return Ok(());
+                }
+            }
+        }
+        if self.checked {
+            if let Err(e) = self.check_safety() {
+                panic!("invariant violated: {e}\n{}", self.trace_text());
+            }
+        }
+        Ok(())
+    }
+
+    /// The trace, if one was kept (`MANET_MUTEX_TRACE=1`), for a failure message; with it, the
+    /// run is written as a page for the viewer ([`manet_mutex_sim::trace`]) and the message names the file.
+    pub fn trace_text(&self) -> String {
+        let text = match &self.trace {
+            Some(trace) => format!("{}\nhosts: {:#?}", trace.join("\n"), self.nodes),
+            None => "(set MANET_MUTEX_TRACE=1 for the trace and a page for the viewer)".into(),
+        };
+        text + &super::write_page(
+            self.tape
+                .as_ref()
+                .map(manet_mutex_sim::trace::Tape::recording),
+        )
+    }
+
+    /// The section `node` is in.
+    pub fn status(&self, node: NodeId) -> Status {
+        self.nodes[node.index()].status()
+    }
+
+    /// The in-flight messages that can be delivered now (their destination is reachable).
+    pub fn deliverable(&self) -> Vec<usize> {
+        (0..self.in_flight.len())
+            .filter(|&i| self.nodes[self.in_flight[i].to.index()].reachable())
+            .collect()
+    }
+
+    /// Deliver the `i`-th message in flight (modulo their number); false if none is.
+    pub fn deliver(&mut self, i: usize) -> bool {
+        if self.in_flight.is_empty() {
+            return false;
+        }
+        let i = i % self.in_flight.len();
+        self.receiving_corrupted = self.marks.remove(i);
+        let Flight { from, to, msg } = self.in_flight.remove(i);
+        self.apply_valid(to, Event::Receive { from, msg });
+        self.receiving_corrupted = false;
+        true
+    }
+
+    /// Deliver the first message in flight that matches `pick`; panics if none does.
+    pub fn deliver_where(&mut self, pick: impl Fn(&Flight<H::Message>) -> bool) {
+        let i = self
+            .in_flight
+            .iter()
+            .position(pick)
+            .expect("no such message in flight");
+        self.deliver(i);
+    }
+
+    /// Deliver everything in flight, oldest first, until nothing is left; an error after
+    /// `limit` deliveries (a message storm).
+    pub fn deliver_all(&mut self, limit: usize) -> Result<(), String> {
+        for _ in 0..limit {
+            if !self.deliver(0) {
+                return Ok(());
+            }
+        }
+        Err(format!("still busy after {limit} deliveries"))
+    }
+
+    /// Deliver everything in flight except to `away`, whose messages stay in flight (a host
+    /// that is disconnected receives nothing).
+    pub fn deliver_all_except(&mut self, away: NodeId) {
+        while let Some(i) = self.in_flight.iter().position(|f| f.to != away) {
+            self.deliver(i);
+        }
+    }
+
+    /// The messages in flight to `to`.
+    pub fn to(&self, to: NodeId) -> Vec<&Flight<H::Message>> {
+        self.in_flight.iter().filter(|f| f.to == to).collect()
+    }
+
+    /// Lose the `i`-th message in flight (modulo their number).
+    pub fn lose(&mut self, i: usize) {
+        if self.in_flight.is_empty() {
+            return;
+        }
+        let i = i % self.in_flight.len();
+        self.marks.remove(i);
+        let flight = self.in_flight.remove(i);
+        self.lost = true;
+        if H::departure(&flight.msg) {
+            self.waived = Some("a DISCONNECT was lost");
+        }
+        if let Some(trace) = &mut self.trace {
+            trace.push(format!("lost {flight:?}"));
+        }
+    }
+
+    /// Put a second copy of the `i`-th message in flight (modulo their number). A copy of a
+    /// DISCONNECT waives nothing: the original still arrives.
+    pub fn duplicate(&mut self, i: usize) {
+        if self.in_flight.is_empty() {
+            return;
+        }
+        let i = i % self.in_flight.len();
+        self.in_flight.push(self.in_flight[i].clone());
+        self.marks.push(self.marks[i]);
+    }
+
+    /// Deliver, arbitrarily late, a copy of the `i`-th of the last messages sent (modulo
+    /// their number).
+    pub fn replay(&mut self, i: usize) {
+        if self.history.is_empty() {
+            return;
+        }
+        let Flight { from, to, msg } = self.history[i % self.history.len()].clone();
+        if let Some(trace) = &mut self.trace {
+            trace.push(format!("replay {from:?} -> {to:?}: {msg:?}"));
+        }
+        self.apply_valid(to, Event::Receive { from, msg });
+    }
+
+    /// The messages in flight not corrupted yet.
+    pub fn corruptible(&self) -> Vec<usize> {
+        (0..self.in_flight.len())
+            .filter(|&i| !self.marks[i])
+            .collect()
+    }
+
+    /// Rewrite field `field` of the `i`-th message in flight to `value`; whether it changed.
+    pub fn corrupt(&mut self, i: usize, field: usize, value: Value) -> bool {
+        self.corrupt_as(i, Corruption::Field { field, value }) == Outcome::Changed
+    }
+
+    /// Corrupt the `i`-th message in flight as `how` says (see the module docs): a
+    /// field, its kind, or bits of its frame. A message is corrupted at most once
+    /// (`Unchanged` if it was already). A flipped frame that fails to decode (`Dropped`) is
+    /// lost: it leaves the flight.
+    pub fn corrupt_as(&mut self, i: usize, how: Corruption) -> Outcome {
+        if self.marks[i] {
+            return Outcome::Unchanged;
+        }
+        let departure = H::departure(&self.in_flight[i].msg);
+        let outcome = self.in_flight[i].msg.corrupt_as(how);
+        self.corruptions.count(&how, outcome);
+        match outcome {
+            Outcome::Unchanged => return outcome,
+            Outcome::Dropped(e) => {
+                if let Some(trace) = &mut self.trace {
+                    trace.push(format!(
+                        "flipped {how:?} of the frame of #{i}: {e}, dropped"
+                    ));
+                }
+                self.lose(i);
+                return outcome;
+            }
+            Outcome::Changed => {}
+        }
+        self.marks[i] = true;
+        self.lost = true;
+        self.corrupted = true;
+        if let Some(trace) = &mut self.trace {
+            trace.push(format!(
+                "corrupted #{i} ({how:?}) into {:?}",
+                self.in_flight[i]
+            ));
+        }
+        if departure {
+            self.waived = Some("a DISCONNECT was corrupted (and so dropped)");
+        }
+        outcome
+    }
+
+    /// Every armed timer, as `(host, timer)`.
+    pub fn armed(&self) -> Vec<(NodeId, TimerId)> {
+        self.timers
+            .iter()
+            .enumerate()
+            .flat_map(|(i, ts)| ts.iter().map(move |&t| (NodeId(i as u32), t)))
+            .collect()
+    }
+
+    /// Timer `timer` of `node` expires.
+    pub fn fire(&mut self, node: NodeId, timer: TimerId) {
+        self.timers[node.index()].retain(|&t| t != timer);
+        self.apply_valid(node, Event::Timeout(timer));
+    }
+
+    /// `node` asks for the critical section; it must be in its remainder section.
+    pub fn request(&mut self, node: NodeId) {
+        self.apply_valid(node, Event::Request(CsRequest::ONE));
+    }
+
+    /// `node` leaves the critical section; it must be in it.
+    pub fn release(&mut self, node: NodeId) {
+        self.apply_valid(node, Event::Release);
+    }
+
+    /// The algorithm's `check_safety` (one host in the critical section, each host's own invariants,
+    /// pairwise consistency of the sets), plus the contract breaches recorded by `apply`.
+    pub fn check_safety(&self) -> Result<(), String> {
+        match &self.fault {
+            Some(fault) => Err(fault.clone()),
+            None => H::check_safety(&self.nodes),
+        }
+    }
+
+    fn busy(&self) -> Vec<NodeId> {
+        manet_mutex_sim::busy(&self.nodes).map(|n| n.id()).collect()
+    }
+
+    /// Liveness as a check on one state: with no further requests, losses or mode changes,
+    /// every waiting host enters within `rounds` rounds of [`PermNet::settle`] while the hosts
+    /// that disconnected stay away (unless [`PermNet::waived`]), and again after they all
+    /// reconnect. Safety is checked after every round.
+    pub fn drain(&self, rounds: usize) -> Result<(), String> {
+        let away: Vec<NodeId> = (0..self.nodes.len())
+            .filter(|&i| !self.nodes[i].reachable())
+            .map(|i| NodeId(i as u32))
+            .collect();
+        // With nobody away the two drains are the same one: run it once.
+        if away.is_empty() {
+            return self.clone().settle(rounds);
+        }
+        if self.waived.is_none() {
+            // A waiver can also arise in the drain (a DISCONNECT still in flight, dropped).
+            let mut strict = self.clone();
+            if let Err(e) = strict.settle(rounds) {
+                if strict.waived.is_none() {
+                    return Err(format!("{e}, with the disconnected hosts away"));
+                }
+            }
+        }
+        let mut net = self.clone();
+        for host in away {
+            net.apply_valid(host, Event::Reconnect);
+        }
+        net.settle(rounds)
+    }
+
+    /// Each round releases every host in the critical section and delivers every deliverable
+    /// message; a round with nothing to deliver fires every armed timer instead (the
+    /// retransmissions that recover lost messages), or fails if no message was lost: the
+    /// messages already sent must serve every request, or a host that forgot a deferred REPLY
+    /// would pass, rescued by the requester's retransmission. Fails if a host still waits (or
+    /// is inside) after `rounds` rounds.
+    pub fn settle(&mut self, rounds: usize) -> Result<(), String> {
+        self.settle_here(rounds)
+            .map_err(|e| format!("{e}\n{}", self.trace_text()))
+    }
+
+    fn settle_here(&mut self, rounds: usize) -> Result<(), String> {
+        for _ in 0..rounds {
+            if self.busy().is_empty() {
+                return Ok(());
+            }
+            for i in 0..self.nodes.len() {
+                if self.status(NodeId(i as u32)) == Status::Critical {
+                    self.release(NodeId(i as u32));
+                }
+            }
+            let deliverable = self.deliverable();
+            if deliverable.is_empty() {
+                let busy = self.busy();
+                if !self.lost && !busy.is_empty() {
+                    return Err(format!(
+                        "nothing lost and nothing to deliver, yet {busy:?} not served: only a \
+                         retransmission would help"
+                    ));
+                }
+                for (node, timer) in self.armed() {
+                    self.fire(node, timer);
+                }
+            }
+            // Highest index first, so earlier indices stay valid.
+            for &i in deliverable.iter().rev() {
+                self.deliver(i);
+            }
+            self.check_safety()?;
+        }
+        match self.busy() {
+            busy if busy.is_empty() => Ok(()),
+            busy => Err(format!("starvation: {busy:?} after {rounds} drain rounds")),
+        }
+    }
+}

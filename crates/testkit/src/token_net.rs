@@ -1,0 +1,712 @@
+//! A whole token network driven one step at a time, shared by the model checker
+//! (`tests/models/`), the fuzz bodies ([`super::fuzz`], also behind `fuzz/`), the adversarial
+//! property tests and the hand-driven scenario tests. Unlike the simulator it has no clock: the
+//! caller chooses every step, so a model checker can branch on each one and a fuzzer can pick
+//! them from its input.
+//!
+//! The network follows the token algorithms' link contract in its weakest form:
+//! - FIFO per directed link: only the head of a channel can be delivered;
+//! - each end of a link learns of its formation and of its failure at its own time (a
+//!   *notice*); the first message over a new link can arrive before the receiver's own
+//!   `LinkUp`, and a message sent before the sender learned of a failure is still delivered,
+//!   possibly after the receiver's `LinkDown`;
+//! - a link fails only when nothing is in flight on it, and forms again only once both ends
+//!   have noticed the failure and nothing is left in flight (messages of one incarnation never
+//!   reach the next);
+//! - as in the paper's mobility model, a failure never disconnects the graph, so every waiting
+//!   node can still be served.
+//!
+//! On top of that the harness can *corrupt* any message in flight (each message at most once:
+//! [`corrupt`](crate::corrupt)): rewrite one field, change its kind into another kind
+//! its encoding decodes as, or flip 1 to 4 bits of its frame. A flipped frame fails the codec's
+//! frame check (it detects every error of up to 5 bits); this driver models the link session
+//! under the token algorithms ([`manet_mutex::session`]), which retransmits a frame that failed its
+//! check, so the original message is delivered, unchanged and in order: the flip is counted
+//! ([`TokenNet::corruptions`]) and changes nothing else. (Were a flipped frame ever to decode,
+//! the message it decodes to would replace the original, as a corruption.) The harness tracks
+//! what a corruption destroys that no protocol can recover (resources of a prioritized count,
+//! or carried by a RELEASE that no longer passes its check), and checks liveness except where
+//! that makes it impossible; after any corruption it also requires that every node, asking
+//! once more, is served (a corrupted height may leave a wrong view until its sender next
+//! speaks, and no such view may keep a request from being served).
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use manet_mutex::fence::Fences;
+use manet_mutex::prioritized;
+use manet_mutex::reverse_link;
+use manet_mutex::{Action, Anomaly, CsRequest, Error, Event, Fence, NodeId, Protocol, Status};
+use manet_mutex_sim::{busy, Channels, Graph, Params, TokenAlgorithm};
+
+use crate::corrupt::{Corruptible, Corruption, Counts, Outcome, Value};
+
+/// What the harness needs from a token algorithm besides [`TokenAlgorithm`].
+pub trait TokenHarness:
+    TokenAlgorithm + std::fmt::Debug + PartialEq + Protocol<Message: Corruptible>
+{
+    /// Resources of `nodes`' system that corrupting `before` into `after` destroyed.
+    fn lost(_before: &Self::Message, _after: &Self::Message, _nodes: &[Self]) -> u32 {
+        0
+    }
+
+    /// Safety, with `lost` resources known destroyed.
+    fn check(nodes: &[Self], channels: &Channels<Self::Message>, lost: u32) -> Result<(), String> {
+        if lost > 0 {
+            return Err(format!(
+                "{lost} resources lost in an algorithm that has none"
+            ));
+        }
+        Self::check_safety(nodes, channels)
+    }
+
+    /// Whether every request can still be served with `lost` resources destroyed.
+    fn live_after_loss(_nodes: &[Self], lost: u32) -> bool {
+        lost == 0
+    }
+
+    /// What a quiescent system must satisfy after corruption (see each algorithm's
+    /// `check_settled`).
+    fn check_settled(nodes: &[Self]) -> Result<(), String>;
+
+    /// Whether losing `msg` would destroy something no protocol can recover (a token,
+    /// resources): a link session's precious predicate.
+    fn precious(_msg: &Self::Message) -> bool {
+        true
+    }
+
+    /// Whether this node holds a token.
+    fn holds_token(&self) -> bool;
+
+    /// Whether `msg` carries a token.
+    fn is_token(msg: &Self::Message) -> bool;
+}
+
+impl TokenHarness for reverse_link::Node {
+    fn precious(msg: &reverse_link::Message) -> bool {
+        msg.is_token()
+    }
+
+    fn holds_token(&self) -> bool {
+        reverse_link::Node::holds_token(self)
+    }
+
+    fn is_token(msg: &reverse_link::Message) -> bool {
+        msg.is_token()
+    }
+
+    fn check_settled(nodes: &[Self]) -> Result<(), String> {
+        reverse_link::invariants::check_settled(nodes)
+    }
+}
+
+impl TokenHarness for prioritized::Node {
+    /// What the message contributes to the resources in flight before, less after
+    /// ([`prioritized::invariants::Tally::of_message`]): a count read at its smaller possible
+    /// copy gives up the difference, and a RELEASE whose check word fails (its kind cannot be
+    /// trusted, W2) or that is no longer a RELEASE gives up all it carried. A corruption that
+    /// makes resources (a TOKEN or RELEASE out of another kind) is not counted here: the
+    /// safety check sees it.
+    fn lost(before: &prioritized::Message, after: &prioritized::Message, nodes: &[Self]) -> u32 {
+        use prioritized::invariants::Tally;
+        let k = nodes[0].settings().k;
+        let total = |m| Tally::of_message(m, k).total;
+        u32::try_from(total(before).saturating_sub(total(after))).unwrap_or(u32::MAX)
+    }
+
+    fn check(
+        nodes: &[Self],
+        channels: &Channels<prioritized::Message>,
+        lost: u32,
+    ) -> Result<(), String> {
+        let k = nodes[0].settings().k;
+        let capacity = k
+            .checked_sub(lost)
+            .ok_or_else(|| format!("{lost} resources lost of k = {k}"))?;
+        prioritized::invariants::check_safety(nodes, channels.iter(), capacity)
+    }
+
+    /// Every open request, and the probe's requests for one resource, must fit in what is
+    /// left: a waiting holder whose request exceeds it keeps the token for ever.
+    fn live_after_loss(nodes: &[Self], lost: u32) -> bool {
+        let left = nodes[0].settings().k.saturating_sub(lost);
+        left >= 1
+            && nodes
+                .iter()
+                .all(|n| n.requested().is_none_or(|h| h <= left))
+    }
+
+    fn check_settled(nodes: &[Self]) -> Result<(), String> {
+        prioritized::invariants::check_settled(nodes)
+    }
+
+    fn precious(msg: &prioritized::Message) -> bool {
+        msg.carries_resources()
+    }
+
+    fn holds_token(&self) -> bool {
+        prioritized::Node::holds_token(self)
+    }
+
+    fn is_token(msg: &prioritized::Message) -> bool {
+        msg.is_token()
+    }
+}
+
+/// Nodes, messages in flight, the physical topology, which end knows of which link, which
+/// messages were corrupted, what corruption destroyed, and the first contract breach seen (a
+/// send over a link its sender does not know, or a valid event rejected): once set, the
+/// network stops changing.
+#[derive(Clone, Debug)]
+pub struct TokenNet<P: TokenHarness> {
+    /// The nodes, node `i` at index `i`.
+    pub nodes: Vec<P>,
+    /// The messages in flight, FIFO per directed link.
+    pub channels: Channels<P::Message>,
+    /// The physical links.
+    pub graph: Graph,
+    /// `(a, b)`: `a` has been told its link to `b` is up, and not told it is down since.
+    pub up: BTreeSet<(NodeId, NodeId)>,
+    /// Per directed link, whether each message in flight was corrupted already.
+    pub marks: BTreeMap<(NodeId, NodeId), VecDeque<bool>>,
+    /// Whether a message was corrupted in this run (a field or its kind changed).
+    pub corrupted: bool,
+    /// What the corrupt operation did in this run.
+    pub corruptions: Counts,
+    /// Whether a link event reached one end before the other in this run.
+    pub asymmetric: bool,
+    /// Resources destroyed by corruption (prioritized counts).
+    pub lost: u32,
+    /// The first contract breach seen, if any: once set, the network stops changing.
+    pub fault: Option<String>,
+    /// Every entry into the critical section, in order: `(node, resources, fence)`.
+    pub entries: Vec<(NodeId, u32, Fence)>,
+    /// The protected resource: the highest fence of every lane so far. An entry whose fence
+    /// is not above it is a contract breach ([`TokenNet::fault`]).
+    pub fences: Fences,
+    /// Every anomaly reported: `(reporter, peer, kind)`.
+    pub anomalies: Vec<(NodeId, NodeId, Anomaly)>,
+    /// What the last event applied produced.
+    pub last: Vec<Action<P::Message>>,
+    /// In hand-driven mode, the link of every message sent, in sending order, for
+    /// [`TokenNet::deliver_oldest`] (entries of links drained otherwise are skipped).
+    pub order: VecDeque<(NodeId, NodeId)>,
+    /// Whether to check safety after every event and panic, with the trace, on a violation
+    /// or contract breach ([`TokenNet::checked`]).
+    pub checked: bool,
+    /// The events applied and what they produced, when tracing (`MANET_MUTEX_TRACE=1`, or
+    /// always when [`TokenNet::checked`]).
+    pub trace: Option<Vec<String>>,
+    /// The run for the viewer (unless `MANET_MUTEX_RECORD=0`): a failure's
+    /// [`TokenNet::trace_text`] writes it as a page and names the file.
+    pub tape: Option<manet_mutex_sim::trace::Tape<P>>,
+}
+
+impl<P: TokenHarness> TokenNet<P> {
+    /// The network `params` describes on `graph`, every link known to both ends.
+    pub fn new(graph: Graph, params: &Params<P::Settings>) -> Result<Self, String> {
+        let nodes = P::build(&graph, params).map_err(|e| format!("cannot build: {e}"))?;
+        Ok(Self::with_nodes(nodes, graph))
+    }
+
+    /// A network of the given nodes (node `i` at index `i`, configured by hand, e.g. with
+    /// explicit heights) on `graph`, every link known to both ends, nothing in flight.
+    pub fn with_nodes(nodes: Vec<P>, graph: Graph) -> Self {
+        let up = graph
+            .edges()
+            .iter()
+            .flat_map(|&(a, b)| [(a, b), (b, a)])
+            .collect();
+        TokenNet {
+            nodes,
+            channels: Channels::default(),
+            graph,
+            up,
+            marks: BTreeMap::new(),
+            corrupted: false,
+            corruptions: Counts::default(),
+            asymmetric: false,
+            lost: 0,
+            fault: None,
+            entries: Vec::new(),
+            fences: Fences::new(),
+            anomalies: Vec::new(),
+            last: Vec::new(),
+            order: VecDeque::new(),
+            checked: false,
+            trace: None,
+            tape: None,
+        }
+        .traced(std::env::var_os("MANET_MUTEX_TRACE").is_some())
+    }
+
+    /// Keep the trace and the recording from now on, if `on`.
+    fn traced(mut self, on: bool) -> Self {
+        let graph = &self.graph;
+        let links = || graph.edges().iter().map(|(a, b)| (a.0, b.0)).collect();
+        super::start_tracing(&mut self.trace, &mut self.tape, &self.nodes, links, on);
+        self
+    }
+
+    /// The network of `settings` on `n` nodes linked by `edges`, with the tokens at
+    /// `holders`, in hand-driven mode ([`TokenNet::checked`]).
+    pub fn with_edges(
+        n: u32,
+        edges: &[(u32, u32)],
+        holders: &[u32],
+        settings: P::Settings,
+    ) -> Result<Self, String> {
+        let edges: Vec<_> = edges.iter().map(|&(a, b)| (NodeId(a), NodeId(b))).collect();
+        let holders = holders.iter().map(|&h| NodeId(h)).collect();
+        let graph = Graph::from_edges(n as usize, &edges);
+        Ok(Self::new(graph, &Params::new(settings, holders))?.checked())
+    }
+
+    /// Hand-driven mode, for tests that stage a scenario: safety is checked after every
+    /// event, and a violation or contract breach panics at once with the trace.
+    pub fn checked(mut self) -> Self {
+        self.checked = true;
+        self.traced(true)
+    }
+
+    /// Node `id`.
+    pub fn node(&self, id: NodeId) -> &P {
+        &self.nodes[id.index()]
+    }
+
+    /// The trace, if one was kept (`MANET_MUTEX_TRACE=1`), for a failure message; with it, the
+    /// run is written as a page for the viewer ([`manet_mutex_sim::trace`]) and the message names the file.
+    pub fn trace_text(&self) -> String {
+        let text = match &self.trace {
+            Some(trace) => {
+                let flying: Vec<_> = self.channels.iter().collect();
+                format!(
+                    "{}\nin flight: {flying:?}\nnodes: {:#?}",
+                    trace.join("\n"),
+                    self.nodes
+                )
+            }
+            None => "(set MANET_MUTEX_TRACE=1 for the trace and a page for the viewer)".into(),
+        };
+        text + &super::write_page(
+            self.tape
+                .as_ref()
+                .map(manet_mutex_sim::trace::Tape::recording),
+        )
+    }
+
+    /// Add a line to the trace, if one is kept.
+    pub fn note(&mut self, line: impl FnOnce() -> String) {
+        if let Some(trace) = &mut self.trace {
+            trace.push(line());
+        }
+    }
+
+    /// Feed `event` to `at` and carry out its actions. Local misuse returns the node's
+    /// `Err` (and the node must be unchanged); a send over a link the sender does not know is a
+    /// contract breach (recorded in [`TokenNet::fault`]).
+    pub fn apply(&mut self, at: NodeId, event: Event<P::Message>) -> Result<(), Error> {
+        if self.fault.is_some() {
+            return Ok(());
+        }
+        let before = self.checked.then(|| self.nodes[at.index()].clone());
+        if let Some(t) = &mut self.tape {
+            t.push(at, &event);
+        }
+        let outcome = super::traced_handle(&mut self.nodes[at.index()], at, event, &mut self.trace);
+        let actions = match outcome {
+            Ok(actions) => actions,
+            Err(e) => {
+                if before.is_some_and(|b| b != self.nodes[at.index()]) {
+                    self.breach(format!("{at:?} returned {e} but changed"));
+                }
+                return Err(e);
+            }
+        };
+        for action in &actions {
+            match action {
+                Action::Send { to, msg } => {
+                    let to = *to;
+                    if !self.up.contains(&(at, to)) {
+                        self.breach(format!(
+                            "{at:?} sent {msg:?} to {to:?} over a link it does not know"
+                        ));
+                        return Ok(());
+                    }
+                    self.channels.push(at, to, msg.clone());
+                    self.marks.entry((at, to)).or_default().push_back(false);
+                    if self.checked {
+                        self.order.push_back((at, to));
+                    }
+                }
+                Action::EnterCritical { resources, fence } => {
+                    self.entries.push((at, *resources, *fence));
+                    if let Err(highest) = self.fences.admit(*fence) {
+                        self.breach(format!(
+                            "{at:?} entered with {fence:?}, not above {highest}: a fence went back"
+                        ));
+                        return Ok(());
+                    }
+                }
+                Action::Anomaly { from, kind } => self.anomalies.push((at, *from, *kind)),
+                _ => {}
+            }
+        }
+        self.last = actions;
+        if self.checked {
+            if let Err(e) = self.check_safety() {
+                panic!("invariant violated: {e}\n{}", self.trace_text());
+            }
+        }
+        Ok(())
+    }
+
+    /// Record a contract breach; in hand-driven mode, panic with it.
+    fn breach(&mut self, fault: String) {
+        if self.checked {
+            panic!("{fault}\n{}", self.trace_text());
+        }
+        self.fault = Some(fault);
+    }
+
+    /// Feed an event the caller knows to be valid: a rejection is a contract breach
+    /// ([`Self::fault`], or a panic in hand-driven mode).
+    pub fn apply_valid(&mut self, at: NodeId, event: Event<P::Message>) {
+        if let Err(e) = self.apply(at, event) {
+            self.breach(format!("{at:?} rejected a valid event: {e}"));
+        }
+    }
+
+    /// The section `node` is in.
+    pub fn status(&self, node: NodeId) -> Status {
+        self.nodes[node.index()].status()
+    }
+
+    /// `node` asks for the critical section; it must be in its remainder section.
+    pub fn request(&mut self, node: NodeId, request: CsRequest) {
+        self.apply_valid(node, Event::Request(request));
+    }
+
+    /// `node` leaves the critical section; it must be in it.
+    pub fn release(&mut self, node: NodeId) {
+        self.apply_valid(node, Event::Release);
+    }
+
+    /// The directed links with a message in flight, in a fixed (sorted) order.
+    pub fn busy_links(&self) -> Vec<(NodeId, NodeId)> {
+        let mut links: Vec<_> = self.channels.iter().map(|(f, t, _)| (f, t)).collect();
+        links.dedup();
+        links
+    }
+
+    /// Deliver the oldest message on `from → to`; whether there was one.
+    pub fn deliver(&mut self, from: NodeId, to: NodeId) -> bool {
+        let Some(msg) = self.channels.pop(from, to) else {
+            return false;
+        };
+        if let Some(marks) = self.marks.get_mut(&(from, to)) {
+            marks.pop_front();
+        }
+        self.apply_valid(to, Event::Receive { from, msg });
+        true
+    }
+
+    /// Deliver the heads of the busy links round-robin until nothing is in flight; an error
+    /// after `limit` deliveries (a message storm: KRLF's idle tokens never stop).
+    pub fn run(&mut self, limit: usize) -> Result<(), String> {
+        let mut delivered = 0;
+        loop {
+            let busy = self.busy_links();
+            if busy.is_empty() {
+                return self.check_safety();
+            }
+            for (from, to) in busy {
+                self.deliver(from, to);
+                delivered += 1;
+            }
+            if delivered > limit {
+                return Err(format!("still busy after {limit} deliveries"));
+            }
+        }
+    }
+
+    /// Deliver the oldest message still in flight (hand-driven mode: a fair, globally FIFO
+    /// scheduler); its link, or `None` if nothing is in flight.
+    pub fn deliver_oldest(&mut self) -> Option<(NodeId, NodeId)> {
+        while let Some((from, to)) = self.order.pop_front() {
+            if self.deliver(from, to) {
+                return Some((from, to));
+            }
+        }
+        None
+    }
+
+    /// The messages in flight on `from → to`, oldest first.
+    pub fn pending(&self, from: NodeId, to: NodeId) -> Vec<&P::Message> {
+        self.channels
+            .iter()
+            .filter(|&(f, t, _)| (f, t) == (from, to))
+            .map(|(.., msg)| msg)
+            .collect()
+    }
+
+    /// Links that may fail now: idle in both directions and not bridges.
+    pub fn removable_links(&self) -> Vec<(NodeId, NodeId)> {
+        let mut links: Vec<_> = self
+            .graph
+            .edges()
+            .iter()
+            .map(|&(a, b)| (a.min(b), a.max(b)))
+            .filter(|&(a, b)| {
+                self.channels.idle(a, b) && self.graph.is_connected_without(Some((a, b)))
+            })
+            .collect();
+        links.sort_unstable();
+        links
+    }
+
+    /// Pairs of nodes that may be linked now: not linked, both ends told of the last failure,
+    /// nothing of the last incarnation in flight. In a fixed order.
+    pub fn absent_links(&self) -> Vec<(NodeId, NodeId)> {
+        let n = self.nodes.len() as u32;
+        (0..n)
+            .flat_map(|a| (a + 1..n).map(move |b| (NodeId(a), NodeId(b))))
+            .filter(|&(a, b)| {
+                !self.graph.has(a, b)
+                    && !self.up.contains(&(a, b))
+                    && !self.up.contains(&(b, a))
+                    && self.channels.idle(a, b)
+            })
+            .collect()
+    }
+
+    /// The notices not given yet: `(a, b)` where `a` has not been told the current state of
+    /// its link to `b`. In a fixed order.
+    pub fn pending_notices(&self) -> Vec<(NodeId, NodeId)> {
+        let n = self.nodes.len() as u32;
+        (0..n)
+            .flat_map(|a| (0..n).map(move |b| (NodeId(a), NodeId(b))))
+            .filter(|&(a, b)| a != b && self.up.contains(&(a, b)) != self.graph.has(a, b))
+            .collect()
+    }
+
+    /// Tell `a` the current state of its link to `b`.
+    pub fn notice(&mut self, a: NodeId, b: NodeId) {
+        if self.graph.has(a, b) {
+            if self.up.insert((a, b)) {
+                self.apply_valid(a, Event::LinkUp(b));
+            }
+        } else if self.up.remove(&(a, b)) {
+            self.apply_valid(a, Event::LinkDown(b));
+        }
+    }
+
+    /// The link fails; both ends are told in this one step.
+    pub fn fail(&mut self, a: NodeId, b: NodeId) {
+        self.graph.remove(a, b);
+        self.notice(a, b);
+        self.notice(b, a);
+    }
+
+    /// The link fails; only `a` is told now.
+    pub fn fail_at(&mut self, a: NodeId, b: NodeId) {
+        self.asymmetric = true;
+        self.graph.remove(a, b);
+        self.notice(a, b);
+    }
+
+    /// A link forms; both ends are told in this one step.
+    pub fn form(&mut self, a: NodeId, b: NodeId) {
+        self.graph.add(a, b);
+        self.notice(a, b);
+        self.notice(b, a);
+    }
+
+    /// A link forms; only `a` is told now.
+    pub fn form_at(&mut self, a: NodeId, b: NodeId) {
+        self.asymmetric = true;
+        self.graph.add(a, b);
+        self.notice(a, b);
+    }
+
+    /// The messages in flight not corrupted yet, as `(from, to, position)`, in a fixed order.
+    pub fn corruptible(&self) -> Vec<(NodeId, NodeId, usize)> {
+        self.marks
+            .iter()
+            .flat_map(|(&(f, t), marks)| {
+                marks
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &m)| !m)
+                    .map(move |(i, _)| (f, t, i))
+            })
+            .collect()
+    }
+
+    /// Rewrite field `field` of the `i`-th message on `from → to` to `value`. Returns
+    /// whether anything changed (a message is corrupted at most once).
+    pub fn corrupt(
+        &mut self,
+        from: NodeId,
+        to: NodeId,
+        i: usize,
+        field: usize,
+        value: Value,
+    ) -> bool {
+        self.corrupt_as(from, to, i, Corruption::Field { field, value }) == Outcome::Changed
+    }
+
+    /// Corrupt the `i`-th message on `from → to` as `how` says (see the
+    /// module docs): a field, its kind, or bits of its frame. A message is corrupted at
+    /// most once (`Unchanged` if it was already). A flipped frame that fails to decode
+    /// (`Dropped`) is retransmitted by the link session: the original is delivered and nothing
+    /// else changes.
+    pub fn corrupt_as(&mut self, from: NodeId, to: NodeId, i: usize, how: Corruption) -> Outcome {
+        let already = self
+            .marks
+            .get(&(from, to))
+            .and_then(|m| m.get(i))
+            .is_none_or(|&m| m);
+        if already || self.fault.is_some() {
+            return Outcome::Unchanged;
+        }
+        let Some(msg) = self.channels.get_mut(from, to, i) else {
+            return Outcome::Unchanged;
+        };
+        let before = msg.clone();
+        let outcome = msg.corrupt_as(how);
+        let after = msg.clone();
+        self.corruptions.count(&how, outcome);
+        match outcome {
+            Outcome::Changed => {}
+            Outcome::Dropped(e) => {
+                self.note(|| {
+                    format!(
+                        "flipped {how:?} of the frame of {from:?} -> {to:?} #{i} ({before:?}): \
+                         {e}, retransmitted by the link session"
+                    )
+                });
+                return outcome;
+            }
+            Outcome::Unchanged => return outcome,
+        }
+        self.marks.get_mut(&(from, to)).unwrap()[i] = true;
+        self.corrupted = true;
+        self.lost += P::lost(&before, &after, &self.nodes);
+        self.note(|| {
+            format!("corrupted {from:?} -> {to:?} #{i} ({how:?}): {before:?} into {after:?}")
+        });
+        outcome
+    }
+
+    /// The algorithm's safety invariants (knowing what corruption destroyed), plus the
+    /// contract breaches recorded by `apply`.
+    pub fn check_safety(&self) -> Result<(), String> {
+        match &self.fault {
+            Some(fault) => Err(fault.clone()),
+            None => P::check(&self.nodes, &self.channels, self.lost),
+        }
+    }
+
+    fn anyone_busy(&self) -> bool {
+        busy(&self.nodes).next().is_some()
+    }
+
+    /// Liveness as a check on one state: with no further requests, link changes or
+    /// corruption, give every pending notice, deliver every channel's head in a fixed
+    /// round-robin order (fair, so a token circulating between two KRLF nodes cannot starve a
+    /// third channel) and release every node in the critical section, for at most `rounds`
+    /// rounds. Every waiting node must have entered by then, and the algorithm's drained-state
+    /// checks must hold (for KRL: quiet, with a token-oriented DAG). After a corruption, every
+    /// node must also be served when it asks once more (and only `check_settled` holds at
+    /// quiescence). Liveness is not required where corruption destroyed what it needs
+    /// ([`TokenHarness::live_after_loss`]); safety is checked after every round either way.
+    pub fn drain(&self, rounds: usize) -> Result<(), String> {
+        self.clone().settle(rounds)
+    }
+
+    /// [`TokenNet::drain`] on this network itself rather than on a copy, for tests that
+    /// look at the result (entry order, final heights).
+    pub fn settle(&mut self, rounds: usize) -> Result<(), String> {
+        self.settle_here(rounds)
+            .map_err(|e| format!("{e}\n{}", self.trace_text()))
+    }
+
+    fn settle_here(&mut self, rounds: usize) -> Result<(), String> {
+        let required = P::live_after_loss(&self.nodes, self.lost);
+        match self.settle_refreshed(rounds) {
+            Err(e) if !required && e.starts_with("starvation") => return Ok(()),
+            Ok(()) if !required => return Ok(()),
+            outcome => outcome?,
+        }
+        if self.corrupted || self.asymmetric {
+            for i in 0..self.nodes.len() {
+                let node = NodeId(i as u32);
+                if self.status(node) == Status::Remainder {
+                    self.request(node, CsRequest::ONE);
+                }
+            }
+            self.settle_refreshed(rounds)
+                .map_err(|e| format!("{e}, when every node asked once more"))?;
+        }
+        Ok(())
+    }
+
+    /// `serve`; after a corruption, when that starves, the link layer confirms every
+    /// link once (a keepalive: each end re-announces its height, which corrects any view a
+    /// corrupted height left wrong) and it is tried again. A corrupted height can leave a
+    /// view that nothing else ever refreshes, and wrong views can make waiting nodes ask one
+    /// another in a circle (docs/ALGORITHMS.md, T6).
+    fn settle_refreshed(&mut self, rounds: usize) -> Result<(), String> {
+        match self.serve(rounds) {
+            Err(e) if self.corrupted && e.starts_with("starvation") => {
+                self.note(|| "keepalive on every link".into());
+                for (a, b) in self.up.clone() {
+                    self.apply_valid(a, Event::LinkUp(b));
+                }
+                self.serve(rounds)
+                    .map_err(|e| format!("{e}, even after a keepalive on every link"))
+            }
+            outcome => outcome,
+        }
+    }
+
+    /// Drain rounds until nobody waits (see [`TokenNet::drain`]).
+    /// Drain rounds until nobody waits (see [`TokenNet::drain`]).
+    fn serve(&mut self, rounds: usize) -> Result<(), String> {
+        for _ in 0..rounds {
+            for (a, b) in self.pending_notices() {
+                self.notice(a, b);
+            }
+            if !self.anyone_busy() {
+                if self.channels.is_empty() {
+                    break;
+                }
+                // Every request is served. An algorithm that never goes quiet (KRLF keeps
+                // idle tokens moving) accepts this state as drained; KRL must go quiet first.
+                if P::check_drained(&self.nodes, &self.channels, false).is_ok() {
+                    return self.check_safety();
+                }
+            }
+            for i in 0..self.nodes.len() {
+                let node = NodeId(i as u32);
+                if self.status(node) == Status::Critical {
+                    self.release(node);
+                }
+            }
+            for (from, to) in self.busy_links() {
+                self.deliver(from, to);
+            }
+            self.check_safety()?;
+        }
+        if self.anyone_busy() {
+            let stuck: Vec<_> = busy(&self.nodes).map(|n| (n.id(), n.status())).collect();
+            return Err(format!("starvation: {stuck:?} after {rounds} drain rounds"));
+        }
+        let quiet = self.channels.is_empty();
+        if (self.corrupted || self.asymmetric) && quiet {
+            P::check_settled(&self.nodes)
+        } else {
+            P::check_drained(&self.nodes, &self.channels, quiet)
+        }
+    }
+}

@@ -126,17 +126,28 @@ fn start_tracing<P: manet_mutex_sim::trace::Visible + Clone>(
     }
 }
 
-/// Write the recording as a viewer page under `target/manet-mutex-traces/` (or
-/// `$CARGO_TARGET_DIR`), named by its content, and say where; empty without a recording.
+/// `$CARGO_TARGET_DIR`, else the `target` folder of the workspace the tests run in (cargo runs
+/// a member's tests in the member's folder; the nearest folder up with a `Cargo.lock` is the
+/// workspace's), else `target`.
+fn target_dir() -> std::path::PathBuf {
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+        return dir.into();
+    }
+    let cwd = std::env::current_dir().unwrap_or_default();
+    cwd.ancestors()
+        .find(|d| d.join("Cargo.lock").is_file())
+        .unwrap_or(&cwd)
+        .join("target")
+}
+
+/// Write the recording as a viewer page under `target/manet-mutex-traces/` (see
+/// [`target_dir`]), named by its content, and say where; empty without a recording.
 fn write_page(recording: Option<manet_mutex_sim::trace::Recording>) -> String {
     let Some(recording) = recording else {
         return String::new();
     };
     let page = manet_mutex_sim::trace::html::page(&recording);
-    let dir = std::path::PathBuf::from(
-        std::env::var_os("CARGO_TARGET_DIR").unwrap_or_else(|| "target".into()),
-    )
-    .join("manet-mutex-traces");
+    let dir = target_dir().join("manet-mutex-traces");
     // A content hash names the file, so reruns of one counterexample overwrite one page.
     let name = format!("trace-{:016x}.html", fnv(&page));
     let path = dir.join(name);

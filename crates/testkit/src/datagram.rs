@@ -708,7 +708,7 @@ pub struct SessionSchedule<R> {
 
 /// Play `ops` on `net` (each step also lets one time unit pass), then
 /// [`SessionNet::heal_and_drain`] with `budget`; panics on any violation. Returns the report.
-pub fn run_schedule<P: TokenHarness, R: Copy + Debug>(
+pub fn run_session_schedule<P: TokenHarness, R: Copy + Debug>(
     mut net: SessionNet<P>,
     ops: &[SessionOp<R>],
     request: impl Fn(R) -> CsRequest,

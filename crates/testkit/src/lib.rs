@@ -3,31 +3,48 @@
 //! A test kit for property-testing the [`manet_mutex`] algorithms on your own topologies and
 //! fault profiles. The protocol crate's own tests, fuzz targets and models use the same pieces.
 //!
-//! - [`TokenNet`]: a network of a token algorithm ([`manet_mutex::reverse_link`],
-//!   [`manet_mutex::prioritized`]) over FIFO links, driven one chosen step at a time: deliver the
-//!   head of a link, fail or form a link (each end told at its own time, within the
-//!   algorithms' link contract), corrupt a message in flight (a field, its kind, or bits of
-//!   its frame, which the link session retransmits). It checks safety (knowing what
-//!   corruption destroyed) and liveness by a fair drain.
-//! - [`PermNet`]: a system of a permission algorithm ([`manet_mutex::look_ahead`],
-//!   [`manet_mutex::ricart_agrawala`]) whose messages form a bag: deliver any one, lose, duplicate,
-//!   replay or corrupt it (a field, its kind, or bits of its frame, which the receiver's codec
-//!   drops: a loss), fire any armed timer, change modes. Same checks.
-//! - Both have a hand-driven mode ([`TokenNet::checked`], [`PermNet::checked`]) that checks
-//!   safety after every event and panics with the trace, for staging a scenario step by step.
-//! - [`datagram`]: a token network whose cores talk through link
-//!   [sessions](manet_mutex::session) over a datagram network that loses, duplicates, delays and
-//!   reorders, with links and nodes falling silent and links closed ([`SessionNet`]). It
-//!   follows every message, so it checks that none is duplicated or lost unreported.
-//! - [`corrupt`]: the corrupt operation every harness shares ([`corrupt::Corruption`]): a
+//! A property test needs three things, all at the crate root:
+//!
+//! - **A driver**, built on your topology (node ids are [`NodeId`]s: edges as
+//!   `(NodeId, NodeId)`, token holders as `NodeId`):
+//!   - [`TokenNet`]: a network of a token algorithm ([`manet_mutex::reverse_link`],
+//!     [`manet_mutex::prioritized`]) over FIFO links, driven one chosen step at a time: deliver
+//!     the head of a link, fail or form a link (each end told at its own time, within the
+//!     algorithms' link contract), corrupt a message in flight (a field, its kind, or bits of
+//!     its frame, which the link session retransmits). It checks safety (knowing what
+//!     corruption destroyed) and liveness by a fair drain.
+//!   - [`PermNet`]: a system of a permission algorithm ([`manet_mutex::look_ahead`],
+//!     [`manet_mutex::ricart_agrawala`]) whose messages form a bag: deliver any one, lose,
+//!     duplicate, replay or corrupt it (a field, its kind, or bits of its frame, which the
+//!     receiver's codec drops: a loss), fire any armed timer, change modes. Same checks.
+//!   - [`SessionNet`]: a token network whose cores talk through link
+//!     [sessions](manet_mutex::session) over a datagram network that loses, duplicates, delays
+//!     and reorders, with links and nodes falling silent and links closed ([`datagram`]). It
+//!     follows every message, so it checks that none is duplicated or lost unreported.
+//!
+//!   [`TokenNet`] and [`PermNet`] also have a hand-driven mode ([`TokenNet::checked`],
+//!   [`PermNet::checked`]) that checks safety after every event and panics with the trace, for
+//!   staging a scenario step by step.
+//! - **Schedules** from proptest strategies with fault profiles, shrinkable to a short
+//!   counterexample: [`token_schedule`] ([`TokenSchedule`], faults weighted by
+//!   [`TokenFaults`]), [`permission_schedule`] ([`PermissionOp`]s, [`PermissionFaults`]),
+//!   [`session_schedule`] ([`SessionSchedule`]); [`cases`] is the crate's convention for case
+//!   counts. More strategies are in [`strategy`].
+//! - **A run** that applies a schedule to a driver, checks safety after every step, drains and
+//!   checks liveness, and panics with the trace on a violation: [`run_token_schedule`],
+//!   [`run_permission_schedule`], [`run_session_schedule`] ([`apply_token_schedule`] and
+//!   [`apply_permission_schedule`] stop before the drain). See [`schedule`].
+//!
+//! The detailed pieces are in modules:
+//! - [`corrupt`]: the corrupt operation every driver shares ([`corrupt::Corruption`]): a
 //!   field rewritten (which value it becomes, [`corrupt::Fields`] for every message type), the
 //!   kind changed into another kind the message's encoding decodes as ([`corrupt::kinds_of`],
 //!   computed through the wire codec, whose messages' check words are tagged with their kind),
 //!   or 1 to 4 bits of the message's frame flipped ([`corrupt::Flip`]; the frame check always
 //!   catches them). The drivers count what it did ([`corrupt::Counts`]). This is why the
-//!   feature implies `codec`.
-//! - [`fuzz`]: arbitrary inputs and the bodies that run them (also behind `fuzz/`).
-//! - [`strategy`]: proptest strategies for schedules, with fault profiles.
+//!   test kit turns on the protocol crate's `codec` feature.
+//! - [`fuzz`]: the fuzz bodies and their arbitrary inputs, plumbing for the fuzz targets in
+//!   `fuzz/` and the protocol crate's seeded tests.
 //! - The invariant checkers are each algorithm's `invariants` module.
 //!
 //! Set `MANET_MUTEX_TRACE=1` to keep the event trace of every network for failure messages.
@@ -40,29 +57,29 @@
 //!
 //! ```
 //! use manet_mutex::reverse_link::{Node, Settings};
-//! use manet_mutex_testkit::fuzz::token_ops::run_ops;
-//! use manet_mutex_testkit::strategy::{token_schedule, TokenFaults};
-//! use manet_mutex_testkit::TokenNet;
-//! use manet_mutex::CsRequest;
+//! use manet_mutex::{CsRequest, NodeId};
+//! use manet_mutex_testkit::{run_token_schedule, token_schedule, TokenFaults, TokenNet};
 //! use proptest::strategy::Just;
 //! use proptest::test_runner::{Config, TestRunner};
 //!
-//! let ring = [(0, 1), (1, 2), (2, 3), (3, 4), (4, 0)];
+//! let ring: Vec<_> = (0..5).map(|i| (NodeId(i), NodeId((i + 1) % 5))).collect();
+//! let holders = [NodeId(0), NodeId(2)];
 //! let faults = TokenFaults { corrupt: 1, flip: 1, ..TokenFaults::NONE };
 //! let schedules = token_schedule(Just(()), 0, 0..60, faults);
 //! let config = Config { failure_persistence: None, ..Config::with_cases(16) };
 //! let mut runner = TestRunner::new(config);
 //! runner
-//!     .run(&schedules, |(ops, faults)| {
-//!         let net = TokenNet::<Node>::with_edges(5, &ring, &[0, 2], Settings::new(2)).unwrap();
+//!     .run(&schedules, |schedule| {
+//!         let net = TokenNet::<Node>::with_edges(5, &ring, &holders, Settings::new(2)).unwrap();
 //!         // Panics (and proptest shrinks the schedule) on any violation.
-//!         run_ops(net, &ops, &faults, |()| CsRequest::ONE, &"ring of five");
+//!         run_token_schedule(net, &schedule, |()| CsRequest::ONE, &"ring of five");
 //!         Ok(())
 //!     })
 //!     .unwrap();
 //! ```
 
 #![deny(missing_docs)]
+#![deny(unreachable_pub)]
 #![forbid(unsafe_code)]
 
 extern crate alloc;
@@ -71,11 +88,20 @@ pub mod corrupt;
 pub mod datagram;
 pub mod fuzz;
 mod perm_net;
+pub mod schedule;
 pub mod strategy;
 mod token_net;
 
-pub use datagram::SessionNet;
+pub use datagram::{run_session_schedule, SessionNet, SessionOp, SessionSchedule, Weather};
 pub use perm_net::{Flight, PermNet, PermissionHarness};
+pub use schedule::{
+    apply_permission_schedule, apply_token_schedule, run_permission_schedule, run_token_schedule,
+    PermissionOp, TimedFault, TokenFault, TokenOp, TokenSchedule,
+};
+pub use strategy::{
+    cases, permission_schedule, session_schedule, token_schedule, PermissionFaults, TokenFaults,
+};
+pub use token_net::{TokenHarness, TokenNet};
 
 use alloc::format;
 use alloc::string::String;
@@ -100,7 +126,6 @@ fn traced_handle<P: Protocol>(
     }
     outcome
 }
-pub use token_net::{TokenHarness, TokenNet};
 
 /// Whether the drivers keep a tape of every run for the viewer, so that any failure can be
 /// drawn: yes, unless `MANET_MUTEX_RECORD=0` (a copy of each event; the drawing is made by

@@ -247,18 +247,16 @@ impl<P: TokenHarness> TokenNet<P> {
         self
     }
 
-    /// The network of `settings` on `n` nodes linked by `edges`, with the tokens at
+    /// The network of `settings` on nodes `0..n` linked by `edges`, with the tokens at
     /// `holders`, in hand-driven mode ([`TokenNet::checked`]).
     pub fn with_edges(
         n: u32,
-        edges: &[(u32, u32)],
-        holders: &[u32],
+        edges: &[(NodeId, NodeId)],
+        holders: &[NodeId],
         settings: P::Settings,
     ) -> Result<Self, String> {
-        let edges: Vec<_> = edges.iter().map(|&(a, b)| (NodeId(a), NodeId(b))).collect();
-        let holders = holders.iter().map(|&h| NodeId(h)).collect();
-        let graph = Graph::from_edges(n as usize, &edges);
-        Ok(Self::new(graph, &Params::new(settings, holders))?.checked())
+        let graph = Graph::from_edges(n as usize, edges);
+        Ok(Self::new(graph, &Params::new(settings, holders.to_vec()))?.checked())
     }
 
     /// Hand-driven mode, for tests that stage a scenario: safety is checked after every

@@ -339,7 +339,8 @@ impl<P: TokenHarness> SessionNet<P> {
 
     /// Feed `event` to core `at` and carry out its actions (sends go to its session).
     fn apply(&mut self, at: NodeId, event: Event<P::Message>) {
-        let outcome = super::traced_handle(&mut self.nodes[at.index()], at, event, &mut self.trace);
+        let outcome =
+            crate::driver::traced_handle(&mut self.nodes[at.index()], at, event, &mut self.trace);
         let actions = match outcome {
             Ok(actions) => actions,
             Err(e) => self.violation(format!("{at:?} rejected a valid event: {e}")),

@@ -5,8 +5,8 @@
 //!
 //! A property test needs three things, all at the crate root:
 //!
-//! - **A driver**, built on your topology (node ids are [`NodeId`]s: edges as
-//!   `(NodeId, NodeId)`, token holders as `NodeId`):
+//! - **A driver**, built on your topology, with [`NodeId`](manet_mutex::NodeId)s for nodes
+//!   (edges as `(NodeId, NodeId)`, token holders as `NodeId`):
 //!   - [`TokenNet`]: a network of a token algorithm ([`manet_mutex::reverse_link`],
 //!     [`manet_mutex::prioritized`]) over FIFO links, driven one chosen step at a time: deliver
 //!     the head of a link, fail or form a link (each end told at its own time, within the
@@ -86,6 +86,7 @@ extern crate alloc;
 
 pub mod corrupt;
 pub mod datagram;
+mod driver;
 pub mod fuzz;
 mod perm_net;
 pub mod schedule;
@@ -102,92 +103,3 @@ pub use strategy::{
     cases, permission_schedule, session_schedule, token_schedule, PermissionFaults, TokenFaults,
 };
 pub use token_net::{TokenHarness, TokenNet};
-
-use alloc::format;
-use alloc::string::String;
-use alloc::vec::Vec;
-
-use manet_mutex::{Action, Error, Event, NodeId, Protocol};
-
-/// Feed `event` to `node` (node `at`) and collect its actions; with a trace, record both.
-/// What every driver does first with an event.
-fn traced_handle<P: Protocol>(
-    node: &mut P,
-    at: NodeId,
-    event: Event<P::Message>,
-    trace: &mut Option<Vec<String>>,
-) -> Result<Vec<Action<P::Message>>, Error> {
-    let described = trace.is_some().then(|| format!("{at:?} <- {event:?}"));
-    let outcome = node
-        .handle(event)
-        .map(|actions| actions.collect::<Vec<_>>());
-    if let (Some(trace), Some(event)) = (trace, described) {
-        trace.push(format!("{event}\n     -> {outcome:?}"));
-    }
-    outcome
-}
-
-/// Whether the drivers keep a tape of every run for the viewer, so that any failure can be
-/// drawn: yes, unless `MANET_MUTEX_RECORD=0` (a copy of each event; the drawing is made by
-/// replaying the tape only when a failure message asks for it).
-fn recording_on() -> bool {
-    std::env::var_os("MANET_MUTEX_RECORD").is_none_or(|v| v != "0")
-}
-
-/// Start keeping a driver's text trace (if `on`) and its tape (if `on`, or unless
-/// `MANET_MUTEX_RECORD=0`), once: the drivers' shared `traced`.
-fn start_tracing<P: manet_mutex_sim::trace::Visible + Clone>(
-    trace: &mut Option<Vec<String>>,
-    tape: &mut Option<manet_mutex_sim::trace::Tape<P>>,
-    nodes: &[P],
-    links: impl FnOnce() -> Vec<(u32, u32)>,
-    on: bool,
-) {
-    if on {
-        trace.get_or_insert_with(Vec::new);
-    }
-    if (on || recording_on()) && tape.is_none() {
-        *tape = Some(manet_mutex_sim::trace::Tape::new(nodes, links()));
-    }
-}
-
-/// `$CARGO_TARGET_DIR`, else the `target` folder of the workspace the tests run in (cargo runs
-/// a member's tests in the member's folder; the nearest folder up with a `Cargo.lock` is the
-/// workspace's), else `target`.
-fn target_dir() -> std::path::PathBuf {
-    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
-        return dir.into();
-    }
-    let cwd = std::env::current_dir().unwrap_or_default();
-    cwd.ancestors()
-        .find(|d| d.join("Cargo.lock").is_file())
-        .unwrap_or(&cwd)
-        .join("target")
-}
-
-/// Write the recording as a viewer page under `target/manet-mutex-traces/` (see
-/// [`target_dir`]), named by its content, and say where; empty without a recording.
-fn write_page(recording: Option<manet_mutex_sim::trace::Recording>) -> String {
-    let Some(recording) = recording else {
-        return String::new();
-    };
-    let page = manet_mutex_sim::trace::html::page(&recording);
-    let dir = target_dir().join("manet-mutex-traces");
-    // A content hash names the file, so reruns of one counterexample overwrite one page.
-    let name = format!("trace-{:016x}.html", fnv(&page));
-    let path = dir.join(name);
-    match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, page)) {
-        Ok(()) => format!("\nviewer ({} steps): {}", recording.steps(), path.display()),
-        Err(e) => format!(
-            "\n(could not write the viewer page {}: {e})",
-            path.display()
-        ),
-    }
-}
-
-/// FNV-1a of `text`: a cheap content fingerprint.
-fn fnv(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}

@@ -39,6 +39,7 @@ use manet_mutex::{Action, Anomaly, CsRequest, Error, Event, Fence, NodeId, Proto
 use manet_mutex_sim::{busy, Channels, Graph, Params, TokenAlgorithm};
 
 use crate::corrupt::{Corruptible, Corruption, Counts, Outcome, Value};
+use crate::driver::Driver;
 
 /// What the harness needs from a token algorithm besides [`TokenAlgorithm`].
 pub trait TokenHarness:
@@ -243,7 +244,7 @@ impl<P: TokenHarness> TokenNet<P> {
     fn traced(mut self, on: bool) -> Self {
         let graph = &self.graph;
         let links = || graph.edges().iter().map(|(a, b)| (a.0, b.0)).collect();
-        super::start_tracing(&mut self.trace, &mut self.tape, &self.nodes, links, on);
+        crate::driver::start_tracing(&mut self.trace, &mut self.tape, &self.nodes, links, on);
         self
     }
 
@@ -285,11 +286,7 @@ impl<P: TokenHarness> TokenNet<P> {
             }
             None => "(set MANET_MUTEX_TRACE=1 for the trace and a page for the viewer)".into(),
         };
-        text + &super::write_page(
-            self.tape
-                .as_ref()
-                .map(manet_mutex_sim::trace::Tape::recording),
-        )
+        text + &crate::driver::write_page(self.tape.as_ref())
     }
 
     /// Add a line to the trace, if one is kept.
@@ -303,23 +300,10 @@ impl<P: TokenHarness> TokenNet<P> {
     /// `Err` (and the node must be unchanged); a send over a link the sender does not know is a
     /// contract breach (recorded in [`TokenNet::fault`]).
     pub fn apply(&mut self, at: NodeId, event: Event<P::Message>) -> Result<(), Error> {
-        if self.fault.is_some() {
+        let Some(outcome) = self.handle(at, event) else {
             return Ok(());
-        }
-        let before = self.checked.then(|| self.nodes[at.index()].clone());
-        if let Some(t) = &mut self.tape {
-            t.push(at, &event);
-        }
-        let outcome = super::traced_handle(&mut self.nodes[at.index()], at, event, &mut self.trace);
-        let actions = match outcome {
-            Ok(actions) => actions,
-            Err(e) => {
-                if before.is_some_and(|b| b != self.nodes[at.index()]) {
-                    self.breach(format!("{at:?} returned {e} but changed"));
-                }
-                return Err(e);
-            }
         };
+        let actions = outcome?;
         for action in &actions {
             match action {
                 Action::Send { to, msg } => {
@@ -356,14 +340,6 @@ impl<P: TokenHarness> TokenNet<P> {
             }
         }
         Ok(())
-    }
-
-    /// Record a contract breach; in hand-driven mode, panic with it.
-    fn breach(&mut self, fault: String) {
-        if self.checked {
-            panic!("{fault}\n{}", self.trace_text());
-        }
-        self.fault = Some(fault);
     }
 
     /// Feed an event the caller knows to be valid: a rejection is a contract breach

@@ -73,10 +73,7 @@ impl In {
                     Kind::Disconnect => Message::Disconnect(a),
                     Kind::Reconnect => Message::Reconnect(a),
                 };
-                Event::Receive {
-                    from: from.id(),
-                    msg,
-                }
+                from.sends(msg)
             }
         }
     }

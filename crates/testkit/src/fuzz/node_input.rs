@@ -29,6 +29,14 @@ impl Peer {
             Peer::Any(v) => NodeId(v),
         }
     }
+
+    /// `msg` arriving from this peer.
+    pub(super) fn sends<M>(self, msg: M) -> Event<M> {
+        Event::Receive {
+            from: self.id(),
+            msg,
+        }
+    }
 }
 
 /// Events from the application, the link layer, timers and the host.

@@ -85,10 +85,7 @@ impl In {
                     Kind::Probe => Message::Probe { height },
                     Kind::TokenAck => Message::token_ack(at, level as u16),
                 };
-                Event::Receive {
-                    from: from.id(),
-                    msg,
-                }
+                from.sends(msg)
             }
         }
     }

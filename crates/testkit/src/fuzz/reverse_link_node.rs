@@ -59,10 +59,7 @@ impl In {
                     Kind::TokenAck => Message::token_ack(h, owner.id().0 as u16),
                     Kind::Probe => Message::Probe(h.into()),
                 };
-                Event::Receive {
-                    from: from.id(),
-                    msg,
-                }
+                from.sends(msg)
             }
         }
     }

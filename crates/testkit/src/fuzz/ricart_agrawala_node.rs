@@ -24,15 +24,9 @@ impl In {
     fn event(self) -> Event<Message> {
         match self {
             In::Local(local) => local.event(),
-            In::Request { from, ts, seq } => Event::Receive {
-                from: from.id(),
-                // The fence comes from `seq`: the input layout is frozen for the corpora.
-                msg: Message::request(ts.ts(), seq, seq),
-            },
-            In::Reply { from, ts, seq } => Event::Receive {
-                from: from.id(),
-                msg: Message::reply(ts.ts(), seq, seq),
-            },
+            // The fence comes from `seq`: the input layout is frozen for the corpora.
+            In::Request { from, ts, seq } => from.sends(Message::request(ts.ts(), seq, seq)),
+            In::Reply { from, ts, seq } => from.sends(Message::reply(ts.ts(), seq, seq)),
         }
     }
 }

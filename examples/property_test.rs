@@ -1,18 +1,16 @@
 //! Property-test an algorithm on your own topology and fault profile with the test kit
-//! (`--features testkit`): prioritized 2-out-of-3 on a star around the holder, its messages
+//! (`manet-mutex-testkit`): prioritized 2-out-of-3 on a star around the holder, its messages
 //! corrupted and its links failing and forming one end at a time. Every schedule must keep
 //! safety, and the drain at the end must serve every waiting node; a failure panics with the
 //! shrunk schedule.
 //!
 //! ```text
-//! cargo run --release --features testkit --example property_test -- 200
+//! cargo run --release --example property_test -- 200
 //! ```
 
 use manet_mutex::prioritized::{Node, Policy, Settings};
-use manet_mutex::CsRequest;
-use manet_mutex_testkit::fuzz::token_ops::run_ops;
-use manet_mutex_testkit::strategy::{token_schedule, TokenFaults};
-use manet_mutex_testkit::TokenNet;
+use manet_mutex::{CsRequest, NodeId};
+use manet_mutex_testkit::{run_token_schedule, token_schedule, TokenFaults, TokenNet};
 use proptest::test_runner::{Config, TestRunner};
 
 fn main() {
@@ -20,7 +18,7 @@ fn main() {
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(64);
-    let star = [(0, 1), (0, 2), (0, 3), (0, 4), (1, 2)];
+    let star = [(0, 1), (0, 2), (0, 3), (0, 4), (1, 2)].map(|(a, b)| (NodeId(a), NodeId(b)));
     let settings = Settings::new(3, Policy::Explicit);
     // Requests for 1 or 2 resources at priorities 0..4; a few symmetric link changes; every
     // fault kind, corruption the most likely.
@@ -31,13 +29,13 @@ fn main() {
         ..Config::with_cases(cases)
     };
     let mut runner = TestRunner::new(config);
-    let outcome = runner.run(&schedules, |(ops, faults)| {
-        let net = TokenNet::<Node>::with_edges(5, &star, &[0], settings).unwrap();
+    let outcome = runner.run(&schedules, |schedule| {
+        let net = TokenNet::<Node>::with_edges(5, &star, &[NodeId(0)], settings).unwrap();
         let request = |(resources, priority)| CsRequest {
             resources,
             priority,
         };
-        run_ops(net, &ops, &faults, request, &"star of five, k = 3");
+        run_token_schedule(net, &schedule, request, &"star of five, k = 3");
         Ok(())
     });
     match outcome {

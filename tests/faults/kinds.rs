@@ -362,7 +362,7 @@ fn ack_question_changed<P: TokenHarness>(
     use manet_mutex_testkit::corrupt::Value;
     let (n0, n1) = (NodeId(0), NodeId(1));
     let mut net =
-        manet_mutex_testkit::TokenNet::<P>::with_edges(2, &[(0, 1)], &[0], settings).unwrap();
+        manet_mutex_testkit::TokenNet::<P>::with_edges(2, &[(n0, n1)], &[n0], settings).unwrap();
     net.request(n1, manet_mutex::CsRequest::ONE);
     assert!(net.deliver(n1, n0), "node 1's REQUEST");
     assert!(net.deliver(n0, n1), "the TOKEN");

@@ -154,8 +154,9 @@ fn a_waiting_prioritized_holder_that_cancels_serves_the_rest() {
     // k = 3: 0 holds two resources; 1 (the token holder after its REQUEST) waits for three,
     // 2 queues behind it for one. 1 withdraws: 2 is served at once from what is free.
     let settings = prioritized::Settings::new(3, prioritized::Policy::Equal);
+    let line = [(NodeId(0), NodeId(1)), (NodeId(1), NodeId(2))];
     let mut net =
-        TokenNet::<prioritized::Node>::with_edges(3, &[(0, 1), (1, 2)], &[0], settings).unwrap();
+        TokenNet::<prioritized::Node>::with_edges(3, &line, &[NodeId(0)], settings).unwrap();
     net.request(NodeId(0), CsRequest::resources(2));
     net.request(NodeId(1), CsRequest::resources(3));
     net.run(1_000).unwrap();

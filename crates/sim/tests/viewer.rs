@@ -206,8 +206,8 @@ fn chromium_draws_the_simulators_state_at_a_step() {
 fn a_drivers_failure_message_names_a_page_of_the_run() {
     use manet_mutex::CsRequest;
     use manet_mutex_testkit::{PermNet, TokenNet};
-    let mut net =
-        TokenNet::<Node>::with_edges(3, &[(0, 1), (1, 2)], &[0], Settings::new(1)).unwrap();
+    let line = [(NodeId(0), NodeId(1)), (NodeId(1), NodeId(2))];
+    let mut net = TokenNet::<Node>::with_edges(3, &line, &[NodeId(0)], Settings::new(1)).unwrap();
     net.request(NodeId(2), CsRequest::ONE);
     net.run(100).unwrap();
     let text = net.trace_text();

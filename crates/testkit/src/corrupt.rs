@@ -132,37 +132,34 @@ pub enum Slot<'a> {
     Bool(&'a mut bool),
 }
 
+/// What `value` makes of an unsigned field holding `x`, with limit `limit`, whose type's
+/// maximum is `max`, before truncation to the field's width.
+fn unsigned(value: Value, x: u64, limit: u64, max: u64) -> u64 {
+    match value {
+        Value::Zero | Value::Min => 0,
+        Value::One | Value::MinPlus1 => 1,
+        Value::Max => max,
+        Value::MaxLess1 => max - 1,
+        Value::Up => x.wrapping_add(1),
+        Value::Down => x.wrapping_sub(1),
+        Value::Limit => limit,
+        Value::PastLimit => limit.wrapping_add(1),
+        Value::Node(n) => u64::from(n),
+    }
+}
+
 impl Slot<'_> {
     /// Rewrite the field; false if it already had that value.
     pub fn set(self, value: Value) -> bool {
         match self {
             Slot::U64(x, limit) => {
-                let new = match value {
-                    Value::Zero | Value::Min => 0,
-                    Value::One | Value::MinPlus1 => 1,
-                    Value::Max => u64::MAX,
-                    Value::MaxLess1 => u64::MAX - 1,
-                    Value::Up => x.wrapping_add(1),
-                    Value::Down => x.wrapping_sub(1),
-                    Value::Limit => limit,
-                    Value::PastLimit => limit.wrapping_add(1),
-                    Value::Node(n) => u64::from(n),
-                };
+                let new = unsigned(value, *x, limit, u64::MAX);
                 replace(x, new)
             }
             Slot::U32(x, limit) => {
-                let new = match value {
-                    Value::Zero | Value::Min => 0,
-                    Value::One | Value::MinPlus1 => 1,
-                    Value::Max => u32::MAX,
-                    Value::MaxLess1 => u32::MAX - 1,
-                    Value::Up => x.wrapping_add(1),
-                    Value::Down => x.wrapping_sub(1),
-                    Value::Limit => limit,
-                    Value::PastLimit => limit.wrapping_add(1),
-                    Value::Node(n) => u32::from(n),
-                };
-                replace(x, new)
+                // Truncating wraps as the field's own arithmetic would.
+                let new = unsigned(value, u64::from(*x), u64::from(limit), u64::from(u32::MAX));
+                replace(x, new as u32)
             }
             Slot::U16(x) => {
                 let new = match value {

@@ -339,7 +339,8 @@ impl<P: TokenHarness> SessionNet<P> {
 
     /// Feed `event` to core `at` and carry out its actions (sends go to its session).
     fn apply(&mut self, at: NodeId, event: Event<P::Message>) {
-        let outcome = super::traced_handle(&mut self.nodes[at.index()], at, event, &mut self.trace);
+        let outcome =
+            crate::driver::traced_handle(&mut self.nodes[at.index()], at, event, &mut self.trace);
         let actions = match outcome {
             Ok(actions) => actions,
             Err(e) => self.violation(format!("{at:?} rejected a valid event: {e}")),
@@ -708,7 +709,7 @@ pub struct SessionSchedule<R> {
 
 /// Play `ops` on `net` (each step also lets one time unit pass), then
 /// [`SessionNet::heal_and_drain`] with `budget`; panics on any violation. Returns the report.
-pub fn run_schedule<P: TokenHarness, R: Copy + Debug>(
+pub fn run_session_schedule<P: TokenHarness, R: Copy + Debug>(
     mut net: SessionNet<P>,
     ops: &[SessionOp<R>],
     request: impl Fn(R) -> CsRequest,

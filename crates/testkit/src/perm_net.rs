@@ -38,6 +38,7 @@ use manet_mutex::{
 use manet_mutex_sim::routed::Host;
 
 use crate::corrupt::{Corruptible, Corruption, Counts, Outcome, Value};
+use crate::driver::Driver;
 
 /// What the harness needs from an algorithm besides [`Host`].
 pub trait PermissionHarness:
@@ -198,7 +199,7 @@ impl<H: PermissionHarness> PermNet<H> {
 
     /// Keep the trace and the recording from now on, if `on`.
     fn traced(mut self, on: bool) -> Self {
-        super::start_tracing(&mut self.trace, &mut self.tape, &self.nodes, Vec::new, on);
+        crate::driver::start_tracing(&mut self.trace, &mut self.tape, &self.nodes, Vec::new, on);
         self
     }
 
@@ -214,14 +215,6 @@ impl<H: PermissionHarness> PermNet<H> {
         &self.nodes[id.index()]
     }
 
-    /// Record a contract breach; in hand-driven mode, panic with it.
-    fn breach(&mut self, fault: String) {
-        if self.checked {
-            panic!("{fault}\n{}", self.trace_text());
-        }
-        self.fault = Some(fault);
-    }
-
     /// Feed an event the caller knows to be valid: a rejection is a contract breach
     /// ([`Self::fault`], or a panic in hand-driven mode).
     pub fn apply_valid(&mut self, at: NodeId, event: Event<H::Message>) {
@@ -233,28 +226,15 @@ impl<H: PermissionHarness> PermNet<H> {
     /// Feed `event` to `at` and carry out its actions. Local misuse returns the host's `Err`
     /// (and the host must be unchanged).
     pub fn apply(&mut self, at: NodeId, event: Event<H::Message>) -> Result<(), Error> {
-        if self.fault.is_some() {
-            return Ok(());
-        }
         let departs = matches!(event, Event::Disconnect);
         let departure_from = match &event {
             Event::Receive { from, msg } if H::departure(msg) => Some(*from),
             _ => None,
         };
-        let before = self.checked.then(|| self.nodes[at.index()].clone());
-        if let Some(t) = &mut self.tape {
-            t.push(at, &event);
-        }
-        let outcome = super::traced_handle(&mut self.nodes[at.index()], at, event, &mut self.trace);
-        let actions = match outcome {
-            Ok(actions) => actions,
-            Err(e) => {
-                if before.is_some_and(|b| b != self.nodes[at.index()]) {
-                    self.breach(format!("{at:?} returned {e} but changed"));
-                }
-                return Err(e);
-            }
+        let Some(outcome) = self.handle(at, event) else {
+            return Ok(());
         };
+        let actions = outcome?;
         if let Some(from) = departure_from {
             let dropped = Action::Anomaly {
                 from,
@@ -353,11 +333,7 @@ impl<H: PermissionHarness> PermNet<H> {
             Some(trace) => format!("{}\nhosts: {:#?}", trace.join("\n"), self.nodes),
             None => "(set MANET_MUTEX_TRACE=1 for the trace and a page for the viewer)".into(),
         };
-        text + &super::write_page(
-            self.tape
-                .as_ref()
-                .map(manet_mutex_sim::trace::Tape::recording),
-        )
+        text + &crate::driver::write_page(self.tape.as_ref())
     }
 
     /// The section `node` is in.

@@ -15,9 +15,8 @@ use proptest::sample::select;
 
 use super::corrupt::{Flip, How, Value};
 use super::datagram::{SessionOp, SessionSchedule, Weather};
-use super::fuzz::permission_network::{self, Op as PermOp};
-use super::fuzz::token_ops::{Fault, Op, Timed, Topology};
-use super::fuzz::{prioritized_network, reverse_link_network};
+use super::fuzz::{permission_network, prioritized_network, reverse_link_network, Topology};
+use super::schedule::{CorruptStep, PermissionOp, TimedFault, TokenFault, TokenOp, TokenSchedule};
 
 /// Node ids a corrupted id field may take: more than the largest generated network has.
 const IDS: u8 = 7;
@@ -32,26 +31,27 @@ pub fn flip() -> impl Strategy<Value = Flip> {
     (1u8..=4, any::<[u16; 4]>()).prop_map(|(n, at)| Flip { n, at })
 }
 
-/// A corruption of the `msg`-th message in flight not corrupted yet, in the shape of the fuzz
-/// inputs' `Corrupt` (`msg`, `field`, `value`, `how`): a field with weight `field`, a kind
-/// change (to the `field`-th other kind) with weight `kind`, a flip with weight `flip`.
-#[allow(clippy::type_complexity)]
-fn corruption(
-    field: u32,
-    kind: u32,
-    flip_weight: u32,
-) -> impl Strategy<Value = (u8, u8, Value, How)> {
+/// A corruption of the `msg`-th message in flight not corrupted yet ([`CorruptStep`]): a
+/// field with weight `field`, a kind change (to the `field`-th other kind) with weight `kind`,
+/// a flip with weight `flip`.
+fn corruption(field: u32, kind: u32, flip_weight: u32) -> impl Strategy<Value = CorruptStep> {
+    let step = |msg, field, value, how| CorruptStep {
+        msg,
+        field,
+        value,
+        how,
+    };
     prop_oneof![
         field => (any::<u8>(), 0u8..8, value())
-            .prop_map(|(msg, field, value)| (msg, field, value, How::Field)),
+            .prop_map(move |(msg, field, value)| step(msg, field, value, How::Field)),
         kind => (any::<u8>(), any::<u8>())
-            .prop_map(|(msg, kind)| (msg, kind, Value::Zero, How::Kind)),
+            .prop_map(move |(msg, kind)| step(msg, kind, Value::Zero, How::Kind)),
         flip_weight => (any::<u8>(), flip())
-            .prop_map(|(msg, flip)| (msg, 0, Value::Zero, How::Flip(flip))),
+            .prop_map(move |(msg, flip)| step(msg, 0, Value::Zero, How::Flip(flip))),
     ]
 }
 
-/// A connected topology of 2 to 6 nodes ([`Topology::graph`]).
+/// A connected topology of 2 to 6 nodes ([`Topology::graph`] builds it).
 pub fn topology() -> impl Strategy<Value = Topology> {
     (any::<u8>(), any::<[u8; 5]>(), any::<u16>()).prop_map(|(nodes, parents, chords)| Topology {
         nodes,
@@ -63,16 +63,16 @@ pub fn topology() -> impl Strategy<Value = Topology> {
 /// Token-network steps: mostly deliveries, some requests (drawn from `request`) and
 /// releases, few symmetric link changes (`link_changes` is their weight, 0 for a static
 /// network; the one-sided ones are faults).
-pub fn op<R: Copy + Debug>(
+pub fn token_op<R: Copy + Debug>(
     request: impl Strategy<Value = R>,
     link_changes: u32,
-) -> impl Strategy<Value = Op<R>> {
+) -> impl Strategy<Value = TokenOp<R>> {
     prop_oneof![
-        3 => (any::<u8>(), request).prop_map(|(x, r)| Op::Request(x, r)),
-        2 => any::<u8>().prop_map(Op::Release),
-        8 => any::<u8>().prop_map(Op::Deliver),
-        link_changes => any::<u8>().prop_map(Op::LinkDown),
-        link_changes => any::<u8>().prop_map(Op::LinkUp),
+        3 => (any::<u8>(), request).prop_map(|(x, r)| TokenOp::Request(x, r)),
+        2 => any::<u8>().prop_map(TokenOp::Release),
+        8 => any::<u8>().prop_map(TokenOp::Deliver),
+        link_changes => any::<u8>().prop_map(TokenOp::LinkDown),
+        link_changes => any::<u8>().prop_map(TokenOp::LinkUp),
     ]
 }
 
@@ -113,40 +113,39 @@ impl TokenFaults {
 
 /// A fault from `profile` at any point of the schedule; with [`TokenFaults::NONE`], a harmless
 /// notice (give one that is pending: none is, without one-sided link events).
-pub fn timed(profile: TokenFaults) -> impl Strategy<Value = Timed> {
+pub fn timed_fault(profile: TokenFaults) -> impl Strategy<Value = TimedFault> {
     let notice = profile.notice.max(u32::from(profile == TokenFaults::NONE));
     let fault = prop_oneof![
         profile.corrupt + profile.kind + profile.flip =>
-            corruption(profile.corrupt, profile.kind, profile.flip)
-                .prop_map(|(msg, field, value, how)| Fault::Corrupt { msg, field, value, how }),
+            corruption(profile.corrupt, profile.kind, profile.flip).prop_map(TokenFault::Corrupt),
         profile.one_sided_link => (any::<u8>(), any::<bool>())
-            .prop_map(|(x, lower)| Fault::FormAt(x, lower)),
+            .prop_map(|(x, lower)| TokenFault::FormAt(x, lower)),
         profile.one_sided_link => (any::<u8>(), any::<bool>())
-            .prop_map(|(x, lower)| Fault::FailAt(x, lower)),
-        notice => any::<u8>().prop_map(Fault::Notice),
+            .prop_map(|(x, lower)| TokenFault::FailAt(x, lower)),
+        notice => any::<u8>().prop_map(TokenFault::Notice),
     ];
-    (any::<u8>(), fault).prop_map(|(before, fault)| Timed { before, fault })
+    (any::<u8>(), fault).prop_map(|(before, fault)| TimedFault { before, fault })
 }
 
 /// A token-network schedule: `ops` steps (requests drawn from `request`, link changes of
 /// weight `link_changes`) and faults from `profile`, for
-/// [`run_ops`](super::fuzz::token_ops::run_ops).
-#[allow(clippy::type_complexity)]
+/// [`run_token_schedule`](crate::run_token_schedule).
 pub fn token_schedule<R: Copy + Debug>(
     request: impl Strategy<Value = R>,
     link_changes: u32,
     ops: Range<usize>,
     profile: TokenFaults,
-) -> impl Strategy<Value = (Vec<Op<R>>, Vec<Timed>)> {
+) -> impl Strategy<Value = TokenSchedule<R>> {
     let faults = if profile == TokenFaults::NONE {
         0..1
     } else {
         0..ops.end / 6 + 1
     };
     (
-        vec(op(request, link_changes), ops),
-        vec(timed(profile), faults),
+        vec(token_op(request, link_changes), ops),
+        vec(timed_fault(profile), faults),
     )
+        .prop_map(|(ops, faults)| TokenSchedule { ops, faults })
 }
 
 /// A KRL/KRLF fuzz input with every fault kind.
@@ -164,15 +163,17 @@ pub fn reverse_link_input_with(
         any::<bool>(),
         token_schedule(Just(()), 1, 0..250, profile),
     )
-        .prop_map(|(topology, tokens, forwarding, (ops, faults))| {
-            reverse_link_network::Input {
-                topology,
-                tokens,
-                forwarding,
-                ops,
-                faults,
-            }
-        })
+        .prop_map(
+            |(topology, tokens, forwarding, TokenSchedule { ops, faults })| {
+                reverse_link_network::Input {
+                    topology,
+                    tokens,
+                    forwarding,
+                    ops,
+                    faults,
+                }
+            },
+        )
 }
 
 /// A prioritized fuzz input with every fault kind.
@@ -190,7 +191,7 @@ pub fn prioritized_input_with(
         token_schedule((any::<u8>(), 0u32..6), 1, 0..250, profile),
     )
         .prop_map(
-            |(topology, (resources, policy, aging, holder), (ops, faults))| {
+            |(topology, (resources, policy, aging, holder), TokenSchedule { ops, faults })| {
                 prioritized_network::Input {
                     topology,
                     resources,
@@ -323,19 +324,28 @@ impl PermissionFaults {
 
 /// A permission-system step: deliveries first, then requests, releases and the faults of
 /// `profile`.
-pub fn permission_op(profile: PermissionFaults) -> impl Strategy<Value = PermOp> {
+pub fn permission_op(profile: PermissionFaults) -> impl Strategy<Value = PermissionOp> {
     prop_oneof![
-        3 => any::<u8>().prop_map(PermOp::Request),
-        2 => any::<u8>().prop_map(PermOp::Release),
-        8 => any::<u8>().prop_map(PermOp::Deliver),
-        profile.lose => any::<u8>().prop_map(PermOp::Lose),
-        profile.duplicate => any::<u8>().prop_map(PermOp::Duplicate),
-        profile.fire => any::<u8>().prop_map(PermOp::Fire),
-        profile.modes => (any::<u8>(), any::<u8>()).prop_map(|(x, m)| PermOp::Mode(x, m)),
+        3 => any::<u8>().prop_map(PermissionOp::Request),
+        2 => any::<u8>().prop_map(PermissionOp::Release),
+        8 => any::<u8>().prop_map(PermissionOp::Deliver),
+        profile.lose => any::<u8>().prop_map(PermissionOp::Lose),
+        profile.duplicate => any::<u8>().prop_map(PermissionOp::Duplicate),
+        profile.fire => any::<u8>().prop_map(PermissionOp::Fire),
+        profile.modes => (any::<u8>(), any::<u8>()).prop_map(|(x, m)| PermissionOp::Mode(x, m)),
         profile.corrupt + profile.kind + profile.flip =>
             corruption(profile.corrupt, profile.kind, profile.flip)
-                .prop_map(|(msg, field, value, how)| PermOp::Corrupt { msg, field, value, how }),
+                .prop_map(PermissionOp::Corrupt),
     ]
+}
+
+/// A permission-system schedule: `ops` steps of [`permission_op`] with the faults of
+/// `profile`, for [`run_permission_schedule`](crate::run_permission_schedule).
+pub fn permission_schedule(
+    ops: Range<usize>,
+    profile: PermissionFaults,
+) -> impl Strategy<Value = Vec<PermissionOp>> {
+    vec(permission_op(profile), ops)
 }
 
 /// A permission fuzz input (2 to 5 hosts) with every fault kind.
@@ -350,7 +360,7 @@ pub fn permission_input_with(
     (
         any::<u8>(),
         any::<u64>(),
-        vec(permission_op(profile), 0..250),
+        permission_schedule(0..250, profile),
     )
         .prop_map(|(hosts, seed, ops)| permission_network::Input { hosts, seed, ops })
 }

@@ -39,6 +39,7 @@ use manet_mutex::{Action, Anomaly, CsRequest, Error, Event, Fence, NodeId, Proto
 use manet_mutex_sim::{busy, Channels, Graph, Params, TokenAlgorithm};
 
 use crate::corrupt::{Corruptible, Corruption, Counts, Outcome, Value};
+use crate::driver::Driver;
 
 /// What the harness needs from a token algorithm besides [`TokenAlgorithm`].
 pub trait TokenHarness:
@@ -243,22 +244,20 @@ impl<P: TokenHarness> TokenNet<P> {
     fn traced(mut self, on: bool) -> Self {
         let graph = &self.graph;
         let links = || graph.edges().iter().map(|(a, b)| (a.0, b.0)).collect();
-        super::start_tracing(&mut self.trace, &mut self.tape, &self.nodes, links, on);
+        crate::driver::start_tracing(&mut self.trace, &mut self.tape, &self.nodes, links, on);
         self
     }
 
-    /// The network of `settings` on `n` nodes linked by `edges`, with the tokens at
+    /// The network of `settings` on nodes `0..n` linked by `edges`, with the tokens at
     /// `holders`, in hand-driven mode ([`TokenNet::checked`]).
     pub fn with_edges(
         n: u32,
-        edges: &[(u32, u32)],
-        holders: &[u32],
+        edges: &[(NodeId, NodeId)],
+        holders: &[NodeId],
         settings: P::Settings,
     ) -> Result<Self, String> {
-        let edges: Vec<_> = edges.iter().map(|&(a, b)| (NodeId(a), NodeId(b))).collect();
-        let holders = holders.iter().map(|&h| NodeId(h)).collect();
-        let graph = Graph::from_edges(n as usize, &edges);
-        Ok(Self::new(graph, &Params::new(settings, holders))?.checked())
+        let graph = Graph::from_edges(n as usize, edges);
+        Ok(Self::new(graph, &Params::new(settings, holders.to_vec()))?.checked())
     }
 
     /// Hand-driven mode, for tests that stage a scenario: safety is checked after every
@@ -287,11 +286,7 @@ impl<P: TokenHarness> TokenNet<P> {
             }
             None => "(set MANET_MUTEX_TRACE=1 for the trace and a page for the viewer)".into(),
         };
-        text + &super::write_page(
-            self.tape
-                .as_ref()
-                .map(manet_mutex_sim::trace::Tape::recording),
-        )
+        text + &crate::driver::write_page(self.tape.as_ref())
     }
 
     /// Add a line to the trace, if one is kept.
@@ -305,23 +300,10 @@ impl<P: TokenHarness> TokenNet<P> {
     /// `Err` (and the node must be unchanged); a send over a link the sender does not know is a
     /// contract breach (recorded in [`TokenNet::fault`]).
     pub fn apply(&mut self, at: NodeId, event: Event<P::Message>) -> Result<(), Error> {
-        if self.fault.is_some() {
+        let Some(outcome) = self.handle(at, event) else {
             return Ok(());
-        }
-        let before = self.checked.then(|| self.nodes[at.index()].clone());
-        if let Some(t) = &mut self.tape {
-            t.push(at, &event);
-        }
-        let outcome = super::traced_handle(&mut self.nodes[at.index()], at, event, &mut self.trace);
-        let actions = match outcome {
-            Ok(actions) => actions,
-            Err(e) => {
-                if before.is_some_and(|b| b != self.nodes[at.index()]) {
-                    self.breach(format!("{at:?} returned {e} but changed"));
-                }
-                return Err(e);
-            }
         };
+        let actions = outcome?;
         for action in &actions {
             match action {
                 Action::Send { to, msg } => {
@@ -358,14 +340,6 @@ impl<P: TokenHarness> TokenNet<P> {
             }
         }
         Ok(())
-    }
-
-    /// Record a contract breach; in hand-driven mode, panic with it.
-    fn breach(&mut self, fault: String) {
-        if self.checked {
-            panic!("{fault}\n{}", self.trace_text());
-        }
-        self.fault = Some(fault);
     }
 
     /// Feed an event the caller knows to be valid: a rejection is a contract breach

@@ -19,7 +19,8 @@ pub fn edge(a: u32, b: u32) -> (u32, u32) {
 
 /// A hand-driven network: `count` nodes, `edges`, the token at `holder`.
 pub fn net(count: u32, edges: &[(u32, u32)], holder: u32, settings: Settings) -> TokenNet<Node> {
-    TokenNet::with_edges(count, edges, &[holder], settings).unwrap()
+    let edges: Vec<_> = edges.iter().map(|&(a, b)| (n(a), n(b))).collect();
+    TokenNet::with_edges(count, &edges, &[n(holder)], settings).unwrap()
 }
 
 pub fn ask(net: &mut TokenNet<Node>, i: u32, resources: u32, priority: u32) {

@@ -801,7 +801,7 @@ fn a_corrupted_fence_field_of_a_token_in_flight_is_recovered() {
             Value::Node(1),
         ] {
             let mut net =
-                TokenNet::<Node>::with_edges(2, &[(0, 1)], &[0], Settings::new(1)).unwrap();
+                TokenNet::<Node>::with_edges(2, &[(n0, n1)], &[n0], Settings::new(1)).unwrap();
             net.request(n0, CsRequest::ONE);
             net.release(n0);
             net.request(n1, CsRequest::ONE);

@@ -23,7 +23,8 @@ fn paced() -> Settings {
 
 /// A hand-driven line 0-1-2 with the token at 0.
 fn line(settings: Settings) -> TokenNet<Node> {
-    TokenNet::with_edges(3, &[(0, 1), (1, 2)], &[0], settings).unwrap()
+    let line = [(NodeId(0), NodeId(1)), (NodeId(1), NodeId(2))];
+    TokenNet::with_edges(3, &line, &[NodeId(0)], settings).unwrap()
 }
 
 fn tokens_sent(actions: &[Action<Message>]) -> usize {

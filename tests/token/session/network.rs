@@ -19,10 +19,12 @@ use manet_mutex::reverse_link;
 use manet_mutex::session::Settings;
 use manet_mutex::{CsRequest, NodeId};
 use manet_mutex_sim::{Graph, Params};
-use manet_mutex_testkit::datagram::{run_schedule, Report, SessionOp, SessionSchedule, Weather};
-use manet_mutex_testkit::fuzz::token_ops::Topology;
-use manet_mutex_testkit::strategy::{cases, session_schedule, stray_session_schedule, topology};
-use manet_mutex_testkit::SessionNet;
+use manet_mutex_testkit::datagram::Report;
+use manet_mutex_testkit::fuzz::Topology;
+use manet_mutex_testkit::strategy::{stray_session_schedule, topology};
+use manet_mutex_testkit::{
+    cases, run_session_schedule, session_schedule, SessionNet, SessionOp, SessionSchedule, Weather,
+};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRng, TestRunner};
 use std::cell::RefCell;
@@ -78,7 +80,7 @@ fn krl_run(
         schedule.seed,
     )
     .unwrap();
-    run_schedule(net, &schedule.ops, |()| CsRequest::ONE, BUDGET)
+    run_session_schedule(net, &schedule.ops, |()| CsRequest::ONE, BUDGET)
 }
 
 fn prio_run(
@@ -96,7 +98,7 @@ fn prio_run(
         schedule.seed,
     )
     .unwrap();
-    run_schedule(net, &schedule.ops, prio_request(k), BUDGET)
+    run_session_schedule(net, &schedule.ops, prio_request(k), BUDGET)
 }
 
 proptest! {
@@ -240,7 +242,7 @@ fn stray_frames_on_a_line_end_nothing() {
             ops.push(SessionOp::Request(i / 20, ()));
         }
     }
-    let report = run_schedule(net, &ops, |()| CsRequest::ONE, BUDGET);
+    let report = run_session_schedule(net, &ops, |()| CsRequest::ONE, BUDGET);
     nothing_ended(&report).unwrap();
     assert_eq!(report.strays, 200);
     assert!(report.sessions.newer_epoch >= 80, "{report:#?}");
@@ -368,7 +370,7 @@ fn a_flap_and_a_close_on_a_line() {
         },
         SessionOp::Request(2, ()),
     ];
-    let report = run_schedule(net, &ops, |()| CsRequest::ONE, BUDGET);
+    let report = run_session_schedule(net, &ops, |()| CsRequest::ONE, BUDGET);
     assert!(report.entries >= 4, "{report:#?}");
     assert!(report.sessions.links_abandoned > 0 && report.sessions.links_closed > 0);
 }

@@ -11,8 +11,8 @@ use arbitrary::Arbitrary;
 use manet_mutex::look_ahead::{Announcement, Config, Message, Mode, Node, Settings};
 use manet_mutex::{Event, Fence, Protocol, Status};
 
-use super::node_input::{drive, Local, Peer};
-use super::perm_input::{consistent, hosts_and_id, Stamp};
+use super::node_input::{Local, Peer};
+use super::perm_input::{drive_host, hosts_and_id, Stamp};
 
 #[derive(Debug, Clone, Copy, Arbitrary)]
 enum Kind {
@@ -73,10 +73,7 @@ impl In {
                     Kind::Disconnect => Message::Disconnect(a),
                     Kind::Reconnect => Message::Reconnect(a),
                 };
-                Event::Receive {
-                    from: from.id(),
-                    msg,
-                }
+                from.sends(msg)
             }
         }
     }
@@ -133,10 +130,5 @@ pub fn run(input: &Input) {
     let Ok(node) = Node::new(config) else {
         return;
     };
-    drive(
-        node,
-        input.events.iter().map(|e| e.event()),
-        misuse,
-        |n: &Node, actions| consistent(n, actions, hosts),
-    );
+    drive_host(node, input.events.iter().map(|e| e.event()), misuse, hosts);
 }

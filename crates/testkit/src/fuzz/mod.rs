@@ -1,21 +1,29 @@
 //! Fuzz bodies: arbitrary inputs (`arbitrary` decodes them from fuzzer bytes) and the runs
-//! that check them. Each `*_network` body drives a whole small network through
-//! [`TokenNet`](super::TokenNet) or [`PermNet`](super::PermNet); each `*_node` body feeds one
-//! node arbitrary events, messages from strangers and out-of-range fields included. The
-//! cargo-fuzz targets in `fuzz/` and the crate's seeded tests run the same bodies, and the
-//! input layouts are frozen: committed reproducers decode through them. With the `codec`
-//! feature, `decode` feeds raw bytes to the wire codec.
+//! that check them. This is plumbing for the cargo-fuzz targets in `fuzz/` and for the
+//! protocol crate's seeded tests, which run the same bodies; a property test of your own wants
+//! the crate root instead (the drivers, [`crate::strategy`], [`crate::run_token_schedule`]).
+//!
+//! Each `*_network` body drives a whole small network through [`TokenNet`](crate::TokenNet) or
+//! [`PermNet`](crate::PermNet) with a [schedule](crate::schedule); each `*_node` body feeds one
+//! node arbitrary events, messages from strangers and out-of-range fields included. `decode`
+//! feeds raw bytes to the wire codec.
+//!
+//! The input layouts are frozen: committed reproducers (`fuzz/regressions/`) and corpora
+//! decode through them, so no byte ever changes meaning. The schedule steps that gained ways
+//! to corrupt after reproducers were recorded decode through frozen layouts, all in
+//! `src/fuzz/frozen.rs`; each network body's `run_as_recorded` replays a reproducer as it was
+//! recorded.
 
 use alloc::vec::Vec;
 
 use arbitrary::{Arbitrary, Result, Unstructured};
-
-use crate::corrupt::How;
+use manet_mutex::NodeId;
+use manet_mutex_sim::Graph;
 
 pub mod decode;
-mod height_input;
+mod frozen;
 pub mod look_ahead_node;
-pub mod node_input;
+mod node_input;
 mod perm_input;
 pub mod permission_network;
 pub mod prioritized_network;
@@ -23,32 +31,45 @@ pub mod prioritized_node;
 pub mod reverse_link_network;
 pub mod reverse_link_node;
 pub mod ricart_agrawala_node;
-pub mod token_ops;
+mod token_input;
+mod token_network;
 
 /// A vector whose length is read up front (from the end of the input, as `arbitrary` does for
 /// lengths) instead of a "one more?" flag before each element: with the flag, uniformly random
 /// bytes (the seeded tests) almost never make more than two or three elements.
-pub fn sized_vec<'a, T: Arbitrary<'a>>(u: &mut Unstructured<'a>) -> Result<Vec<T>> {
+fn sized_vec<'a, T: Arbitrary<'a>>(u: &mut Unstructured<'a>) -> Result<Vec<T>> {
     let len = u.arbitrary_len::<T>()?;
     (0..len).map(|_| T::arbitrary(u)).collect()
 }
 
-/// The `u32` that `u32::arbitrary(u)` would read next (zeros past the end), without consuming
-/// it: what a derived enum's variant choice reads.
-fn peek_u32(u: &Unstructured) -> u32 {
-    let mut buf = [0; 4];
-    let n = u.len().min(4);
-    buf[..n].copy_from_slice(u.peek_bytes(n).unwrap_or_default());
-    u32::from_le_bytes(buf)
+/// 2 to 6 nodes, connected: the token-network bodies' topology
+/// ([`strategy::topology`](crate::strategy::topology) generates them too).
+#[derive(Debug, Clone, Arbitrary)]
+pub struct Topology {
+    /// `2 + nodes % 5` nodes.
+    pub nodes: u8,
+    /// Node `i ≥ 1` is linked to node `parents[i - 1] % i`: a spanning tree, so the network
+    /// starts connected.
+    pub parents: [u8; 5],
+    /// Extra links, one bit per unordered pair in lexicographic order.
+    pub chords: u16,
 }
 
-/// How the next enum value decoded by `arbitrary`'s derive with `variants` variants corrupts,
-/// if it is a corruption: the derive chooses the variant from the top bits of a `u32`
-/// (`(x * variants) >> 32`), so with a power of two the low bits are free. The frozen input
-/// layouts keep every byte where it was and every variant as it was decoded; the free bits
-/// choose between a field corruption (as before), a kind change and a bit flip
-/// ([`How::from_bits`]).
-fn how_from_free_bits(u: &Unstructured, variants: u32) -> How {
-    debug_assert!(variants.is_power_of_two());
-    How::from_bits(peek_u32(u) & (u32::MAX >> variants.trailing_zeros()))
+impl Topology {
+    /// The graph: a spanning tree plus the chords.
+    pub fn graph(&self) -> Graph {
+        let n = 2 + usize::from(self.nodes) % 5;
+        let mut graph = Graph::empty(n);
+        for i in 1..n {
+            let parent = usize::from(self.parents[i - 1]) % i;
+            graph.add(NodeId(i as u32), NodeId(parent as u32));
+        }
+        let pairs = (0..n as u32).flat_map(|a| (a + 1..n as u32).map(move |b| (a, b)));
+        for (bit, (a, b)) in pairs.enumerate() {
+            if self.chords >> bit & 1 == 1 {
+                graph.add(NodeId(a), NodeId(b));
+            }
+        }
+        graph
+    }
 }

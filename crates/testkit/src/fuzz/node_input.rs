@@ -14,7 +14,7 @@ const MAX_EVENTS: usize = 256;
 
 /// A node id: mostly one of the first six (so that it is often a neighbour), sometimes any.
 #[derive(Debug, Clone, Copy, Arbitrary)]
-pub enum Peer {
+pub(super) enum Peer {
     /// Node `v % 6`.
     Near(u8),
     /// Any node.
@@ -23,10 +23,18 @@ pub enum Peer {
 
 impl Peer {
     /// The node id.
-    pub fn id(self) -> NodeId {
+    pub(super) fn id(self) -> NodeId {
         match self {
             Peer::Near(v) => NodeId(u32::from(v % 6)),
             Peer::Any(v) => NodeId(v),
+        }
+    }
+
+    /// `msg` arriving from this peer.
+    pub(super) fn sends<M>(self, msg: M) -> Event<M> {
+        Event::Receive {
+            from: self.id(),
+            msg,
         }
     }
 }
@@ -34,7 +42,7 @@ impl Peer {
 /// Events from the application, the link layer, timers and the host.
 #[derive(Debug, Clone, Copy, Arbitrary)]
 #[allow(missing_docs)] // one variant per `Event` variant of the same name
-pub enum Local {
+pub(super) enum Local {
     Request { resources: u32, priority: u32 },
     Release,
     LinkUp(Peer),
@@ -48,7 +56,7 @@ pub enum Local {
 
 impl Local {
     /// The event.
-    pub fn event<M>(self) -> Event<M> {
+    pub(super) fn event<M>(self) -> Event<M> {
         match self {
             Local::Request {
                 resources,
@@ -73,7 +81,7 @@ impl Local {
 /// event is local misuse in the node's state before it (the only case `Err` is allowed, and
 /// required); `consistent` is the algorithm's local consistency after an accepted event, given
 /// the actions it produced.
-pub fn drive<P>(
+pub(super) fn drive<P>(
     mut node: P,
     events: impl IntoIterator<Item = Event<P::Message>>,
     misuse: impl Fn(&P, &Event<P::Message>) -> bool,

@@ -1,11 +1,11 @@
 //! Fuzz body: a small network running the prioritized h-out-of-k algorithm, driven by an
-//! arbitrary sequence of operations (requests for any valid number of resources at any
-//! priority, releases, deliveries, link failures and formations) and faults (corruption of a
-//! field, the kind or the frame bits of a message in flight, and link events noticed at one
-//! end at a time; [`super::token_ops`]), with `prioritized::invariants::check_safety` (at the
-//! capacity corruption left, `TokenHarness::lost`) checked after each one and, at the end, a
-//! fair drain that must serve every waiting node whose request fits in what is left and go
-//! quiet with `check_quiescent` holding.
+//! arbitrary schedule of steps (requests for any valid number of resources at any priority,
+//! releases, deliveries, link failures and formations) and faults (corruption of a field, the
+//! kind or the frame bits of a message in flight, and link events noticed at one end at a
+//! time; [`crate::schedule`]), with `prioritized::invariants::check_safety` (at the capacity
+//! corruption left, `TokenHarness::lost`) checked after each one and, at the end, a fair drain
+//! that must serve every waiting node whose request fits in what is left and go quiet with
+//! `check_quiescent` holding.
 //!
 //! Compiled into the `prioritized_network` fuzz target (`fuzz/`) and run over seeded inputs by
 //! `tests/faults/fuzz_prioritized.rs`. Any panic is a finding. The input layout is frozen: the
@@ -17,8 +17,10 @@ use manet_mutex::prioritized::{Node, Policy, Settings};
 use manet_mutex::{CsRequest, NodeId};
 use manet_mutex_sim::Params;
 
-use super::token_ops::{apply_ops, run_ops, Op, Timed, Topology};
-use crate::token_net::TokenNet;
+use super::token_network::{token_network_entry_points, NetworkInput};
+use super::Topology;
+use crate::schedule::{TimedFault, TokenOp};
+use crate::TokenNet;
 
 /// A network of 2 to 6 nodes and what happens to it.
 #[derive(Debug, Clone, Arbitrary)]
@@ -35,65 +37,51 @@ pub struct Input {
     pub holder: u8,
     /// Requests ask for `1 + resources % k` at the given priority.
     #[arbitrary(with = crate::fuzz::sized_vec)]
-    pub ops: Vec<Op<(u8, u32)>>,
+    pub ops: Vec<TokenOp<(u8, u32)>>,
     /// Corruption (a field, the kind, or bits of the frame, which the link session
     /// retransmits) and link events noticed at one end at a time.
     #[arbitrary(with = crate::fuzz::sized_vec)]
-    pub faults: Vec<Timed>,
+    pub faults: Vec<TimedFault>,
 }
 
-/// The run of `input` without its faults: how the reproducers recorded before faults existed
-/// (`fuzz/regressions/prioritized_network/before-faults/`) decode as they did then.
-pub fn run_without_faults(input: &Input) {
-    run(&Input {
-        faults: Vec::new(),
-        ..input.clone()
-    });
-}
-
-/// [`run`] with every corruption a field corruption ([`as_recorded`](super::token_ops::Fault::as_recorded)): how the
-/// reproducers recorded before kind changes and flips existed replay as they did then.
-pub fn run_as_recorded(input: &Input) {
-    run(&Input {
-        faults: super::token_ops::as_recorded(&input.faults),
-        ..input.clone()
-    });
-}
-
-/// Build the network `input` describes and play its schedule ([`run_ops`]).
-pub fn run(input: &Input) {
-    play(input);
-}
-
-/// [`run`], returning the network as the schedule left it (before the drain, which runs on a
-/// copy), for tests that check more, such as the anomalies reported.
-pub fn play(input: &Input) -> TokenNet<Node> {
-    play_with(input, true)
-}
-
-/// The schedule of `input` alone, safety checked after every step, without the drain
-/// ([`apply_ops`]): what the coverage tests count.
-pub fn play_schedule(input: &Input) -> TokenNet<Node> {
-    play_with(input, false)
-}
-
-fn play_with(input: &Input, drain: bool) -> TokenNet<Node> {
-    let graph = input.topology.graph();
-    let policy =
-        [Policy::Explicit, Policy::Equal, Policy::MaxConcurrency][usize::from(input.policy) % 3];
-    let settings = Settings::new(1 + u32::from(input.resources % 4), policy)
-        .with_aging_step(1 + u64::from(input.aging % 3));
-    let holder = NodeId(u32::from(input.holder) % graph.n() as u32);
-    let params = Params::new(settings, vec![holder]);
-    let net = TokenNet::<Node>::new(graph, &params)
-        .unwrap_or_else(|e| panic!("a connected network must build: {e}"));
-    let request = |(resources, priority): (u8, u32)| CsRequest {
-        resources: 1 + u32::from(resources) % settings.k,
-        priority,
-    };
-    if drain {
-        run_ops(net, &input.ops, &input.faults, request, &params)
-    } else {
-        apply_ops(net, &input.ops, &input.faults, request, &params)
+impl Input {
+    /// `k`.
+    fn k(&self) -> u32 {
+        1 + u32::from(self.resources % 4)
     }
 }
+
+impl NetworkInput for Input {
+    type Node = Node;
+    type Request = (u8, u32);
+
+    fn build(&self) -> (TokenNet<Node>, Params<Settings>) {
+        let graph = self.topology.graph();
+        let policy =
+            [Policy::Explicit, Policy::Equal, Policy::MaxConcurrency][usize::from(self.policy) % 3];
+        let settings =
+            Settings::new(self.k(), policy).with_aging_step(1 + u64::from(self.aging % 3));
+        let holder = NodeId(u32::from(self.holder) % graph.n() as u32);
+        let params = Params::new(settings, vec![holder]);
+        let net = TokenNet::new(graph, &params)
+            .unwrap_or_else(|e| panic!("a connected network must build: {e}"));
+        (net, params)
+    }
+
+    fn request(&self, (resources, priority): (u8, u32)) -> CsRequest {
+        CsRequest {
+            resources: 1 + u32::from(resources) % self.k(),
+            priority,
+        }
+    }
+
+    fn schedule(&self) -> (&[TokenOp<(u8, u32)>], &[TimedFault]) {
+        (&self.ops, &self.faults)
+    }
+
+    fn faults_mut(&mut self) -> &mut Vec<TimedFault> {
+        &mut self.faults
+    }
+}
+
+token_network_entry_points!(Node, "prioritized_network");

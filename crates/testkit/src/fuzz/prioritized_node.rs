@@ -16,8 +16,8 @@ use manet_mutex::prioritized::{Config, Message, Node, Policy, Resources, Setting
 use manet_mutex::queue::Priority;
 use manet_mutex::{Action, Event, Fence, Protocol, Status};
 
-use super::height_input::{height, Coord};
-use super::node_input::{drive, Local, Peer};
+use super::node_input::{Local, Peer};
+use super::token_input::{drive_token_node, height, neighbor_heights, Coord};
 
 #[derive(Debug, Clone, Copy, Arbitrary)]
 enum Kind {
@@ -85,10 +85,7 @@ impl In {
                     Kind::Probe => Message::Probe { height },
                     Kind::TokenAck => Message::token_ack(at, level as u16),
                 };
-                Event::Receive {
-                    from: from.id(),
-                    msg,
-                }
+                from.sends(msg)
             }
         }
     }
@@ -108,19 +105,6 @@ pub struct Input {
     neighbors: Vec<(Peer, Coord, Coord)>,
     #[arbitrary(with = crate::fuzz::sized_vec)]
     events: Vec<In>,
-}
-
-/// Local misuse for a token algorithm whose requests may ask for `1..=max_resources`: token
-/// algorithms have no timers or host modes, so those events are unsupported.
-fn misuse<M>(status: Status, event: &Event<M>, max_resources: u32) -> bool {
-    match event {
-        Event::Request(r) => {
-            status != Status::Remainder || r.resources == 0 || r.resources > max_resources
-        }
-        Event::Release => status != Status::Critical,
-        Event::Receive { .. } | Event::LinkUp(_) | Event::LinkDown(_) => false,
-        _ => true,
-    }
 }
 
 fn consistent(node: &Node, actions: &[Action<Message>]) -> Result<(), String> {
@@ -181,21 +165,11 @@ pub fn run(input: &Input) {
         [Policy::Explicit, Policy::Equal, Policy::MaxConcurrency][usize::from(input.policy) % 3];
     // The aging step is sometimes 0, which the configuration check must refuse.
     let settings = Settings::new(k, policy).with_aging_step(u64::from(input.aging % 4));
-    let neighbors = input
-        .neighbors
-        .iter()
-        .take(8)
-        .map(|&(p, h1, h2)| height(h1, h2, p))
-        .collect();
+    let neighbors = neighbor_heights(&input.neighbors);
     let own = height(input.h1, input.h2, input.id);
     let config = Config::new(id, settings, input.token_holder, own, neighbors);
     let Ok(node) = Node::new(config) else {
         return;
     };
-    drive(
-        node,
-        input.events.iter().map(|e| e.event()),
-        |n: &Node, e| misuse(n.status(), e, k),
-        consistent,
-    );
+    drive_token_node(node, input.events.iter().map(|e| e.event()), k, consistent);
 }

@@ -1,8 +1,8 @@
-//! Fuzz body: a small KRL/KRLF network driven by an arbitrary sequence of operations and
-//! faults (corruption of a field, the kind or the frame bits of a message in flight, and link
-//! events noticed at one end at a time; [`super::token_ops`]), with every safety invariant
-//! checked after each one and, at the end, a fair drain that must serve every waiting node
-//! (and, for KRL, go quiet with a token-oriented DAG).
+//! Fuzz body: a small KRL/KRLF network driven by an arbitrary schedule of steps and faults
+//! (corruption of a field, the kind or the frame bits of a message in flight, and link events
+//! noticed at one end at a time; [`crate::schedule`]), with every safety invariant checked
+//! after each one and, at the end, a fair drain that must serve every waiting node (and, for
+//! KRL, go quiet with a token-oriented DAG).
 //!
 //! Compiled into the `reverse_link_network` fuzz target (`fuzz/`) and run over seeded inputs
 //! by `tests/faults/fuzz_reverse_link.rs`. Any panic is a finding. The input layout is frozen: the
@@ -14,8 +14,10 @@ use manet_mutex::reverse_link::{Node, Settings};
 use manet_mutex::CsRequest;
 use manet_mutex_sim::Params;
 
-use super::token_ops::{apply_ops, run_ops, Op, Timed, Topology};
-use crate::token_net::TokenNet;
+use super::token_network::{token_network_entry_points, NetworkInput};
+use super::Topology;
+use crate::schedule::{TimedFault, TokenOp};
+use crate::TokenNet;
 
 /// A network of 2 to 6 nodes and what happens to it.
 #[derive(Debug, Clone, Arbitrary)]
@@ -28,54 +30,37 @@ pub struct Input {
     pub forwarding: bool,
     /// Requests are always for one resource.
     #[arbitrary(with = crate::fuzz::sized_vec)]
-    pub ops: Vec<Op<()>>,
+    pub ops: Vec<TokenOp<()>>,
     /// Corruption (a field, the kind, or bits of the frame, which the link session
     /// retransmits) and link events noticed at one end at a time.
     #[arbitrary(with = crate::fuzz::sized_vec)]
-    pub faults: Vec<Timed>,
+    pub faults: Vec<TimedFault>,
 }
 
-/// The run of `input` without its faults: how the reproducers recorded before faults existed
-/// (`fuzz/regressions/reverse_link_network/before-faults/`) decode as they did then.
-pub fn run_without_faults(input: &Input) {
-    run(&Input {
-        faults: Vec::new(),
-        ..input.clone()
-    });
+impl NetworkInput for Input {
+    type Node = Node;
+    type Request = ();
+
+    fn build(&self) -> (TokenNet<Node>, Params<Settings>) {
+        let graph = self.topology.graph();
+        let k = 1 + self.tokens as u32 % (graph.n() as u32 - 1);
+        let params = Params::first_nodes(Settings::new(k).with_forwarding(self.forwarding), k);
+        let net = TokenNet::new(graph, &params)
+            .unwrap_or_else(|e| panic!("a connected network with k < n must build: {e}"));
+        (net, params)
+    }
+
+    fn request(&self, (): ()) -> CsRequest {
+        CsRequest::ONE
+    }
+
+    fn schedule(&self) -> (&[TokenOp<()>], &[TimedFault]) {
+        (&self.ops, &self.faults)
+    }
+
+    fn faults_mut(&mut self) -> &mut Vec<TimedFault> {
+        &mut self.faults
+    }
 }
 
-/// [`run`] with every corruption a field corruption ([`as_recorded`](super::token_ops::Fault::as_recorded)): how the
-/// reproducers recorded before kind changes and flips existed replay as they did then.
-pub fn run_as_recorded(input: &Input) {
-    run(&Input {
-        faults: super::token_ops::as_recorded(&input.faults),
-        ..input.clone()
-    });
-}
-
-/// Build the network `input` describes and play its schedule ([`run_ops`]).
-pub fn run(input: &Input) {
-    play(input);
-}
-
-/// [`run`], returning the network as the schedule left it (before the drain, which runs on a
-/// copy), for tests that check more, such as the anomalies reported.
-pub fn play(input: &Input) -> TokenNet<Node> {
-    play_with(input, true)
-}
-
-/// The schedule of `input` alone, safety checked after every step, without the drain
-/// ([`apply_ops`]): what the coverage tests count.
-pub fn play_schedule(input: &Input) -> TokenNet<Node> {
-    play_with(input, false)
-}
-
-fn play_with(input: &Input, drain: bool) -> TokenNet<Node> {
-    let graph = input.topology.graph();
-    let k = 1 + input.tokens as u32 % (graph.n() as u32 - 1);
-    let params = Params::first_nodes(Settings::new(k).with_forwarding(input.forwarding), k);
-    let net = TokenNet::<Node>::new(graph, &params)
-        .unwrap_or_else(|e| panic!("a connected network with k < n must build: {e}"));
-    let run = if drain { run_ops } else { apply_ops };
-    run(net, &input.ops, &input.faults, |()| CsRequest::ONE, &params)
-}
+token_network_entry_points!(Node, "reverse_link_network");

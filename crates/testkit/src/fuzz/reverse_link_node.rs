@@ -13,8 +13,8 @@ use arbitrary::Arbitrary;
 use manet_mutex::reverse_link::{Config, Message, Node, Settings};
 use manet_mutex::{Action, Event, Fence, NodeId, Protocol, Status};
 
-use super::height_input::{height, Coord};
-use super::node_input::{drive, Local, Peer};
+use super::node_input::{Local, Peer};
+use super::token_input::{drive_token_node, height, neighbor_heights, Coord};
 
 #[derive(Debug, Clone, Copy, Arbitrary)]
 enum Kind {
@@ -59,10 +59,7 @@ impl In {
                     Kind::TokenAck => Message::token_ack(h, owner.id().0 as u16),
                     Kind::Probe => Message::Probe(h.into()),
                 };
-                Event::Receive {
-                    from: from.id(),
-                    msg,
-                }
+                from.sends(msg)
             }
         }
     }
@@ -81,19 +78,6 @@ pub struct Input {
     forwarding: bool,
     #[arbitrary(with = crate::fuzz::sized_vec)]
     events: Vec<In>,
-}
-
-/// Local misuse for a token algorithm whose requests may ask for `1..=max_resources`: token
-/// algorithms have no timers or host modes, so those events are unsupported.
-fn misuse<M>(status: Status, event: &Event<M>, max_resources: u32) -> bool {
-    match event {
-        Event::Request(r) => {
-            status != Status::Remainder || r.resources == 0 || r.resources > max_resources
-        }
-        Event::Release => status != Status::Critical,
-        Event::Receive { .. } | Event::LinkUp(_) | Event::LinkDown(_) => false,
-        _ => true,
-    }
 }
 
 fn consistent(node: &Node, actions: &[Action<Message>]) -> Result<(), String> {
@@ -136,12 +120,7 @@ pub fn run(input: &Input) {
     let k = 1 + u32::from(input.k % 4);
     // Sometimes more than k tokens, which the configuration check must refuse.
     let tokens = u32::from(input.tokens) % (k + 2);
-    let neighbors = input
-        .neighbors
-        .iter()
-        .take(8)
-        .map(|&(p, h1, h2)| height(h1, h2, p))
-        .collect();
+    let neighbors = neighbor_heights(&input.neighbors);
     let settings = Settings::new(k).with_forwarding(input.forwarding);
     let own = height(input.h1, input.h2, input.id);
     // Hand-built holders name their token ids (R14); the fuzzed ones start at 0.
@@ -149,10 +128,5 @@ pub fn run(input: &Input) {
     let Ok(node) = Node::new(config) else {
         return;
     };
-    drive(
-        node,
-        input.events.iter().map(|e| e.event()),
-        |n: &Node, e| misuse(n.status(), e, 1),
-        consistent,
-    );
+    drive_token_node(node, input.events.iter().map(|e| e.event()), 1, consistent);
 }

@@ -10,8 +10,8 @@ use arbitrary::Arbitrary;
 use manet_mutex::ricart_agrawala::{Config, Message, Node, Settings};
 use manet_mutex::{Event, Protocol, Status};
 
-use super::node_input::{drive, Local, Peer};
-use super::perm_input::{consistent, hosts_and_id, Stamp};
+use super::node_input::{Local, Peer};
+use super::perm_input::{drive_host, hosts_and_id, Stamp};
 
 #[derive(Debug, Clone, Copy, Arbitrary)]
 enum In {
@@ -24,15 +24,9 @@ impl In {
     fn event(self) -> Event<Message> {
         match self {
             In::Local(local) => local.event(),
-            In::Request { from, ts, seq } => Event::Receive {
-                from: from.id(),
-                // The fence comes from `seq`: the input layout is frozen for the corpora.
-                msg: Message::request(ts.ts(), seq, seq),
-            },
-            In::Reply { from, ts, seq } => Event::Receive {
-                from: from.id(),
-                msg: Message::reply(ts.ts(), seq, seq),
-            },
+            // The fence comes from `seq`: the input layout is frozen for the corpora.
+            In::Request { from, ts, seq } => from.sends(Message::request(ts.ts(), seq, seq)),
+            In::Reply { from, ts, seq } => from.sends(Message::reply(ts.ts(), seq, seq)),
         }
     }
 }
@@ -66,10 +60,5 @@ pub fn run(input: &Input) {
     let Ok(node) = Node::new(config) else {
         return;
     };
-    drive(
-        node,
-        input.events.iter().map(|e| e.event()),
-        misuse,
-        |n: &Node, actions| consistent(n, actions, hosts),
-    );
+    drive_host(node, input.events.iter().map(|e| e.event()), misuse, hosts);
 }

@@ -302,8 +302,10 @@ pub mod seal;
 pub mod session;
 pub mod timers;
 pub mod token;
+mod violation;
 
 pub use error::Error;
 pub use event::{Action, Anomaly, CsRequest, Event, Severity, TimerId};
 pub use fence::{Fence, FenceCopies};
 pub use node::{Actions, NodeId, Protocol, Status};
+pub use violation::Violation;

@@ -20,13 +20,12 @@
 //!   the clocks did.
 
 use alloc::format;
-use alloc::string::String;
 
 use crate::node::Outbox;
 use crate::peer_map::PeerMap;
 use crate::{
     Action, Anomaly, CsRequest, Error, Fence, FenceCopies, NodeId, Protocol, Severity, Status,
-    TimerId,
+    TimerId, Violation,
 };
 
 /// How far ahead of the receiver's clock a peer's clock value or epoch may be; beyond it the
@@ -459,32 +458,36 @@ pub(crate) fn anomaly_severity(kind: Anomaly) -> Severity {
     }
 }
 
-/// At most one of `nodes` is in the critical section.
-pub(crate) fn one_inside<P: Protocol>(nodes: &[P]) -> Result<(), String> {
+/// At most one of `nodes` is in the critical section (rule `mutual-exclusion`).
+pub(crate) fn one_inside<P: Protocol>(nodes: &[P]) -> Result<(), Violation> {
     let mut inside = nodes.iter().filter(|n| n.status() == Status::Critical);
     match (inside.next(), inside.next()) {
-        (Some(a), Some(b)) => Err(format!(
-            "hosts [{:?}, {:?}] are in the critical section together",
-            a.id(),
-            b.id()
-        )),
+        (Some(a), Some(b)) => {
+            let detail = format!(
+                "hosts [{:?}, {:?}] are in the critical section together",
+                a.id(),
+                b.id()
+            );
+            Err(Violation::new("mutual-exclusion", None, detail))
+        }
         _ => Ok(()),
     }
 }
 
 /// A waiting host always has a REPLY outstanding (with its retransmission timer), otherwise it
-/// would have entered; other hosts wait for nothing. This is what makes a waiting host's
-/// request impossible to lose.
+/// would have entered; other hosts wait for nothing (rule `outstanding-replies`). This is
+/// what makes a waiting host's request impossible to lose.
 pub(crate) fn waits_match_status(
     me: NodeId,
     status: Status,
     outstanding: usize,
-) -> Result<(), String> {
-    match (status, outstanding) {
-        (Status::Waiting, 0) => Err(format!("{me:?}: waiting with no REPLY outstanding")),
-        (Status::Waiting, _) | (_, 0) => Ok(()),
-        (s, k) => Err(format!("{me:?}: {k} REPLYs outstanding while {s:?}")),
-    }
+) -> Result<(), Violation> {
+    let detail = match (status, outstanding) {
+        (Status::Waiting, 0) => "waiting with no REPLY outstanding".into(),
+        (Status::Waiting, _) | (_, 0) => return Ok(()),
+        (s, k) => format!("{k} REPLYs outstanding while {s:?}"),
+    };
+    Err(Violation::new("outstanding-replies", Some(me), detail))
 }
 
 #[cfg(test)]

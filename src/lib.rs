@@ -167,10 +167,11 @@
 //! [`InvalidResources`](Error::InvalidResources); for `Release` outside `Critical`,
 //! [`NotInCritical(status)`](Error::NotInCritical); for `Cancel` outside `Waiting`,
 //! [`NotWaiting(status)`](Error::NotWaiting); for an event in the wrong look-ahead mode,
-//! or `Doze`/`Disconnect` outside `Remainder`, [`WrongMode`](Error::WrongMode). A `Request`
-//! failing several checks gets the first: the token algorithms check the section, then the
-//! resources; the permission ones the resources, the section, then (look-ahead) the mode.
-//! [`CsRequest::priority`] is read only by [`prioritized`].
+//! or `Doze`/`Disconnect` outside `Remainder`, [`WrongMode`](Error::WrongMode). Every
+//! algorithm checks in one order and returns the first failure: the section, then the
+//! resources, then (look-ahead) the mode; so a `Request` while `Waiting` for a bad number of
+//! resources is `AlreadyRequested(Waiting)` everywhere. [`CsRequest::priority`] is read only by
+//! [`prioritized`].
 //!
 //! ### Actions by algorithm
 //!

@@ -9,8 +9,7 @@ use crate::token::height::{Height, Sealed};
 use crate::token::links::{LinkMessages, Links, Take, TokenNode};
 use crate::token::neighbors::{Neighbors, Said};
 use crate::{
-    Action, Anomaly, CsRequest, Error, Event, Fence, FenceCopies, NodeId, Protocol, Severity,
-    Status, TimerId,
+    Action, Anomaly, Error, Event, Fence, FenceCopies, NodeId, Protocol, Severity, Status, TimerId,
 };
 
 /// A KRL (or KRLF) node.
@@ -454,31 +453,18 @@ impl crate::node::Buffered for Node {
 
     fn step(&mut self, event: Event<Message>) -> Result<(), Error> {
         self.outbox.clear();
+        // Each request is for one token.
+        crate::node::check_local(&event, self.status, 1)?;
         match event {
-            Event::Request(CsRequest { resources, .. }) => {
-                if self.status != Status::Remainder {
-                    return Err(Error::AlreadyRequested(self.status));
-                }
-                if resources != 1 {
-                    return Err(Error::InvalidResources {
-                        requested: resources,
-                        k: 1,
-                    });
-                }
+            Event::Request(_) => {
                 self.lowered_on_link_info = false;
                 self.on_request();
             }
             Event::Release => {
-                if self.status != Status::Critical {
-                    return Err(Error::NotInCritical(self.status));
-                }
                 self.lowered_on_link_info = false;
                 self.on_release();
             }
             Event::Cancel => {
-                if self.status != Status::Waiting {
-                    return Err(Error::NotWaiting(self.status));
-                }
                 self.lowered_on_link_info = false;
                 self.on_cancel();
             }

@@ -32,7 +32,7 @@ impl Mode {
     }
 }
 
-/// Everything but the output buffer, so snapshots compare state only.
+/// Everything but the output buffer, apart so that handlers can borrow the two at once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct State {
     /// What the network agrees on.
@@ -73,20 +73,12 @@ impl PeerView {
     }
 }
 
-/// A look-ahead node. `Clone` and `PartialEq` (which compares state, not the output buffer)
-/// let tests snapshot it.
-#[derive(Debug, Clone)]
+/// A look-ahead node. `Clone` and `PartialEq` (which compares state) let tests snapshot it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {
     pub(super) s: State,
     pub(super) out: Outbox<Message>,
 }
-
-impl PartialEq for Node {
-    fn eq(&self, other: &Self) -> bool {
-        self.s == other.s
-    }
-}
-impl Eq for Node {}
 
 impl Node {
     /// A node in the remainder section, awake, with its initial sets.

@@ -11,7 +11,8 @@ use super::Message;
 use super::{Config, Settings};
 
 /// A node of the prioritized h-out-of-k algorithm (one token carrying `t` free resources, a
-/// priority queue with aging, partial reversal on the neighbour graph).
+/// priority queue with aging, partial reversal on the neighbour graph). `Clone` and `PartialEq`
+/// (which compares state) let tests snapshot it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {
     pub(super) id: NodeId,

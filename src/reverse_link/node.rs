@@ -12,8 +12,8 @@ use crate::{
     Action, Anomaly, Error, Event, Fence, FenceCopies, NodeId, Protocol, Severity, Status, TimerId,
 };
 
-/// A KRL (or KRLF) node.
-#[derive(Debug, Clone)]
+/// A KRL (or KRLF) node. `Clone` and `PartialEq` (which compares state) let tests snapshot it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {
     id: NodeId,
     settings: Settings,
@@ -34,21 +34,6 @@ pub struct Node {
 
 /// The one timer a KRLF node with an idle pause sets.
 pub const IDLE_PAUSE: TimerId = TimerId(0);
-
-impl PartialEq for Node {
-    /// Protocol state only: the output buffer is always empty between calls.
-    fn eq(&self, other: &Self) -> bool {
-        self.id == other.id
-            && self.settings == other.settings
-            && self.status == other.status
-            && self.links == other.links
-            && self.held == other.held
-            && self.queue == other.queue
-            && self.lowered_on_link_info == other.lowered_on_link_info
-            && self.pausing == other.pausing
-    }
-}
-impl Eq for Node {}
 
 impl Node {
     /// A node in its initial state, or `Err` if the configuration is invalid.

@@ -6,20 +6,14 @@ use crate::node::Outbox;
 use crate::permission::{Core, Decision, Ticket, Timestamp};
 use crate::{Anomaly, Error, Event, NodeId, Protocol, Severity, Status};
 
-/// A Ricart–Agrawala node. `PartialEq` compares state, not the output buffer.
-#[derive(Debug, Clone)]
+/// A Ricart–Agrawala node. `Clone` and `PartialEq` (which compares state) let tests snapshot
+/// it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {
     s: Core<()>,
     settings: Settings,
     out: Outbox<Message>,
 }
-
-impl PartialEq for Node {
-    fn eq(&self, other: &Self) -> bool {
-        self.s == other.s
-    }
-}
-impl Eq for Node {}
 
 impl Node {
     /// A node in the remainder section.

@@ -46,7 +46,7 @@ pub struct Timestamp {
 
 impl Timestamp {
     /// Whether this request has priority over `other` (it is strictly smaller).
-    pub fn beats(self, other: Timestamp) -> bool {
+    pub(crate) fn beats(self, other: Timestamp) -> bool {
         self < other
     }
 

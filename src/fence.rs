@@ -36,7 +36,7 @@ impl Fence {
     }
 
     /// The next fence of the lane. It saturates: 2^64 entries are out of reach.
-    pub const fn next(self) -> Self {
+    pub(crate) const fn next(self) -> Self {
         Fence {
             lane: self.lane,
             value: self.value.saturating_add(1),
@@ -66,7 +66,7 @@ impl FenceCopies {
 
     /// The value of [`FenceCopies::read`] if it is a fence of `lane` (the single-lane
     /// algorithms' messages all carry lane 0).
-    pub fn read_in(self, lane: u32) -> Option<u64> {
+    pub(crate) fn read_in(self, lane: u32) -> Option<u64> {
         self.read().filter(|f| f.lane == lane).map(|f| f.value)
     }
 }

@@ -12,16 +12,18 @@
 //! | [`look_ahead`] | look-ahead permission-based mutual exclusion with doze and disconnection: Wu, Cao, Yang (2005) |
 //! | [`ricart_agrawala`] | the Ricart–Agrawala baseline (1981) |
 //!
-//! Shared building blocks: [`token`] (height triples, partial reversal, the token algorithms'
-//! neighbour table and link handshake), [`queue`] (request queues),
-//! [`permission`] (timestamps, deferral and retransmission for the permission algorithms),
-//! [`seal`] (check words), [`fence`] (fencing tokens for the resources the critical section
-//! protects), [`session`] (a sans-IO link session that gives the token algorithms
-//! their link contract over an unreliable datagram transport). The deterministic simulators
-//! are the `manet-mutex-sim` crate; the test kit the crate's own tests use (network drivers
-//! with fault injection, proptest strategies for schedules with fault profiles, fuzz bodies),
-//! for testing the algorithms on your own topologies and fault profiles, is the
-//! `manet-mutex-testkit` crate. With the `serde` feature every
+//! Shared building blocks: [`token`] (height triples and the token algorithms' neighbour
+//! table, as the nodes show them), [`queue`] (request priorities), [`permission`] (timestamps
+//! and the peer clock limit of the permission algorithms), [`fence`] (fencing tokens for the
+//! resources the critical section protects), [`session`] (a sans-IO link session that gives
+//! the token algorithms their link contract over an unreliable datagram transport),
+//! [`timers`] (a timer table for embedders) and [`Violation`] (what the algorithms'
+//! `invariants` checks report). Beside this crate, the workspace's `manet-mutex-sim` holds the
+//! deterministic simulators and the trace viewer, and `manet-mutex-testkit` the network
+//! drivers with fault injection, fuzz bodies and proptest strategies the crate's own tests
+//! use, for testing the algorithms on your own topologies and fault profiles. Items marked
+//! `#[doc(hidden)]` are there for those two crates and the tests, and are not part of the
+//! stable API. With the `serde` feature every
 //! algorithm's `Message` and every type inside it derive `Serialize` and `Deserialize`; with
 //! `codec` (which implies `serde`; both work without `std`), `codec` turns messages into a
 //! small versioned binary frame and back, with `encode` and `decode`; a CRC-32C closes every
@@ -41,21 +43,32 @@
 //! - `network(..)`: a consistent `Config` for every node, in id order, or
 //!   [`Error::InvalidConfig`];
 //! - `Node::new(config)`: the node, or [`Error::InvalidConfig`]. It implements [`Protocol`],
-//!   is `Clone` and compares by state (`PartialEq`), so tests can snapshot it;
+//!   is `Clone` and compares by state (`PartialEq`, `Eq`), so tests can snapshot it;
 //! - `Message`: the node's [`Protocol::Message`];
-//! - `invariants`: `check_safety` over a whole system (the token algorithms add
-//!   `check_settled` and `check_quiescent` for quiescent states), as the test harnesses use.
+//! - `invariants`: `check_safety` over a whole system and `check_node` over one node, as the
+//!   test harnesses use, each returning the first [`Violation`] (the rule broken, the node at
+//!   fault, what was found; each module tables its rules). The token algorithms add
+//!   `check_tally` over the network-wide counts (`Tally`), and `check_settled` and
+//!   `check_quiescent` for quiescent states. Parameters come in one order: the nodes (or the
+//!   node), then what the network agrees on (`k`, the `capacity` left), then the rest.
 //!
 //! | module | `Settings::new` | `with_*` | `Config::new` | `network` |
 //! | --- | --- | --- | --- | --- |
-//! | [`reverse_link`] | `(k)` | `with_forwarding` | `(id, settings, tokens, height, neighbors)` | `(n, edges, holders, settings)` |
+//! | [`reverse_link`] | `(k)` | `with_forwarding`, `with_idle_pause`, `Config::with_first_token` | `(id, settings, tokens, height, neighbors)` | `(n, edges, holders, settings)` |
 //! | [`prioritized`] | `(k, policy)` | `with_aging_step` | `(id, settings, holder, height, neighbors)` | `(n, edges, holders, settings)` |
 //! | [`look_ahead`] | `(hosts, retransmit_after)` | `with_seed`, `Config::with_info_set` | `(id, settings)` | `(settings)` |
 //! | [`ricart_agrawala`] | `(hosts, retransmit_after)` | none | `(id, settings)` | `(settings)` |
 //!
+//! | `invariants` of | `check_safety` | `check_node` | `check_tally` | `check_settled`, `check_quiescent` |
+//! | --- | --- | --- | --- | --- |
+//! | [`reverse_link`] | `(nodes, in_flight)` | `(node)` | `(k, total)` | `(nodes)` |
+//! | [`prioritized`] | `(nodes, capacity, in_flight)` | `(node, k)` | `(k, capacity, total)` | `(nodes)` |
+//! | [`look_ahead`], [`ricart_agrawala`] | `(nodes)` | `(node)` | none | none |
+//!
 //! Every node answers [`id()`](Protocol::id), [`status()`](Protocol::status) and
 //! `settings()`. The token nodes ([`reverse_link::Node`], [`prioritized::Node`]) add
-//! `holds_token()`, `height()`, `neighbors()`, `next()`, `queue()` and `raises()`; the
+//! `holds_token()`, `height()`, `neighbors()`, `next()`, `queue()` and `raises()` (KRL its
+//! `tokens()` and `held_tokens()`, prioritized its resource counts); the
 //! permission nodes ([`look_ahead::Node`], [`ricart_agrawala::Node`]) add `timestamp()`,
 //! `clock()`, `outstanding()` and `deferred()`, and look-ahead its `mode()` and sets.
 //!
@@ -168,10 +181,11 @@
 //! [`InvalidResources`](Error::InvalidResources); for `Release` outside `Critical`,
 //! [`NotInCritical(status)`](Error::NotInCritical); for `Cancel` outside `Waiting`,
 //! [`NotWaiting(status)`](Error::NotWaiting); for an event in the wrong look-ahead mode,
-//! or `Doze`/`Disconnect` outside `Remainder`, [`WrongMode`](Error::WrongMode). A `Request`
-//! failing several checks gets the first: the token algorithms check the section, then the
-//! resources; the permission ones the resources, the section, then (look-ahead) the mode.
-//! [`CsRequest::priority`] is read only by [`prioritized`].
+//! or `Doze`/`Disconnect` outside `Remainder`, [`WrongMode`](Error::WrongMode). Every
+//! algorithm checks in one order and returns the first failure: the section, then the
+//! resources, then (look-ahead) the mode; so a `Request` while `Waiting` for a bad number of
+//! resources is `AlreadyRequested(Waiting)` everywhere. [`CsRequest::priority`] is read only by
+//! [`prioritized`].
 //!
 //! ### Actions by algorithm
 //!
@@ -217,7 +231,7 @@
 //!   [`Anomaly::OutOfRange`] and not acted on; what cannot be dropped without loss (a token,
 //!   released resources) is kept with the impossible part ignored;
 //! - where a wrong but possible value would cost safety or liveness, the message carries a
-//!   check word ([`seal`]: permission REQUESTs and announcements, every height of the token
+//!   check word (permission REQUESTs and announcements, every height of the token
 //!   algorithms, with a token acknowledgement's count), or three copies read by majority (the
 //!   prioritized resource counts, the [fences](fence) of tokens and permission messages), or a
 //!   message that must not grant differs from one that does in two fields (permission
@@ -279,7 +293,7 @@
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
-#![warn(unreachable_pub)]
+#![deny(unreachable_pub)]
 
 extern crate alloc;
 // `arbitrary`'s derives name `std`.
@@ -299,12 +313,14 @@ pub mod prioritized;
 pub mod queue;
 pub mod reverse_link;
 pub mod ricart_agrawala;
-pub mod seal;
+mod seal;
 pub mod session;
 pub mod timers;
 pub mod token;
+mod violation;
 
 pub use error::Error;
 pub use event::{Action, Anomaly, CsRequest, Event, Severity, TimerId};
 pub use fence::{Fence, FenceCopies};
 pub use node::{Actions, NodeId, Protocol, Status};
+pub use violation::Violation;

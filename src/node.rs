@@ -3,7 +3,7 @@
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::{Action, Anomaly, Error, Event, Severity};
+use crate::{Action, Anomaly, CsRequest, Error, Event, Severity};
 
 /// A node identifier, unique in the system. Also the tie-breaking component of heights and
 /// timestamps.
@@ -157,6 +157,32 @@ pub trait Protocol {
     }
 }
 
+/// The checks every node makes of the application's events, before anything else and in one
+/// order for all four algorithms (the crate's [driving contract](crate#events-by-state)): the
+/// section first (`Request` in `Remainder`, `Release` in `Critical`, `Cancel` in `Waiting`),
+/// then a `Request`'s resources, which must be `1..=max_resources`. Other events pass; a
+/// look-ahead node checks its mode after this.
+pub(crate) fn check_local<M>(
+    event: &Event<M>,
+    status: Status,
+    max_resources: u32,
+) -> Result<(), Error> {
+    match *event {
+        Event::Request(_) if status != Status::Remainder => Err(Error::AlreadyRequested(status)),
+        Event::Request(CsRequest { resources, .. })
+            if !(1..=max_resources).contains(&resources) =>
+        {
+            Err(Error::InvalidResources {
+                requested: resources,
+                k: max_resources,
+            })
+        }
+        Event::Release if status != Status::Critical => Err(Error::NotInCritical(status)),
+        Event::Cancel if status != Status::Waiting => Err(Error::NotWaiting(status)),
+        _ => Ok(()),
+    }
+}
+
 /// The actions produced by one call to [`Protocol::handle`], in the order they must be carried
 /// out.
 #[must_use = "actions must be carried out for the protocol to make progress"]
@@ -181,10 +207,18 @@ impl<M: fmt::Debug> fmt::Debug for Actions<'_, M> {
 }
 
 /// A node's reusable output buffer. Its capacity survives between calls, so once it has grown
-/// to the largest burst a node produces, `handle` stops allocating. It is empty between calls,
-/// so comparing it (nodes derive `PartialEq` for "an `Err` changed nothing" tests) is harmless.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// to the largest burst a node produces, `handle` stops allocating. It is no part of the node's
+/// state, so any two compare equal: the nodes derive `PartialEq` and compare by state.
+#[derive(Debug, Clone)]
 pub(crate) struct Outbox<M>(Vec<Action<M>>);
+
+// Empty between calls (`handle` drains it, `handle_in` hands it back empty): nothing to compare.
+impl<M> PartialEq for Outbox<M> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl<M> Eq for Outbox<M> {}
 
 impl<M> Default for Outbox<M> {
     fn default() -> Self {
@@ -341,6 +375,114 @@ mod tests {
                 let release = node.handle(Event::Release).err();
                 assert_eq!(release, Some(Error::NotInCritical(Status::Waiting)));
             }
+        }
+    }
+
+    /// Every node's refusals, as the four algorithms check the application's events in one
+    /// order (section, then resources, then mode; `docs/ALGORITHMS.md`, D1): a `Request` that
+    /// is both out of its section and for a bad number of resources is refused for its section,
+    /// one that only asks for a bad number for that, and `Release` and `Cancel` out of their
+    /// sections alike. An `Err` changes nothing.
+    fn refusals<P: Protocol + Clone + PartialEq + core::fmt::Debug>(
+        idle: P,
+        waiting: P,
+        inside: P,
+    ) -> Vec<(Status, Result<(), Error>)> {
+        let bad = |resources| Event::Request(CsRequest::resources(resources));
+        let mut seen = Vec::new();
+        for node in [idle, waiting, inside] {
+            for event in [bad(0), bad(u32::MAX), Event::Release, Event::Cancel] {
+                let mut after = node.clone();
+                let outcome = after.handle_into(event, &mut Vec::new());
+                if outcome.is_err() {
+                    assert_eq!(after, node, "an Err changed the node");
+                }
+                seen.push((node.status(), outcome));
+            }
+        }
+        seen
+    }
+
+    /// `node` after the application asked for one resource (accepted).
+    fn requested<P: Protocol>(mut node: P) -> P {
+        let event = Event::Request(CsRequest::ONE);
+        node.handle_into(event, &mut Vec::new()).unwrap();
+        node
+    }
+
+    #[test]
+    fn every_algorithm_refuses_a_doubly_bad_request_alike() {
+        use crate::{look_ahead, prioritized, reverse_link, ricart_agrawala};
+        let k = 1;
+        let line = [(NodeId(0), NodeId(1))];
+
+        let krl = reverse_link::network(2, &line, &[NodeId(0)], reverse_link::Settings::new(k));
+        let krl: Vec<_> = krl
+            .unwrap()
+            .into_iter()
+            .map(|c| reverse_link::Node::new(c).unwrap())
+            .collect();
+        let krl = refusals(
+            krl[0].clone(),
+            requested(krl[1].clone()),
+            requested(krl[0].clone()),
+        );
+
+        let policy = prioritized::Policy::Explicit;
+        let prio = prioritized::network(
+            2,
+            &line,
+            &[NodeId(0)],
+            prioritized::Settings::new(k, policy),
+        );
+        let prio: Vec<_> = prio
+            .unwrap()
+            .into_iter()
+            .map(|c| prioritized::Node::new(c).unwrap())
+            .collect();
+        let prio = refusals(
+            prio[0].clone(),
+            requested(prio[1].clone()),
+            requested(prio[0].clone()),
+        );
+
+        let la = |info: &[u32]| {
+            let settings = look_ahead::Settings::new(2, 5);
+            let info = info.iter().map(|&i| NodeId(i)).collect();
+            look_ahead::Node::new(look_ahead::Config::new(NodeId(0), settings).with_info_set(info))
+                .unwrap()
+        };
+        let la = refusals(la(&[]), requested(la(&[1])), requested(la(&[])));
+
+        let ra = |hosts| {
+            let settings = ricart_agrawala::Settings::new(hosts, 5);
+            Node::new(ricart_agrawala::Config::new(NodeId(0), settings)).unwrap()
+        };
+        let ra = refusals(ra(2), requested(ra(2)), requested(ra(1)));
+
+        let invalid = |requested| Err(Error::InvalidResources { requested, k });
+        use Status::{Critical, Remainder, Waiting};
+        let expected = [
+            (Remainder, invalid(0)),
+            (Remainder, invalid(u32::MAX)),
+            (Remainder, Err(Error::NotInCritical(Remainder))),
+            (Remainder, Err(Error::NotWaiting(Remainder))),
+            (Waiting, Err(Error::AlreadyRequested(Waiting))),
+            (Waiting, Err(Error::AlreadyRequested(Waiting))),
+            (Waiting, Err(Error::NotInCritical(Waiting))),
+            (Waiting, Ok(())),
+            (Critical, Err(Error::AlreadyRequested(Critical))),
+            (Critical, Err(Error::AlreadyRequested(Critical))),
+            (Critical, Ok(())),
+            (Critical, Err(Error::NotWaiting(Critical))),
+        ];
+        for (name, seen) in [
+            ("KRL", krl),
+            ("prioritized", prio),
+            ("look-ahead", la),
+            ("RA", ra),
+        ] {
+            assert_eq!(seen, expected, "{name}");
         }
     }
 

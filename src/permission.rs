@@ -20,13 +20,12 @@
 //!   the clocks did.
 
 use alloc::format;
-use alloc::string::String;
 
 use crate::node::Outbox;
 use crate::peer_map::PeerMap;
 use crate::{
-    Action, Anomaly, CsRequest, Error, Fence, FenceCopies, NodeId, Protocol, Severity, Status,
-    TimerId,
+    Action, Anomaly, Error, Fence, FenceCopies, NodeId, Protocol, Severity, Status, TimerId,
+    Violation,
 };
 
 /// How far ahead of the receiver's clock a peer's clock value or epoch may be; beyond it the
@@ -47,7 +46,7 @@ pub struct Timestamp {
 
 impl Timestamp {
     /// Whether this request has priority over `other` (it is strictly smaller).
-    pub fn beats(self, other: Timestamp) -> bool {
+    pub(crate) fn beats(self, other: Timestamp) -> bool {
         self < other
     }
 
@@ -299,21 +298,8 @@ impl<T: Copy> Core<T> {
         }
     }
 
-    /// The application may ask only for one resource, and only from the remainder section.
-    pub(crate) fn check_request(&self, req: CsRequest) -> Result<(), Error> {
-        if req.resources != 1 {
-            return Err(Error::InvalidResources {
-                requested: req.resources,
-                k: 1,
-            });
-        }
-        if self.status != Status::Remainder {
-            return Err(Error::AlreadyRequested(self.status));
-        }
-        Ok(())
-    }
-
-    /// Open a request (after [`Core::check_request`]) and return it.
+    /// Open a request (the application's `Request`, after [`crate::node::check_local`]) and
+    /// return it.
     pub(crate) fn open_request(&mut self) -> Ticket {
         self.seq = self.seq.saturating_add(1);
         let ticket = Ticket {
@@ -374,37 +360,26 @@ impl<T: Copy> Core<T> {
         }
     }
 
-    /// Leave the critical section, answering every deferred request with `reply`.
-    pub(crate) fn close_request<M>(
-        &mut self,
-        out: &mut Outbox<M>,
-        reply: impl FnMut(NodeId, Ticket, T) -> M,
-    ) -> Result<(), Error> {
-        if self.status != Status::Critical {
-            return Err(Error::NotInCritical(self.status));
-        }
-        self.close(out, reply);
-        Ok(())
-    }
-
-    /// Withdraw the waiting request: stop waiting (cancelling every retransmission timer) and
+    /// Withdraw the waiting request (the application's `Cancel`, after
+    /// [`crate::node::check_local`]): stop waiting (cancelling every retransmission timer) and
     /// answer every deferred request with `reply`, as on leaving the critical section. REPLYs
     /// still on their way name the withdrawn request and grant nothing.
     pub(crate) fn withdraw<M>(
         &mut self,
         out: &mut Outbox<M>,
         reply: impl FnMut(NodeId, Ticket, T) -> M,
-    ) -> Result<(), Error> {
-        if self.status != Status::Waiting {
-            return Err(Error::NotWaiting(self.status));
-        }
+    ) {
         self.waits.clear(out);
         self.close(out, reply);
-        Ok(())
     }
 
-    /// Back to the remainder section: no open request, every deferred request answered.
-    fn close<M>(&mut self, out: &mut Outbox<M>, reply: impl FnMut(NodeId, Ticket, T) -> M) {
+    /// Back to the remainder section (on `Release`, after [`crate::node::check_local`], or
+    /// on withdrawing): no open request, every deferred request answered with `reply`.
+    pub(crate) fn close<M>(
+        &mut self,
+        out: &mut Outbox<M>,
+        reply: impl FnMut(NodeId, Ticket, T) -> M,
+    ) {
         self.status = Status::Remainder;
         self.open = None;
         self.deferred.answer_all(out, reply);
@@ -459,32 +434,36 @@ pub(crate) fn anomaly_severity(kind: Anomaly) -> Severity {
     }
 }
 
-/// At most one of `nodes` is in the critical section.
-pub(crate) fn one_inside<P: Protocol>(nodes: &[P]) -> Result<(), String> {
+/// At most one of `nodes` is in the critical section (rule `mutual-exclusion`).
+pub(crate) fn one_inside<P: Protocol>(nodes: &[P]) -> Result<(), Violation> {
     let mut inside = nodes.iter().filter(|n| n.status() == Status::Critical);
     match (inside.next(), inside.next()) {
-        (Some(a), Some(b)) => Err(format!(
-            "hosts [{:?}, {:?}] are in the critical section together",
-            a.id(),
-            b.id()
-        )),
+        (Some(a), Some(b)) => {
+            let detail = format!(
+                "hosts [{:?}, {:?}] are in the critical section together",
+                a.id(),
+                b.id()
+            );
+            Err(Violation::new("mutual-exclusion", None, detail))
+        }
         _ => Ok(()),
     }
 }
 
 /// A waiting host always has a REPLY outstanding (with its retransmission timer), otherwise it
-/// would have entered; other hosts wait for nothing. This is what makes a waiting host's
-/// request impossible to lose.
+/// would have entered; other hosts wait for nothing (rule `outstanding-replies`). This is
+/// what makes a waiting host's request impossible to lose.
 pub(crate) fn waits_match_status(
     me: NodeId,
     status: Status,
     outstanding: usize,
-) -> Result<(), String> {
-    match (status, outstanding) {
-        (Status::Waiting, 0) => Err(format!("{me:?}: waiting with no REPLY outstanding")),
-        (Status::Waiting, _) | (_, 0) => Ok(()),
-        (s, k) => Err(format!("{me:?}: {k} REPLYs outstanding while {s:?}")),
-    }
+) -> Result<(), Violation> {
+    let detail = match (status, outstanding) {
+        (Status::Waiting, 0) => "waiting with no REPLY outstanding".into(),
+        (Status::Waiting, _) | (_, 0) => return Ok(()),
+        (s, k) => format!("{k} REPLYs outstanding while {s:?}"),
+    };
+    Err(Violation::new("outstanding-replies", Some(me), detail))
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 /// `u64`, and the results are summed with `kind` (which keeps different messages' words
 /// apart), so a message with any one field changed no longer matches its word. It detects
 /// corruption, not forgery: a peer that rewrites a message consistently can recompute it.
-pub fn check_word<const N: usize>(kind: u64, fields: [u64; N]) -> u64 {
+pub(crate) fn check_word<const N: usize>(kind: u64, fields: [u64; N]) -> u64 {
     const MULTIPLIERS: [u64; 4] = [
         0x9E37_79B9_7F4A_7C15,
         0xBF58_476D_1CE4_E5B9,

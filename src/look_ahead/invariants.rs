@@ -1,35 +1,49 @@
 //! The look-ahead algorithm's safety invariants over all hosts (checked after every step of
 //! every simulation, property test, model and fuzz run).
+//!
+//! Both permission algorithms' modules have the same checks, with the same parameter order as
+//! the token algorithms' (the nodes first), each returning the first [`Violation`] found:
+//! [`check_safety`] over all hosts, and [`check_node`], the part about one host alone. The
+//! rules, as [`Violation::rule`] names them:
+//!
+//! | rule | check | what must hold |
+//! | --- | --- | --- |
+//! | `mutual-exclusion` | [`check_safety`] | at most one host in the critical section |
+//! | `pairwise-info` | [`check_safety`] | of any two hosts, at least one has the other in its `Info_set` |
+//! | `set-partition` | [`check_node`] | `Info_set` and `Status_set` partition the other hosts |
+//! | `deferred-in-info` | [`check_node`] | every deferred requester is in `Info_set` |
+//! | `absent-not-asked` | [`check_node`] | a peer counted as absent is neither asked nor waited for |
+//! | `outstanding-replies` | [`check_node`] | REPLYs are awaited exactly while waiting |
 
 use alloc::format;
-use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::{Node, Relation};
 use crate::permission::{one_inside, waits_match_status};
-use crate::{NodeId, Protocol};
+use crate::{NodeId, Protocol, Violation};
 
 /// The safety invariants:
 /// - at most one host is in the critical section;
-/// - every host's own invariants ([`check_host`]);
+/// - every host's own invariants ([`check_node`]);
 /// - pairwise consistency in the form that holds in every state, transient ones included: of
 ///   any two hosts, at least one has the other in its `Info_set`
 ///   (`S_j ∈ Status_i ⇒ S_i ∈ Info_j`). The paper's stronger form (exactly one of the two)
 ///   fails transiently, e.g. while a host defers a competitor's request, after concurrent
 ///   announcements, or when a REPLY was lost; see `docs/ALGORITHMS.md`.
-pub fn check_safety(nodes: &[Node]) -> Result<(), String> {
+pub fn check_safety(nodes: &[Node]) -> Result<(), Violation> {
     one_inside(nodes)?;
     for n in nodes {
-        check_host(n)?;
+        check_node(n)?;
     }
     for (i, a) in nodes.iter().enumerate() {
         for b in &nodes[i + 1..] {
             if !asks(a, b.id()) && !asks(b, a.id()) {
-                return Err(format!(
+                let detail = format!(
                     "{:?} and {:?} each have the other in Status_set: neither would ask",
                     a.id(),
                     b.id()
-                ));
+                );
+                return Err(Violation::new("pairwise-info", None, detail));
             }
         }
     }
@@ -37,7 +51,7 @@ pub fn check_safety(nodes: &[Node]) -> Result<(), String> {
 }
 
 /// Whether `node` asks `peer` before entering (it is in `Info_set`).
-pub fn asks(node: &Node, peer: NodeId) -> bool {
+fn asks(node: &Node, peer: NodeId) -> bool {
     node.relation(peer) == Some(Relation::Info)
 }
 
@@ -45,8 +59,9 @@ pub fn asks(node: &Node, peer: NodeId) -> bool {
 /// deferred requester is in `Info_set` (the REPLY it is owed moves us into its `Status_set`);
 /// a peer counted as absent is in `Status_set` and owes no REPLY; REPLYs are awaited exactly
 /// while waiting.
-pub fn check_host(node: &Node) -> Result<(), String> {
+pub fn check_node(node: &Node) -> Result<(), Violation> {
     let me = node.id();
+    let broken = |rule, detail| Err(Violation::new(rule, Some(me), detail));
     let info: Vec<NodeId> = node.info_set().collect();
     let status: Vec<NodeId> = node.status_set().collect();
     let mut all: Vec<NodeId> = info.iter().chain(&status).copied().collect();
@@ -56,23 +71,21 @@ pub fn check_host(node: &Node) -> Result<(), String> {
         .filter(|&p| p != me)
         .collect();
     if all != expected {
-        return Err(format!(
-            "{me:?}: Info_set {info:?} and Status_set {status:?} do not partition the others"
-        ));
+        let detail =
+            format!("Info_set {info:?} and Status_set {status:?} do not partition the others");
+        return broken("set-partition", detail);
     }
     if let Some(p) = node.deferred().find(|&p| !asks(node, p)) {
-        return Err(format!(
-            "{me:?}: owes {p:?} a REPLY but has it in Status_set"
-        ));
+        let detail = format!("owes {p:?} a REPLY but has it in Status_set");
+        return broken("deferred-in-info", detail);
     }
     let needed = expected.iter().copied().filter(|&p| asks(node, p));
     if let Some(p) = needed
         .chain(node.outstanding())
         .find(|&p| node.is_absent(p))
     {
-        return Err(format!(
-            "{me:?}: counts {p:?} as absent but asks it or waits for its REPLY"
-        ));
+        let detail = format!("counts {p:?} as absent but asks it or waits for its REPLY");
+        return broken("absent-not-asked", detail);
     }
     waits_match_status(me, node.status(), node.outstanding().count())
 }

@@ -32,7 +32,7 @@ pub enum Message {
         seq: u64,
         /// The sender's epoch when this copy was sent.
         epoch: u64,
-        /// [`check_word`] of the other fields: the receiver decides on them alone, and its
+        /// A check word over the other fields: the receiver decides on them alone, and its
         /// REPLY would grant the request a corrupted copy describes (`docs/ALGORITHMS.md`,
         /// A6), so a copy with any one field corrupted is dropped, like a lost one.
         check: u64,
@@ -67,6 +67,8 @@ pub enum Message {
 
 impl Message {
     /// A REQUEST with its check word, from a sender that has seen fences up to `fence`.
+    // Hidden: the workspace's test kit and tests build messages with it; not stable API.
+    #[doc(hidden)]
     pub fn request(ts: Timestamp, seq: u64, epoch: u64, fence: u64) -> Message {
         Message::Request {
             ts,
@@ -78,7 +80,7 @@ impl Message {
     }
 
     /// The fence the message carries, as it travelled.
-    pub fn fence(&self) -> FenceCopies {
+    pub(crate) fn fence(&self) -> FenceCopies {
         match self {
             Message::Request { fence, .. } | Message::Reply { fence, .. } => *fence,
             Message::Doze(a) | Message::Disconnect(a) | Message::Reconnect(a) => a.fence,
@@ -114,6 +116,8 @@ impl Message {
     }
 
     /// The check word of a REQUEST's fields ([`check_word`]).
+    // Hidden: the workspace's test kit and tests build messages with it; not stable API.
+    #[doc(hidden)]
     pub fn request_check(ts: Timestamp, seq: u64, epoch: u64) -> u64 {
         const KIND: u64 = 0x6c6f_6f6b_2d72_6571; // "look-req"
         check_word(KIND, [ts.clock, u64::from(ts.id.0), seq, epoch])
@@ -142,7 +146,7 @@ pub struct Announcement {
     /// The sender counts the recipient as disconnected and will not ask it, so the recipient
     /// must go on asking the sender.
     pub absent: bool,
-    /// [`Announcement::seal`] of the other fields.
+    /// A check word over the other fields but the fence.
     pub check: u64,
     /// The highest fence the sender has seen (three copies: outside the check word).
     pub fence: FenceCopies,
@@ -150,6 +154,8 @@ pub struct Announcement {
 
 impl Announcement {
     /// An announcement with its check word, from a sender that has seen fences up to `fence`.
+    // Hidden: the workspace's test kit and tests build messages with it; not stable API.
+    #[doc(hidden)]
     pub fn new(ts: Timestamp, seen: u64, absent: bool, fence: u64) -> Self {
         Announcement {
             ts,
@@ -161,7 +167,7 @@ impl Announcement {
     }
 
     /// The check word of the fields ([`check_word`]).
-    pub fn seal(ts: Timestamp, seen: u64, absent: bool) -> u64 {
+    pub(crate) fn seal(ts: Timestamp, seen: u64, absent: bool) -> u64 {
         const KIND: u64 = 0x6c6f_6f6b_2d61_6865; // "look-ahe"
         check_word(
             KIND,
@@ -170,6 +176,8 @@ impl Announcement {
     }
 
     /// Whether the check word matches the fields.
+    // Hidden: the workspace's tests and model checkers use it; not stable API.
+    #[doc(hidden)]
     pub fn is_intact(&self) -> bool {
         self.check == Self::seal(self.ts, self.seen, self.absent)
     }

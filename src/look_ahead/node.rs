@@ -8,7 +8,7 @@ use super::sets::{initial_info_set, Relation, Sets};
 use super::{Config, Settings};
 use crate::node::Outbox;
 use crate::permission::{Core, Decision, Ticket, Timestamp};
-use crate::{Anomaly, CsRequest, Error, Event, Fence, NodeId, Protocol, Severity, Status};
+use crate::{Anomaly, Error, Event, Fence, NodeId, Protocol, Severity, Status};
 
 /// The host's mode (section III-A).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -32,7 +32,7 @@ impl Mode {
     }
 }
 
-/// Everything but the output buffer, so snapshots compare state only.
+/// Everything but the output buffer, apart so that handlers can borrow the two at once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct State {
     /// What the network agrees on.
@@ -73,20 +73,12 @@ impl PeerView {
     }
 }
 
-/// A look-ahead node. `Clone` and `PartialEq` (which compares state, not the output buffer)
-/// let tests snapshot it.
-#[derive(Debug, Clone)]
+/// A look-ahead node. `Clone` and `PartialEq` (which compares state) let tests snapshot it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {
     pub(super) s: State,
     pub(super) out: Outbox<Message>,
 }
-
-impl PartialEq for Node {
-    fn eq(&self, other: &Self) -> bool {
-        self.s == other.s
-    }
-}
-impl Eq for Node {}
 
 impl Node {
     /// A node in the remainder section, awake, with its initial sets.
@@ -244,8 +236,9 @@ impl Node {
         }
     }
 
-    fn request(&mut self, req: CsRequest) -> Result<(), Error> {
-        self.s.core.check_request(req)?;
+    /// The application asks (after [`crate::node::check_local`]): only a host in `Normal`
+    /// mode may.
+    fn request(&mut self) -> Result<(), Error> {
         if self.s.mode != Mode::Normal {
             return Err(Error::WrongMode {
                 event: "Request",
@@ -258,33 +251,31 @@ impl Node {
         Ok(())
     }
 
-    fn release(&mut self) -> Result<(), Error> {
+    fn release(&mut self) {
         // The usual look-ahead rule: the deferred requesters (Q_req) get their REPLY. They are
         // all in our Info_set (Q_req ⊆ Info_set always holds), as they must be: the REPLY
         // moves us into their Status_set.
         let State { core, peers, .. } = &mut self.s;
         let fence = core.fence_seen;
-        core.close_request(&mut self.out, |peer, ticket, epoch| {
+        core.close(&mut self.out, |peer, ticket, epoch| {
             Self::reply(peers, fence, peer, ticket, epoch)
-        })?;
+        });
         if self.s.reconnect_pending {
             self.announce_reconnect();
         }
-        Ok(())
     }
 
     /// Withdraw the waiting request: the deferred requesters get their REPLY, as on release,
     /// and the sets move only as those REPLYs move them.
-    fn cancel(&mut self) -> Result<(), Error> {
+    fn cancel(&mut self) {
         let State { core, peers, .. } = &mut self.s;
         let fence = core.fence_seen;
         core.withdraw(&mut self.out, |peer, ticket, epoch| {
             Self::reply(peers, fence, peer, ticket, epoch)
-        })?;
+        });
         if self.s.reconnect_pending {
             self.announce_reconnect();
         }
-        Ok(())
     }
 
     fn timeout(&mut self, timer: crate::TimerId) {
@@ -418,10 +409,14 @@ impl crate::node::Buffered for Node {
 
     fn step(&mut self, event: Event<Message>) -> Result<(), Error> {
         self.out.clear();
+        crate::node::check_local(&event, self.s.core.status, 1)?;
         // Every fallible handler validates before it mutates, so an `Err` leaves state alone.
         let result = match event {
-            Event::Request(req) => self.request(req),
-            Event::Release => self.release(),
+            Event::Request(_) => self.request(),
+            Event::Release => {
+                self.release();
+                Ok(())
+            }
             Event::Receive { from, msg } => {
                 self.receive(from, msg);
                 Ok(())
@@ -434,7 +429,10 @@ impl crate::node::Buffered for Node {
             Event::Wake => self.wake(),
             Event::Disconnect => self.disconnect(),
             Event::Reconnect => self.reconnect(),
-            Event::Cancel => self.cancel(),
+            Event::Cancel => {
+                self.cancel();
+                Ok(())
+            }
             other => Err(Error::Unsupported(other.name())),
         };
         self.out.settle(result)

@@ -107,6 +107,8 @@ fn entry(seed: u64, i: u32, j: u32) -> bool {
 ///
 /// For every pair exactly one of the two hosts has the other in its `Info_set`, so the sets
 /// of all hosts satisfy section III-B's requirements.
+// Hidden: the workspace's tests use it; not stable API (nodes show their sets).
+#[doc(hidden)]
 pub fn initial_info_set(n: u32, seed: u64, me: NodeId) -> Vec<NodeId> {
     (0..n)
         .filter(|&j| j != me.0 && !entry(seed, me.0, j))
@@ -115,6 +117,8 @@ pub fn initial_info_set(n: u32, seed: u64, me: NodeId) -> Vec<NodeId> {
 }
 
 /// The initial `Info_set` of every host of an `n`-host system, indexed by host id.
+// Hidden: the workspace's tests use it; not stable API (nodes show their sets).
+#[doc(hidden)]
 pub fn initial_sets(n: u32, seed: u64) -> Vec<Vec<NodeId>> {
     (0..n)
         .map(|i| initial_info_set(n, seed, NodeId(i)))

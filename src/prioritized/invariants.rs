@@ -1,11 +1,33 @@
 //! The safety and quiescence invariants of the prioritized algorithm, as pure checks over a
 //! whole system. The simulator, the property tests, the model checker and the fuzz targets all
 //! use these.
+//!
+//! Both token algorithms' modules have the same checks, with the same parameter order (the
+//! nodes, then what the network agrees on: `k` and the `capacity` left, then the rest), each
+//! returning the first [`Violation`] found: [`check_safety`] over a whole system, made of
+//! [`check_node`] per node and [`check_tally`] over the network-wide counts ([`Tally`]), and
+//! for quiescent systems [`check_settled`] and [`check_quiescent`]. The rules, as
+//! [`Violation::rule`] names them:
+//!
+//! | rule | check | what must hold |
+//! | --- | --- | --- |
+//! | `capacity` | [`check_safety`] | the `capacity` asked for is at most `k` |
+//! | `token-resources` | [`check_node`] | a holder's `t` is at most `k` |
+//! | `next-pointer` | [`check_node`] | `next` is the node itself exactly while it holds the token |
+//! | `holder-serves` | [`check_node`] | a holder never sits on the token while it could serve the front of its queue |
+//! | `own-request` | [`check_node`] | a node in the critical section holds what it asked for, a waiting one's request is in its queue, one in the remainder has none |
+//! | `queue-members` | [`check_node`] | a queue holds only the node itself and members of `N` |
+//! | `token-count` | [`check_tally`] | exactly one token, held or in flight |
+//! | `resource-count` | [`check_tally`] | the resources add up to `capacity` |
+//! | `settled-idle` | [`check_settled`] | every node is in the remainder section with an empty queue |
+//! | `settled-handshake` | [`check_settled`] | no token awaits its acknowledgement, every member of `N` finished its handshake |
+//! | `handshake-complete` | [`check_quiescent`] | no link is still forming |
+//! | `height-view` | [`check_quiescent`] | every view of a neighbour's height is the truth |
+//! | `token-oriented` | [`check_quiescent`] | every node but the holder has a lower neighbour |
 
 use alloc::format;
-use alloc::string::String;
 
-use crate::{NodeId, Protocol, Status};
+use crate::{NodeId, Protocol, Status, Violation};
 
 use crate::token::height::Height;
 
@@ -33,14 +55,15 @@ use super::{Message, Node};
 /// changed can check only those nodes and keep the sum up to date (the token simulator does).
 pub fn check_safety<'a>(
     nodes: &[Node],
-    in_flight: impl IntoIterator<Item = (NodeId, NodeId, &'a Message)>,
     capacity: u32,
-) -> Result<(), String> {
+    in_flight: impl IntoIterator<Item = (NodeId, NodeId, &'a Message)>,
+) -> Result<(), Violation> {
     let Some(k) = nodes.first().map(|n| n.settings().k) else {
         return Ok(());
     };
     if capacity > k {
-        return Err(format!("capacity {capacity} above k = {k}"));
+        let detail = format!("capacity {capacity} above k = {k}");
+        return Err(Violation::new("capacity", None, detail));
     }
     let mut total = Tally::default();
     for (_, _, msg) in in_flight {
@@ -115,37 +138,39 @@ impl core::ops::SubAssign for Tally {
 
 /// The part of [`check_safety`] about one node alone, in a network with `k` resources: what
 /// it holds, its `next`, its request and its queue.
-pub fn check_node(node: &Node, k: u32) -> Result<(), String> {
+pub fn check_node(node: &Node, k: u32) -> Result<(), Violation> {
     let id = node.id();
+    let broken = |rule, detail| Err(Violation::new(rule, Some(id), detail));
     if let Some(t) = node.available() {
         if t > k {
-            return Err(format!("{id:?} holds t = {t} > k = {k}"));
+            return broken("token-resources", format!("holds t = {t} > k = {k}"));
         }
         if node.next() != Some(id) {
-            return Err(format!(
-                "{id:?} holds the token but next = {:?}",
-                node.next()
-            ));
+            let detail = format!("holds the token but next = {:?}", node.next());
+            return broken("next-pointer", detail);
         }
         if let Some((front, _)) = node.queue.front() {
             if front != id || node.requested().is_some_and(|h| h <= t) {
-                return Err(format!("{id:?} sits on the token with {front:?} servable"));
+                let detail = format!("sits on the token with {front:?} servable");
+                return broken("holder-serves", detail);
             }
         }
     } else if node.next() == Some(id) {
-        return Err(format!("{id:?} has next = itself without the token"));
+        return broken("next-pointer", "has next = itself without the token".into());
     }
     let own = node.queue.contains(id);
     let wanted_ok = (1..=k).contains(&node.wanted);
     match node.status() {
         Status::Critical if !wanted_ok || own => {
-            return Err(format!("{id:?} in the CS with {} resources", node.wanted))
+            let detail = format!("in the CS with {} resources", node.wanted);
+            return broken("own-request", detail);
         }
         Status::Waiting if !wanted_ok || !own => {
-            return Err(format!("{id:?} waits but its request is lost"))
+            return broken("own-request", "waits but its request is lost".into());
         }
         Status::Remainder if own || node.wanted != 0 => {
-            return Err(format!("{id:?} in the remainder with an open request"))
+            let detail = "in the remainder with an open request".into();
+            return broken("own-request", detail);
         }
         _ => {}
     }
@@ -153,7 +178,8 @@ pub fn check_node(node: &Node, k: u32) -> Result<(), String> {
         .queue()
         .find(|&(v, _)| v != id && !node.neighbors().is_member(v))
     {
-        return Err(format!("{id:?} queues {v:?}, which is not a neighbour"));
+        let detail = format!("queues {v:?}, which is not a neighbour");
+        return broken("queue-members", detail);
     }
     Ok(())
 }
@@ -161,15 +187,17 @@ pub fn check_node(node: &Node, k: u32) -> Result<(), String> {
 /// The part of [`check_safety`] about the whole network, given the sum of every node's and
 /// every in-flight message's [`Tally`]: exactly one token, and the resources add up to
 /// `capacity`.
-pub fn check_tally(k: u32, capacity: u32, total: Tally) -> Result<(), String> {
+pub fn check_tally(k: u32, capacity: u32, total: Tally) -> Result<(), Violation> {
     let Tally { tokens, total } = total;
     if tokens != 1 {
-        return Err(format!("{tokens} tokens (held or in flight), expected 1"));
+        let detail = format!("{tokens} tokens (held or in flight), expected 1");
+        return Err(Violation::new("token-count", None, detail));
     }
     if total != u64::from(capacity) {
-        return Err(format!(
+        let detail = format!(
             "held + t + releases in flight + backlogs = {total}, expected {capacity} (k = {k})"
-        ));
+        );
+        return Err(Violation::new("resource-count", None, detail));
     }
     Ok(())
 }
@@ -178,21 +206,19 @@ pub fn check_tally(k: u32, capacity: u32, total: Tally) -> Result<(), String> {
 /// idle, no token awaits its acknowledgement, and every member of `N` has finished its
 /// handshake. This much holds whatever the link layer and corruption did; a link whose peer's
 /// first LINK crossed the node's own `LinkUp` may stay half formed until an end needs it (T1).
-pub fn check_settled(nodes: &[Node]) -> Result<(), String> {
+pub fn check_settled(nodes: &[Node]) -> Result<(), Violation> {
     for node in nodes {
-        let id = node.id();
+        let at = Some(node.id());
         if node.status() != Status::Remainder || node.queue().len() != 0 {
-            return Err(format!("{id:?} is not idle"));
+            return Err(Violation::new("settled-idle", at, "not idle"));
         }
         if let Some(nb) = node
             .neighbors()
             .entries()
             .find(|nb| nb.in_n == nb.forming || !nb.received_li())
         {
-            return Err(format!(
-                "{id:?}'s handshake with {:?} is inconsistent: {nb:?}",
-                nb.id
-            ));
+            let detail = format!("its handshake with {:?} is inconsistent: {nb:?}", nb.id);
+            return Err(Violation::new("settled-handshake", at, detail));
         }
     }
     Ok(())
@@ -203,22 +229,21 @@ pub fn check_settled(nodes: &[Node]) -> Result<(), String> {
 /// so the heights form a token-oriented DAG. These hold when link events reach both ends at
 /// once and nothing is corrupted; a corrupted height can leave a wrong view of its sender until
 /// it next speaks, and a half-formed link is outside the DAG.
-pub fn check_quiescent(nodes: &[Node]) -> Result<(), String> {
+pub fn check_quiescent(nodes: &[Node]) -> Result<(), Violation> {
     check_settled(nodes)?;
     let truth = |id: crate::NodeId| -> Option<Height> {
         nodes.iter().find(|n| n.id() == id).map(Node::height)
     };
     for node in nodes {
-        let id = node.id();
+        let at = Some(node.id());
         for nb in node.neighbors().entries() {
             if nb.forming {
-                return Err(format!(
-                    "{id:?}'s handshake with {:?} is incomplete: {nb:?}",
-                    nb.id
-                ));
+                let detail = format!("its handshake with {:?} is incomplete: {nb:?}", nb.id);
+                return Err(Violation::new("handshake-complete", at, detail));
             }
             if Some(nb.height) != truth(nb.id) {
-                return Err(format!("{id:?}'s view of {:?} is stale: {nb:?}", nb.id));
+                let detail = format!("its view of {:?} is stale: {nb:?}", nb.id);
+                return Err(Violation::new("height-view", at, detail));
             }
         }
         let has_lower = node
@@ -227,7 +252,8 @@ pub fn check_quiescent(nodes: &[Node]) -> Result<(), String> {
             .any(|nb| nb.height < node.height());
         let has_neighbors = node.neighbors().members().next().is_some();
         if !node.holds_token() && has_neighbors && !has_lower {
-            return Err(format!("{id:?} has no way down to the token"));
+            let detail = "has no way down to the token";
+            return Err(Violation::new("token-oriented", at, detail));
         }
     }
     Ok(())

@@ -87,6 +87,8 @@ pub enum Message {
 impl Message {
     /// A token acknowledgement: our height, and the number of tokens received from the
     /// receiver over this link (modulo 2^16), both under the check word.
+    // Hidden: the workspace's test kit and tests build messages with it; not stable API.
+    #[doc(hidden)]
     pub fn token_ack(height: crate::token::Height, tokens: u16) -> Message {
         Message::TokenAck {
             height: Sealed::bound(height, u64::from(tokens)),
@@ -143,6 +145,8 @@ impl Message {
 
     /// Whether the height's check word matches what it covers (the height, and an
     /// acknowledgement's count); an UPDATE has none and is always intact.
+    // Hidden: the workspace's tests and model checkers use it; not stable API.
+    #[doc(hidden)]
     pub fn is_intact(&self) -> bool {
         match *self {
             Message::TokenAck { height, tokens } => height.is_intact_with(u64::from(tokens)),
@@ -181,6 +185,8 @@ pub struct Resources(pub [u32; 3]);
 
 impl Resources {
     /// Three copies of `count`.
+    // Hidden: the workspace's test kit and tests build messages with it; not stable API.
+    #[doc(hidden)]
     pub const fn new(count: u32) -> Self {
         Resources([count; 3])
     }
@@ -188,7 +194,7 @@ impl Resources {
     /// The count to act on in a system of `k` resources: the value at least two copies agree
     /// on if it is at most `k`, else the smallest copy that is (0 if none is); and whether all
     /// three agreed and were possible.
-    pub fn read(self, k: u32) -> (u32, bool) {
+    pub(crate) fn read(self, k: u32) -> (u32, bool) {
         let value = match crate::fence::majority(self.0).filter(|&c| c <= k) {
             Some(c) => c,
             None => self.0.into_iter().filter(|&c| c <= k).min().unwrap_or(0),
@@ -199,7 +205,7 @@ impl Resources {
 
     /// What [`Resources::read`] may have given up: nothing when a possible majority decides,
     /// else the difference between the largest and the smallest possible copy.
-    pub fn at_risk(self, k: u32) -> u32 {
+    pub(crate) fn at_risk(self, k: u32) -> u32 {
         if crate::fence::majority(self.0).is_some_and(|c| c <= k) {
             return 0;
         }

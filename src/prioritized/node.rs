@@ -11,7 +11,8 @@ use super::Message;
 use super::{Config, Settings};
 
 /// A node of the prioritized h-out-of-k algorithm (one token carrying `t` free resources, a
-/// priority queue with aging, partial reversal on the neighbour graph).
+/// priority queue with aging, partial reversal on the neighbour graph). `Clone` and `PartialEq`
+/// (which compares state) let tests snapshot it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {
     pub(super) id: NodeId,
@@ -140,46 +141,29 @@ impl Node {
     }
 
     /// The application asks for `req.resources` resources with priority `req.priority`.
-    fn request(&mut self, req: CsRequest) -> Result<(), Error> {
-        if self.status != Status::Remainder {
-            return Err(Error::AlreadyRequested(self.status));
-        }
+    fn request(&mut self, req: CsRequest) {
         let k = self.settings.k;
-        if req.resources == 0 || req.resources > k {
-            return Err(Error::InvalidResources {
-                requested: req.resources,
-                k,
-            });
-        }
         self.status = Status::Waiting;
         self.wanted = req.resources;
         let before = self.queue.front();
         let priority = self.settings.policy.priority(self.id, req, k);
         self.queue.upsert(self.id, priority);
         self.settle(before);
-        Ok(())
     }
 
     /// The application withdraws its waiting request. A waiting holder serves the rest of its
     /// queue; elsewhere the REQUEST already sent stays valid for the rest of the queue, and a
     /// token it brings with nobody left to serve is kept, as any.
-    fn cancel(&mut self) -> Result<(), Error> {
-        if self.status != Status::Waiting {
-            return Err(Error::NotWaiting(self.status));
-        }
+    fn cancel(&mut self) {
         let before = self.queue.front();
         self.status = Status::Remainder;
         self.wanted = 0;
         self.queue.delete(self.id);
         self.settle(before);
-        Ok(())
     }
 
     /// The application leaves the critical section, releasing everything it held.
-    fn release(&mut self) -> Result<(), Error> {
-        if self.status != Status::Critical {
-            return Err(Error::NotInCritical(self.status));
-        }
+    fn release(&mut self) {
         let r = self.wanted;
         self.status = Status::Remainder;
         self.wanted = 0;
@@ -192,7 +176,6 @@ impl Node {
             }
             None => self.forward_release(r, 0),
         }
-        Ok(())
     }
 }
 
@@ -202,25 +185,17 @@ impl crate::node::Buffered for Node {
     }
 
     fn step(&mut self, event: Event<Message>) -> Result<(), Error> {
-        let outcome = match event {
+        crate::node::check_local(&event, self.status, self.settings.k)?;
+        match event {
             Event::Request(req) => self.request(req),
             Event::Release => self.release(),
             Event::Cancel => self.cancel(),
-            Event::Receive { from, msg } => {
-                self.receive(from, msg);
-                Ok(())
-            }
-            Event::LinkUp(peer) => {
-                self.link_up(peer);
-                Ok(())
-            }
-            Event::LinkDown(peer) => {
-                self.link_down(peer);
-                Ok(())
-            }
-            other => Err(Error::Unsupported(other.name())),
-        };
-        self.outbox.settle(outcome)
+            Event::Receive { from, msg } => self.receive(from, msg),
+            Event::LinkUp(peer) => self.link_up(peer),
+            Event::LinkDown(peer) => self.link_down(peer),
+            other => return Err(Error::Unsupported(other.name())),
+        }
+        Ok(())
     }
 }
 

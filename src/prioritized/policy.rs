@@ -21,7 +21,7 @@ pub enum Policy {
 impl Policy {
     /// The initial priority of `id`'s request `req` in a system of `k` resources.
     /// `req.resources` must be in `1..=k` (checked by the node before it calls this).
-    pub fn priority(self, id: NodeId, req: CsRequest, k: u32) -> Priority {
+    pub(crate) fn priority(self, id: NodeId, req: CsRequest, k: u32) -> Priority {
         match self {
             Policy::Explicit => Priority::new(u64::from(req.priority), 0),
             Policy::Equal => Priority::new(0, 0),

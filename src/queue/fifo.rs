@@ -8,7 +8,7 @@ use alloc::collections::VecDeque;
 /// distinct items (neighbours plus self). Capacity is kept after `dequeue`, so steady-state use
 /// does not allocate.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FifoQueue<T> {
+pub(crate) struct FifoQueue<T> {
     items: VecDeque<T>,
 }
 
@@ -22,12 +22,12 @@ impl<T> Default for FifoQueue<T> {
 
 impl<T: PartialEq + Copy> FifoQueue<T> {
     /// An empty queue.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Append `item` unless it is already queued. Returns whether it was added.
-    pub fn enqueue(&mut self, item: T) -> bool {
+    pub(crate) fn enqueue(&mut self, item: T) -> bool {
         if self.contains(item) {
             return false;
         }
@@ -36,12 +36,12 @@ impl<T: PartialEq + Copy> FifoQueue<T> {
     }
 
     /// Remove and return the front item.
-    pub fn dequeue(&mut self) -> Option<T> {
+    pub(crate) fn dequeue(&mut self) -> Option<T> {
         self.items.pop_front()
     }
 
     /// Remove `item` wherever it is. Returns whether it was present.
-    pub fn delete(&mut self, item: T) -> bool {
+    pub(crate) fn delete(&mut self, item: T) -> bool {
         match self.items.iter().position(|&x| x == item) {
             Some(i) => {
                 self.items.remove(i);
@@ -52,27 +52,27 @@ impl<T: PartialEq + Copy> FifoQueue<T> {
     }
 
     /// Remove every item for which `remove` returns true, keeping the order of the rest.
-    pub fn delete_where(&mut self, mut remove: impl FnMut(T) -> bool) {
+    pub(crate) fn delete_where(&mut self, mut remove: impl FnMut(T) -> bool) {
         self.items.retain(|&x| !remove(x));
     }
 
     /// Whether `item` is queued.
-    pub fn contains(&self, item: T) -> bool {
+    pub(crate) fn contains(&self, item: T) -> bool {
         self.items.contains(&item)
     }
 
     /// The front item.
-    pub fn front(&self) -> Option<T> {
+    pub(crate) fn front(&self) -> Option<T> {
         self.items.front().copied()
     }
 
     /// Number of queued items.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.items.len()
     }
 
     /// Whether the queue is empty.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
 
@@ -84,7 +84,7 @@ impl<T: PartialEq + Copy> FifoQueue<T> {
     }
 
     /// The queued items, front first.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = T> + '_ {
+    pub(crate) fn iter(&self) -> impl ExactSizeIterator<Item = T> + '_ {
         self.items.iter().copied()
     }
 }

@@ -34,7 +34,7 @@ impl Priority {
     }
 
     /// The priority after one aging step of `step`.
-    pub const fn aged(self, step: u64) -> Self {
+    pub(crate) const fn aged(self, step: u64) -> Self {
         Priority {
             level: self.level.saturating_add(step),
             rank: self.rank,
@@ -75,7 +75,7 @@ impl<T> Entry<T> {
 /// Kept as a `Vec` sorted front first: the queue holds at most one entry per neighbour plus the
 /// node itself, so binary-search insertion beats a heap that cannot delete or reorder by item.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PriorityQueue<T> {
+pub(crate) struct PriorityQueue<T> {
     entries: Vec<Entry<T>>,
     next_seq: u64,
 }
@@ -91,7 +91,7 @@ impl<T> Default for PriorityQueue<T> {
 
 impl<T: PartialEq + Copy> PriorityQueue<T> {
     /// An empty queue.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
@@ -107,7 +107,7 @@ impl<T: PartialEq + Copy> PriorityQueue<T> {
 
     /// Insert `item` with `priority`; if it is already queued, raise its priority to
     /// `priority` if that is higher (it keeps its arrival order). Returns whether it was added.
-    pub fn upsert(&mut self, item: T, priority: Priority) -> bool {
+    pub(crate) fn upsert(&mut self, item: T, priority: Priority) -> bool {
         if self.raise(item, priority) {
             return false;
         }
@@ -124,7 +124,7 @@ impl<T: PartialEq + Copy> PriorityQueue<T> {
     /// Raise the priority of a queued `item` to `priority` if that is higher, moving it
     /// forward. A lower `priority` never demotes an entry, so aging is never undone. Returns
     /// whether `item` is queued.
-    pub fn raise(&mut self, item: T, priority: Priority) -> bool {
+    pub(crate) fn raise(&mut self, item: T, priority: Priority) -> bool {
         let Some(i) = self.position(item) else {
             return false;
         };
@@ -137,7 +137,7 @@ impl<T: PartialEq + Copy> PriorityQueue<T> {
     }
 
     /// Remove and return the front item and its priority.
-    pub fn pop(&mut self) -> Option<(T, Priority)> {
+    pub(crate) fn pop(&mut self) -> Option<(T, Priority)> {
         if self.entries.is_empty() {
             return None;
         }
@@ -146,12 +146,12 @@ impl<T: PartialEq + Copy> PriorityQueue<T> {
     }
 
     /// The front item and its priority.
-    pub fn front(&self) -> Option<(T, Priority)> {
+    pub(crate) fn front(&self) -> Option<(T, Priority)> {
         self.entries.first().map(|e| (e.item, e.priority))
     }
 
     /// Remove `item` wherever it is. Returns whether it was present.
-    pub fn delete(&mut self, item: T) -> bool {
+    pub(crate) fn delete(&mut self, item: T) -> bool {
         match self.position(item) {
             Some(i) => {
                 self.entries.remove(i);
@@ -162,12 +162,12 @@ impl<T: PartialEq + Copy> PriorityQueue<T> {
     }
 
     /// Remove every item for which `remove` returns true.
-    pub fn delete_where(&mut self, mut remove: impl FnMut(T) -> bool) {
+    pub(crate) fn delete_where(&mut self, mut remove: impl FnMut(T) -> bool) {
         self.entries.retain(|e| !remove(e.item));
     }
 
     /// Aging: raise every queued priority by `step` (saturating).
-    pub fn age(&mut self, step: u64) {
+    pub(crate) fn age(&mut self, step: u64) {
         for e in &mut self.entries {
             e.priority = e.priority.aged(step);
         }
@@ -176,22 +176,24 @@ impl<T: PartialEq + Copy> PriorityQueue<T> {
     }
 
     /// The priority of a queued `item`.
-    pub fn priority_of(&self, item: T) -> Option<Priority> {
+    #[cfg(test)] // only the unit tests ask
+    pub(crate) fn priority_of(&self, item: T) -> Option<Priority> {
         self.position(item).map(|i| self.entries[i].priority)
     }
 
     /// Whether `item` is queued.
-    pub fn contains(&self, item: T) -> bool {
+    pub(crate) fn contains(&self, item: T) -> bool {
         self.position(item).is_some()
     }
 
     /// Number of queued items.
-    pub fn len(&self) -> usize {
+    #[cfg(test)] // only the unit tests ask
+    pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
 
     /// Whether the queue is empty.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
@@ -204,7 +206,7 @@ impl<T: PartialEq + Copy> PriorityQueue<T> {
     }
 
     /// The queued items and their priorities, front first.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (T, Priority)> + '_ {
+    pub(crate) fn iter(&self) -> impl ExactSizeIterator<Item = (T, Priority)> + '_ {
         self.entries.iter().map(|e| (e.item, e.priority))
     }
 }

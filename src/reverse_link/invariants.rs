@@ -1,11 +1,30 @@
 //! The safety and quiescence invariants of KRL, as pure checks over a whole system. The
 //! simulator, the property tests, the model checker and the fuzz targets all use these.
+//!
+//! Both token algorithms' modules have the same checks, with the same parameter order (the
+//! nodes, then what the network agrees on, then the rest), each returning the first
+//! [`Violation`] found: [`check_safety`] over a whole system, made of [`check_node`] per node
+//! and [`check_tally`] over the network-wide counts ([`Tally`]), and for quiescent systems
+//! [`check_settled`] and [`check_quiescent`]. The rules, as [`Violation::rule`] names them:
+//!
+//! | rule | check | what must hold |
+//! | --- | --- | --- |
+//! | `cs-holds-token` | [`check_node`] | a node is in the critical section only with a token |
+//! | `own-request` | [`check_node`] | a waiting node's own id is in its queue, and only a waiting node's |
+//! | `k-exclusion` | [`check_tally`] | at most `k` nodes in the critical section |
+//! | `token-count` | [`check_tally`] | `k` tokens held or in flight |
+//! | `token-ids` | [`check_tally`] | every token id of `0..k` held or in flight, once |
+//! | `settled-idle` | [`check_settled`] | no queue holds a request |
+//! | `settled-handshake` | [`check_settled`] | no token awaits its acknowledgement, every member of `N` finished its handshake |
+//! | `handshake-complete` | [`check_quiescent`] | no link is still forming |
+//! | `known-neighbour` | [`check_quiescent`] | every neighbour is a node of the system |
+//! | `height-view` | [`check_quiescent`] | no node sees a neighbour below it that is above it |
+//! | `token-oriented` | [`check_quiescent`] | every sink holds a token |
 
 use alloc::format;
-use alloc::string::String;
 
 use super::{Message, Node};
-use crate::{NodeId, Protocol, Status};
+use crate::{NodeId, Protocol, Status, Violation};
 
 /// Safety, checked after every step:
 /// - at most `k` nodes are in the critical section, and each holds a token;
@@ -19,8 +38,8 @@ use crate::{NodeId, Protocol, Status};
 /// changed can check only those nodes and keep the sum up to date (the token simulator does).
 pub fn check_safety<'a>(
     nodes: &[Node],
-    in_flight: impl Iterator<Item = (NodeId, NodeId, &'a Message)>,
-) -> Result<(), String> {
+    in_flight: impl IntoIterator<Item = (NodeId, NodeId, &'a Message)>,
+) -> Result<(), Violation> {
     let Some(k) = nodes.first().map(|n| n.settings().k) else {
         return Ok(());
     };
@@ -103,29 +122,29 @@ impl core::ops::SubAssign for Tally {
 
 /// The part of [`check_safety`] about one node alone: in the critical section only with a
 /// token, and its own id in its queue exactly while it waits.
-pub fn check_node(node: &Node) -> Result<(), String> {
+pub fn check_node(node: &Node) -> Result<(), Violation> {
+    let at = Some(node.id());
     let own_queued = node.queue().any(|q| q == node.id());
     match node.status() {
         Status::Critical if node.tokens() == 0 => {
-            return Err(format!(
-                "{:?} is in the critical section without a token",
-                node.id()
+            return Err(Violation::new(
+                "cs-holds-token",
+                at,
+                "in the critical section without a token",
             ));
         }
         Status::Waiting if !own_queued => {
-            return Err(format!(
-                "{:?} is waiting but its own request left its queue",
-                node.id()
+            return Err(Violation::new(
+                "own-request",
+                at,
+                "waiting but its own request left its queue",
             ));
         }
         _ => {}
     }
     if own_queued && node.status() != Status::Waiting {
-        return Err(format!(
-            "{:?} queues itself while {:?}",
-            node.id(),
-            node.status()
-        ));
+        let detail = format!("queues itself while {:?}", node.status());
+        return Err(Violation::new("own-request", at, detail));
     }
     Ok(())
 }
@@ -134,7 +153,7 @@ pub fn check_node(node: &Node) -> Result<(), String> {
 /// every in-flight message's [`Tally`]: at most `k` nodes in the critical section, and exactly
 /// `k` tokens held or in flight, with ids `0..k` (exactly so for `k ≤ 64`; beyond, ids are
 /// told apart modulo 64).
-pub fn check_tally(k: u32, total: Tally) -> Result<(), String> {
+pub fn check_tally(k: u32, total: Tally) -> Result<(), Violation> {
     let Tally {
         in_cs,
         held,
@@ -142,18 +161,19 @@ pub fn check_tally(k: u32, total: Tally) -> Result<(), String> {
         ids,
     } = total;
     if in_cs > u64::from(k) {
-        return Err(format!("{in_cs} nodes in the critical section, k = {k}"));
+        let detail = format!("{in_cs} nodes in the critical section, k = {k}");
+        return Err(Violation::new("k-exclusion", None, detail));
     }
     if held + flying != u64::from(k) {
-        return Err(format!(
-            "{held} tokens held + {flying} in flight != k = {k}"
-        ));
+        let detail = format!("{held} tokens held + {flying} in flight != k = {k}");
+        return Err(Violation::new("token-count", None, detail));
     }
     if ids != all_ids(k) {
-        return Err(format!(
+        let detail = format!(
             "token ids held or in flight {ids:#x} are not 0..{k} once each ({:#x})",
             all_ids(k)
-        ));
+        );
+        return Err(Violation::new("token-ids", None, detail));
     }
     Ok(())
 }
@@ -163,18 +183,20 @@ pub fn check_tally(k: u32, total: Tally) -> Result<(), String> {
 /// much holds whatever the link layer and corruption did (see [`check_quiescent`] for what
 /// does not): a link whose peer's LinkInfo crossed the node's own `LinkUp` may stay half formed
 /// until one of its ends needs it and asks (`docs/ALGORITHMS.md`, T1).
-pub fn check_settled(nodes: &[Node]) -> Result<(), String> {
+pub fn check_settled(nodes: &[Node]) -> Result<(), Violation> {
     for node in nodes {
+        let at = Some(node.id());
         if let Some(q) = node.queue().next() {
-            return Err(format!("{:?} still queues {q:?} at quiescence", node.id()));
+            let detail = format!("still queues {q:?} at quiescence");
+            return Err(Violation::new("settled-idle", at, detail));
         }
         for n in node.neighbors().entries() {
             if !n.received_li() || n.in_n == n.forming {
-                return Err(format!(
-                    "{:?}'s handshake with {:?} is inconsistent at quiescence: {n:?}",
-                    node.id(),
+                let detail = format!(
+                    "its handshake with {:?} is inconsistent at quiescence: {n:?}",
                     n.id
-                ));
+                );
+                return Err(Violation::new("settled-handshake", at, detail));
             }
         }
     }
@@ -198,39 +220,42 @@ pub fn check_settled(nodes: &[Node]) -> Result<(), String> {
 /// speaks, and a half-formed link is outside the DAG; then only [`check_settled`] holds at
 /// quiescence, and what the protocol guarantees instead is that no wrong view or half-formed
 /// link keeps a request from being served.
-pub fn check_quiescent(nodes: &[Node]) -> Result<(), String> {
+pub fn check_quiescent(nodes: &[Node]) -> Result<(), Violation> {
     check_settled(nodes)?;
     let height_of = |id: NodeId| nodes.get(id.index()).map(Node::height);
     for node in nodes {
+        let at = Some(node.id());
         let mut has_lower = false;
         for n in node.neighbors().entries() {
             if n.forming {
-                return Err(format!(
-                    "{:?}'s handshake with {:?} is incomplete at quiescence: {n:?}",
-                    node.id(),
+                let detail = format!(
+                    "its handshake with {:?} is incomplete at quiescence: {n:?}",
                     n.id
-                ));
+                );
+                return Err(Violation::new("handshake-complete", at, detail));
             }
             let Some(actual) = height_of(n.id) else {
-                return Err(format!("{:?} has unknown neighbour {:?}", node.id(), n.id));
+                let detail = format!("has unknown neighbour {:?}", n.id);
+                return Err(Violation::new("known-neighbour", at, detail));
             };
             let seen_lower = n.height < node.height();
             let is_lower = actual < node.height();
             if seen_lower && !is_lower {
-                return Err(format!(
-                    "{:?} sees {:?} at {:?} but it is at {actual:?} (own {:?}): a request would go uphill",
-                    node.id(),
+                let detail = format!(
+                    "sees {:?} at {:?} but it is at {actual:?} (own {:?}): a request would go uphill",
                     n.id,
                     n.height,
                     node.height()
-                ));
+                );
+                return Err(Violation::new("height-view", at, detail));
             }
             has_lower |= is_lower;
         }
         if !has_lower && !node.holds_token() && !node.neighbors().is_empty() {
-            return Err(format!(
-                "{:?} is a sink without a token: the DAG is not token oriented",
-                node.id()
+            return Err(Violation::new(
+                "token-oriented",
+                at,
+                "a sink without a token: the DAG is not token oriented",
             ));
         }
     }

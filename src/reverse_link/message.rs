@@ -38,11 +38,15 @@ pub enum Message {
 impl Message {
     /// A token acknowledgement: our height, and the number of tokens received from the
     /// receiver over this link (modulo 2^16), both under the check word.
+    // Hidden: the workspace's test kit and tests build messages with it; not stable API.
+    #[doc(hidden)]
     pub fn token_ack(height: Height, tokens: u16) -> Message {
         Message::TokenAck(Sealed::bound(height, u64::from(tokens)), tokens)
     }
 
     /// The height the message carries, or [`Height::CORRUPTED`] if it fails its check word.
+    // Hidden: the workspace's tests and model checkers use it; not stable API.
+    #[doc(hidden)]
     pub fn height(&self) -> Height {
         match *self {
             Message::TokenAck(h, tokens) => h.open_with(u64::from(tokens)),
@@ -52,6 +56,8 @@ impl Message {
 
     /// Whether the check word matches what it covers (the height, and an acknowledgement's
     /// count).
+    // Hidden: the workspace's tests and model checkers use it; not stable API.
+    #[doc(hidden)]
     pub fn is_intact(&self) -> bool {
         match *self {
             Message::TokenAck(h, tokens) => h.is_intact_with(u64::from(tokens)),
@@ -60,6 +66,8 @@ impl Message {
     }
 
     /// The height the message carries, with its check word, as it travelled.
+    // Hidden: the workspace's tests and model checkers use it; not stable API.
+    #[doc(hidden)]
     pub fn sealed(&self) -> Sealed {
         match *self {
             Message::Request(h)
@@ -76,7 +84,7 @@ impl Message {
     }
 
     /// A token's identity as it travelled (`None` for other messages).
-    pub fn token_fence(&self) -> Option<FenceCopies> {
+    pub(crate) fn token_fence(&self) -> Option<FenceCopies> {
         match *self {
             Message::Token(_, fence) => Some(fence),
             _ => None,

@@ -22,7 +22,7 @@ pub enum Message {
         /// The sender's own request number (1 for its first request): unlike the clock, no
         /// peer can influence it, so two requests of one host never look alike.
         seq: u64,
-        /// [`check_word`] of the other fields: the receiver decides on them alone, and its
+        /// A check word over the other fields: the receiver decides on them alone, and its
         /// REPLY would grant the request a corrupted copy describes (`docs/ALGORITHMS.md`,
         /// A6), so a copy with any one field corrupted is dropped, like a lost one.
         check: u64,
@@ -43,6 +43,8 @@ pub enum Message {
 
 impl Message {
     /// A REQUEST with its check word, from a sender that has seen fences up to `fence`.
+    // Hidden: the workspace's test kit and tests build messages with it; not stable API.
+    #[doc(hidden)]
     pub fn request(ts: Timestamp, seq: u64, fence: u64) -> Message {
         Message::Request {
             ts,
@@ -53,6 +55,8 @@ impl Message {
     }
 
     /// A REPLY granting `(ts, seq)`, from a sender that has seen fences up to `fence`.
+    // Hidden: the workspace's test kit and tests build messages with it; not stable API.
+    #[doc(hidden)]
     pub fn reply(ts: Timestamp, seq: u64, fence: u64) -> Message {
         Message::Reply {
             ts,
@@ -62,7 +66,7 @@ impl Message {
     }
 
     /// The fence the message carries, as it travelled.
-    pub fn fence(&self) -> FenceCopies {
+    pub(crate) fn fence(&self) -> FenceCopies {
         match *self {
             Message::Request { fence, .. } | Message::Reply { fence, .. } => fence,
         }
@@ -91,6 +95,8 @@ impl Message {
     }
 
     /// The check word of a REQUEST's fields ([`check_word`]).
+    // Hidden: the workspace's test kit and tests build messages with it; not stable API.
+    #[doc(hidden)]
     pub fn request_check(ts: Timestamp, seq: u64) -> u64 {
         const KIND: u64 = 0x7269_6361_2d72_6571; // "rica-req"
         check_word(KIND, [ts.clock, u64::from(ts.id.0), seq])

@@ -4,22 +4,16 @@ use super::message::Message;
 use super::{Config, Settings};
 use crate::node::Outbox;
 use crate::permission::{Core, Decision, Ticket, Timestamp};
-use crate::{Anomaly, CsRequest, Error, Event, NodeId, Protocol, Severity, Status};
+use crate::{Anomaly, Error, Event, NodeId, Protocol, Severity, Status};
 
-/// A Ricart–Agrawala node. `PartialEq` compares state, not the output buffer.
-#[derive(Debug, Clone)]
+/// A Ricart–Agrawala node. `Clone` and `PartialEq` (which compares state) let tests snapshot
+/// it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {
     s: Core<()>,
     settings: Settings,
     out: Outbox<Message>,
 }
-
-impl PartialEq for Node {
-    fn eq(&self, other: &Self) -> bool {
-        self.s == other.s
-    }
-}
-impl Eq for Node {}
 
 impl Node {
     /// A node in the remainder section.
@@ -60,8 +54,7 @@ impl Node {
         self.s.waits.peers()
     }
 
-    fn request(&mut self, req: CsRequest) -> Result<(), Error> {
-        self.s.check_request(req)?;
+    fn request(&mut self) {
         let Ticket { ts, seq } = self.s.open_request();
         for peer in self.s.peers() {
             let fence = self.s.fence_seen;
@@ -69,22 +62,20 @@ impl Node {
                 .ask(peer, Message::request(ts, seq, fence), &mut self.out);
         }
         self.s.try_enter(&mut self.out);
-        Ok(())
     }
 
-    fn release(&mut self) -> Result<(), Error> {
+    fn release(&mut self) {
         let fence = self.s.fence_seen;
-        self.s
-            .close_request(&mut self.out, |_, Ticket { ts, seq }, ()| {
-                Message::reply(ts, seq, fence)
-            })
+        self.s.close(&mut self.out, |_, Ticket { ts, seq }, ()| {
+            Message::reply(ts, seq, fence)
+        });
     }
 
-    fn cancel(&mut self) -> Result<(), Error> {
+    fn cancel(&mut self) {
         let fence = self.s.fence_seen;
         self.s.withdraw(&mut self.out, |_, Ticket { ts, seq }, ()| {
             Message::reply(ts, seq, fence)
-        })
+        });
     }
 
     fn receive(&mut self, from: NodeId, msg: Message) {
@@ -138,25 +129,22 @@ impl crate::node::Buffered for Node {
 
     fn step(&mut self, event: Event<Message>) -> Result<(), Error> {
         self.out.clear();
-        let result = match event {
-            Event::Request(req) => self.request(req),
+        crate::node::check_local(&event, self.s.status, 1)?;
+        match event {
+            Event::Request(_) => self.request(),
             Event::Release => self.release(),
             Event::Cancel => self.cancel(),
-            Event::Receive { from, msg } => {
-                self.receive(from, msg);
-                Ok(())
-            }
+            Event::Receive { from, msg } => self.receive(from, msg),
             Event::Timeout(timer) => {
                 if let Some((peer, Ticket { ts, seq })) = self.s.expired(timer) {
                     let fence = self.s.fence_seen;
                     self.s
                         .ask(peer, Message::request(ts, seq, fence), &mut self.out);
                 }
-                Ok(())
             }
-            other => Err(Error::Unsupported(other.name())),
-        };
-        self.out.settle(result)
+            other => return Err(Error::Unsupported(other.name())),
+        }
+        Ok(())
     }
 }
 

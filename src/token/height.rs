@@ -4,8 +4,8 @@
 //! each link is directed from the higher end to the lower one. Token algorithms keep the
 //! resulting DAG *token oriented*: requests travel downhill to a token holder.
 //!
-//! [`raise`] is partial reversal: a node that has lost every outgoing link lifts itself above at
-//! least one neighbour. [`lower`] is its mirror, used by a token holder that has lost every
+//! `raise` is partial reversal: a node that has lost every outgoing link lifts itself above at
+//! least one neighbour. `lower` is its mirror, used by a token holder that has lost every
 //! incoming link. Both are pure functions of the node's view of its neighbours.
 //!
 //! Heights drift by design (`h2` falls by one on every token hop), and a peer can report any
@@ -34,8 +34,8 @@ impl Height {
     /// The largest magnitude of either component of a possible height.
     pub const LIMIT: i64 = 1 << 61;
 
-    /// What a height that failed its check word ([`Sealed::open`]) reads as: outside the
-    /// range, so impossible from any node.
+    /// What a height that failed its check word ([`Sealed`]) reads as: outside the range, so
+    /// impossible from any node.
     pub const CORRUPTED: Height = Height {
         h1: i64::MAX,
         h2: i64::MAX,
@@ -48,19 +48,19 @@ impl Height {
     }
 
     /// Whether both components are within `±LIMIT`.
-    pub const fn is_valid(self) -> bool {
+    pub(crate) const fn is_valid(self) -> bool {
         self.h1.unsigned_abs() <= Self::LIMIT as u64 && self.h2.unsigned_abs() <= Self::LIMIT as u64
     }
 
     /// Whether a height received from `from` can be one `from` holds: its own id, and valid.
-    pub fn possible_from(self, from: NodeId) -> bool {
+    pub(crate) fn possible_from(self, from: NodeId) -> bool {
         self.id == from && self.is_valid()
     }
 
     /// The height just below `self` in the second component, owned by `id`: what a token
     /// recipient adopts, and what the sender assumes it adopted (KRL `(h.h1, h.h2 - 1, id)`).
     /// Saturates; see [`Height::below`] for a height that is always valid.
-    pub const fn just_below(self, id: NodeId) -> Self {
+    pub(crate) const fn just_below(self, id: NodeId) -> Self {
         Height {
             h1: self.h1,
             h2: self.h2.saturating_sub(1),
@@ -71,7 +71,7 @@ impl Height {
     /// A valid height below `self` owned by `id`: [`Height::just_below`], or, at the bottom of
     /// the `h2` range, one level lower in `h1`. `None` at the bottom of both, which only a
     /// forged height reaches.
-    pub fn below(self, id: NodeId) -> Option<Self> {
+    pub(crate) fn below(self, id: NodeId) -> Option<Self> {
         [
             self.just_below(id),
             Height::new(self.h1.saturating_sub(1), self.h2, id),
@@ -92,18 +92,22 @@ impl Height {
 pub struct Sealed {
     /// The height.
     pub height: Height,
-    /// [`crate::seal::check_word`] of its fields.
+    /// A check word over its fields.
     pub check: u64,
 }
 
 impl Sealed {
     /// `height` with its check word.
+    // Hidden: the workspace's test kit and tests build messages with it; not stable API.
+    #[doc(hidden)]
     pub fn new(height: Height) -> Self {
         Self::bound(height, 0)
     }
 
     /// `height` with a check word that also covers `extra`, a field of the message outside
     /// the height (a token acknowledgement's count, R13); `bound(h, 0)` is `new(h)`.
+    // Hidden: the workspace's test kit and tests build messages with it; not stable API.
+    #[doc(hidden)]
     pub fn bound(height: Height, extra: u64) -> Self {
         Sealed {
             height,
@@ -120,23 +124,23 @@ impl Sealed {
     }
 
     /// Whether the check word matches the height.
-    pub fn is_intact(self) -> bool {
+    pub(crate) fn is_intact(self) -> bool {
         self.is_intact_with(0)
     }
 
     /// Whether the check word matches the height and `extra` (see [`Sealed::bound`]).
-    pub fn is_intact_with(self, extra: u64) -> bool {
+    pub(crate) fn is_intact_with(self, extra: u64) -> bool {
         self.check == Self::word(self.height, extra)
     }
 
     /// The height if its check word matches, else [`Height::CORRUPTED`], which no node
     /// accepts: the receiver's view of the sender stays as it was.
-    pub fn open(self) -> Height {
+    pub(crate) fn open(self) -> Height {
         self.open_with(0)
     }
 
     /// [`Sealed::open`] for a height sealed with [`Sealed::bound`] over `extra`.
-    pub fn open_with(self, extra: u64) -> Height {
+    pub(crate) fn open_with(self, extra: u64) -> Height {
         if self.is_intact_with(extra) {
             self.height
         } else {
@@ -171,7 +175,10 @@ impl From<Height> for Sealed {
 /// leads there) the node keeps its own `h2` instead. Returns `None` when there are no
 /// neighbours (an isolated node cannot reverse anything) or every neighbour is at the top of
 /// the `h1` range (again only forgery leads there).
-pub fn raise(own: Height, neighbors: impl Iterator<Item = Height> + Clone) -> Option<Height> {
+pub(crate) fn raise(
+    own: Height,
+    neighbors: impl Iterator<Item = Height> + Clone,
+) -> Option<Height> {
     let min_h1 = neighbors.clone().map(|h| h.h1).min()?;
     let h1 = min_h1.saturating_add(1);
     let h2 = neighbors
@@ -189,7 +196,10 @@ pub fn raise(own: Height, neighbors: impl Iterator<Item = Height> + Clone) -> Op
 ///
 /// As for [`raise`], the node keeps its own `h2` at the top of the `h2` range. Returns `None`
 /// when there are no neighbours or every neighbour is at the bottom of the `h1` range.
-pub fn lower(own: Height, neighbors: impl Iterator<Item = Height> + Clone) -> Option<Height> {
+pub(crate) fn lower(
+    own: Height,
+    neighbors: impl Iterator<Item = Height> + Clone,
+) -> Option<Height> {
     let max_h1 = neighbors.clone().map(|h| h.h1).max()?;
     let h1 = max_h1.saturating_sub(1);
     let h2 = neighbors
@@ -207,7 +217,7 @@ pub fn lower(own: Height, neighbors: impl Iterator<Item = Height> + Clone) -> Op
 /// longer makes the nodes behind it climb over it by partial reversal, one level per
 /// reversal (`docs/ALGORITHMS.md`, T7). `None` if the node is not that far above every
 /// neighbour, or has none.
-pub fn trim(own: Height, neighbors: impl Iterator<Item = Height>) -> Option<Height> {
+pub(crate) fn trim(own: Height, neighbors: impl Iterator<Item = Height>) -> Option<Height> {
     // The level just above the highest neighbour, given up on at the first neighbour within
     // a level of us (the common case, and where most walks of the table can stop).
     let mut h1 = None;

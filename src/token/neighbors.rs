@@ -86,33 +86,45 @@ impl Neighbor {
 
     /// Tokens sent to the peer and not acknowledged yet (KRLF can send a second one before
     /// the first is acknowledged).
+    // Hidden: the workspace's tests and model checkers read it; not stable API.
+    #[doc(hidden)]
     pub fn unacked(&self) -> u32 {
         self.unacked
     }
 
     /// The link was detected forming and the peer's first LinkInfo has not arrived yet.
+    // Hidden: the workspace's tests and model checkers read it; not stable API.
+    #[doc(hidden)]
     pub fn forming(&self) -> bool {
         self.forming
     }
 
     /// KRLF: a token was forwarded over this link since the marks were last cleared.
+    // Hidden: the workspace's tests and model checkers read it; not stable API.
+    #[doc(hidden)]
     pub fn visited(&self) -> bool {
         self.visited
     }
 
     /// The paper's `receivedLI`: no token we sent the peer awaits its acknowledgement, so what
     /// the peer says about its height is current.
+    // Hidden: the workspace's tests and model checkers read it; not stable API.
+    #[doc(hidden)]
     pub fn received_li(&self) -> bool {
         self.unacked == 0
     }
 
     /// Tokens sent to the peer over this link since it formed, modulo 2^16.
+    // Hidden: the workspace's tests and model checkers read it; not stable API.
+    #[doc(hidden)]
     pub fn sent(&self) -> u16 {
         self.sent
     }
 
     /// Tokens received from the peer over this link since it formed, modulo 2^16: what our
     /// acknowledgements carry.
+    // Hidden: the workspace's tests and model checkers read it; not stable API.
+    #[doc(hidden)]
     pub fn received(&self) -> u16 {
         self.received
     }
@@ -268,6 +280,8 @@ impl Neighbors {
 
     /// Our height when we last announced it to `id` while the link to it is forming (`None`
     /// for a link that is not forming).
+    // Hidden: the workspace's tests and model checkers read it; not stable API.
+    #[doc(hidden)]
     pub fn form_height(&self, id: NodeId) -> Option<Height> {
         self.announced.get(id).map(|&(_, h)| h)
     }
@@ -379,11 +393,13 @@ impl Neighbors {
 
     /// Every member of `N` is higher than `own` (vacuously true for an empty `N`: callers pair
     /// it with [`crate::token::height::raise`], which refuses an empty view).
-    pub fn all_higher(&self, own: Height) -> bool {
+    pub(crate) fn all_higher(&self, own: Height) -> bool {
         self.heights().all(|h| h > own)
     }
 
     /// Every member of `N` is lower than `own` (vacuously true for an empty `N`).
+    // Hidden: the workspace's tests use it; not stable API.
+    #[doc(hidden)]
     pub fn all_lower(&self, own: Height) -> bool {
         self.heights().all(|h| h < own)
     }
@@ -404,7 +420,7 @@ impl Neighbors {
     }
 
     /// The lowest member of `N` among those that satisfy `keep`.
-    pub fn lowest_where(&self, mut keep: impl FnMut(&Neighbor) -> bool) -> Option<NodeId> {
+    pub(crate) fn lowest_where(&self, mut keep: impl FnMut(&Neighbor) -> bool) -> Option<NodeId> {
         // The first of equally low ones, as `min_by_key`; comparing in place is cheaper than
         // its copies of the keys (this walk runs for every request forwarded).
         let mut lowest: Option<&Neighbor> = None;
@@ -417,7 +433,7 @@ impl Neighbors {
     }
 
     /// Whether `id` is a member of `N` that is lower than `own` in our view.
-    pub fn is_lower(&self, id: NodeId, own: Height) -> bool {
+    pub(crate) fn is_lower(&self, id: NodeId, own: Height) -> bool {
         self.get(id).is_some_and(|n| n.in_n && n.height < own)
     }
 }

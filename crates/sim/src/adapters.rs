@@ -16,7 +16,10 @@ impl TokenAlgorithm for reverse_link::Node {
             .collect()
     }
 
-    fn check_safety(nodes: &[Self], in_flight: &Channels<Self::Message>) -> Result<(), String> {
+    fn check_safety(
+        nodes: &[Self],
+        in_flight: &Channels<Self::Message>,
+    ) -> Result<(), manet_mutex::Violation> {
         reverse_link::invariants::check_safety(nodes, in_flight.iter())
     }
 
@@ -30,11 +33,11 @@ impl TokenAlgorithm for reverse_link::Node {
         Self::Tally::of_message(msg)
     }
 
-    fn check_node(&self) -> Result<(), String> {
+    fn check_node(&self) -> Result<(), manet_mutex::Violation> {
         reverse_link::invariants::check_node(self)
     }
 
-    fn check_tally(nodes: &[Self], total: Self::Tally) -> Result<(), String> {
+    fn check_tally(nodes: &[Self], total: Self::Tally) -> Result<(), manet_mutex::Violation> {
         match nodes.first() {
             Some(node) => reverse_link::invariants::check_tally(node.settings().k, total),
             None => Ok(()),
@@ -45,13 +48,17 @@ impl TokenAlgorithm for reverse_link::Node {
         nodes: &[Self],
         _in_flight: &Channels<Self::Message>,
         quiescent: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), manet_mutex::Violation> {
         let forwarding = nodes.first().is_some_and(|n| n.settings().forwarding);
         match (quiescent, forwarding) {
             (true, _) => reverse_link::invariants::check_quiescent(nodes),
             // KRLF circulates idle tokens forever, so it never goes quiet.
             (false, true) => Ok(()),
-            (false, false) => Err("KRL did not go quiet after the last request".into()),
+            (false, false) => Err(manet_mutex::Violation::new(
+                "quiescence",
+                None,
+                "KRL did not go quiet after the last request",
+            )),
         }
     }
 
@@ -75,9 +82,12 @@ impl TokenAlgorithm for prioritized::Node {
             .collect()
     }
 
-    fn check_safety(nodes: &[Self], in_flight: &Channels<Self::Message>) -> Result<(), String> {
+    fn check_safety(
+        nodes: &[Self],
+        in_flight: &Channels<Self::Message>,
+    ) -> Result<(), manet_mutex::Violation> {
         let k = nodes.first().map_or(0, |n| n.settings().k);
-        prioritized::invariants::check_safety(nodes, in_flight.iter(), k)
+        prioritized::invariants::check_safety(nodes, k, in_flight.iter())
     }
 
     type Tally = prioritized::invariants::Tally;
@@ -90,11 +100,11 @@ impl TokenAlgorithm for prioritized::Node {
         Self::Tally::of_message(msg, settings.k)
     }
 
-    fn check_node(&self) -> Result<(), String> {
+    fn check_node(&self) -> Result<(), manet_mutex::Violation> {
         prioritized::invariants::check_node(self, self.settings().k)
     }
 
-    fn check_tally(nodes: &[Self], total: Self::Tally) -> Result<(), String> {
+    fn check_tally(nodes: &[Self], total: Self::Tally) -> Result<(), manet_mutex::Violation> {
         match nodes.first() {
             Some(node) => {
                 let k = node.settings().k;
@@ -108,11 +118,15 @@ impl TokenAlgorithm for prioritized::Node {
         nodes: &[Self],
         _in_flight: &Channels<Self::Message>,
         quiescent: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), manet_mutex::Violation> {
         if quiescent {
             prioritized::invariants::check_quiescent(nodes)
         } else {
-            Err("the prioritized algorithm did not go quiet after the last request".into())
+            Err(manet_mutex::Violation::new(
+                "quiescence",
+                None,
+                "the prioritized algorithm did not go quiet after the last request",
+            ))
         }
     }
 

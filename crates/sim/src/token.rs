@@ -56,7 +56,10 @@ pub trait TokenAlgorithm: Protocol + crate::trace::Visible + Clone + Sized {
     /// [`TokenAlgorithm::check_tally`] on the sum of every node's [`TokenAlgorithm::tally`]
     /// and every in-flight message's [`TokenAlgorithm::message_tally`]: the simulator's
     /// incremental check relies on it (see [`Config::check_every_step`]).
-    fn check_safety(nodes: &[Self], in_flight: &Channels<Self::Message>) -> Result<(), String>;
+    fn check_safety(
+        nodes: &[Self],
+        in_flight: &Channels<Self::Message>,
+    ) -> Result<(), manet_mutex::Violation>;
 
     /// What a node or a message contributes to the network-wide counts the safety invariants
     /// bound (tokens, resources, nodes in the critical section).
@@ -69,11 +72,11 @@ pub trait TokenAlgorithm: Protocol + crate::trace::Visible + Clone + Sized {
     fn message_tally(settings: &Self::Settings, msg: &Self::Message) -> Self::Tally;
 
     /// The safety invariants about this node alone (they read its own state only).
-    fn check_node(&self) -> Result<(), String>;
+    fn check_node(&self) -> Result<(), manet_mutex::Violation>;
 
     /// The safety invariants about the whole network, given the sum of every node's and every
     /// in-flight message's tally.
-    fn check_tally(nodes: &[Self], total: Self::Tally) -> Result<(), String>;
+    fn check_tally(nodes: &[Self], total: Self::Tally) -> Result<(), manet_mutex::Violation>;
 
     /// Extra checks once the run has drained (no node waiting or in the critical section, no
     /// new requests or link changes); `quiescent` says whether no message is in flight.
@@ -81,7 +84,7 @@ pub trait TokenAlgorithm: Protocol + crate::trace::Visible + Clone + Sized {
         nodes: &[Self],
         in_flight: &Channels<Self::Message>,
         quiescent: bool,
-    ) -> Result<(), String>;
+    ) -> Result<(), manet_mutex::Violation>;
 
     /// Height raises this node performed (for the raises-per-link-change metric).
     fn raises(&self) -> u64 {
@@ -1016,7 +1019,7 @@ impl<P: TokenAlgorithm> Sim<P> {
 
     /// The full safety check, and a recount of the running tally against it.
     fn full_check(&self) -> Result<(), Violation> {
-        P::check_safety(&self.nodes, &self.channels).map_err(|m| self.violation(m))?;
+        P::check_safety(&self.nodes, &self.channels).map_err(|m| self.violation(m.to_string()))?;
         let mut recount = P::Tally::default();
         for node in &self.nodes {
             recount += node.tally();
@@ -1146,7 +1149,7 @@ impl<P: TokenAlgorithm> Sim<P> {
             self.full_check()?;
         }
         P::check_drained(&self.nodes, &self.channels, self.channels.is_empty())
-            .map_err(|m| self.violation(m))
+            .map_err(|m| self.violation(m.to_string()))
     }
 }
 

@@ -378,7 +378,7 @@ impl<P: TokenHarness> SessionNet<P> {
 
     /// The core algorithm's safety invariants, with every message not delivered yet in
     /// flight (those reported lost included).
-    pub fn check_safety(&self) -> Result<(), String> {
+    pub fn check_safety(&self) -> Result<(), manet_mutex::Violation> {
         let mut channels = Channels::default();
         for (from, to, msg) in self.flying.values().chain(self.ghosts.values()) {
             channels.push(*from, *to, msg.clone());

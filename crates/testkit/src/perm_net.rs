@@ -517,7 +517,7 @@ impl<H: PermissionHarness> PermNet<H> {
     pub fn check_safety(&self) -> Result<(), String> {
         match &self.fault {
             Some(fault) => Err(fault.clone()),
-            None => H::check_safety(&self.nodes),
+            None => H::check_safety(&self.nodes).map_err(|v| v.to_string()),
         }
     }
 

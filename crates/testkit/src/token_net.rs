@@ -35,7 +35,9 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use manet_mutex::fence::Fences;
 use manet_mutex::prioritized;
 use manet_mutex::reverse_link;
-use manet_mutex::{Action, Anomaly, CsRequest, Error, Event, Fence, NodeId, Protocol, Status};
+use manet_mutex::{
+    Action, Anomaly, CsRequest, Error, Event, Fence, NodeId, Protocol, Status, Violation,
+};
 use manet_mutex_sim::{busy, Channels, Graph, Params, TokenAlgorithm};
 
 use crate::corrupt::{Corruptible, Corruption, Counts, Outcome, Value};
@@ -51,11 +53,14 @@ pub trait TokenHarness:
     }
 
     /// Safety, with `lost` resources known destroyed.
-    fn check(nodes: &[Self], channels: &Channels<Self::Message>, lost: u32) -> Result<(), String> {
+    fn check(
+        nodes: &[Self],
+        channels: &Channels<Self::Message>,
+        lost: u32,
+    ) -> Result<(), Violation> {
         if lost > 0 {
-            return Err(format!(
-                "{lost} resources lost in an algorithm that has none"
-            ));
+            let detail = format!("{lost} resources lost in an algorithm that has none");
+            return Err(Violation::new("resource-count", None, detail));
         }
         Self::check_safety(nodes, channels)
     }
@@ -67,7 +72,7 @@ pub trait TokenHarness:
 
     /// What a quiescent system must satisfy after corruption (see each algorithm's
     /// `check_settled`).
-    fn check_settled(nodes: &[Self]) -> Result<(), String>;
+    fn check_settled(nodes: &[Self]) -> Result<(), Violation>;
 
     /// Whether losing `msg` would destroy something no protocol can recover (a token,
     /// resources): a link session's precious predicate.
@@ -95,7 +100,7 @@ impl TokenHarness for reverse_link::Node {
         msg.is_token()
     }
 
-    fn check_settled(nodes: &[Self]) -> Result<(), String> {
+    fn check_settled(nodes: &[Self]) -> Result<(), Violation> {
         reverse_link::invariants::check_settled(nodes)
     }
 }
@@ -118,12 +123,13 @@ impl TokenHarness for prioritized::Node {
         nodes: &[Self],
         channels: &Channels<prioritized::Message>,
         lost: u32,
-    ) -> Result<(), String> {
+    ) -> Result<(), Violation> {
         let k = nodes[0].settings().k;
-        let capacity = k
-            .checked_sub(lost)
-            .ok_or_else(|| format!("{lost} resources lost of k = {k}"))?;
-        prioritized::invariants::check_safety(nodes, channels.iter(), capacity)
+        let capacity = k.checked_sub(lost).ok_or_else(|| {
+            let detail = format!("{lost} resources lost of k = {k}");
+            Violation::new("resource-count", None, detail)
+        })?;
+        prioritized::invariants::check_safety(nodes, capacity, channels.iter())
     }
 
     /// Every open request, and the probe's requests for one resource, must fit in what is
@@ -136,7 +142,7 @@ impl TokenHarness for prioritized::Node {
                 .all(|n| n.requested().is_none_or(|h| h <= left))
     }
 
-    fn check_settled(nodes: &[Self]) -> Result<(), String> {
+    fn check_settled(nodes: &[Self]) -> Result<(), Violation> {
         prioritized::invariants::check_settled(nodes)
     }
 
@@ -577,7 +583,7 @@ impl<P: TokenHarness> TokenNet<P> {
     pub fn check_safety(&self) -> Result<(), String> {
         match &self.fault {
             Some(fault) => Err(fault.clone()),
-            None => P::check(&self.nodes, &self.channels, self.lost),
+            None => P::check(&self.nodes, &self.channels, self.lost).map_err(|v| v.to_string()),
         }
     }
 
@@ -682,5 +688,6 @@ impl<P: TokenHarness> TokenNet<P> {
         } else {
             P::check_drained(&self.nodes, &self.channels, quiet)
         }
+        .map_err(|v| v.to_string())
     }
 }

@@ -78,6 +78,11 @@ fn mode_misuse_is_an_error_and_changes_nothing() {
         Error::Unsupported("LinkUp")
     ));
     ok(&mut a, Event::Doze);
+    // The section, then the resources, then the mode (`docs/ALGORITHMS.md`, D1).
+    assert!(matches!(
+        rejected(&mut a, Event::Request(CsRequest::resources(2))),
+        Error::InvalidResources { requested: 2, k: 1 }
+    ));
     for e in [
         Event::Request(CsRequest::ONE),
         Event::Doze,

@@ -177,7 +177,7 @@ proptest! {
             if rejected {
                 prop_assert!(node == before);
             }
-            prop_assert_eq!(look_ahead::invariants::check_host(&node), Ok(()));
+            prop_assert_eq!(look_ahead::invariants::check_node(&node), Ok(()));
         }
     }
 }

@@ -2,7 +2,7 @@
 //! beats Ricart–Agrawala on messages, and a violation reports the seed and the trace.
 
 use manet_mutex::look_ahead;
-use manet_mutex::{Actions, Error, Event, NodeId, Protocol, Status};
+use manet_mutex::{Actions, Error, Event, NodeId, Protocol, Status, Violation};
 use manet_mutex_sim::routed::{
     run, run_algorithm, sweep, Algorithm, Failures, Host, LoadPattern, ModeChanges, RoutedConfig,
     SweepConfig, Unreachable,
@@ -144,15 +144,17 @@ impl Host for Liar {
         look_ahead::Node::create(id, hosts, seed, ms).map(Liar)
     }
     /// Mutual exclusion as the liar's statuses tell it.
-    fn check_safety(nodes: &[Self]) -> Result<(), String> {
+    fn check_safety(nodes: &[Self]) -> Result<(), Violation> {
         match nodes
             .iter()
             .filter(|n| n.status() == Status::Critical)
             .count()
         {
             0 | 1 => Ok(()),
-            inside => Err(format!(
-                "{inside} hosts are in the critical section together"
+            inside => Err(Violation::new(
+                "mutual-exclusion",
+                None,
+                format!("{inside} hosts are in the critical section together"),
             )),
         }
     }

@@ -277,7 +277,7 @@ impl Net {
     pub fn quiescent(&self) {
         assert!(self.net.channels.is_empty());
         if let Err(e) = invariants::check_quiescent(&self.net.nodes) {
-            self.fail(e);
+            self.fail(e.to_string());
         }
     }
 }

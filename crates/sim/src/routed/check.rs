@@ -15,7 +15,7 @@ pub trait Host: Protocol + crate::trace::Visible + Clone + fmt::Debug {
     fn create(id: NodeId, hosts: u32, seed: u64, retransmit_ms: u64) -> Result<Self, Error>;
 
     /// The algorithm's safety invariants over all hosts (its `invariants::check_safety`).
-    fn check_safety(nodes: &[Self]) -> Result<(), String>;
+    fn check_safety(nodes: &[Self]) -> Result<(), manet_mutex::Violation>;
 }
 
 impl Host for look_ahead::Node {
@@ -26,7 +26,7 @@ impl Host for look_ahead::Node {
         look_ahead::Node::new(look_ahead::Config::new(id, settings))
     }
 
-    fn check_safety(nodes: &[Self]) -> Result<(), String> {
+    fn check_safety(nodes: &[Self]) -> Result<(), manet_mutex::Violation> {
         look_ahead::invariants::check_safety(nodes)
     }
 }
@@ -39,7 +39,7 @@ impl Host for ricart_agrawala::Node {
         ricart_agrawala::Node::new(ricart_agrawala::Config::new(id, settings))
     }
 
-    fn check_safety(nodes: &[Self]) -> Result<(), String> {
+    fn check_safety(nodes: &[Self]) -> Result<(), manet_mutex::Violation> {
         ricart_agrawala::invariants::check_safety(nodes)
     }
 }

@@ -292,7 +292,7 @@ impl<H: Host> World<H> {
         }
         self.dispatch(ev)?;
         if self.cfg.check_invariants {
-            H::check_safety(&self.nodes).map_err(|e| self.violation(e))?;
+            H::check_safety(&self.nodes).map_err(|e| self.violation(e.to_string()))?;
         }
         Ok(())
     }

@@ -2,9 +2,9 @@
 //! pattern, failure setting and mobility level, for look-ahead beside Ricart–Agrawala.
 
 use super::world::run_algorithm;
-use super::{Algorithm, RoutedConfig};
+use super::RoutedConfig;
 use crate::experiment::{parallel_map, Row};
-use crate::Violation;
+use crate::{Algorithm, Failure};
 
 /// How requests are spread over the hosts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -54,7 +54,7 @@ impl LoadPattern {
 /// The grid to sweep; every combination is run once per seed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepConfig {
-    /// Algorithms, run on identical configurations.
+    /// Algorithms, run on identical configurations (those of the routed simulator).
     pub algorithms: Vec<Algorithm>,
     /// Numbers of hosts.
     pub hosts: Vec<u32>,
@@ -95,9 +95,9 @@ impl Default for SweepConfig {
 
 /// Run the grid on up to `threads` threads, one [`Row`] per run (coordinates `hosts`,
 /// `lambda`, `load_pattern`, `failures`, `mobility`; extra column `hops_per_routed_message`),
-/// in grid order. Stops at the first
-/// invariant violation or starved host.
-pub fn sweep(cfg: &SweepConfig, threads: usize) -> Result<Vec<Row>, Violation> {
+/// in grid order. Stops at the first failed run (an invariant violated, a suspect anomaly, a
+/// starved host).
+pub fn sweep(cfg: &SweepConfig, threads: usize) -> Result<Vec<Row>, Failure> {
     sweep_with(cfg, threads, || {})
 }
 
@@ -106,7 +106,7 @@ pub fn sweep_with(
     cfg: &SweepConfig,
     threads: usize,
     on_run: impl Fn() + Sync,
-) -> Result<Vec<Row>, Violation> {
+) -> Result<Vec<Row>, Failure> {
     let mut jobs = Vec::new();
     for &seed in &cfg.seeds {
         for &failures in &cfg.failures {

@@ -31,7 +31,7 @@ pub fn consistent<H: Host>(
     actions: &[Action<H::Message>],
     hosts: u32,
 ) -> Result<(), String> {
-    H::check_safety(std::slice::from_ref(node))?;
+    H::check_safety(std::slice::from_ref(node), &())?;
     for action in actions {
         match action {
             Action::Send { to, msg } if *to == node.id() || to.0 >= hosts => {

@@ -17,8 +17,8 @@
 //! [`permission`] (timestamps, deferral and retransmission for the permission algorithms),
 //! [`seal`] (check words), [`fence`] (fencing tokens for the resources the critical section
 //! protects), [`session`] (a sans-IO link session that gives the token algorithms
-//! their link contract over an unreliable datagram transport), and, with the default `std`
-//! feature, [`sim`], the deterministic simulator. With the `testkit` feature, `testkit` holds the network drivers with fault
+//! their link contract over an unreliable datagram transport); the deterministic simulators
+//! are the `manet-mutex-sim` crate. With the `testkit` feature, `testkit` holds the network drivers with fault
 //! injection, fuzz bodies and proptest strategies the crate's own tests use, for testing the
 //! algorithms on your own topologies and fault profiles. With the `serde` feature every
 //! algorithm's `Message` and every type inside it derive `Serialize` and `Deserialize`; with

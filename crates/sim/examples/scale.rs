@@ -31,24 +31,39 @@
 use std::process::Command;
 use std::time::Instant;
 
+use clap::builder::PossibleValue;
 use clap::{Parser, ValueEnum};
 use manet_mutex::reverse_link::{Node, Settings};
-use manet_mutex_sim::routed::{run_algorithm, Algorithm as Routed, RoutedConfig};
+use manet_mutex_sim::routed::{run_algorithm, RoutedConfig};
 use manet_mutex_sim::token::{self, Config};
-use manet_mutex_sim::{Graph, LinkPick, Params, Workload};
-
-/// Which algorithm to scale.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Algorithm {
-    /// KRL on the token simulator.
-    Krl,
-    /// Look-ahead on the routed simulator.
-    LookAhead,
-    /// Ricart–Agrawala on the routed simulator.
-    RicartAgrawala,
-}
+use manet_mutex_sim::{Algorithm, Graph, LinkPick, Metrics, Params, Simulator, Workload};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+
+/// The algorithms this program scales: KRL on the token simulator, and the routed
+/// simulator's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Scaled(Algorithm);
+
+impl ValueEnum for Scaled {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            Scaled(Algorithm::Krl),
+            Scaled(Algorithm::LookAhead),
+            Scaled(Algorithm::RicartAgrawala),
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let help = match self.0 {
+            Algorithm::Krl => "KRL on the token simulator",
+            Algorithm::LookAhead => "Look-ahead on the routed simulator",
+            Algorithm::RicartAgrawala => "Ricart–Agrawala on the routed simulator",
+            _ => return None,
+        };
+        Some(PossibleValue::new(self.0.arg()).help(help))
+    }
+}
 
 /// [`LinkPick`] on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -75,8 +90,8 @@ enum Topology {
 #[command(about)]
 struct Args {
     /// Which algorithm.
-    #[arg(long, value_enum, default_value_t = Algorithm::Krl)]
-    algorithm: Algorithm,
+    #[arg(long, value_enum, default_value_t = Scaled(Algorithm::Krl))]
+    algorithm: Scaled,
     /// Numbers of nodes (comma separated; each runs in its own process).
     #[arg(long, value_delimiter = ',', default_value = "30,1000,10000")]
     nodes: Vec<usize>,
@@ -108,7 +123,7 @@ struct Args {
     /// Look ahead for the cache from this many nodes on (`Config::prefetch_from`; 0: always).
     #[arg(long, default_value_t = Config::<()>::PREFETCH_FROM)]
     prefetch_from: usize,
-    /// Events kept for a violation report (0: none).
+    /// Events kept for a failure report (0: none).
     #[arg(long, default_value_t = 0)]
     trace: usize,
     /// The seed of the graph and of the run.
@@ -151,8 +166,28 @@ fn header() {
     );
 }
 
+/// Print a failed run (its first 2,000 characters) and exit 1.
+fn fail(failure: &manet_mutex_sim::Failure) -> ! {
+    let report = failure.to_string();
+    let cut = report
+        .char_indices()
+        .nth(2000)
+        .map_or(report.len(), |(i, _)| i);
+    eprintln!("{}", &report[..cut]);
+    std::process::exit(1);
+}
+
+/// The anomalies of a run, on stderr (the table on stdout keeps its columns).
+fn print_anomalies(n: usize, m: &Metrics) {
+    let a = m.anomalies;
+    eprintln!(
+        "{n} nodes: anomalies reported: {} noise, {} suspect",
+        a.noise, a.suspect
+    );
+}
+
 /// One routed-simulator run of `algorithm` with `n` hosts.
-fn run_routed(args: &Args, algorithm: Routed, n: usize) {
+fn run_routed(args: &Args, algorithm: Algorithm, n: usize) {
     let base_rss = status_bytes("VmRSS:");
     // The paper's 0.05 requests per host per second overloads the single critical section
     // (100 ms) from about 200 hosts on: by default at most one request per second in all.
@@ -163,18 +198,7 @@ fn run_routed(args: &Args, algorithm: Routed, n: usize) {
     cfg.check_invariants = args.checks;
     cfg.trace_len = args.trace;
     let started = Instant::now();
-    let report = match run_algorithm(algorithm, &cfg) {
-        Ok(r) => r,
-        Err(v) => {
-            let report = v.to_string();
-            let cut = report
-                .char_indices()
-                .nth(2000)
-                .map_or(report.len(), |(i, _)| i);
-            eprintln!("{}", &report[..cut]);
-            std::process::exit(1);
-        }
-    };
+    let report = run_algorithm(algorithm, &cfg).unwrap_or_else(|f| fail(&f));
     let wall = started.elapsed().as_secs_f64();
     let m = &report.metrics;
     let hwm = status_bytes("VmHWM:");
@@ -195,13 +219,13 @@ fn run_routed(args: &Args, algorithm: Routed, n: usize) {
         algorithm.name(),
         m.summary().messages_per_cs,
     );
+    print_anomalies(n, m);
 }
 
 fn run(args: &Args, n: usize) {
-    match args.algorithm {
-        Algorithm::Krl => {}
-        Algorithm::LookAhead => return run_routed(args, Routed::LookAhead, n),
-        Algorithm::RicartAgrawala => return run_routed(args, Routed::RicartAgrawala, n),
+    let Scaled(algorithm) = args.algorithm;
+    if algorithm.simulator() == Simulator::Routed {
+        return run_routed(args, algorithm, n);
     }
     let base_rss = status_bytes("VmRSS:");
     let k = args.k.unwrap_or_else(|| n.div_ceil(1000) as u32);
@@ -227,18 +251,7 @@ fn run(args: &Args, n: usize) {
     config.prefetch_from = args.prefetch_from;
     config.trace_len = args.trace;
     let built = started.elapsed().as_secs_f64();
-    let outcome = match token::run::<Node>(config) {
-        Ok(o) => o,
-        Err(v) => {
-            let report = v.to_string();
-            let cut = report
-                .char_indices()
-                .nth(2000)
-                .map_or(report.len(), |(i, _)| i);
-            eprintln!("{}", &report[..cut]);
-            std::process::exit(1);
-        }
-    };
+    let outcome = token::run::<Node>(config).unwrap_or_else(|f| fail(&f));
     let m = &outcome.metrics;
     let hwm = status_bytes("VmHWM:");
     // With mobility, how many links failed or formed (each random change is one of each).
@@ -264,6 +277,7 @@ fn run(args: &Args, n: usize) {
         m.build_seconds,
         (m.wall_seconds - m.build_seconds) * 1e9 / m.events.max(1) as f64,
     );
+    print_anomalies(n, m);
 }
 
 fn main() {

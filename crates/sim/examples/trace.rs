@@ -8,7 +8,7 @@
 //! ```
 //!
 //! Recordings come from `sim::token::Config::record` (`simulate --trace FILE.html` writes a
-//! page directly), or from a failing run's `Violation::recording`.
+//! page directly), or from a failed run's `Failure::recording`.
 
 use std::path::PathBuf;
 

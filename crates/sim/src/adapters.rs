@@ -2,13 +2,23 @@
 //! import the simulator; their adapters live here.
 
 use super::token::{Channels, Params, TokenAlgorithm};
-use super::Graph;
+use super::{Algorithm, Graph, Plugin};
 use manet_mutex::{prioritized, reverse_link, Error};
 
-impl TokenAlgorithm for reverse_link::Node {
-    type Settings = reverse_link::Settings;
+impl Plugin for reverse_link::Node {
+    type Shape = Graph;
+    type Params = Params<reverse_link::Settings>;
+    type InFlight = Channels<reverse_link::Message>;
 
-    fn build(graph: &Graph, params: &Params<Self::Settings>) -> Result<Vec<Self>, Error> {
+    fn name(params: &Self::Params) -> &'static str {
+        if params.settings.forwarding {
+            Algorithm::Krlf.name()
+        } else {
+            Algorithm::Krl.name()
+        }
+    }
+
+    fn build(graph: &Graph, params: &Self::Params) -> Result<Vec<Self>, Error> {
         let n = graph.n() as u32;
         reverse_link::network(n, graph.edges(), &params.holders, params.settings)?
             .into_iter()
@@ -18,10 +28,14 @@ impl TokenAlgorithm for reverse_link::Node {
 
     fn check_safety(
         nodes: &[Self],
-        in_flight: &Channels<Self::Message>,
+        in_flight: &Self::InFlight,
     ) -> Result<(), manet_mutex::Violation> {
         reverse_link::invariants::check_safety(nodes, in_flight.iter())
     }
+}
+
+impl TokenAlgorithm for reverse_link::Node {
+    type Settings = reverse_link::Settings;
 
     type Tally = reverse_link::invariants::Tally;
 
@@ -71,10 +85,16 @@ impl TokenAlgorithm for reverse_link::Node {
     }
 }
 
-impl TokenAlgorithm for prioritized::Node {
-    type Settings = prioritized::Settings;
+impl Plugin for prioritized::Node {
+    type Shape = Graph;
+    type Params = Params<prioritized::Settings>;
+    type InFlight = Channels<prioritized::Message>;
 
-    fn build(graph: &Graph, params: &Params<Self::Settings>) -> Result<Vec<Self>, Error> {
+    fn name(_: &Self::Params) -> &'static str {
+        Algorithm::Prioritized.name()
+    }
+
+    fn build(graph: &Graph, params: &Self::Params) -> Result<Vec<Self>, Error> {
         let n = graph.n() as u32;
         prioritized::network(n, graph.edges(), &params.holders, params.settings)?
             .into_iter()
@@ -84,11 +104,15 @@ impl TokenAlgorithm for prioritized::Node {
 
     fn check_safety(
         nodes: &[Self],
-        in_flight: &Channels<Self::Message>,
+        in_flight: &Self::InFlight,
     ) -> Result<(), manet_mutex::Violation> {
         let k = nodes.first().map_or(0, |n| n.settings().k);
         prioritized::invariants::check_safety(nodes, k, in_flight.iter())
     }
+}
+
+impl TokenAlgorithm for prioritized::Node {
+    type Settings = prioritized::Settings;
 
     type Tally = prioritized::invariants::Tally;
 

@@ -5,13 +5,17 @@
 //! crate's `examples/`).
 //!
 //! Everything is driven by a seeded RNG and virtual time, so a run is a pure function of its
-//! configuration and seed; an invariant violation reports both, plus the event trace.
+//! configuration and seed; a failed run ([`Failure`]) reports both, plus the event trace.
 //!
 //! - [`token`]: neighbour-only FIFO links, the KRL paper's model, for the token algorithms;
 //! - [`routed`]: any host to any host over shortest paths of a random-waypoint topology, with
-//!   loss, host failures, doze and disconnection, for the permission algorithms.
+//!   loss, host failures, doze and disconnection, for the permission algorithms;
+//! - [`Plugin`]: what an algorithm provides to either (each extends it: [`TokenAlgorithm`],
+//!   [`routed::Host`]), and [`Algorithm`], the registry of the algorithms the programs run;
+//! - [`link`]: how a message gets from its sender to its receiver.
 
 #![deny(missing_docs)]
+#![deny(unreachable_pub)]
 // One `unsafe` block in the workspace, a cache hint that reads no memory (`prefetch`).
 #![deny(unsafe_code)]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -21,22 +25,27 @@ extern crate alloc;
 mod adapters;
 pub mod clock;
 pub mod experiment;
+mod failure;
+pub mod link;
 pub mod metrics;
 pub mod ns2;
+mod plugin;
 mod prefetch;
+mod registry;
 pub mod routed;
 pub mod token;
 pub mod topology;
 pub mod trace;
-mod violation;
 pub mod waypoint;
 pub mod workload;
 
 pub use clock::{EventQueue, Time};
-pub use metrics::{mean_ci95, Metrics, Summary};
+pub use failure::Failure;
+pub use metrics::{mean_ci95, Anomalies, Metrics, Summary};
+pub use plugin::Plugin;
+pub use registry::{Algorithm, Simulator, UnknownAlgorithm};
 pub use token::{Channels, Params, TokenAlgorithm};
 pub use topology::{Graph, LinkPick};
-pub use violation::Violation;
 pub use workload::{Dist, Workload};
 
 use manet_mutex::{Protocol, Status};

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use manet_mutex::CsRequest;
+use manet_mutex::{Anomaly, CsRequest, NodeId, Protocol, Severity};
 
 /// Counters and samples gathered during a run's measurement window.
 ///
@@ -13,8 +13,8 @@ use manet_mutex::CsRequest;
 /// checks; KRLF tokens circulate there with nobody asking) is not measured. So every request
 /// issued is counted exactly once, with its whole wait, and every message counted was sent
 /// while some request was outstanding or about to be issued. Only [`Metrics::events`] and
-/// [`Metrics::wall_seconds`], which measure the simulator rather than the algorithm, cover
-/// the whole run.
+/// [`Metrics::wall_seconds`], which measure the simulator rather than the algorithm, and
+/// [`Metrics::anomalies`], which are about correctness rather than cost, cover the whole run.
 #[derive(Debug, Clone, Default)]
 pub struct Metrics {
     /// Critical-section entries (one per request issued).
@@ -35,6 +35,8 @@ pub struct Metrics {
     pub link_changes: u64,
     /// Simulator events processed, in the whole run (window and settling).
     pub events: u64,
+    /// Anomalies the nodes reported, in the whole run, by severity.
+    pub anomalies: Anomalies,
     /// Virtual time at the end of the window (the utilization's denominator).
     pub sim_time: f64,
     /// Wall-clock seconds the run took (measured by the caller, not asserted anywhere).
@@ -65,6 +67,59 @@ pub struct Summary {
     pub events: u64,
     /// Simulator events per wall-clock second.
     pub events_per_second: f64,
+    /// Anomalies reported (not a CSV column).
+    pub anomalies: Anomalies,
+}
+
+/// Anomalies reported ([`manet_mutex::Action::Anomaly`]), counted by their severity as the
+/// reporting algorithm reads them ([`manet_mutex::Protocol::anomaly_severity`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Anomalies {
+    /// [`Severity::Noise`]: what runs within the algorithm's contract produce.
+    pub noise: u64,
+    /// [`Severity::Suspect`] (and any graver severity a later version adds): never produced
+    /// within the contract.
+    pub suspect: u64,
+}
+
+impl Anomalies {
+    /// Count one anomaly of `severity`.
+    pub fn count(&mut self, severity: Severity) {
+        if severity.is_noise() {
+            self.noise += 1;
+        } else {
+            self.suspect += 1;
+        }
+    }
+
+    /// Count an anomaly `node` reported about `from`'s input while handling a `handling`
+    /// event, as `P` reads it. In a `checked` run a suspect one is also the run's failure,
+    /// named here: the simulators inject no fault the algorithms' contracts exclude, so it
+    /// means a bug in the algorithm or in the simulator.
+    pub(crate) fn report<P: Protocol>(
+        &mut self,
+        checked: bool,
+        node: NodeId,
+        from: NodeId,
+        kind: Anomaly,
+        handling: &str,
+    ) -> Result<(), String> {
+        let severity = P::anomaly_severity(kind);
+        self.count(severity);
+        if checked && !severity.is_noise() {
+            return Err(format!(
+                "{node:?} reported a suspect anomaly: {kind:?} about {from:?}'s input, handling {handling}"
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl core::ops::AddAssign for Anomalies {
+    fn add_assign(&mut self, other: Anomalies) {
+        self.noise += other.noise;
+        self.suspect += other.suspect;
+    }
 }
 
 impl Metrics {
@@ -122,6 +177,7 @@ impl Metrics {
                 self.raises as f64 / self.link_changes as f64
             },
             events: self.events,
+            anomalies: self.anomalies,
             events_per_second: if self.wall_seconds > 0.0 {
                 self.events as f64 / self.wall_seconds
             } else {
@@ -202,6 +258,19 @@ mod tests {
         assert_eq!(s.max_wait, 10.0);
         assert_eq!(percentile(&[5.0, 1.0, 3.0], 0.5), 3.0);
         assert_eq!(Metrics::default().summary().mean_wait, 0.0);
+    }
+
+    #[test]
+    fn anomalies_are_counted_by_severity() {
+        let mut a = Anomalies::default();
+        for s in [Severity::Noise, Severity::Suspect, Severity::Noise] {
+            a.count(s);
+        }
+        a += Anomalies {
+            noise: 1,
+            suspect: 0,
+        };
+        assert_eq!((a.noise, a.suspect), (3, 1));
     }
 
     /// Checked by hand: samples 1, 2, 3, 4 have mean 2.5, sample standard deviation

@@ -228,7 +228,8 @@ fn a_drivers_failure_message_names_a_page_of_the_run() {
 
 /// A look-ahead run on the routed simulator, recorded: 8 hosts moving, 2% loss.
 fn routed_run(record: bool) -> manet_mutex_sim::routed::Report {
-    use manet_mutex_sim::routed::{run_algorithm, Algorithm, RoutedConfig};
+    use manet_mutex_sim::routed::{run_algorithm, RoutedConfig};
+    use manet_mutex_sim::Algorithm;
     let mut cfg = RoutedConfig::paper(8, 0.05, 1.0, 3);
     cfg.target_entries = 40;
     cfg.record = record;

@@ -35,7 +35,7 @@ use manet_mutex::{
     ricart_agrawala, Action, Anomaly, CsRequest, Error, Event, Fence, NodeId, Protocol, Status,
     TimerId,
 };
-use manet_mutex_sim::routed::Host;
+use manet_mutex_sim::routed::{Host, HostParams};
 
 use crate::corrupt::{Corruptible, Corruption, Counts, Outcome, Value};
 use crate::driver::Driver;
@@ -161,12 +161,10 @@ pub struct PermNet<H: PermissionHarness> {
 }
 
 impl<H: PermissionHarness> PermNet<H> {
-    /// `hosts` hosts created by [`Host::create`] (seeded initial sets for look-ahead), with
-    /// retransmission timeout 1.
+    /// `hosts` hosts built by [`manet_mutex_sim::Plugin::build`] (seeded initial sets for
+    /// look-ahead), with retransmission timeout 1.
     pub fn new(hosts: u32, seed: u64) -> Result<Self, String> {
-        let nodes = (0..hosts)
-            .map(|i| H::create(NodeId(i), hosts, seed, 1))
-            .collect::<Result<Vec<_>, _>>()
+        let nodes = H::build(&hosts, &HostParams::new(seed, 1))
             .map_err(|e| format!("cannot create: {e}"))?;
         Ok(Self::with_nodes(nodes))
     }
@@ -517,7 +515,7 @@ impl<H: PermissionHarness> PermNet<H> {
     pub fn check_safety(&self) -> Result<(), String> {
         match &self.fault {
             Some(fault) => Err(fault.clone()),
-            None => H::check_safety(&self.nodes).map_err(|v| v.to_string()),
+            None => H::check_safety(&self.nodes, &()).map_err(|v| v.to_string()),
         }
     }
 

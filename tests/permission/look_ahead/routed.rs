@@ -3,10 +3,12 @@
 
 use manet_mutex::look_ahead;
 use manet_mutex::{Actions, Error, Event, NodeId, Protocol, Status, Violation};
+use manet_mutex::{Anomaly, Severity};
 use manet_mutex_sim::routed::{
-    run, run_algorithm, sweep, Algorithm, Failures, Host, LoadPattern, ModeChanges, RoutedConfig,
+    run, run_algorithm, sweep, Failures, Host, HostParams, LoadPattern, ModeChanges, RoutedConfig,
     SweepConfig, Unreachable,
 };
+use manet_mutex_sim::{Algorithm, Plugin};
 
 #[test]
 fn runs_are_deterministic_per_seed() {
@@ -134,17 +136,27 @@ impl Protocol for Liar {
     fn handle(&mut self, event: Event<Self::Message>) -> Result<Actions<'_, Self::Message>, Error> {
         self.0.handle(event)
     }
+    /// A look-ahead node's reading: the liar lies about its status only.
+    fn anomaly_severity(kind: Anomaly) -> Severity {
+        look_ahead::Node::anomaly_severity(kind)
+    }
 }
 
 impl manet_mutex_sim::trace::Visible for Liar {}
 
-impl Host for Liar {
-    const MODES: bool = true;
-    fn create(id: NodeId, hosts: u32, seed: u64, ms: u64) -> Result<Self, Error> {
-        look_ahead::Node::create(id, hosts, seed, ms).map(Liar)
+impl Plugin for Liar {
+    type Shape = u32;
+    type Params = HostParams;
+    type InFlight = ();
+    fn name(_: &HostParams) -> &'static str {
+        "liar"
+    }
+    fn build(hosts: &u32, params: &HostParams) -> Result<Vec<Self>, Error> {
+        let nodes = look_ahead::Node::build(hosts, params)?;
+        Ok(nodes.into_iter().map(Liar).collect())
     }
     /// Mutual exclusion as the liar's statuses tell it.
-    fn check_safety(nodes: &[Self]) -> Result<(), Violation> {
+    fn check_safety(nodes: &[Self], (): &()) -> Result<(), Violation> {
         match nodes
             .iter()
             .filter(|n| n.status() == Status::Critical)
@@ -158,6 +170,10 @@ impl Host for Liar {
             )),
         }
     }
+}
+
+impl Host for Liar {
+    const MODES: bool = true;
 }
 
 #[test]

@@ -4,9 +4,10 @@
 use std::path::{Path, PathBuf};
 
 use manet_mutex_sim::experiment::Row;
+use manet_mutex_sim::Algorithm;
 
 use super::plot::{self, Panel, Series};
-use super::{krl, look_ahead, prioritized, Algorithm, Args};
+use super::{krl, look_ahead, prioritized, Args, Choice};
 
 /// The token algorithms' loads and the connectivity sweep (KRL paper, Figures 6–9).
 const LOADS: [f64; 4] = [0.001, 0.01, 0.1, 1.0];
@@ -31,7 +32,7 @@ pub fn run(args: &Args) -> Result<Vec<PathBuf>, String> {
 }
 
 /// A copy of the command line for one experiment.
-fn with(args: &Args, algorithm: Algorithm) -> Args {
+fn with(args: &Args, algorithm: Choice) -> Args {
     let mut a = args.clone();
     a.algorithm = algorithm;
     a.out = None;
@@ -96,7 +97,7 @@ fn krl_panels(
 /// KRL paper Figures 6 and 7: load against time and messages per entry at 20% and 80%
 /// connectivity, one panel per mobility level.
 fn krl_load(args: &Args, dir: &Path) -> Result<Vec<&'static str>, String> {
-    let mut a = with(args, Algorithm::All);
+    let mut a = with(args, Choice::All);
     a.connectivity = Some(vec![0.2, 0.8]);
     a.mobility = Some(MOBILITY.iter().map(|m| m.0).collect());
     let loads = if args.smoke {
@@ -107,10 +108,10 @@ fn krl_load(args: &Args, dir: &Path) -> Result<Vec<&'static str>, String> {
     a.load = Some(loads.clone());
     let (rows, _) = krl::run(&a);
     let lines = [
-        ("KRL", Some(0.2)),
-        ("KRLF", Some(0.2)),
-        ("KRL", Some(0.8)),
-        ("KRLF", Some(0.8)),
+        (Algorithm::Krl.name(), Some(0.2)),
+        (Algorithm::Krlf.name(), Some(0.2)),
+        (Algorithm::Krl.name(), Some(0.8)),
+        (Algorithm::Krlf.name(), Some(0.8)),
     ];
     let x = "load (requests per node per time unit)";
     plot::write(
@@ -147,7 +148,7 @@ fn krl_load(args: &Args, dir: &Path) -> Result<Vec<&'static str>, String> {
 /// KRL paper Figures 8 and 9: connectivity (10%–80%) against time and messages per entry at
 /// load 0.1, one panel per mobility level.
 fn krl_connectivity(args: &Args, dir: &Path) -> Result<Vec<&'static str>, String> {
-    let mut a = with(args, Algorithm::All);
+    let mut a = with(args, Choice::All);
     let conns: Vec<f64> = if args.smoke {
         vec![0.2, 0.8]
     } else {
@@ -157,7 +158,10 @@ fn krl_connectivity(args: &Args, dir: &Path) -> Result<Vec<&'static str>, String
     a.mobility = Some(MOBILITY.iter().map(|m| m.0).collect());
     a.load = Some(vec![0.1]);
     let (rows, _) = krl::run(&a);
-    let lines = [("KRL", None), ("KRLF", None)];
+    let lines = [
+        (Algorithm::Krl.name(), None),
+        (Algorithm::Krlf.name(), None),
+    ];
     let x = "connectivity (% of possible links)";
     plot::write(
         dir,
@@ -200,7 +204,7 @@ fn krl_connectivity(args: &Args, dir: &Path) -> Result<Vec<&'static str>, String
 /// Unless a figure varies them: λ = 1e-3, uniform load, hosts moving all the time, no
 /// failures.
 fn look_ahead_figures(args: &Args, dir: &Path) -> Result<Vec<&'static str>, String> {
-    let mut a = with(args, Algorithm::LookAhead);
+    let mut a = with(args, Choice::One(Algorithm::LookAhead));
     let hosts: Vec<u32> = if args.smoke {
         vec![4, 8]
     } else {
@@ -241,7 +245,7 @@ fn look_ahead_figures(args: &Args, dir: &Path) -> Result<Vec<&'static str>, Stri
         |r, x| {
             at(
                 r,
-                "look_ahead",
+                Algorithm::LookAhead.name(),
                 largest,
                 1e-3,
                 x / 100.0,
@@ -277,7 +281,7 @@ fn look_ahead_figures(args: &Args, dir: &Path) -> Result<Vec<&'static str>, Stri
                 } else {
                     "20% of hosts make 80% of requests".into()
                 },
-                &|r, x| at(r, "look_ahead", x, 1e-3, 1.0, p, "false"),
+                &|r, x| at(r, Algorithm::LookAhead.name(), x, 1e-3, 1.0, p, "false"),
                 hpcs,
             )
         })
@@ -288,7 +292,17 @@ fn look_ahead_figures(args: &Args, dir: &Path) -> Result<Vec<&'static str>, Stri
             .map(|&m| {
                 by_hosts(
                     format!("moving {:.0}% of the time", m * 100.0),
-                    &|r, x| at(r, "look_ahead", x, 1e-3, m, "uniform", "false"),
+                    &|r, x| {
+                        at(
+                            r,
+                            Algorithm::LookAhead.name(),
+                            x,
+                            1e-3,
+                            m,
+                            "uniform",
+                            "false",
+                        )
+                    },
                     metric,
                 )
             })
@@ -300,7 +314,7 @@ fn look_ahead_figures(args: &Args, dir: &Path) -> Result<Vec<&'static str>, Stri
             [("false", ""), ("true", ", 10% failures")].map(|(fail, label)| {
                 by_hosts(
                     format!("λ = {l:.0e}{label}"),
-                    &|r, x| at(r, "look_ahead", x, l, 1.0, "uniform", fail),
+                    &|r, x| at(r, Algorithm::LookAhead.name(), x, l, 1.0, "uniform", fail),
                     mpcs,
                 )
             })
@@ -308,8 +322,8 @@ fn look_ahead_figures(args: &Args, dir: &Path) -> Result<Vec<&'static str>, Stri
         .collect();
     let versus = |metric| {
         [
-            ("look_ahead", "look-ahead"),
-            ("ricart_agrawala", "Ricart–Agrawala"),
+            (Algorithm::LookAhead.name(), "look-ahead"),
+            (Algorithm::RicartAgrawala.name(), "Ricart–Agrawala"),
         ]
         .iter()
         .flat_map(|&(alg, name)| {
@@ -384,7 +398,7 @@ fn look_ahead_figures(args: &Args, dir: &Path) -> Result<Vec<&'static str>, Stri
 /// Prioritized h-out-of-k: wait by priority class under each policy, utilization against
 /// load, and wait by requested `h` (maximum concurrency against FCFS).
 fn prioritized_figures(args: &Args, dir: &Path) -> Result<Vec<&'static str>, String> {
-    let mut a = with(args, Algorithm::Prioritized);
+    let mut a = with(args, Choice::One(Algorithm::Prioritized));
     a.connectivity = Some(vec![0.2]);
     a.mobility = Some(vec![0.0]);
     let loads = if args.smoke {

@@ -3,11 +3,11 @@
 use manet_mutex::reverse_link::{Node, Settings};
 use manet_mutex_sim::experiment::Row;
 use manet_mutex_sim::token::{self, Config};
-use manet_mutex_sim::{Graph, Params, Workload};
+use manet_mutex_sim::{Algorithm, Graph, Params, Plugin, Workload};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{ci, conn_name, grid, mobility_name, run_all, Algorithm, Args, Point};
+use super::{ci, conn_name, grid, mobility_name, run_all, Args, Choice, Point};
 
 const CONNECTIVITY: [f64; 2] = [0.2, 0.8];
 const MOBILITY: [f64; 3] = [0.0, 0.002, 0.02];
@@ -17,11 +17,12 @@ pub fn k(args: &Args) -> u32 {
     args.k.unwrap_or(3)
 }
 
-fn variants(args: &Args) -> &'static [bool] {
+/// KRL, KRLF, or both side by side.
+fn variants(args: &Args) -> &'static [Algorithm] {
     match args.algorithm {
-        Algorithm::Krl => &[false],
-        Algorithm::Krlf => &[true],
-        _ => &[false, true],
+        Choice::One(Algorithm::Krl) => &[Algorithm::Krl],
+        Choice::One(Algorithm::Krlf) => &[Algorithm::Krlf],
+        _ => &[Algorithm::Krl, Algorithm::Krlf],
     }
 }
 
@@ -55,8 +56,9 @@ pub fn config<S>(args: &Args, p: &Point, params: Params<S>) -> Config<Params<S>>
     config
 }
 
-/// The run of one job: KRL, or KRLF with `forwarding`, at grid point `p`.
-fn job(args: &Args, forwarding: bool, p: &Point) -> Config<Params<Settings>> {
+/// The run of one job: KRL, or KRLF, at grid point `p`.
+fn job(args: &Args, algorithm: Algorithm, p: &Point) -> Config<Params<Settings>> {
+    let forwarding = algorithm == Algorithm::Krlf;
     let mut settings = Settings::new(k(args)).with_forwarding(forwarding);
     if forwarding && args.idle_pause > 0 {
         settings = settings.with_idle_pause(args.idle_pause);
@@ -75,11 +77,12 @@ pub fn record(args: &Args) -> Result<super::Recorded, String> {
     super::record_run::<Node>(job(args, variants(args)[0], &p))
 }
 
-fn run_one(args: &Args, forwarding: bool, p: &Point) -> Result<Row, String> {
-    let config = job(args, forwarding, p);
-    let outcome = token::run::<Node>(config).map_err(|v| v.to_string())?;
+fn run_one(args: &Args, algorithm: Algorithm, p: &Point) -> Result<Row, String> {
+    let config = job(args, algorithm, p);
+    let name = Node::name(&config.params);
+    let outcome = token::run::<Node>(config).map_err(|f| f.to_string())?;
     Ok(Row {
-        algorithm: if forwarding { "KRLF" } else { "KRL" }.into(),
+        algorithm: name.into(),
         params: vec![
             ("nodes", args.nodes.to_string()),
             ("k", k(args).to_string()),
@@ -96,18 +99,15 @@ fn run_one(args: &Args, forwarding: bool, p: &Point) -> Result<Row, String> {
 
 pub fn run(args: &Args) -> (Vec<Row>, f64) {
     let points = grid(args, &CONNECTIVITY, &MOBILITY, &LOAD);
-    let jobs: Vec<(bool, Point)> = variants(args)
+    let jobs: Vec<(Algorithm, Point)> = variants(args)
         .iter()
-        .flat_map(|&f| points.iter().map(move |p| (f, *p)))
+        .flat_map(|&a| points.iter().map(move |p| (a, *p)))
         .collect();
-    run_all(args, &jobs, |(f, p)| run_one(args, *f, p))
+    run_all(args, &jobs, |(a, p)| run_one(args, *a, p))
 }
 
 pub fn print_table(args: &Args, rows: &[Row]) {
-    let names: Vec<&str> = variants(args)
-        .iter()
-        .map(|&f| if f { "KRLF" } else { "KRL" })
-        .collect();
+    let names: Vec<&str> = variants(args).iter().map(|a| a.name()).collect();
     println!(
         "KRL paper, section 6: {} nodes, k = {}, mean of {} seeds per point",
         args.nodes,

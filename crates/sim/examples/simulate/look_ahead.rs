@@ -2,9 +2,8 @@
 //! the number of hosts; load level, load pattern, host failures, mobility).
 
 use manet_mutex_sim::experiment::{mean_extra, Row};
-use manet_mutex_sim::routed::{
-    run_algorithm, sweep_with, Algorithm as Routed, LoadPattern, RoutedConfig, SweepConfig,
-};
+use manet_mutex_sim::routed::{run_algorithm, sweep_with, LoadPattern, RoutedConfig, SweepConfig};
+use manet_mutex_sim::Algorithm;
 
 use super::{ci, progress, Args};
 
@@ -42,11 +41,11 @@ pub fn record(args: &Args) -> Result<super::Recorded, String> {
         run.mobility.radius = *radius;
     }
     run.record = true;
-    match run_algorithm(Routed::LookAhead, &run) {
+    match run_algorithm(Algorithm::LookAhead, &run) {
         Ok(report) => Ok((report.recording.ok_or("the run did not record")?, None)),
-        Err(mut v) => match v.recording.take() {
-            Some(r) => Ok((*r, Some(v.to_string()))),
-            None => Err(v.to_string()),
+        Err(mut failure) => match failure.recording.take() {
+            Some(r) => Ok((*r, Some(failure.to_string()))),
+            None => Err(failure.to_string()),
         },
     }
 }
@@ -66,8 +65,8 @@ pub fn run(args: &Args) -> (Vec<Row>, f64) {
     bar.finish_and_clear();
     match rows {
         Ok(rows) => (rows, started.elapsed().as_secs_f64()),
-        Err(violation) => {
-            eprintln!("{violation}");
+        Err(failure) => {
+            eprintln!("{failure}");
             std::process::exit(1);
         }
     }
@@ -101,10 +100,9 @@ pub fn print_table(args: &Args, rows: &[Row]) {
                 for &load in &cfg.loads {
                     for &lambda in &cfg.lambdas {
                         for &algorithm in &cfg.algorithms {
-                            let short = if algorithm.name() == "look_ahead" {
-                                "LA"
-                            } else {
-                                "RA"
+                            let short = match algorithm {
+                                Algorithm::LookAhead => "LA",
+                                _ => "RA",
                             };
                             let mut line = format!(
                                 "{short:<5} {lambda:>7.0e} {:<9} {:<5} {:>5}",
@@ -148,7 +146,7 @@ fn print_hops_per_message(cfg: &SweepConfig, rows: &[Row]) {
             let matching: Vec<&Row> = rows
                 .iter()
                 .filter(|r| {
-                    r.algorithm == "look_ahead"
+                    r.algorithm == Algorithm::LookAhead.name()
                         && r.at(&[
                             ("hosts", h.to_string()),
                             ("load_pattern", LoadPattern::Uniform.name().into()),

@@ -19,21 +19,60 @@ mod look_ahead;
 mod plot;
 mod prioritized;
 
+use clap::builder::PossibleValue;
 use clap::{Parser, ValueEnum};
 use manet_mutex_sim::experiment::{parallel_map, to_csv, Row};
+use manet_mutex_sim::{Algorithm, Simulator};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Algorithm {
-    /// KRL and KRLF side by side (the KRL paper, section 6).
+/// What `--algorithm` runs: an algorithm of the registry, or KRL and KRLF side by side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Choice {
     All,
-    /// KRL alone (k = 1 is RL).
-    Krl,
-    /// KRL with token forwarding alone.
-    Krlf,
-    /// Prioritized h-out-of-k under its three priority policies.
-    Prioritized,
-    /// Look-ahead beside Ricart–Agrawala (the look-ahead paper, section V).
-    LookAhead,
+    One(Algorithm),
+}
+
+impl Choice {
+    /// The simulator that runs the choice.
+    fn simulator(self) -> Simulator {
+        match self {
+            Choice::All => Simulator::Token,
+            Choice::One(a) => a.simulator(),
+        }
+    }
+}
+
+impl ValueEnum for Choice {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            Choice::All,
+            Choice::One(Algorithm::Krl),
+            Choice::One(Algorithm::Krlf),
+            Choice::One(Algorithm::Prioritized),
+            Choice::One(Algorithm::LookAhead),
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let (name, help) = match self {
+            Choice::All => (
+                "all",
+                "KRL and KRLF side by side (the KRL paper, section 6)",
+            ),
+            Choice::One(a @ Algorithm::Krl) => (a.arg(), "KRL alone (k = 1 is RL)"),
+            Choice::One(a @ Algorithm::Krlf) => (a.arg(), "KRL with token forwarding alone"),
+            Choice::One(a @ Algorithm::Prioritized) => (
+                a.arg(),
+                "Prioritized h-out-of-k under its three priority policies",
+            ),
+            Choice::One(a @ Algorithm::LookAhead) => (
+                a.arg(),
+                "Look-ahead beside Ricart–Agrawala (the look-ahead paper, section V)",
+            ),
+            // Ricart–Agrawala runs beside look-ahead.
+            Choice::One(_) => return None,
+        };
+        Some(PossibleValue::new(name).help(help))
+    }
 }
 
 /// Simulate distributed mutual exclusion algorithms on mobile ad hoc networks.
@@ -41,8 +80,8 @@ enum Algorithm {
 #[command(version, about)]
 pub struct Args {
     /// Which algorithm(s) to run.
-    #[arg(long, value_enum, default_value_t = Algorithm::All)]
-    algorithm: Algorithm,
+    #[arg(long, value_enum, default_value_t = Choice::All)]
+    algorithm: Choice,
     /// Number of nodes.
     #[arg(long, default_value_t = 30)]
     nodes: usize,
@@ -162,7 +201,7 @@ impl Args {
                 None => Ok(()),
             }
         }
-        let token = !matches!(self.algorithm, Algorithm::LookAhead);
+        let token = self.algorithm.simulator() == Simulator::Token;
         if let Some(file) = &self.ns2 {
             if self.connectivity.is_some() || self.mobility.is_some() || self.hosts.is_some() {
                 return Err(format!(
@@ -245,7 +284,7 @@ impl Args {
             }
         }
         match self.algorithm {
-            Algorithm::All | Algorithm::Krl | Algorithm::Krlf => {
+            Choice::All | Choice::One(Algorithm::Krl | Algorithm::Krlf) => {
                 let k = krl::k(self);
                 if k == 0 || k as usize >= self.nodes {
                     return Err(format!(
@@ -255,7 +294,7 @@ impl Args {
                     ));
                 }
             }
-            Algorithm::Prioritized => {
+            Choice::One(Algorithm::Prioritized) => {
                 let k = prioritized::k(self);
                 if k == 0 {
                     return Err("--k 0: need at least one resource".into());
@@ -278,7 +317,7 @@ impl Args {
                     return Err("--aging-step 0: must be at least 1".into());
                 }
             }
-            Algorithm::LookAhead => {}
+            Choice::One(_) => {}
         }
         Ok(())
     }
@@ -335,7 +374,7 @@ fn progress(runs: usize) -> indicatif::ProgressBar {
     bar
 }
 
-/// Run every job on all cores; print the first invariant violation and exit 1 if any.
+/// Run every job on all cores; print the first failed run and exit 1 if any.
 fn run_all<J: Sync>(
     args: &Args,
     jobs: &[J],
@@ -354,13 +393,25 @@ fn run_all<J: Sync>(
     for r in results {
         match r {
             Ok(row) => rows.push(row),
-            Err(violation) => {
-                eprintln!("{violation}");
+            Err(failure) => {
+                eprintln!("{failure}");
                 std::process::exit(1);
             }
         }
     }
     (rows, wall)
+}
+
+/// The anomalies the nodes of `rows` reported, by severity.
+fn anomalies(rows: &[Row]) -> String {
+    let mut all = manet_mutex_sim::Anomalies::default();
+    for r in rows {
+        all += r.summary.anomalies;
+    }
+    format!(
+        "anomalies reported: {} noise, {} suspect",
+        all.noise, all.suspect
+    )
 }
 
 fn footer(args: &Args, rows: &[Row], wall: f64) {
@@ -378,8 +429,10 @@ fn footer(args: &Args, rows: &[Row], wall: f64) {
             "checked after every event"
         }
     );
-    // Timing differs between identical runs: stderr, so stdout is reproducible.
+    // Timing differs between identical runs: stderr, so stdout is reproducible (and the
+    // anomalies too, so the tables stay as they were).
     eprintln!("{wall:.1} s wall; simulator throughput {rate:.0} events/s per thread");
+    eprintln!("{}", anomalies(rows));
 }
 
 /// `mean ±half-width` of the 95% confidence interval of `metric` over the rows matching
@@ -405,21 +458,20 @@ fn ci(
     format!("{cell:>width$}")
 }
 
-/// A recorded run: its recording, and the violation as text if an invariant failed (the
-/// recording then ends there).
+/// A recorded run: its recording, and the failure as text if the run failed (the recording
+/// then ends there).
 pub type Recorded = (manet_mutex_sim::trace::Recording, Option<String>);
 
-/// Run `config` recording it, and return the recording whether the run kept every
-/// invariant or not.
+/// Run `config` recording it, and return the recording whether the run failed or not.
 fn record_run<N: manet_mutex_sim::TokenAlgorithm>(
     mut config: manet_mutex_sim::token::Config<manet_mutex_sim::Params<N::Settings>>,
 ) -> Result<Recorded, String> {
     config.record = true;
     match manet_mutex_sim::token::run::<N>(config) {
         Ok(outcome) => Ok((outcome.recording.ok_or("the run did not record")?, None)),
-        Err(mut v) => match v.recording.take() {
-            Some(r) => Ok((*r, Some(v.to_string()))),
-            None => Err(v.to_string()),
+        Err(mut failure) => match failure.recording.take() {
+            Some(r) => Ok((*r, Some(failure.to_string()))),
+            None => Err(failure.to_string()),
         },
     }
 }
@@ -476,23 +528,23 @@ fn main() {
     }
     if let Some(path) = &args.trace_html {
         let recording = match args.algorithm {
-            Algorithm::All | Algorithm::Krl | Algorithm::Krlf => krl::record(&args),
-            Algorithm::Prioritized => prioritized::record(&args),
-            Algorithm::LookAhead => look_ahead::record(&args),
+            Choice::One(Algorithm::Prioritized) => prioritized::record(&args),
+            Choice::One(Algorithm::LookAhead) => look_ahead::record(&args),
+            _ => krl::record(&args),
         };
-        let (recording, violation) = recording.unwrap_or_else(|e| {
+        let (recording, failure) = recording.unwrap_or_else(|e| {
             eprintln!("error: {e}");
             std::process::exit(2);
         });
-        if let Some(v) = &violation {
-            eprintln!("{v}");
+        if let Some(f) = &failure {
+            eprintln!("{f}");
         }
         if let Err(e) = std::fs::write(path, manet_mutex_sim::trace::html::page(&recording)) {
             eprintln!("error: {}: {e}", path.display());
             std::process::exit(1);
         }
         println!("{} ({} steps)", path.display(), recording.steps());
-        std::process::exit(i32::from(violation.is_some()));
+        std::process::exit(i32::from(failure.is_some()));
     }
     if args.figures {
         let started = std::time::Instant::now();
@@ -511,9 +563,9 @@ fn main() {
         }
     }
     let (rows, wall) = match args.algorithm {
-        Algorithm::All | Algorithm::Krl | Algorithm::Krlf => krl::run(&args),
-        Algorithm::Prioritized => prioritized::run(&args),
-        Algorithm::LookAhead => look_ahead::run(&args),
+        Choice::One(Algorithm::Prioritized) => prioritized::run(&args),
+        Choice::One(Algorithm::LookAhead) => look_ahead::run(&args),
+        _ => krl::run(&args),
     };
     if let Some(dir) = &args.out {
         let written = std::fs::create_dir_all(dir)
@@ -530,11 +582,12 @@ fn main() {
     if args.csv {
         print!("{}", to_csv(&rows));
         eprintln!("{wall:.1} s wall");
+        eprintln!("{}", anomalies(&rows));
         return;
     }
     match args.algorithm {
-        Algorithm::Prioritized => prioritized::print_table(&args, &rows),
-        Algorithm::LookAhead => look_ahead::print_table(&args, &rows),
+        Choice::One(Algorithm::Prioritized) => prioritized::print_table(&args, &rows),
+        Choice::One(Algorithm::LookAhead) => look_ahead::print_table(&args, &rows),
         _ => krl::print_table(&args, &rows),
     }
     footer(&args, &rows, wall);

@@ -5,7 +5,7 @@ use manet_mutex::prioritized::{Node, Policy, Settings};
 use manet_mutex::NodeId;
 use manet_mutex_sim::experiment::{mean_extra, Row};
 use manet_mutex_sim::token::{self, Config};
-use manet_mutex_sim::{Dist, Params, Workload};
+use manet_mutex_sim::{Algorithm, Dist, Params, Workload};
 
 use super::krl::config;
 use super::{ci, conn_name, grid, mobility_name, run_all, Args, Point};
@@ -112,7 +112,7 @@ fn run_one(args: &Args, policy: PolicyArg, p: &Point) -> Result<Row, String> {
         ));
     }
     Ok(Row {
-        algorithm: "prioritized".into(),
+        algorithm: Algorithm::Prioritized.name().into(),
         params: vec![
             ("nodes", args.nodes.to_string()),
             ("k", k.to_string()),

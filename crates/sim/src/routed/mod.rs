@@ -9,39 +9,22 @@
 //!
 //! Timers are set by the cores in milliseconds of simulated time.
 //!
-//! The invariants are checked after every step ([`Host::check_safety`]); a run ends with a
-//! drain (no new requests, failures, loss or mode changes; everyone back) that must serve every
-//! waiting host. A violation carries the seed and the trace of the last events.
+//! The invariants are checked after every step ([`crate::Plugin::check_safety`]), and so is
+//! every anomaly a host reports: a suspect one fails the run, as none of these faults is
+//! outside the permission algorithms' contract. A run ends with a drain (no new requests,
+//! failures, loss or mode changes; everyone back) that must serve every waiting host. A
+//! [`crate::Failure`] carries the seed and the trace of the last events.
 
 mod check;
+mod network;
 mod sweep;
 mod world;
 
-pub use check::Host;
+pub use check::{Host, HostParams};
 pub use sweep::{sweep, sweep_with, LoadPattern, SweepConfig};
 pub use world::{run, run_algorithm, Report};
 
 use super::waypoint::WaypointConfig;
-
-/// The algorithms routed mode can run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Algorithm {
-    /// [`manet_mutex::look_ahead`].
-    LookAhead,
-    /// [`manet_mutex::ricart_agrawala`].
-    RicartAgrawala,
-}
-
-impl Algorithm {
-    /// The name used in tables.
-    pub fn name(self) -> &'static str {
-        match self {
-            Algorithm::LookAhead => "look_ahead",
-            Algorithm::RicartAgrawala => "ricart_agrawala",
-        }
-    }
-}
 
 /// What happens to a message whose destination is unreachable at send time.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -118,12 +101,12 @@ pub struct RoutedConfig {
     pub max_time: f64,
     /// Simulated seconds the drain may take before a waiting host counts as starved.
     pub drain_time: f64,
-    /// Check the invariants after every step.
+    /// Check the invariants after every step, and fail on a suspect anomaly.
     pub check_invariants: bool,
-    /// Events kept for a violation report.
+    /// Events kept for a failure report.
     pub trace_len: usize,
     /// Record the whole run for the viewer ([`crate::trace`]): [`Report::recording`], or the
-    /// violation's. Hosts are drawn where they are (positions normalized by the territory),
+    /// failure's. Hosts are drawn where they are (positions normalized by the territory),
     /// links are the pairs within the radius.
     pub record: bool,
 }

@@ -2,9 +2,9 @@
 //! pattern, failure setting and mobility level, for look-ahead beside Ricart–Agrawala.
 
 use super::world::run_algorithm;
-use super::{Algorithm, RoutedConfig};
+use super::RoutedConfig;
 use crate::experiment::{parallel_map, Row};
-use crate::Violation;
+use crate::{Algorithm, Failure};
 
 /// How requests are spread over the hosts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -54,7 +54,7 @@ impl LoadPattern {
 /// The grid to sweep; every combination is run once per seed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepConfig {
-    /// Algorithms, run on identical configurations.
+    /// Algorithms, run on identical configurations (those of the routed simulator).
     pub algorithms: Vec<Algorithm>,
     /// Numbers of hosts.
     pub hosts: Vec<u32>,
@@ -95,9 +95,9 @@ impl Default for SweepConfig {
 
 /// Run the grid on up to `threads` threads, one [`Row`] per run (coordinates `hosts`,
 /// `lambda`, `load_pattern`, `failures`, `mobility`; extra column `hops_per_routed_message`),
-/// in grid order. Stops at the first
-/// invariant violation or starved host.
-pub fn sweep(cfg: &SweepConfig, threads: usize) -> Result<Vec<Row>, Violation> {
+/// in grid order. Stops at the first failed run (an invariant violated, a suspect anomaly, a
+/// starved host).
+pub fn sweep(cfg: &SweepConfig, threads: usize) -> Result<Vec<Row>, Failure> {
     sweep_with(cfg, threads, || {})
 }
 
@@ -106,7 +106,27 @@ pub fn sweep_with(
     cfg: &SweepConfig,
     threads: usize,
     on_run: impl Fn() + Sync,
-) -> Result<Vec<Row>, Violation> {
+) -> Result<Vec<Row>, Failure> {
+    parallel_map(&jobs(cfg), threads, |job| {
+        let report = run_algorithm(job.algorithm, &job.run);
+        on_run();
+        Ok(job.row(&report?))
+    })
+    .into_iter()
+    .collect()
+}
+
+/// One run of a sweep, and the coordinates its row shows.
+struct Job {
+    algorithm: Algorithm,
+    load: LoadPattern,
+    failures: bool,
+    mobility: f64,
+    run: RoutedConfig,
+}
+
+/// Every run of the grid, in grid order (the algorithms innermost, on identical runs).
+fn jobs(cfg: &SweepConfig) -> Vec<Job> {
     let mut jobs = Vec::new();
     for &seed in &cfg.seeds {
         for &failures in &cfg.failures {
@@ -114,53 +134,79 @@ pub fn sweep_with(
                 for &load in &cfg.loads {
                     for &lambda in &cfg.lambdas {
                         for &hosts in &cfg.hosts {
-                            let mut run = RoutedConfig::paper(hosts, lambda, mobility, seed);
-                            run.load = load;
-                            run.target_entries = cfg.target_entries;
-                            run.max_time = 4.0 * cfg.target_entries as f64
-                                / (f64::from(hosts.max(1)) * lambda);
-                            if failures {
-                                run = run.with_paper_failures();
-                            }
-                            if let Some((trace, radius)) = &cfg.trace {
-                                run.trace = Some(trace.clone());
-                                run.mobility.radius = *radius;
-                            }
-                            for &algorithm in &cfg.algorithms {
-                                jobs.push((algorithm, load, failures, mobility, run.clone()));
-                            }
+                            let point = Point {
+                                seed,
+                                failures,
+                                mobility,
+                                load,
+                                lambda,
+                                hosts,
+                            };
+                            let run = point.run(cfg);
+                            jobs.extend(cfg.algorithms.iter().map(|&algorithm| Job {
+                                algorithm,
+                                load,
+                                failures,
+                                mobility,
+                                run: run.clone(),
+                            }));
                         }
                     }
                 }
             }
         }
     }
-    parallel_map(
-        &jobs,
-        threads,
-        |(algorithm, load, failures, mobility, run)| {
-            let report = run_algorithm(*algorithm, run);
-            on_run();
-            let report = report?;
-            // The look-ahead paper's Fig. 4 counts hops of messages that reach their host.
-            let hops_per_message = report.metrics.hops as f64 / report.routed.max(1) as f64;
-            Ok(Row {
-                algorithm: algorithm.name().into(),
-                params: vec![
-                    ("hosts", run.hosts.to_string()),
-                    ("lambda", run.lambda.to_string()),
-                    ("load_pattern", load.name().into()),
-                    ("failures", failures.to_string()),
-                    ("mobility", mobility.to_string()),
-                ],
-                seed: run.seed,
-                summary: report.metrics.summary(),
-                extra: vec![("hops_per_routed_message", format!("{hops_per_message:.4}"))],
-            })
-        },
-    )
-    .into_iter()
-    .collect()
+    jobs
+}
+
+/// A point of the grid.
+struct Point {
+    seed: u64,
+    failures: bool,
+    mobility: f64,
+    load: LoadPattern,
+    lambda: f64,
+    hosts: u32,
+}
+
+impl Point {
+    /// The paper's run at this point, `cfg.target_entries` long.
+    fn run(&self, cfg: &SweepConfig) -> RoutedConfig {
+        let mut run = RoutedConfig::paper(self.hosts, self.lambda, self.mobility, self.seed);
+        run.load = self.load;
+        run.target_entries = cfg.target_entries;
+        run.max_time =
+            4.0 * cfg.target_entries as f64 / (f64::from(self.hosts.max(1)) * self.lambda);
+        if self.failures {
+            run = run.with_paper_failures();
+        }
+        if let Some((trace, radius)) = &cfg.trace {
+            run.trace = Some(trace.clone());
+            run.mobility.radius = *radius;
+        }
+        run
+    }
+}
+
+impl Job {
+    /// This run's row.
+    fn row(&self, report: &super::Report) -> Row {
+        // The look-ahead paper's Fig. 4 counts hops of messages that reach their host.
+        let hops_per_message = report.metrics.hops as f64 / report.routed.max(1) as f64;
+        Row {
+            algorithm: self.algorithm.name().into(),
+            params: vec![
+                ("hosts", self.run.hosts.to_string()),
+                ("lambda", self.run.lambda.to_string()),
+                ("load_pattern", self.load.name().into()),
+                ("failures", self.failures.to_string()),
+                ("mobility", self.mobility.to_string()),
+            ],
+            seed: self.run.seed,
+            summary: report.metrics.summary(),
+            extra: vec![("hops_per_routed_message", format!("{hops_per_message:.4}"))],
+        }
+    }
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ impl Stamp {
 /// the partition of the sets, for both a REPLY outstanding exactly while waiting), messages only to other known hosts,
 /// `EnterCritical` only into the critical section.
 fn consistent<H: Host>(node: &H, actions: &[Action<H::Message>], hosts: u32) -> Result<(), String> {
-    H::check_safety(std::slice::from_ref(node)).map_err(|v| v.to_string())?;
+    H::check_safety(std::slice::from_ref(node), &()).map_err(|v| v.to_string())?;
     for action in actions {
         match action {
             Action::Send { to, msg } if *to == node.id() || to.0 >= hosts => {

@@ -23,16 +23,27 @@ pub struct Failure {
 }
 
 impl Failure {
+    /// A failure at `time`: `message` is the broken invariant ([`manet_mutex::Violation`]) or
+    /// what else went wrong; `trace` the last events, oldest first.
+    pub(crate) fn new(
+        seed: u64,
+        time: Time,
+        message: impl fmt::Display,
+        trace: Vec<String>,
+    ) -> Self {
+        Failure {
+            seed,
+            time,
+            message: message.to_string(),
+            trace,
+            recording: None,
+        }
+    }
+
     /// A failure at time 0, before the first event (a network that cannot be built, a
     /// configuration the simulator cannot run).
     pub(crate) fn at_start(seed: u64, message: String) -> Self {
-        Failure {
-            seed,
-            time: 0.0,
-            message,
-            trace: Vec::new(),
-            recording: None,
-        }
+        Failure::new(seed, 0.0, message, Vec::new())
     }
 }
 

@@ -205,21 +205,10 @@ impl<H: Host> World<H> {
         (r, side)
     }
 
-    /// A failed run: `message` is the broken invariant ([`manet_mutex::Violation`]) or what
-    /// else went wrong.
+    /// A failed run now, with the last events.
     fn failure(&self, message: impl core::fmt::Display) -> Failure {
-        let message = message.to_string();
-        Failure {
-            seed: self.cfg.seed,
-            time: self.q.now(),
-            message,
-            trace: self
-                .trace
-                .iter()
-                .map(|(t, ev)| format!("t={t:.4} {ev:?}"))
-                .collect(),
-            recording: None,
-        }
+        let trace = self.trace.iter().map(|(t, ev)| format!("t={t:.4} {ev:?}"));
+        Failure::new(self.cfg.seed, self.q.now(), message, trace.collect())
     }
 
     fn main_phase(&mut self) -> Result<(), Failure> {

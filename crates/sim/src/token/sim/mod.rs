@@ -236,21 +236,11 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
         }
     }
 
-    /// A failed run: `message` is the broken invariant ([`manet_mutex::Violation`]) or what
-    /// else went wrong.
+    /// A failed run now, with the last events.
     fn failure(&self, message: impl core::fmt::Display) -> Failure {
-        let message = message.to_string();
-        Failure {
-            seed: self.config.seed,
-            time: self.queue.now(),
-            message,
-            trace: self
-                .trace
-                .iter()
-                .map(|(t, node, event)| format!("t={t:.3} {node:?} <- {event:?}"))
-                .collect(),
-            recording: None,
-        }
+        let trace = self.trace.iter();
+        let trace = trace.map(|(t, node, event)| format!("t={t:.3} {node:?} <- {event:?}"));
+        Failure::new(self.config.seed, self.queue.now(), message, trace.collect())
     }
 
     /// The load phase and the drain, then the settling and the final checks.

@@ -11,7 +11,7 @@
 //!   garbage, waits for every node to reach its target, and fails on any violation.
 //!
 //! ```text
-//! cargo run --release --features codec --example cluster -- launch --algorithm all \
+//! cargo run --release --bin cluster -- launch --algorithm all \
 //!     --nodes 5 --entries 200 --loss 0.1 --flaps 10
 //! ```
 //!

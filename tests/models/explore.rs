@@ -5,6 +5,7 @@
 
 use std::fmt::Debug;
 
+use manet_mutex::Violation;
 use stateright::{Checker, Model};
 
 /// One model to explore: its label, the model, its state budget and a printable summary of
@@ -68,7 +69,7 @@ pub fn explore<M>(
 pub fn replay<M: Model>(
     model: &M,
     steps: &[M::Action],
-    check: impl Fn(&M::State) -> Result<(), String>,
+    check: impl Fn(&M::State) -> Result<(), Violation>,
 ) -> Result<M::State, String>
 where
     M::Action: Debug + Clone,
@@ -78,7 +79,7 @@ where
         state = model
             .next_state(&state, step.clone())
             .ok_or_else(|| format!("{step:?} is not possible"))?;
-        check(&state)?;
+        check(&state).map_err(|v| v.to_string())?;
     }
     Ok(state)
 }

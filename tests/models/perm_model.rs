@@ -223,7 +223,11 @@ impl<H: PermissionHarness> Hash for State<H> {
         bag.sort_unstable();
         bag.hash(hasher);
         self.net.timers.hash(hasher);
-        self.net.fault.hash(hasher);
+        self.net
+            .fault
+            .as_ref()
+            .map(|v| (v.rule, v.node, &v.detail))
+            .hash(hasher);
         self.net.departures.hash(hasher);
         self.net.waived.hash(hasher);
         self.net.lost.hash(hasher);
@@ -393,7 +397,7 @@ where
     H::Message: Send + Sync + 'static,
 {
     let last = crate::explore::replay(model, steps, |state| state.net.check_safety())?;
-    last.net.drain(DRAIN_ROUNDS)
+    last.net.drain(DRAIN_ROUNDS).map_err(|v| v.to_string())
 }
 
 /// Whether the profile's space on `hosts` hosts is too large to be exhaustive within its
@@ -464,6 +468,7 @@ where
             .check_safety()
             .and_then(|()| last.net.drain(DRAIN_ROUNDS))
             .err()
+            .map(|v| v.to_string())
             .unwrap_or_default();
         format!("{reason}\n{}", last.net.trace_text())
     });

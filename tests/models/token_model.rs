@@ -259,7 +259,10 @@ impl<P: Fingerprint> Hash for State<P> {
             .collect();
         edges.sort_unstable();
         edges.hash(hasher);
-        net.fault.hash(hasher);
+        net.fault
+            .as_ref()
+            .map(|v| (v.rule, v.node, &v.detail))
+            .hash(hasher);
         self.requests_left.hash(hasher);
         (
             self.failures_left,
@@ -453,7 +456,7 @@ where
     P::Message: Send + Sync + 'static,
 {
     let last = crate::explore::replay(model, steps, |state| state.net.check_safety())?;
-    last.net.drain(DRAIN_ROUNDS)
+    last.net.drain(DRAIN_ROUNDS).map_err(|v| v.to_string())
 }
 
 pub fn edges(pairs: &[(u32, u32)]) -> Vec<(NodeId, NodeId)> {
@@ -483,6 +486,7 @@ pub fn check<P: Fingerprint>(
             .check_safety()
             .and_then(|()| last.net.drain(DRAIN_ROUNDS))
             .err()
+            .map(|v| v.to_string())
             .unwrap_or_default();
         format!("{reason}\n{}", last.net.trace_text())
     });

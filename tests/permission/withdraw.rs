@@ -159,7 +159,7 @@ fn play<H: PermissionHarness>(mut net: PermNet<H>, ops: &[Op]) -> Result<(), Str
             _ => {}
         }
     }
-    net.settle(500)?;
+    net.settle(500).map_err(|v| v.to_string())?;
     if net.entries.len() != requests - cancels {
         return Err(format!(
             "{requests} requests, {cancels} withdrawn, {} entries",

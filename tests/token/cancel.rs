@@ -100,7 +100,7 @@ fn play<P: TokenHarness>(mut net: TokenNet<P>, ops: &[Op], resources: u32) -> Re
             _ => {}
         }
     }
-    net.settle(4_000)?;
+    net.settle(4_000).map_err(|v| v.to_string())?;
     if net.entries.len() != requests - cancels {
         return Err(format!(
             "{requests} requests, {cancels} withdrawn, {} entries",

@@ -37,10 +37,11 @@ use std::fmt::Debug;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::driver::{amend, rule};
 use crate::TokenHarness;
 use manet_mutex::fence::Fences;
 use manet_mutex::session::{self, Datagram, Epochs, Frame, Session, SessionEvent, Transmit};
-use manet_mutex::{Action, CsRequest, Event, NodeId, Status};
+use manet_mutex::{Action, CsRequest, Error, Event, NodeId, Status, Violation};
 use manet_mutex_sim::{busy, Channels, Graph, Params};
 
 /// A core message with a unique id, so the harness can follow it through the sessions.
@@ -152,19 +153,32 @@ impl<P: TokenHarness> SessionNet<P> {
     /// The network `params` describes on `graph`, with sessions of `settings` and datagram
     /// randomness from `seed`. The cores start with every link of `graph`; the sessions form
     /// them in a calm warm-up before the cores hear anything, then `weather` sets in.
+    ///
+    /// A `configuration` violation if the cores or the sessions cannot be built (at the node
+    /// whose configuration is invalid, when the error names one), `links-formed` if the
+    /// warm-up does not form every link.
     pub fn new(
         graph: Graph,
         params: &Params<P::Settings>,
         settings: session::Settings,
         weather: Weather,
         seed: u64,
-    ) -> Result<Self, String> {
-        let nodes = P::build(&graph, params).map_err(|e| format!("cannot build: {e}"))?;
+    ) -> Result<Self, Violation> {
+        let nodes = P::build(&graph, params).map_err(|e| {
+            let node = match e {
+                Error::InvalidConfig { node, .. } => Some(node),
+                _ => None,
+            };
+            Violation::new(rule::CONFIGURATION, node, format!("cannot build: {e}"))
+        })?;
         let sessions = (0..nodes.len() as u32)
             .map(|i| {
                 Session::new(NodeId(i), settings)
                     .map(|s| s.with_precious(precious::<P>))
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| {
+                        let detail = format!("cannot build the sessions: {e}");
+                        Violation::new(rule::CONFIGURATION, None, detail)
+                    })
             })
             .collect::<Result<Vec<_>, _>>()?;
         let mut net = SessionNet {
@@ -193,7 +207,8 @@ impl<P: TokenHarness> SessionNet<P> {
         let limit = 20 * settings.retransmit_after;
         net.run_until(limit);
         if !net.all_linked() {
-            return Err(format!("the warm-up did not form every link by {limit}"));
+            let detail = format!("the warm-up did not form every link by {limit}");
+            return Err(Violation::new(rule::LINKS_FORMED, None, detail));
         }
         net.warm = true;
         net.weather = weather;
@@ -387,25 +402,34 @@ impl<P: TokenHarness> SessionNet<P> {
     }
 
     /// Every message sent, not delivered and not reported lost is still in its sender's
-    /// session; every message a session holds was sent and is not reported lost.
-    pub fn check_accounting(&self) -> Result<(), String> {
+    /// session; every message a session holds was sent and is not reported lost. A
+    /// `message-accounting` violation otherwise (at the node whose session should hold the
+    /// message, or holds it).
+    pub fn check_accounting(&self) -> Result<(), Violation> {
+        let broken = |node, detail| Err(Violation::new(rule::MESSAGE_ACCOUNTING, node, detail));
         let mut held = BTreeMap::new();
         for (i, s) in self.sessions.iter().enumerate() {
             for (to, m) in s.unconfirmed() {
                 if held.insert(m.uid, (NodeId(i as u32), to)).is_some() {
-                    return Err(format!("message {} held twice", m.uid));
+                    return broken(None, format!("message {} held twice", m.uid));
                 }
             }
         }
         for (uid, (from, to, _)) in &self.flying {
             if held.get(uid) != Some(&(*from, *to)) {
-                return Err(format!(
-                    "message {uid} ({from:?} -> {to:?}) vanished: not delivered, not held by {from:?}'s session, not reported lost"
-                ));
+                return broken(
+                    Some(*from),
+                    format!(
+                        "message {uid} ({from:?} -> {to:?}) vanished: not delivered, not held by {from:?}'s session, not reported lost"
+                    ),
+                );
             }
         }
-        if let Some(uid) = held.keys().find(|u| self.ghosts.contains_key(u)) {
-            return Err(format!("message {uid} reported lost but still held"));
+        if let Some((uid, (holder, _))) = held.iter().find(|(u, _)| self.ghosts.contains_key(u)) {
+            return broken(
+                Some(*holder),
+                format!("message {uid} reported lost but still held"),
+            );
         }
         Ok(())
     }
@@ -470,7 +494,7 @@ impl<P: TokenHarness> SessionNet<P> {
             }
         }
         if let Err(e) = self.check_accounting() {
-            self.violation(e);
+            self.violation(e.to_string());
         }
         while let Some(transmit) = self.sessions[i].poll_transmit() {
             self.launch(at, transmit);
@@ -569,7 +593,11 @@ impl<P: TokenHarness> SessionNet<P> {
     /// goes quiet, nothing is in flight; then the drained-state checks. Starvation is an
     /// error unless a precious message was destroyed; not going quiet is an error unless no
     /// token is left ([`SessionNet::token_left`]). Returns the report.
-    pub fn heal_and_drain(&mut self, budget: u64) -> Result<Report, String> {
+    ///
+    /// The error is the algorithm's violation (of `check_settled`), or the driver's own:
+    /// `liveness` (starvation), `links-formed`, `quiescence` (not quiet); with the trace added
+    /// to its detail, except for `links-formed`.
+    pub fn heal_and_drain(&mut self, budget: u64) -> Result<Report, Violation> {
         self.silent.clear();
         self.connect_all();
         let deadline = self.now + budget;
@@ -582,11 +610,12 @@ impl<P: TokenHarness> SessionNet<P> {
             if self.destroyed() {
                 return Ok(self.finish_report());
             }
-            return Err(format!(
+            let detail = format!(
                 "starvation: {stuck:?} at {} with no precious message lost\n{}",
                 self.now,
                 self.trace_text()
-            ));
+            );
+            return Err(Violation::new(rule::LIVENESS, None, detail));
         }
         // An algorithm whose drained state must be quiet (KRL, prioritized; not KRLF, whose
         // idle tokens keep moving) refuses a drained state with messages in flight. With no
@@ -601,18 +630,21 @@ impl<P: TokenHarness> SessionNet<P> {
             self.run_until(self.now + step);
         }
         if !self.all_linked() {
-            return Err(format!("links not formed again by {}", self.now));
+            let detail = format!("links not formed again by {}", self.now);
+            return Err(Violation::new(rule::LINKS_FORMED, None, detail));
         }
         if quiet(self) {
             if !self.flying.is_empty() {
-                return Err(format!(
+                let detail = format!(
                     "still {} messages in flight at {}: the algorithm did not go quiet\n{}",
                     self.flying.len(),
                     self.now,
                     self.trace_text()
-                ));
+                );
+                return Err(Violation::new(rule::QUIESCENCE, None, detail));
             }
-            P::check_settled(&self.nodes).map_err(|e| format!("{e}\n{}", self.trace_text()))?;
+            P::check_settled(&self.nodes)
+                .map_err(|v| amend(v, format_args!("\n{}", self.trace_text())))?;
         }
         Ok(self.finish_report())
     }

@@ -1,14 +1,60 @@
 //! What the drivers share: feeding a node an event with its trace and tape, hand-driven mode
-//! and contract breaches ([`Driver`]), and the viewer page a failure message names.
+//! and contract breaches ([`Driver`]), the rules they check themselves ([`rule`]), and the
+//! viewer page a failure message names.
 
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::fmt::{Display, Write};
 
-use manet_mutex::{Action, Error, Event, NodeId, Protocol};
+use manet_mutex::{Action, Error, Event, Fence, NodeId, Protocol, Violation};
 use manet_mutex_sim::trace::{Tape, Visible};
 
 use crate::{PermNet, PermissionHarness, TokenHarness, TokenNet};
+
+/// The rules the drivers check themselves, as the [`Violation::rule`]s they report (the crate
+/// docs list them); the algorithms' own rules come from their `invariants` modules.
+pub(crate) mod rule {
+    /// A node broke the driving contract: it sent to itself, to an unknown node or over a link
+    /// it does not know, returned an action the driver does not know, rejected a valid event,
+    /// or returned an `Err` but changed.
+    pub(crate) const DRIVER_CONTRACT: &str = "driver-contract";
+    /// A node entered the critical section with a fence not above the highest of its lane.
+    pub(crate) const FENCE_ORDER: &str = "fence-order";
+    /// A drain or settle did not serve every waiting node within its rounds or budget.
+    pub(crate) const LIVENESS: &str = "liveness";
+    /// `PermNet`'s drain: nothing was lost and nothing is left to deliver, yet a host waits.
+    pub(crate) const LOSSLESS_LIVENESS: &str = "lossless-liveness";
+    /// The network did not go quiet: still busy after a delivery limit, or messages left in
+    /// flight where the algorithm must go quiet.
+    pub(crate) const QUIESCENCE: &str = "quiescence";
+    /// `SessionNet`: a message held by two sessions, vanished unreported, or reported lost but
+    /// still held.
+    pub(crate) const MESSAGE_ACCOUNTING: &str = "message-accounting";
+    /// `SessionNet`: the sessions did not form every link of the graph in time.
+    pub(crate) const LINKS_FORMED: &str = "links-formed";
+    /// `SessionNet::new`: the nodes or sessions cannot be built from the configuration.
+    pub(crate) const CONFIGURATION: &str = "configuration";
+}
+
+/// `violation` with `more` added to its detail (where it was found, the trace), its rule and
+/// node unchanged.
+pub(crate) fn amend(mut violation: Violation, more: impl Display) -> Violation {
+    // Writing to a `String` cannot fail.
+    let _ = write!(violation.detail, "{more}");
+    violation
+}
+
+/// Node `at` entered with `fence`, not above `highest`, the highest of its lane so far.
+pub(crate) fn fence_went_back(at: NodeId, fence: Fence, highest: u64) -> Violation {
+    let detail = format!("entered with {fence:?}, not above {highest}: a fence went back");
+    Violation::new(rule::FENCE_ORDER, Some(at), detail)
+}
+
+/// Node `at` broke the driving contract: `detail` says how.
+pub(crate) fn contract(at: NodeId, detail: String) -> Violation {
+    Violation::new(rule::DRIVER_CONTRACT, Some(at), detail)
+}
 
 /// What a node's `handle` gave: its actions, or its error.
 pub(crate) type Handled<M> = Result<Vec<Action<M>>, Error>;
@@ -39,7 +85,7 @@ pub(crate) struct Parts<'a, P: Visible + Clone> {
     /// or violation panics).
     pub(crate) checked: bool,
     /// The first contract breach seen: once set, the driver stops changing.
-    pub(crate) fault: &'a mut Option<String>,
+    pub(crate) fault: &'a mut Option<Violation>,
     /// The text trace, if kept.
     pub(crate) trace: &'a mut Option<Vec<String>>,
     /// The tape for the viewer, if kept.
@@ -59,7 +105,7 @@ pub(crate) trait Driver {
     fn failure_text(&self) -> String;
 
     /// Record a contract breach; in hand-driven mode, panic with it.
-    fn breach(&mut self, fault: String) {
+    fn breach(&mut self, fault: Violation) {
         if self.parts().checked {
             panic!("{fault}\n{}", self.failure_text());
         }
@@ -86,7 +132,7 @@ pub(crate) trait Driver {
         let outcome = traced_handle(node, at, event, parts.trace);
         if let Err(e) = &outcome {
             if before.is_some_and(|b| b != *node) {
-                self.breach(format!("{at:?} returned {e} but changed"));
+                self.breach(contract(at, format!("returned {e} but changed")));
             }
         }
         Some(outcome)

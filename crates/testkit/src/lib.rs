@@ -49,6 +49,31 @@
 //!
 //! Set `MANET_MUTEX_TRACE=1` to keep the event trace of every network for failure messages.
 //!
+//! # Failures
+//!
+//! Every check of the drivers returns a [`manet_mutex::Violation`], the type of the
+//! algorithms' own invariant checks: a broken algorithm invariant (a rule of its `invariants`
+//! module, such as `mutual-exclusion` or `token-count`) is passed through, and what a driver
+//! finds itself is one of these rules, with the node at fault when there is one:
+//!
+//! | rule | reported by | what must hold |
+//! | --- | --- | --- |
+//! | `driver-contract` | [`TokenNet::check_safety`], [`PermNet::check_safety`] (from [`TokenNet::fault`], [`PermNet::fault`]) | a node keeps the driving contract: it sends only over a link it knows (`TokenNet`) or to another existing host (`PermNet`), returns only actions the driver knows, accepts every valid event, and changes nothing when it returns an `Err` |
+//! | `fence-order` | the same | every entry's fence is above the highest fence of its lane so far |
+//! | `liveness` | [`TokenNet::drain`], [`TokenNet::settle`], [`PermNet::drain`], [`PermNet::settle`], [`SessionNet::heal_and_drain`] | every waiting node is served within the drain's rounds (or budget), except where a fault destroyed what liveness needs (each driver's docs say where) |
+//! | `lossless-liveness` | [`PermNet::drain`], [`PermNet::settle`] | until a message is lost, the messages already sent serve every waiting host: no round is left with nothing to deliver while one waits |
+//! | `quiescence` | [`TokenNet::run`], [`PermNet::deliver_all`], [`SessionNet::heal_and_drain`] | the network goes quiet: nothing in flight within the delivery limit, or once every request is served |
+//! | `message-accounting` | [`SessionNet::check_accounting`] | every message sent and neither delivered nor reported lost is held by its sender's session, by that one only, and none reported lost is still held |
+//! | `links-formed` | [`SessionNet::new`], [`SessionNet::heal_and_drain`] | the sessions form every link of the graph: in the calm warm-up, and again after the faults end |
+//! | `configuration` | [`SessionNet::new`] | the cores and the sessions can be built from the configuration |
+//!
+//! A drain's or settle's violation carries, at the end of its detail, where it was found (with
+//! the disconnected hosts away, when every node asked once more) and the trace with the
+//! viewer page ([`TokenNet::trace_text`]). [`TokenNet::new`], [`TokenNet::with_edges`] and
+//! [`PermNet::new`] return the protocol's [`manet_mutex::Error`] (an invalid configuration);
+//! [`SessionNet::new`] also warms the network up, so it reports a `Violation`. The runs
+//! ([`run_token_schedule`], …) panic with the violation's text.
+//!
 //! # Example
 //!
 //! KRL with two tokens on a ring of five nodes that never changes, with corrupted fields (and

@@ -33,12 +33,12 @@ use manet_mutex::fence::Fences;
 use manet_mutex::look_ahead::{self, Mode};
 use manet_mutex::{
     ricart_agrawala, Action, Anomaly, CsRequest, Error, Event, Fence, NodeId, Protocol, Status,
-    TimerId,
+    TimerId, Violation,
 };
 use manet_mutex_sim::routed::{Host, HostParams};
 
 use crate::corrupt::{Corruptible, Corruption, Counts, Outcome, Value};
-use crate::driver::Driver;
+use crate::driver::{amend, contract, fence_went_back, rule, Driver};
 
 /// What the harness needs from an algorithm besides [`Host`].
 pub trait PermissionHarness:
@@ -124,8 +124,9 @@ pub struct PermNet<H: PermissionHarness> {
     pub history: Vec<Flight<H::Message>>,
     /// Each host's armed timers, sorted.
     pub timers: Vec<Vec<TimerId>>,
-    /// The first contract breach seen, if any: once set, the system stops changing.
-    pub fault: Option<String>,
+    /// The first contract breach seen, if any (a `driver-contract` or `fence-order`
+    /// violation): once set, the system stops changing.
+    pub fault: Option<Violation>,
     /// The epoch of each host's last DISCONNECT.
     pub departures: Vec<Option<u64>>,
     /// Why strict liveness no longer holds, if it does not.
@@ -162,10 +163,10 @@ pub struct PermNet<H: PermissionHarness> {
 
 impl<H: PermissionHarness> PermNet<H> {
     /// `hosts` hosts built by [`manet_mutex_sim::Plugin::build`] (seeded initial sets for
-    /// look-ahead), with retransmission timeout 1.
-    pub fn new(hosts: u32, seed: u64) -> Result<Self, String> {
-        let nodes = H::build(&hosts, &HostParams::new(seed, 1))
-            .map_err(|e| format!("cannot create: {e}"))?;
+    /// look-ahead), with retransmission timeout 1; the error of building them if the
+    /// configuration is invalid.
+    pub fn new(hosts: u32, seed: u64) -> Result<Self, Error> {
+        let nodes = H::build(&hosts, &HostParams::new(seed, 1))?;
         Ok(Self::with_nodes(nodes))
     }
 
@@ -217,7 +218,7 @@ impl<H: PermissionHarness> PermNet<H> {
     /// ([`Self::fault`], or a panic in hand-driven mode).
     pub fn apply_valid(&mut self, at: NodeId, event: Event<H::Message>) {
         if let Err(e) = self.apply(at, event) {
-            self.breach(format!("{at:?} rejected a valid event: {e}"));
+            self.breach(contract(at, format!("rejected a valid event: {e}")));
         }
     }
 
@@ -234,86 +235,16 @@ impl<H: PermissionHarness> PermNet<H> {
         };
         let actions = outcome?;
         if let Some(from) = departure_from {
-            let dropped = Action::Anomaly {
-                from,
-                kind: Anomaly::OutOfRange,
-            };
-            if self.corrupted && !self.receiving_corrupted && actions.contains(&dropped) {
-                self.waived = Some("a DISCONNECT was dropped after a corrupted clock");
-            }
+            self.departure_received(from, &actions);
         }
-        // A record of an away host's epoch beyond its real one (a corrupted epoch that no
-        // REPLY can correct while the host is away) makes its DISCONNECT look stale, or makes
-        // it look back, as a REQUEST from its next epoch would: either way its peers may wait
-        // for it until it returns.
-        if self.corrupted && self.waived.is_none() {
-            let ahead = (0..self.nodes.len()).any(|j| {
-                let host = &self.nodes[j];
-                !host.reachable()
-                    && self
-                        .nodes
-                        .iter()
-                        .any(|n| n.seen(NodeId(j as u32)) > host.epoch())
-            });
-            if ahead {
-                self.waived = Some("a corrupted epoch put a record of an away host ahead of it");
-            }
-        }
+        self.check_records_ahead();
         if departs {
-            // Two absences overlap when a host leaves while it counts another as away or
-            // has not seen that host's last DISCONNECT (the two are concurrent).
-            let node = &self.nodes[at.index()];
-            let overlap = self.departures.iter().enumerate().any(|(j, d)| {
-                let peer = NodeId(j as u32);
-                j != at.index()
-                    && d.is_some_and(|clock| node.seen(peer) < clock || node.absent(peer))
-            });
-            if overlap {
-                self.waived = Some("two hosts were away at once");
-            }
-            self.departures[at.index()] = Some(node.epoch());
+            self.departed(at);
         }
         for action in actions {
-            match action {
-                Action::Send { to, msg } => {
-                    if to == at || to.index() >= self.nodes.len() {
-                        self.breach(format!("{at:?} sent {msg:?} to {to:?}"));
-                        return Ok(());
-                    }
-                    let flight = Flight { from: at, to, msg };
-                    if self.checked {
-                        if self.history.len() == HISTORY {
-                            self.history.remove(0);
-                        }
-                        self.history.push(flight.clone());
-                    }
-                    self.in_flight.push(flight);
-                    self.marks.push(false);
-                }
-                // Restarting a timer is allowed: it stays armed once.
-                Action::SetTimer { timer, .. } => {
-                    let timers = &mut self.timers[at.index()];
-                    if let Err(i) = timers.binary_search(&timer) {
-                        timers.insert(i, timer);
-                    }
-                }
-                Action::CancelTimer { timer } => self.timers[at.index()].retain(|&t| t != timer),
-                Action::EnterCritical { fence, .. } => {
-                    self.entries.push((at, fence));
-                    if let Err(highest) = self.fences.admit(fence) {
-                        self.breach(format!(
-                            "{at:?} entered with {fence:?}, not above {highest}: a fence went back"
-                        ));
-                        return Ok(());
-                    }
-                }
-                Action::Anomaly { from, kind } => self.anomalies.push((at, from, kind)),
-                other => {
-                    self.breach(format!(
-                        "{at:?} returned an action this driver does not know: {other:?}"
-                    ));
-                    return Ok(());
-                }
+            if let Err(breach) = self.carry_out(at, action) {
+                self.breach(breach);
+                return Ok(());
             }
         }
         if self.checked {
@@ -322,6 +253,114 @@ impl<H: PermissionHarness> PermNet<H> {
             }
         }
         Ok(())
+    }
+
+    /// A DISCONNECT from `from` was received, and the receiver answered with `actions`: one
+    /// dropped for its clock (out of range) after a corruption waives strict liveness, unless
+    /// the message itself was corrupted.
+    fn departure_received(&mut self, from: NodeId, actions: &[Action<H::Message>]) {
+        let dropped = Action::Anomaly {
+            from,
+            kind: Anomaly::OutOfRange,
+        };
+        if self.corrupted && !self.receiving_corrupted && actions.contains(&dropped) {
+            self.waived = Some("a DISCONNECT was dropped after a corrupted clock");
+        }
+    }
+
+    /// A record of an away host's epoch beyond its real one (a corrupted epoch that no REPLY
+    /// can correct while the host is away) makes its DISCONNECT look stale, or makes it look
+    /// back, as a REQUEST from its next epoch would: either way its peers may wait for it until
+    /// it returns, which waives strict liveness.
+    fn check_records_ahead(&mut self) {
+        if !self.corrupted || self.waived.is_some() {
+            return;
+        }
+        let ahead = (0..self.nodes.len()).any(|j| {
+            let host = &self.nodes[j];
+            !host.reachable()
+                && self
+                    .nodes
+                    .iter()
+                    .any(|n| n.seen(NodeId(j as u32)) > host.epoch())
+        });
+        if ahead {
+            self.waived = Some("a corrupted epoch put a record of an away host ahead of it");
+        }
+    }
+
+    /// `at` disconnected voluntarily: its epoch is recorded, and an absence overlapping
+    /// another waives strict liveness.
+    fn departed(&mut self, at: NodeId) {
+        // Two absences overlap when a host leaves while it counts another as away or
+        // has not seen that host's last DISCONNECT (the two are concurrent).
+        let node = &self.nodes[at.index()];
+        let overlap = self.departures.iter().enumerate().any(|(j, d)| {
+            let peer = NodeId(j as u32);
+            j != at.index() && d.is_some_and(|clock| node.seen(peer) < clock || node.absent(peer))
+        });
+        if overlap {
+            self.waived = Some("two hosts were away at once");
+        }
+        self.departures[at.index()] = Some(node.epoch());
+    }
+
+    /// Carry out one action of `at`: a contract breach is its `Err`.
+    fn carry_out(&mut self, at: NodeId, action: Action<H::Message>) -> Result<(), Violation> {
+        match action {
+            Action::Send { to, msg } => self.send(at, to, msg),
+            Action::SetTimer { timer, .. } => {
+                self.arm(at, timer);
+                Ok(())
+            }
+            Action::CancelTimer { timer } => {
+                self.timers[at.index()].retain(|&t| t != timer);
+                Ok(())
+            }
+            Action::EnterCritical { fence, .. } => self.enter(at, fence),
+            Action::Anomaly { from, kind } => {
+                self.anomalies.push((at, from, kind));
+                Ok(())
+            }
+            other => Err(contract(
+                at,
+                format!("returned an action this driver does not know: {other:?}"),
+            )),
+        }
+    }
+
+    /// `at` sends `msg` to `to`, which must be another host: into the bag (and, in
+    /// hand-driven mode, the history).
+    fn send(&mut self, at: NodeId, to: NodeId, msg: H::Message) -> Result<(), Violation> {
+        if to == at || to.index() >= self.nodes.len() {
+            return Err(contract(at, format!("sent {msg:?} to {to:?}")));
+        }
+        let flight = Flight { from: at, to, msg };
+        if self.checked {
+            if self.history.len() == HISTORY {
+                self.history.remove(0);
+            }
+            self.history.push(flight.clone());
+        }
+        self.in_flight.push(flight);
+        self.marks.push(false);
+        Ok(())
+    }
+
+    /// `at` arms `timer`. Restarting a timer is allowed: it stays armed once.
+    fn arm(&mut self, at: NodeId, timer: TimerId) {
+        let timers = &mut self.timers[at.index()];
+        if let Err(i) = timers.binary_search(&timer) {
+            timers.insert(i, timer);
+        }
+    }
+
+    /// `at` enters the critical section with `fence`, which must be above the highest so far.
+    fn enter(&mut self, at: NodeId, fence: Fence) -> Result<(), Violation> {
+        self.entries.push((at, fence));
+        self.fences
+            .admit(fence)
+            .map_err(|highest| fence_went_back(at, fence, highest))
     }
 
     /// The trace, if one was kept (`MANET_MUTEX_TRACE=1`), for a failure message; with it, the
@@ -369,15 +408,16 @@ impl<H: PermissionHarness> PermNet<H> {
         self.deliver(i);
     }
 
-    /// Deliver everything in flight, oldest first, until nothing is left; an error after
-    /// `limit` deliveries (a message storm).
-    pub fn deliver_all(&mut self, limit: usize) -> Result<(), String> {
+    /// Deliver everything in flight, oldest first, until nothing is left; a `quiescence`
+    /// violation after `limit` deliveries (a message storm).
+    pub fn deliver_all(&mut self, limit: usize) -> Result<(), Violation> {
         for _ in 0..limit {
             if !self.deliver(0) {
                 return Ok(());
             }
         }
-        Err(format!("still busy after {limit} deliveries"))
+        let detail = format!("still busy after {limit} deliveries");
+        Err(Violation::new(rule::QUIESCENCE, None, detail))
     }
 
     /// Deliver everything in flight except to `away`, whose messages stay in flight (a host
@@ -511,11 +551,12 @@ impl<H: PermissionHarness> PermNet<H> {
     }
 
     /// The algorithm's `check_safety` (one host in the critical section, each host's own invariants,
-    /// pairwise consistency of the sets), plus the contract breaches recorded by `apply`.
-    pub fn check_safety(&self) -> Result<(), String> {
+    /// pairwise consistency of the sets), plus the contract breaches recorded by `apply`
+    /// ([`PermNet::fault`]).
+    pub fn check_safety(&self) -> Result<(), Violation> {
         match &self.fault {
             Some(fault) => Err(fault.clone()),
-            None => H::check_safety(&self.nodes, &()).map_err(|v| v.to_string()),
+            None => H::check_safety(&self.nodes, &()),
         }
     }
 
@@ -527,7 +568,10 @@ impl<H: PermissionHarness> PermNet<H> {
     /// every waiting host enters within `rounds` rounds of [`PermNet::settle`] while the hosts
     /// that disconnected stay away (unless [`PermNet::waived`]), and again after they all
     /// reconnect. Safety is checked after every round.
-    pub fn drain(&self, rounds: usize) -> Result<(), String> {
+    ///
+    /// The error is the algorithm's violation, or the driver's own (`liveness`,
+    /// `lossless-liveness`), with the trace added to its detail.
+    pub fn drain(&self, rounds: usize) -> Result<(), Violation> {
         let away: Vec<NodeId> = (0..self.nodes.len())
             .filter(|&i| !self.nodes[i].reachable())
             .map(|i| NodeId(i as u32))
@@ -541,7 +585,7 @@ impl<H: PermissionHarness> PermNet<H> {
             let mut strict = self.clone();
             if let Err(e) = strict.settle(rounds) {
                 if strict.waived.is_none() {
-                    return Err(format!("{e}, with the disconnected hosts away"));
+                    return Err(amend(e, ", with the disconnected hosts away"));
                 }
             }
         }
@@ -558,12 +602,12 @@ impl<H: PermissionHarness> PermNet<H> {
     /// messages already sent must serve every request, or a host that forgot a deferred REPLY
     /// would pass, rescued by the requester's retransmission. Fails if a host still waits (or
     /// is inside) after `rounds` rounds.
-    pub fn settle(&mut self, rounds: usize) -> Result<(), String> {
+    pub fn settle(&mut self, rounds: usize) -> Result<(), Violation> {
         self.settle_here(rounds)
-            .map_err(|e| format!("{e}\n{}", self.trace_text()))
+            .map_err(|v| amend(v, format_args!("\n{}", self.trace_text())))
     }
 
-    fn settle_here(&mut self, rounds: usize) -> Result<(), String> {
+    fn settle_here(&mut self, rounds: usize) -> Result<(), Violation> {
         for _ in 0..rounds {
             if self.busy().is_empty() {
                 return Ok(());
@@ -577,10 +621,11 @@ impl<H: PermissionHarness> PermNet<H> {
             if deliverable.is_empty() {
                 let busy = self.busy();
                 if !self.lost && !busy.is_empty() {
-                    return Err(format!(
+                    let detail = format!(
                         "nothing lost and nothing to deliver, yet {busy:?} not served: only a \
                          retransmission would help"
-                    ));
+                    );
+                    return Err(Violation::new(rule::LOSSLESS_LIVENESS, None, detail));
                 }
                 for (node, timer) in self.armed() {
                     self.fire(node, timer);
@@ -594,7 +639,10 @@ impl<H: PermissionHarness> PermNet<H> {
         }
         match self.busy() {
             busy if busy.is_empty() => Ok(()),
-            busy => Err(format!("starvation: {busy:?} after {rounds} drain rounds")),
+            busy => {
+                let detail = format!("starvation: {busy:?} after {rounds} drain rounds");
+                Err(Violation::new(rule::LIVENESS, None, detail))
+            }
         }
     }
 }

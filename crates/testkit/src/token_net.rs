@@ -41,7 +41,7 @@ use manet_mutex::{
 use manet_mutex_sim::{busy, Channels, Graph, Params, TokenAlgorithm};
 
 use crate::corrupt::{Corruptible, Corruption, Counts, Outcome, Value};
-use crate::driver::Driver;
+use crate::driver::{amend, contract, fence_went_back, rule, Driver};
 
 /// What the harness needs from a token algorithm besides [`TokenAlgorithm`].
 pub trait TokenHarness:
@@ -183,8 +183,9 @@ pub struct TokenNet<P: TokenHarness> {
     pub asymmetric: bool,
     /// Resources destroyed by corruption (prioritized counts).
     pub lost: u32,
-    /// The first contract breach seen, if any: once set, the network stops changing.
-    pub fault: Option<String>,
+    /// The first contract breach seen, if any (a `driver-contract` or `fence-order`
+    /// violation): once set, the network stops changing.
+    pub fault: Option<Violation>,
     /// Every entry into the critical section, in order: `(node, resources, fence)`.
     pub entries: Vec<(NodeId, u32, Fence)>,
     /// The protected resource: the highest fence of every lane so far. An entry whose fence
@@ -209,9 +210,10 @@ pub struct TokenNet<P: TokenHarness> {
 }
 
 impl<P: TokenHarness> TokenNet<P> {
-    /// The network `params` describes on `graph`, every link known to both ends.
-    pub fn new(graph: Graph, params: &Params<P::Settings>) -> Result<Self, String> {
-        let nodes = P::build(&graph, params).map_err(|e| format!("cannot build: {e}"))?;
+    /// The network `params` describes on `graph`, every link known to both ends; the error
+    /// of building its nodes if the configuration is invalid.
+    pub fn new(graph: Graph, params: &Params<P::Settings>) -> Result<Self, Error> {
+        let nodes = P::build(&graph, params)?;
         Ok(Self::with_nodes(nodes, graph))
     }
 
@@ -255,13 +257,14 @@ impl<P: TokenHarness> TokenNet<P> {
     }
 
     /// The network of `settings` on nodes `0..n` linked by `edges`, with the tokens at
-    /// `holders`, in hand-driven mode ([`TokenNet::checked`]).
+    /// `holders`, in hand-driven mode ([`TokenNet::checked`]); the error of building its
+    /// nodes if the configuration is invalid.
     pub fn with_edges(
         n: u32,
         edges: &[(NodeId, NodeId)],
         holders: &[NodeId],
         settings: P::Settings,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, Error> {
         let graph = Graph::from_edges(n as usize, edges);
         Ok(Self::new(graph, &Params::new(settings, holders.to_vec()))?.checked())
     }
@@ -311,32 +314,9 @@ impl<P: TokenHarness> TokenNet<P> {
         };
         let actions = outcome?;
         for action in &actions {
-            match action {
-                Action::Send { to, msg } => {
-                    let to = *to;
-                    if !self.up.contains(&(at, to)) {
-                        self.breach(format!(
-                            "{at:?} sent {msg:?} to {to:?} over a link it does not know"
-                        ));
-                        return Ok(());
-                    }
-                    self.channels.push(at, to, msg.clone());
-                    self.marks.entry((at, to)).or_default().push_back(false);
-                    if self.checked {
-                        self.order.push_back((at, to));
-                    }
-                }
-                Action::EnterCritical { resources, fence } => {
-                    self.entries.push((at, *resources, *fence));
-                    if let Err(highest) = self.fences.admit(*fence) {
-                        self.breach(format!(
-                            "{at:?} entered with {fence:?}, not above {highest}: a fence went back"
-                        ));
-                        return Ok(());
-                    }
-                }
-                Action::Anomaly { from, kind } => self.anomalies.push((at, *from, *kind)),
-                _ => {}
+            if let Err(breach) = self.carry_out(at, action) {
+                self.breach(breach);
+                return Ok(());
             }
         }
         self.last = actions;
@@ -348,11 +328,47 @@ impl<P: TokenHarness> TokenNet<P> {
         Ok(())
     }
 
+    /// Carry out one action of `at`: a contract breach is its `Err`.
+    fn carry_out(&mut self, at: NodeId, action: &Action<P::Message>) -> Result<(), Violation> {
+        match action {
+            Action::Send { to, msg } => self.send(at, *to, msg),
+            Action::EnterCritical { resources, fence } => self.enter(at, *resources, *fence),
+            Action::Anomaly { from, kind } => {
+                self.anomalies.push((at, *from, *kind));
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// `at` sends `msg` to `to`: onto their channel, if `at` knows the link.
+    fn send(&mut self, at: NodeId, to: NodeId, msg: &P::Message) -> Result<(), Violation> {
+        if !self.up.contains(&(at, to)) {
+            let detail = format!("sent {msg:?} to {to:?} over a link it does not know");
+            return Err(contract(at, detail));
+        }
+        self.channels.push(at, to, msg.clone());
+        self.marks.entry((at, to)).or_default().push_back(false);
+        if self.checked {
+            self.order.push_back((at, to));
+        }
+        Ok(())
+    }
+
+    /// `at` enters the critical section with `resources` and `fence`, which must be above
+    /// the highest fence of its lane.
+    fn enter(&mut self, at: NodeId, resources: u32, fence: Fence) -> Result<(), Violation> {
+        self.entries.push((at, resources, fence));
+        self.fences
+            .admit(fence)
+            .map_err(|highest| fence_went_back(at, fence, highest))
+    }
+
     /// Feed an event the caller knows to be valid: a rejection is a contract breach
     /// ([`Self::fault`], or a panic in hand-driven mode).
     pub fn apply_valid(&mut self, at: NodeId, event: Event<P::Message>) {
         if let Err(e) = self.apply(at, event) {
-            self.breach(format!("{at:?} rejected a valid event: {e}"));
+            self.breach(contract(at, format!("rejected a valid event: {e}")));
         }
     }
 
@@ -390,9 +406,10 @@ impl<P: TokenHarness> TokenNet<P> {
         true
     }
 
-    /// Deliver the heads of the busy links round-robin until nothing is in flight; an error
-    /// after `limit` deliveries (a message storm: KRLF's idle tokens never stop).
-    pub fn run(&mut self, limit: usize) -> Result<(), String> {
+    /// Deliver the heads of the busy links round-robin until nothing is in flight, then
+    /// [`TokenNet::check_safety`]; a `quiescence` violation after `limit` deliveries (a
+    /// message storm: KRLF's idle tokens never stop).
+    pub fn run(&mut self, limit: usize) -> Result<(), Violation> {
         let mut delivered = 0;
         loop {
             let busy = self.busy_links();
@@ -404,7 +421,8 @@ impl<P: TokenHarness> TokenNet<P> {
                 delivered += 1;
             }
             if delivered > limit {
-                return Err(format!("still busy after {limit} deliveries"));
+                let detail = format!("still busy after {limit} deliveries");
+                return Err(Violation::new(rule::QUIESCENCE, None, detail));
             }
         }
     }
@@ -579,11 +597,11 @@ impl<P: TokenHarness> TokenNet<P> {
     }
 
     /// The algorithm's safety invariants (knowing what corruption destroyed), plus the
-    /// contract breaches recorded by `apply`.
-    pub fn check_safety(&self) -> Result<(), String> {
+    /// contract breaches recorded by `apply` ([`TokenNet::fault`]).
+    pub fn check_safety(&self) -> Result<(), Violation> {
         match &self.fault {
             Some(fault) => Err(fault.clone()),
-            None => P::check(&self.nodes, &self.channels, self.lost).map_err(|v| v.to_string()),
+            None => P::check(&self.nodes, &self.channels, self.lost),
         }
     }
 
@@ -600,21 +618,24 @@ impl<P: TokenHarness> TokenNet<P> {
     /// node must also be served when it asks once more (and only `check_settled` holds at
     /// quiescence). Liveness is not required where corruption destroyed what it needs
     /// ([`TokenHarness::live_after_loss`]); safety is checked after every round either way.
-    pub fn drain(&self, rounds: usize) -> Result<(), String> {
+    ///
+    /// The error is the algorithm's violation, or the driver's own (`liveness` when a waiting
+    /// node is not served), with the trace added to its detail.
+    pub fn drain(&self, rounds: usize) -> Result<(), Violation> {
         self.clone().settle(rounds)
     }
 
     /// [`TokenNet::drain`] on this network itself rather than on a copy, for tests that
     /// look at the result (entry order, final heights).
-    pub fn settle(&mut self, rounds: usize) -> Result<(), String> {
+    pub fn settle(&mut self, rounds: usize) -> Result<(), Violation> {
         self.settle_here(rounds)
-            .map_err(|e| format!("{e}\n{}", self.trace_text()))
+            .map_err(|v| amend(v, format_args!("\n{}", self.trace_text())))
     }
 
-    fn settle_here(&mut self, rounds: usize) -> Result<(), String> {
+    fn settle_here(&mut self, rounds: usize) -> Result<(), Violation> {
         let required = P::live_after_loss(&self.nodes, self.lost);
         match self.settle_refreshed(rounds) {
-            Err(e) if !required && e.starts_with("starvation") => return Ok(()),
+            Err(v) if !required && v.rule == rule::LIVENESS => return Ok(()),
             Ok(()) if !required => return Ok(()),
             outcome => outcome?,
         }
@@ -626,7 +647,7 @@ impl<P: TokenHarness> TokenNet<P> {
                 }
             }
             self.settle_refreshed(rounds)
-                .map_err(|e| format!("{e}, when every node asked once more"))?;
+                .map_err(|v| amend(v, ", when every node asked once more"))?;
         }
         Ok(())
     }
@@ -636,23 +657,22 @@ impl<P: TokenHarness> TokenNet<P> {
     /// corrupted height left wrong) and it is tried again. A corrupted height can leave a
     /// view that nothing else ever refreshes, and wrong views can make waiting nodes ask one
     /// another in a circle (docs/ALGORITHMS.md, T6).
-    fn settle_refreshed(&mut self, rounds: usize) -> Result<(), String> {
+    fn settle_refreshed(&mut self, rounds: usize) -> Result<(), Violation> {
         match self.serve(rounds) {
-            Err(e) if self.corrupted && e.starts_with("starvation") => {
+            Err(v) if self.corrupted && v.rule == rule::LIVENESS => {
                 self.note(|| "keepalive on every link".into());
                 for (a, b) in self.up.clone() {
                     self.apply_valid(a, Event::LinkUp(b));
                 }
                 self.serve(rounds)
-                    .map_err(|e| format!("{e}, even after a keepalive on every link"))
+                    .map_err(|v| amend(v, ", even after a keepalive on every link"))
             }
             outcome => outcome,
         }
     }
 
     /// Drain rounds until nobody waits (see [`TokenNet::drain`]).
-    /// Drain rounds until nobody waits (see [`TokenNet::drain`]).
-    fn serve(&mut self, rounds: usize) -> Result<(), String> {
+    fn serve(&mut self, rounds: usize) -> Result<(), Violation> {
         for _ in 0..rounds {
             for (a, b) in self.pending_notices() {
                 self.notice(a, b);
@@ -680,7 +700,8 @@ impl<P: TokenHarness> TokenNet<P> {
         }
         if self.anyone_busy() {
             let stuck: Vec<_> = busy(&self.nodes).map(|n| (n.id(), n.status())).collect();
-            return Err(format!("starvation: {stuck:?} after {rounds} drain rounds"));
+            let detail = format!("starvation: {stuck:?} after {rounds} drain rounds");
+            return Err(Violation::new(rule::LIVENESS, None, detail));
         }
         let quiet = self.channels.is_empty();
         if (self.corrupted || self.asymmetric) && quiet {
@@ -688,6 +709,5 @@ impl<P: TokenHarness> TokenNet<P> {
         } else {
             P::check_drained(&self.nodes, &self.channels, quiet)
         }
-        .map_err(|v| v.to_string())
     }
 }

@@ -72,7 +72,9 @@ pub struct Summary {
 }
 
 /// Anomalies reported ([`manet_mutex::Action::Anomaly`]), counted by their severity as the
-/// reporting algorithm reads them ([`manet_mutex::Protocol::anomaly_severity`]).
+/// reporting algorithm reads them ([`manet_mutex::Protocol::anomaly_severity`]), over the
+/// whole run: unlike the measured metrics, warm-up, drain and settling count too, since a
+/// suspect one fails a checked run whenever it comes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Anomalies {
     /// [`Severity::Noise`]: what runs within the algorithm's contract produce.

@@ -426,29 +426,29 @@ impl<H: Host> World<H> {
         handling: &str,
     ) -> Result<(), String> {
         match action {
-            Action::Send { to, msg } => self.send(h, to, msg),
-            Action::EnterCritical { fence, .. } => return self.enter(h, fence),
+            Action::Send { to, msg } => {
+                self.send(h, to, msg);
+                Ok(())
+            }
+            Action::EnterCritical { fence, .. } => self.enter(h, fence),
             Action::SetTimer { timer, after } => {
                 self.q
                     .schedule(after as f64 / 1000.0, Ev::Timer { host: h, timer });
+                Ok(())
             }
             Action::CancelTimer { timer } => {
                 self.cancelled.insert((h, timer));
+                Ok(())
             }
             Action::Anomaly { from, kind } => {
                 let checked = self.cfg.check_invariants;
-                return self
-                    .metrics
-                    .anomalies
-                    .report::<H>(checked, h, from, kind, handling);
+                let anomalies = &mut self.metrics.anomalies;
+                anomalies.report::<H>(checked, h, from, kind, handling)
             }
-            other => {
-                return Err(format!(
-                    "{h:?} returned an action this simulator does not know: {other:?}"
-                ))
-            }
+            other => Err(format!(
+                "{h:?} returned an action this simulator does not know: {other:?}"
+            )),
         }
-        Ok(())
     }
 
     /// Count and route a message, and record it (lost at once, if it is).

@@ -16,7 +16,7 @@ use crate::NodeId;
 /// let v = Violation::new("token-count", None, "2 tokens held + 0 in flight != k = 1");
 /// assert_eq!(v.to_string(), "token-count: 2 tokens held + 0 in flight != k = 1");
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct Violation {
     /// A short, stable name of the rule broken (`"mutual-exclusion"`, `"token-count"`, …);

@@ -223,11 +223,7 @@ impl<H: PermissionHarness> Hash for State<H> {
         bag.sort_unstable();
         bag.hash(hasher);
         self.net.timers.hash(hasher);
-        self.net
-            .fault
-            .as_ref()
-            .map(|v| (v.rule, v.node, &v.detail))
-            .hash(hasher);
+        self.net.fault.hash(hasher);
         self.net.departures.hash(hasher);
         self.net.waived.hash(hasher);
         self.net.lost.hash(hasher);

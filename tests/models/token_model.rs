@@ -259,10 +259,7 @@ impl<P: Fingerprint> Hash for State<P> {
             .collect();
         edges.sort_unstable();
         edges.hash(hasher);
-        net.fault
-            .as_ref()
-            .map(|v| (v.rule, v.node, &v.detail))
-            .hash(hasher);
+        net.fault.hash(hasher);
         self.requests_left.hash(hasher);
         (
             self.failures_left,

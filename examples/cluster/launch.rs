@@ -95,10 +95,48 @@ const WARMUP_MS: u64 = 300;
 /// A run with a token reported lost and no entry for this long is over.
 const STALL: Duration = Duration::from_secs(5);
 
-pub fn run(args: LaunchArgs) -> Outcome {
-    if args.nodes < 2 {
-        return Err("a cluster needs at least 2 nodes".into());
+impl LaunchArgs {
+    /// Everything the children would refuse, and every link the launcher would pick, checked
+    /// before any process starts: a child that refuses its flags would leave the others
+    /// waiting for it.
+    fn validate(&self) -> Result<(), String> {
+        if self.nodes < 2 {
+            return Err("a cluster needs at least 2 nodes".into());
+        }
+        if !(0.0..=1.0).contains(&self.loss) {
+            return Err(format!(
+                "--loss is a probability, 0 to 1, not {}",
+                self.loss
+            ));
+        }
+        if self.k == 0 {
+            return Err("--k must be at least 1".into());
+        }
+        if self.entries == 0 || self.timeout == 0 {
+            return Err("--entries and --timeout must be at least 1".into());
+        }
+        let edges = self.topology.edges(self.nodes);
+        if let Some((a, b)) = edges
+            .iter()
+            .find(|(a, b)| a == b || a.0 >= self.nodes || b.0 >= self.nodes)
+        {
+            return Err(format!(
+                "--edges: {}-{} is not a link between two of the {} nodes (ids 0 to {})",
+                a.0,
+                b.0,
+                self.nodes,
+                self.nodes - 1
+            ));
+        }
+        if edges.is_empty() && self.flaps + self.cuts > 0 {
+            return Err("--flaps and --cuts need at least one link".into());
+        }
+        Ok(())
     }
+}
+
+pub fn run(args: LaunchArgs) -> Outcome {
+    args.validate()?;
     let mut all_ok = true;
     for &algorithm in &args.algorithm.0 {
         let outcome = run_one(&args, algorithm)?;
@@ -109,6 +147,21 @@ pub fn run(args: LaunchArgs) -> Outcome {
         all_ok &= outcome.problems.is_empty();
     }
     Ok(all_ok)
+}
+
+/// The children of one run. Whatever way the run ends (an error while starting them
+/// included), none outlives it: dropping this kills those still running and reaps them.
+struct Children(Vec<(Child, ChildStdin)>);
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for (child, _) in &mut self.0 {
+            if child.try_wait().ok().flatten().is_none() {
+                let _ = child.kill();
+            }
+            let _ = child.wait();
+        }
+    }
 }
 
 /// A line from a child's standard output (`None` when it closed), by child: nodes `0..n`,
@@ -209,7 +262,7 @@ fn run_one(
             resource_args.push("--concurrent-grants".into());
         }
     }
-    let mut children = vec![];
+    let mut children = Children(vec![]);
     for i in 0..n {
         let mut a: Vec<String> = [
             "node",
@@ -234,10 +287,10 @@ fn run_one(
         ] {
             a.extend([flag.into(), value]);
         }
-        children.push(spawn(a, i as usize, &tx)?);
+        children.0.push(spawn(a, i as usize, &tx)?);
     }
     // Last, so that each node's child is at its id.
-    children.push(spawn(resource_args, n as usize, &tx)?);
+    children.0.push(spawn(resource_args, n as usize, &tx)?);
     drop(tx);
 
     let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
@@ -249,16 +302,17 @@ fn run_one(
     let mut outcome = RunOutcome::default();
     let result = follow(
         args,
-        &mut children,
+        &mut children.0,
         &lines,
         &links,
         peers,
         &mut rng,
         &mut outcome,
     );
-    // Whatever happened, no child outlives the run.
+    // The children's exits, given time to finish their output (`Children` kills and reaps
+    // whatever is left on any other way out).
     let mut exits = vec![];
-    for (child, _) in &mut children {
+    for (child, _) in &mut children.0 {
         let deadline = Instant::now() + Duration::from_secs(5);
         let status = loop {
             match child.try_wait().ok().flatten() {

@@ -71,6 +71,13 @@ pub enum Event<M> {
     /// The application withdraws its waiting request (only while `Waiting`; the node returns
     /// to the remainder section and never enters for that request).
     Cancel,
+    /// A failure detector suspects that `peer` crashed (permission algorithms): the node stops
+    /// waiting for it. What a wrong suspicion costs: the crate's
+    /// [failure model](crate#failure-model).
+    Suspect(NodeId),
+    /// A failure detector trusts `peer` again after a [`Suspect`](Event::Suspect): the node
+    /// counts it again (permission algorithms).
+    Trust(NodeId),
 }
 
 impl<M> Event<M> {
@@ -88,6 +95,8 @@ impl<M> Event<M> {
             Event::Disconnect => "Disconnect",
             Event::Reconnect => "Reconnect",
             Event::Cancel => "Cancel",
+            Event::Suspect(_) => "Suspect",
+            Event::Trust(_) => "Trust",
         }
     }
 }
@@ -205,6 +214,18 @@ pub enum Action<M> {
         /// The timer.
         timer: TimerId,
     },
+    /// The lease of the entry made under `fence` ended while the node is still in the critical
+    /// section: the application must stop acting on the protected resource under this fence
+    /// now, because from here on another holder may be granted the same unit
+    /// (the crate's [failure model](crate#failure-model)). The node stays `Critical` until
+    /// `Release`.
+    LeaseExpired {
+        /// The fence of the entry whose lease ended.
+        fence: Fence,
+    },
+    /// Something the embedder should know about recovery happened (a token regenerated or
+    /// destroyed, a peer excluded or readmitted). Informational, like `Anomaly`.
+    Report(Report),
     /// The node ignored a peer's input (or part of it). Purely informational; whether it is
     /// noise: [`Protocol::anomaly_severity`](crate::Protocol::anomaly_severity).
     Anomaly {
@@ -213,6 +234,29 @@ pub enum Action<M> {
         /// What was wrong with it.
         kind: Anomaly,
     },
+}
+
+/// What recovery did, reported in [`Action::Report`]
+/// (the crate's [failure model](crate#failure-model)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Report {
+    /// The node made a new generation of a token it concluded was lost: `fence` is the first
+    /// fence of the new generation (its lane the token's id).
+    TokenRegenerated {
+        /// The new generation's first fence.
+        fence: Fence,
+    },
+    /// The node destroyed a token of an older generation than one it knows (a token from
+    /// before a regeneration, met after a merge or a late delivery): it is never used.
+    TokenDestroyed {
+        /// The destroyed token's fence.
+        fence: Fence,
+    },
+    /// The node no longer waits for `peer` ([`Event::Suspect`], or a timeout of its own).
+    PeerExcluded(NodeId),
+    /// The node counts `peer` again ([`Event::Trust`], or a message from a newer incarnation).
+    PeerReadmitted(NodeId),
 }
 
 #[cfg(test)]

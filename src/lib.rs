@@ -257,6 +257,42 @@
 //! authentication can tell. Every rule, per field, with the tests that pin it:
 //! `docs/ALGORITHMS.md`, "Threat model".
 //!
+//! ## Failure model
+//!
+//! Beyond the threat model above, hosts and networks fail. The crate names five failures:
+//! **crash-stop** (a host stops for good), **crash-restart** (a host comes back with empty
+//! state, under a new incarnation), **loss on a breaking link** (a message, a token among
+//! them, in flight when its link failed: the [session](session) reports it "possibly lost"),
+//! **partition** and **merge** (the network splits into parts that cannot reach each other,
+//! and later joins again). Four guarantees are stated against them, each under its own
+//! assumption; `docs/ALGORITHMS.md`, "Failure model and recovery", derives each bound and
+//! names the tests that pin it.
+//!
+//! - **(a) Fences, always.** No timing assumption: a protected resource that admits fences with
+//!   [`fence::Fences`] never accepts a grant after a later one for the same unit. A token made
+//!   again after a loss starts a new *generation*, and the generation is the high part of
+//!   every fence value it issues, so its grants are later than every grant of the tokens
+//!   before it.
+//! - **(b) At most k acting holders** (1 for the permission algorithms), with every host's
+//!   clock drifting at most ρ and the delivery bounds of the mode: every entry has a *lease*
+//!   ([`Action::LeaseExpired`] ends it), and nothing is granted again until the lease of
+//!   every entry it could overlap has ended on every clock.
+//! - **(c) At most k tokens in existence**, with a live majority of a configured membership,
+//!   in a majority mode, including across partitions.
+//! - **(d) Liveness**: after the last crash, loss or partition heals, every live requester is
+//!   served within a bound each mode states.
+//!
+//! | algorithm, mode | (a) | (b) | (c) | (d) |
+//! | --- | --- | --- | --- | --- |
+//! | token algorithms, the papers' (default) | yes | yes: nothing is ever made again | yes | only without crashes and losses: a lost token is gone, reported by the session |
+//! | KRL/KRLF with [`token::Recovery`] | yes | crashes and losses, in a part whose beacons arrive within the bounds; not across a partition | one token per id and part; a merge destroys the older | after the last fault, within the silence and claim bounds plus service |
+//! | permission algorithms, the papers' (default) | yes | yes: nobody is excluded | n/a | only without crashes |
+//! | permission algorithms with exclusion ([`Event::Suspect`] or a timeout) | yes | when every exclusion is of a crashed host or after the lease and delivery bounds; not across a partition | n/a | after the last crash, within the exclusion timeout plus service |
+//! | permission algorithms with exclusion and majority | yes | also across partitions: only a part with a majority enters | n/a | in the part with a majority |
+//!
+//! What is not built yet is said as such in `docs/ALGORITHMS.md`: token recovery for
+//! [`prioritized`], and a majority mode for the token algorithms.
+//!
 //! ## Examples
 //!
 //! Three KRL nodes on a line with one token at node 0; node 2 asks for the critical section.
@@ -320,7 +356,7 @@ pub mod token;
 mod violation;
 
 pub use error::Error;
-pub use event::{Action, Anomaly, CsRequest, Event, Severity, TimerId};
+pub use event::{Action, Anomaly, CsRequest, Event, Report, Severity, TimerId};
 pub use fence::{Fence, FenceCopies};
 pub use node::{Actions, NodeId, Protocol, Status};
 pub use violation::Violation;

@@ -189,10 +189,17 @@ mod tests {
         assert_eq!(fences.highest(0), Some(5));
         assert_eq!(Fence::new(2, u64::MAX).next(), Fence::new(2, u64::MAX));
         let last_of_0 = Fence::new(2, u64::from(u32::MAX));
-        assert_eq!(last_of_0.next(), last_of_0, "a count never spills into a generation");
+        assert_eq!(
+            last_of_0.next(),
+            last_of_0,
+            "a count never spills into a generation"
+        );
         let g = Fence::first_of(2, 7);
         assert_eq!((g.generation(), g.count()), (7, 0));
         assert_eq!(g.next().count(), 1);
-        assert!(last_of_0 < g, "every fence of a generation is above the ones before");
+        assert!(
+            last_of_0 < g,
+            "every fence of a generation is above the ones before"
+        );
     }
 }

@@ -507,9 +507,7 @@ impl crate::node::Buffered for Node {
                 self.on_link_down(j);
             }
             // Only the idle pause and recovery set timers; any other id is stale or foreign.
-            Event::Timeout(timer)
-                if self.settings.idle_pause.is_some() || self.watch.is_some() =>
-            {
+            Event::Timeout(timer) if self.settings.idle_pause.is_some() || self.watch.is_some() => {
                 if timer == IDLE_PAUSE && self.settings.idle_pause.is_some() {
                     self.on_idle_pause();
                 } else {

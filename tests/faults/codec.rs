@@ -642,7 +642,7 @@ fn bodies_no_message_encodes_to_are_malformed() {
             seal(&[VERSION, 0xff, 0xff, 0xff, 0xff, 0x0f]),
         ]
     };
-    for f in past_last(5) {
+    for f in past_last(7) {
         assert_eq!(decode::<reverse_link::Message>(&f), Err(malformed));
     }
     for f in past_last(7) {

@@ -283,6 +283,16 @@ impl Fields for reverse_link::Message {
             reverse_link::Message::Request(h)
             | reverse_link::Message::LinkInfo(h)
             | reverse_link::Message::Probe(h) => height(h).into(),
+            reverse_link::Message::Beacon(h, f, hops) => height(h)
+                .into_iter()
+                .chain(fence(f))
+                .chain([Slot::U16(hops)])
+                .collect(),
+            reverse_link::Message::Claim(h, lane, generation) => height(h)
+                .into_iter()
+                .chain([Slot::U32(lane, u32::MAX)])
+                .chain(generation.iter_mut().map(|g| Slot::U32(g, u32::MAX)))
+                .collect(),
             // A kind this crate does not know yet: no field it can name.
             _ => Vec::new(),
         }

@@ -183,6 +183,10 @@ pub(crate) fn reverse_link_message() -> BoxedStrategy<reverse_link::Message> {
         sealed().prop_map(Message::LinkInfo),
         sealed().prop_map(Message::Probe),
         (sealed(), any::<u16>()).prop_map(|(height, tokens)| Message::TokenAck(height, tokens)),
+        (sealed(), fence(), any::<u16>())
+            .prop_map(|(height, fence, hops)| Message::Beacon(height, fence, hops)),
+        (sealed(), any::<u32>(), any::<[u32; 3]>())
+            .prop_map(|(height, lane, generation)| Message::Claim(height, lane, generation)),
     ]
     .boxed()
 }

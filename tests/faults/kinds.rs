@@ -66,6 +66,8 @@ fn reverse_link_messages() -> Vec<reverse_link::Message> {
         Message::LinkInfo(s),
         Message::Probe(s),
         Message::token_ack(H, 1),
+        Message::Beacon(s, fence(), 3),
+        Message::Claim(s, 1, [0x0002_0004; 3]),
     ]
 }
 
@@ -155,6 +157,8 @@ fn the_kind_changes_of_every_algorithm_are_pinned() {
                 "LinkInfo -> Request, Probe",
                 "Probe -> Request, LinkInfo",
                 "TokenAck -> (none)",
+                "Beacon -> (none)",
+                "Claim -> (none)",
             ],
         ),
         (

@@ -333,10 +333,7 @@ impl<M: Clone> Link<M> {
             self.retransmit_at = Some(ctx.later(self.backoff));
             return;
         }
-        self.backoff = self
-            .backoff
-            .saturating_mul(2)
-            .min(ctx.settings.max_backoff);
+        self.backoff = self.backoff.saturating_mul(2).min(ctx.settings.max_backoff);
         self.greet(to, ctx);
     }
 

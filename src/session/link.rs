@@ -654,3 +654,54 @@ impl<M: Clone> Link<M> {
         at
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn context(settings: Settings) -> Ctx<u32> {
+        Ctx {
+            settings,
+            now: 0,
+            precious: |_| true,
+            transmits: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: Stats::default(),
+            epoch: 0,
+        }
+    }
+
+    /// The wait between repeated `Hello`s doubles with saturation, never overflows (with no
+    /// cap short of `u64::MAX`, at the end of time too), and does not grow while the
+    /// application has closed the forming link (no `Hello` then).
+    #[test]
+    fn the_backoff_doubles_and_saturates() {
+        let mut ctx = context(Settings::new(3, 10, 1).with_max_backoff(u64::MAX));
+        let mut link = Link::<u32>::new(1, 0, 0, 3);
+        let waits: Vec<u64> = (0..70)
+            .map(|_| {
+                link.repeat(NodeId(1), &mut ctx);
+                link.backoff
+            })
+            .collect();
+        assert_eq!(waits[..3], [6, 12, 24]);
+        assert!(waits.windows(2).all(|w| w[1] == w[0].saturating_mul(2)));
+        assert_eq!(waits.last(), Some(&u64::MAX));
+        assert_eq!((ctx.stats.hellos, ctx.transmits.len()), (70, 70));
+        ctx.now = u64::MAX - 1;
+        link.close_wanted = true;
+        link.repeat(NodeId(1), &mut ctx);
+        assert_eq!(link.retransmit_at, Some(u64::MAX));
+        assert_eq!(ctx.stats.hellos, 70, "no Hello once closed");
+        let mut ctx = context(Settings::new(3, 10, 1).with_max_backoff(20));
+        let mut link = Link::<u32>::new(1, 0, 0, 3);
+        link.close_wanted = true;
+        link.repeat(NodeId(1), &mut ctx);
+        assert_eq!((link.backoff, link.retransmit_at), (3, Some(3)));
+        link.close_wanted = false;
+        for want in [6, 12, 20, 20] {
+            link.repeat(NodeId(1), &mut ctx);
+            assert_eq!(link.backoff, want);
+        }
+    }
+}

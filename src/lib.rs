@@ -266,7 +266,7 @@
 //! Beyond the threat model above, hosts and networks fail. The crate names five failures:
 //! **crash-stop** (a host stops for good), **crash-restart** (a host comes back with empty
 //! state, under a new incarnation), **loss on a breaking link** (a message, a token among
-//! them, in flight when its link failed: the [session](session) reports it "possibly lost"),
+//! them, in flight when its link failed: the [`session`] reports it "possibly lost"),
 //! **partition** and **merge** (the network splits into parts that cannot reach each other,
 //! and later joins again). Four guarantees are stated against them, each under its own
 //! assumption; `docs/ALGORITHMS.md`, "Failure model and recovery", derives each bound and

@@ -74,15 +74,16 @@ impl Recovery {
     /// exceeds, on any clock, the longest gap between two beacons reaching a node while the
     /// token exists in its part (`beacon_every` on the holder's clock, a hop to a node that
     /// has not heard one for that long, and two floods across the part: F3), the time a claim
-    /// heard takes to turn into a beacon (a claim wait and a flood: F4), and the longest lease
-    /// on any clock (F5).
+    /// heard takes to turn into a beacon (a claim wait and a flood: F4), plus the longest lease
+    /// on any clock: every entry made with a token before it was lost (at most a gap after the
+    /// last evidence of it) has ended its lease before the silence ends (F5).
     pub fn silence(&self) -> u64 {
         let hops = u64::from(self.diameter) * 3 + 1;
         let gap = self
             .slowest(self.beacon_every)
             .saturating_add(self.hop_bound.saturating_mul(hops));
         let lease = self.slowest(self.lease);
-        self.fastest(gap.max(lease))
+        self.fastest(gap.saturating_add(lease))
     }
 
     /// How long a claimer waits for a better claim before it regenerates (a local timer): two
@@ -317,13 +318,12 @@ mod tests {
     #[test]
     fn bounds_cover_drift_and_leases() {
         let r = Recovery::new(100, 50, 10, 4).with_drift_ppm(0);
-        assert_eq!(r.silence(), 100 + 10 * 13);
+        assert_eq!(r.silence(), 100 + 10 * 13 + 50);
         assert_eq!(r.claim_wait(), 80);
-        let long_lease = Recovery::new(100, 1000, 10, 4).with_drift_ppm(0);
-        assert_eq!(long_lease.silence(), 1000);
         let drifting = Recovery::new(100, 50, 10, 4).with_drift_ppm(100_000);
-        // 100 local units last up to 100/0.9 = 111.2 real; (112 + 130) · 1.1 = 266.2.
-        assert_eq!(drifting.silence(), 267);
+        // 100 and 50 local units last up to 111.2 and 55.6 real;
+        // (112 + 130 + 56) · 1.1 = 327.8.
+        assert_eq!(drifting.silence(), 328);
         assert_eq!(drifting.claim_wait(), 88);
         assert!(Recovery::new(0, 1, 1, 1).validate().is_err());
         assert!(Recovery::new(1, 1, 1, 0).validate().is_err());

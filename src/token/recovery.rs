@@ -99,6 +99,12 @@ impl Recovery {
         self.fastest(floods)
     }
 
+    /// How long, on any clock, until every lease that began before now has ended (a local
+    /// timer): the longest lease on the slowest clock, measured by the fastest (F7).
+    pub(crate) fn lease_bound(&self) -> u64 {
+        self.fastest(self.slowest(self.lease))
+    }
+
     /// Whether the settings are usable; the problem otherwise.
     pub(crate) fn validate(&self) -> Result<(), &'static str> {
         if self.beacon_every == 0 || self.lease == 0 || self.hop_bound == 0 {
@@ -685,7 +691,10 @@ mod tests {
         }
         assert_eq!(Timer::of(Timer::Fresh(4).id(1), 4), None, "id beyond k");
         assert_eq!(Timer::of(TimerId(0), 4), None, "the idle pause");
-        assert_eq!(Timer::of(Timer::Rebuild.id(5), 4), Some((Timer::Rebuild, 5)));
+        assert_eq!(
+            Timer::of(Timer::Rebuild.id(5), 4),
+            Some((Timer::Rebuild, 5))
+        );
         assert_eq!(Timer::of(TimerId(BASE | (2 << 2) | 3), 4), None);
     }
 

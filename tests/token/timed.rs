@@ -122,6 +122,9 @@ pub struct Counts {
     pub refused_old: u64,
 }
 
+/// What is in flight on one directed link, in order: (arrival, message).
+pub type Wire<M> = VecDeque<(u64, M)>;
+
 /// A network of `A` nodes on a clock.
 pub struct Net<A: Algo>
 where
@@ -131,7 +134,7 @@ where
     pub timers: Vec<Timers>,
     pub edges: BTreeSet<(u32, u32)>,
     /// In flight per directed link, FIFO: (arrival, message).
-    pub wires: BTreeMap<(u32, u32), VecDeque<(u64, A::Message)>>,
+    pub wires: BTreeMap<(u32, u32), Wire<A::Message>>,
     pub now: u64,
     rng: u64,
     fences: Fences,

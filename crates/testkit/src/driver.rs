@@ -35,6 +35,17 @@ pub(crate) mod rule {
     pub(crate) const LINKS_FORMED: &str = "links-formed";
     /// `SessionNet::new`: the nodes or sessions cannot be built from the configuration.
     pub(crate) const CONFIGURATION: &str = "configuration";
+    /// `TokenNet` with recovery: a node reported a suspect anomaly that no fault explains.
+    pub(crate) const SUSPECT_ANOMALY: &str = "suspect-anomaly";
+    /// `TokenNet` with recovery: a token was made again though none was lost and every timer
+    /// kept time.
+    pub(crate) const REGENERATION: &str = "regeneration";
+    /// `TokenNet` with recovery, every timer on time: more than `k` units acting in one
+    /// connected part (rule (b)).
+    pub(crate) const LEASE_EXCLUSION: &str = "lease-exclusion";
+    /// `TokenNet` with recovery, once quiet after the drain: a connected part without one
+    /// token of each id.
+    pub(crate) const TOKENS_PER_PART: &str = "tokens-per-part";
 }
 
 /// `violation` with `more` added to its detail (where it was found, the trace), its rule and

@@ -15,7 +15,9 @@ use proptest::sample::select;
 
 use super::corrupt::{Flip, How, Value};
 use super::datagram::{SessionOp, SessionSchedule, Weather};
-use super::fuzz::{permission_network, prioritized_network, reverse_link_network, Topology};
+use super::fuzz::{
+    permission_network, prioritized_network, reverse_link_network, Recovering, Topology,
+};
 use super::schedule::{CorruptStep, PermissionOp, TimedFault, TokenFault, TokenOp, TokenSchedule};
 
 /// Node ids a corrupted id field may take: more than the largest generated network has.
@@ -90,16 +92,32 @@ pub struct TokenFaults {
     pub one_sided_link: u32,
     /// The other end is told.
     pub notice: u32,
+    /// A node crashes for good. This and the weights below are the failure model's faults
+    /// (issue 23), for networks with recovery ([`TokenFaults::recovering`]).
+    pub crash: u32,
+    /// A node restarts with empty state (after a crash, or crashing now).
+    pub restart: u32,
+    /// The network splits in two, or heals (each with this weight).
+    pub partition: u32,
+    /// A link with a token in flight breaks, the token lost.
+    pub break_link: u32,
+    /// An armed timer fires now, whatever its deadline (a clock that breaks the bounds).
+    pub fire: u32,
 }
 
 impl TokenFaults {
-    /// The profile of the crate's own adversarial tests.
+    /// The profile of the crate's own adversarial tests (no failure faults).
     pub const ALL: TokenFaults = TokenFaults {
         corrupt: 3,
         kind: 2,
         flip: 1,
         one_sided_link: 1,
         notice: 2,
+        crash: 0,
+        restart: 0,
+        partition: 0,
+        break_link: 0,
+        fire: 0,
     };
     /// No faults: a reliable network within the papers' contract.
     pub const NONE: TokenFaults = TokenFaults {
@@ -108,7 +126,52 @@ impl TokenFaults {
         flip: 0,
         one_sided_link: 0,
         notice: 0,
+        crash: 0,
+        restart: 0,
+        partition: 0,
+        break_link: 0,
+        fire: 0,
     };
+    /// The failure model's faults with every clock on time: crashes, restarts, partitions
+    /// and merges, tokens lost on breaking links, and one-sided link events; no corruption,
+    /// no timer fired at will. The strictest checks apply (rule (b) per part, no suspect
+    /// anomaly, one token of each id per part once quiet).
+    pub const CRASHES: TokenFaults = TokenFaults {
+        corrupt: 0,
+        kind: 0,
+        flip: 0,
+        one_sided_link: 1,
+        notice: 2,
+        crash: 1,
+        restart: 1,
+        partition: 1,
+        break_link: 1,
+        fire: 0,
+    };
+    /// Every fault: [`TokenFaults::ALL`], the failure model's, and timers fired at will.
+    pub const RECOVERY: TokenFaults = TokenFaults {
+        crash: 1,
+        restart: 1,
+        partition: 1,
+        break_link: 1,
+        fire: 4,
+        ..TokenFaults::ALL
+    };
+
+    /// Whether the profile has failure faults.
+    pub fn fails(&self) -> bool {
+        self.crash + self.restart + self.partition + self.break_link + self.fire > 0
+    }
+
+    /// The recovery mode a network needs for the profile: none without failure faults,
+    /// timers fired at will if `fire` has weight.
+    pub fn recovering(&self) -> Recovering {
+        match (self.fails(), self.fire > 0) {
+            (false, _) => Recovering::Off,
+            (true, false) => Recovering::Timely,
+            (true, true) => Recovering::AtWill,
+        }
+    }
 }
 
 /// A fault from `profile` at any point of the schedule; with [`TokenFaults::NONE`], a harmless
@@ -123,6 +186,12 @@ pub fn timed_fault(profile: TokenFaults) -> impl Strategy<Value = TimedFault> {
         profile.one_sided_link => (any::<u8>(), any::<bool>())
             .prop_map(|(x, lower)| TokenFault::FailAt(x, lower)),
         notice => any::<u8>().prop_map(TokenFault::Notice),
+        profile.crash => any::<u8>().prop_map(TokenFault::Crash),
+        profile.restart => any::<u8>().prop_map(TokenFault::Restart),
+        profile.partition => any::<u8>().prop_map(TokenFault::Partition),
+        profile.partition => Just(TokenFault::Merge),
+        profile.fire => any::<u8>().prop_map(TokenFault::Fire),
+        profile.break_link => any::<u8>().prop_map(TokenFault::Break),
     ];
     (any::<u8>(), fault).prop_map(|(before, fault)| TimedFault { before, fault })
 }
@@ -153,10 +222,12 @@ pub fn reverse_link_input() -> impl Strategy<Value = reverse_link_network::Input
     reverse_link_input_with(TokenFaults::ALL)
 }
 
-/// A KRL/KRLF fuzz input with the faults of `profile`.
+/// A KRL/KRLF fuzz input with the faults of `profile` (with recovery if it has failure
+/// faults: [`TokenFaults::recovering`]).
 pub fn reverse_link_input_with(
     profile: TokenFaults,
 ) -> impl Strategy<Value = reverse_link_network::Input> {
+    let recovering = profile.recovering();
     (
         topology(),
         any::<u8>(),
@@ -164,13 +235,14 @@ pub fn reverse_link_input_with(
         token_schedule(Just(()), 1, 0..250, profile),
     )
         .prop_map(
-            |(topology, tokens, forwarding, TokenSchedule { ops, faults })| {
+            move |(topology, tokens, forwarding, TokenSchedule { ops, faults })| {
                 reverse_link_network::Input {
                     topology,
                     tokens,
                     forwarding,
                     ops,
                     faults,
+                    recovering,
                 }
             },
         )
@@ -181,17 +253,19 @@ pub fn prioritized_input() -> impl Strategy<Value = prioritized_network::Input> 
     prioritized_input_with(TokenFaults::ALL)
 }
 
-/// A prioritized fuzz input with the faults of `profile`.
+/// A prioritized fuzz input with the faults of `profile` (with recovery if it has failure
+/// faults: [`TokenFaults::recovering`]).
 pub fn prioritized_input_with(
     profile: TokenFaults,
 ) -> impl Strategy<Value = prioritized_network::Input> {
+    let recovering = profile.recovering();
     (
         topology(),
         (any::<u8>(), any::<u8>(), any::<u8>(), any::<u8>()),
         token_schedule((any::<u8>(), 0u32..6), 1, 0..250, profile),
     )
         .prop_map(
-            |(topology, (resources, policy, aging, holder), TokenSchedule { ops, faults })| {
+            move |(topology, (resources, policy, aging, holder), TokenSchedule { ops, faults })| {
                 prioritized_network::Input {
                     topology,
                     resources,
@@ -200,6 +274,7 @@ pub fn prioritized_input_with(
                     holder,
                     ops,
                     faults,
+                    recovering,
                 }
             },
         )

@@ -35,13 +35,20 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use manet_mutex::fence::Fences;
 use manet_mutex::prioritized;
 use manet_mutex::reverse_link;
+use manet_mutex::token::{Height, Recovery};
 use manet_mutex::{
-    Action, Anomaly, CsRequest, Error, Event, Fence, NodeId, Protocol, Status, Violation,
+    Action, Anomaly, CsRequest, Error, Event, Fence, NodeId, Protocol, Report, Status, TimerId,
+    Violation,
 };
 use manet_mutex_sim::{busy, Channels, Graph, Params, TokenAlgorithm};
 
 use crate::corrupt::{Corruptible, Corruption, Counts, Outcome, Value};
 use crate::driver::{amend, contract, fence_went_back, rule, Driver};
+
+mod failures;
+
+use failures::Step;
+pub use failures::{harness_recovery, Failures};
 
 /// What the harness needs from a token algorithm besides [`TokenAlgorithm`].
 pub trait TokenHarness:
@@ -85,6 +92,61 @@ pub trait TokenHarness:
 
     /// Whether `msg` carries a token.
     fn is_token(msg: &Self::Message) -> bool;
+
+    /// The node's token recovery ([`Recovery`]), `None` without it (the default): only a
+    /// network with recovery takes the failure faults ([`TokenNet::crash`] and the rest).
+    fn recovery_settings(&self) -> Option<Recovery> {
+        None
+    }
+
+    /// The node as it restarts after a crash: empty state (height `(0, 0, id)`), no token, no
+    /// neighbour; `None` (the default) if the algorithm cannot restart.
+    fn restarted_empty(&self) -> Option<Self> {
+        None
+    }
+
+    /// Whether the node is in the critical section on a token recovery destroyed under it
+    /// (it was told `LeaseExpired`, and holds nothing for the entry): its own invariants are
+    /// not checked then. The default: never.
+    fn is_revoked(&self) -> bool {
+        false
+    }
+
+    /// How many token ids the network has: `k` for KRL, 1 for the prioritized token (the
+    /// default).
+    fn lanes(&self) -> u32 {
+        1
+    }
+
+    /// How many units may be acting at once: `k` (KRL: tokens, prioritized: resources); the
+    /// default is [`TokenHarness::lanes`].
+    fn units(&self) -> u32 {
+        self.lanes()
+    }
+
+    /// The units the node holds while in the critical section (1 for KRL, the default).
+    fn acting_units(&self) -> u32 {
+        1
+    }
+
+    /// The ids of the tokens the node holds (the default: id 0 if it holds a token).
+    fn token_lanes(&self) -> Vec<u32> {
+        if self.holds_token() {
+            vec![0]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The id of the token `msg` carries, if it carries one (the default: 0 for a token).
+    fn message_lane(msg: &Self::Message) -> Option<u32> {
+        Self::is_token(msg).then_some(0)
+    }
+
+    /// Whether `msg` is a recovery claim (the default: never).
+    fn is_claim(_msg: &Self::Message) -> bool {
+        false
+    }
 }
 
 impl TokenHarness for reverse_link::Node {
@@ -102,6 +164,43 @@ impl TokenHarness for reverse_link::Node {
 
     fn check_settled(nodes: &[Self]) -> Result<(), Violation> {
         reverse_link::invariants::check_settled(nodes)
+    }
+
+    fn recovery_settings(&self) -> Option<Recovery> {
+        self.settings().recovery
+    }
+
+    fn restarted_empty(&self) -> Option<Self> {
+        let id = self.id();
+        let height = Height::new(0, 0, id);
+        let config = reverse_link::Config::new(id, self.settings(), 0, height, Vec::new());
+        reverse_link::Node::new(config).ok()
+    }
+
+    fn is_revoked(&self) -> bool {
+        self.revoked()
+    }
+
+    fn lanes(&self) -> u32 {
+        self.settings().k
+    }
+
+    fn token_lanes(&self) -> Vec<u32> {
+        self.held_tokens().map(|t| t.lane).collect()
+    }
+
+    /// A token whose fence copies do not read still is one: `u32::MAX` stands for its id.
+    fn message_lane(msg: &reverse_link::Message) -> Option<u32> {
+        match msg {
+            reverse_link::Message::Token(_, fence) => {
+                Some(fence.read().map_or(u32::MAX, |f| f.lane))
+            }
+            _ => None,
+        }
+    }
+
+    fn is_claim(msg: &reverse_link::Message) -> bool {
+        matches!(msg, reverse_link::Message::Claim(..))
     }
 }
 
@@ -157,6 +256,33 @@ impl TokenHarness for prioritized::Node {
     fn is_token(msg: &prioritized::Message) -> bool {
         msg.is_token()
     }
+
+    fn recovery_settings(&self) -> Option<Recovery> {
+        self.settings().recovery
+    }
+
+    fn restarted_empty(&self) -> Option<Self> {
+        let id = self.id();
+        let height = Height::new(0, 0, id);
+        let config = prioritized::Config::new(id, self.settings(), false, height, Vec::new());
+        prioritized::Node::new(config).ok()
+    }
+
+    fn is_revoked(&self) -> bool {
+        self.revoked()
+    }
+
+    fn units(&self) -> u32 {
+        self.settings().k
+    }
+
+    fn acting_units(&self) -> u32 {
+        self.held()
+    }
+
+    fn is_claim(msg: &prioritized::Message) -> bool {
+        matches!(msg, prioritized::Message::Claim { .. })
+    }
 }
 
 /// Nodes, messages in flight, the physical topology, which end knows of which link, which
@@ -205,8 +331,41 @@ pub struct TokenNet<P: TokenHarness> {
     /// always when [`TokenNet::checked`]).
     pub trace: Option<Vec<String>>,
     /// The run for the viewer (unless `MANET_MUTEX_RECORD=0`): a failure's
-    /// [`TokenNet::trace_text`] writes it as a page and names the file.
+    /// [`TokenNet::trace_text`] writes it as a page and names the file. A restart ends it
+    /// (the viewer replays events on the first incarnations).
     pub tape: Option<manet_mutex_sim::trace::Tape<P>>,
+    /// Each node's armed timers, with their deadlines on [`TokenNet::now`]'s clock.
+    pub timers: Vec<BTreeMap<TimerId, u64>>,
+    /// The clock of a network with recovery: it stands still while a schedule runs (its
+    /// steps take no time) and moves one unit per round of the drain
+    /// ([`TokenNet::drain`]), which fires timers at their deadlines.
+    pub now: u64,
+    /// Which nodes have crashed (and not restarted): they take no event and are left out of
+    /// every check.
+    pub crashed: Vec<bool>,
+    /// Which nodes have taken an event since they started (a node's recovery timers run from
+    /// its first event).
+    pub started: Vec<bool>,
+    /// What the failure faults did and what recovery reported.
+    pub failures: Failures,
+    /// Every `Report` of recovery: `(node, report)`.
+    pub reports: Vec<(NodeId, Report)>,
+    /// Every `LeaseExpired`: `(node, fence)`.
+    pub lease_ends: Vec<(NodeId, Fence)>,
+    /// Each node's side while the network is partitioned ([`TokenNet::partition`]).
+    pub sides: Option<Vec<bool>>,
+    /// The links the partition cut, formed again by [`TokenNet::merge`].
+    pub cut: BTreeSet<(NodeId, NodeId)>,
+    /// Each crashed node's neighbours when it crashed, linked again at its restart.
+    pub former: Vec<Vec<NodeId>>,
+    /// Every `(lane, generation)` made again so far ([`Report::TokenRegenerated`]).
+    pub made: BTreeSet<(u32, u32)>,
+    /// The `(lane, generation)`s made twice: only a restarted node, which forgot the rounds
+    /// it used, makes one twice (`docs/ALGORITHMS.md`, F8).
+    pub remade: BTreeSet<(u32, u32)>,
+    /// The nodes acting on the resource: in the critical section, lease not expired, with
+    /// the entry's fence and units.
+    pub acting: BTreeMap<NodeId, (Fence, u32)>,
 }
 
 impl<P: TokenHarness> TokenNet<P> {
@@ -220,6 +379,7 @@ impl<P: TokenHarness> TokenNet<P> {
     /// A network of the given nodes (node `i` at index `i`, configured by hand, e.g. with
     /// explicit heights) on `graph`, every link known to both ends, nothing in flight.
     pub fn with_nodes(nodes: Vec<P>, graph: Graph) -> Self {
+        let n = nodes.len();
         let up = graph
             .edges()
             .iter()
@@ -244,6 +404,19 @@ impl<P: TokenHarness> TokenNet<P> {
             checked: false,
             trace: None,
             tape: None,
+            timers: vec![BTreeMap::new(); n],
+            now: 0,
+            crashed: vec![false; n],
+            started: vec![false; n],
+            failures: Failures::default(),
+            reports: Vec::new(),
+            lease_ends: Vec::new(),
+            sides: None,
+            cut: BTreeSet::new(),
+            former: vec![Vec::new(); n],
+            made: BTreeSet::new(),
+            remade: BTreeSet::new(),
+            acting: BTreeMap::new(),
         }
         .traced(std::env::var_os("MANET_MUTEX_TRACE").is_some())
     }
@@ -309,12 +482,18 @@ impl<P: TokenHarness> TokenNet<P> {
     /// `Err` (and the node must be unchanged); a send over a link the sender does not know is a
     /// contract breach (recorded in [`TokenNet::fault`]).
     pub fn apply(&mut self, at: NodeId, event: Event<P::Message>) -> Result<(), Error> {
+        if self.crashed[at.index()] {
+            // A crashed node takes nothing (the harness never offers it an event).
+            return Ok(());
+        }
+        let step = self.step_of(at, &event);
         let Some(outcome) = self.handle(at, event) else {
             return Ok(());
         };
         let actions = outcome?;
+        self.started[at.index()] = true;
         for action in &actions {
-            if let Err(breach) = self.carry_out(at, action) {
+            if let Err(breach) = self.carry_out(at, action, &step) {
                 self.breach(breach);
                 return Ok(());
             }
@@ -328,16 +507,35 @@ impl<P: TokenHarness> TokenNet<P> {
         Ok(())
     }
 
-    /// Carry out one action of `at`: a contract breach is its `Err`.
-    fn carry_out(&mut self, at: NodeId, action: &Action<P::Message>) -> Result<(), Violation> {
+    /// Carry out one action of `at`, taken in `step`: a contract breach is its `Err`.
+    fn carry_out(
+        &mut self,
+        at: NodeId,
+        action: &Action<P::Message>,
+        step: &Step,
+    ) -> Result<(), Violation> {
         match action {
             Action::Send { to, msg } => self.send(at, *to, msg),
             Action::EnterCritical { resources, fence } => self.enter(at, *resources, *fence),
             Action::Anomaly { from, kind } => {
                 self.anomalies.push((at, *from, *kind));
+                self.explain(at, *from, *kind, step)
+            }
+            Action::SetTimer { timer, after } => {
+                let deadline = self.now.saturating_add(*after);
+                self.timers[at.index()].insert(*timer, deadline);
                 Ok(())
             }
-            _ => Ok(()),
+            Action::CancelTimer { timer } => {
+                self.timers[at.index()].remove(timer);
+                Ok(())
+            }
+            Action::LeaseExpired { fence } => self.lease_expired(at, *fence),
+            Action::Report(report) => self.report(at, *report, step),
+            other => Err(contract(
+                at,
+                format!("returned an action this driver does not know: {other:?}"),
+            )),
         }
     }
 
@@ -356,12 +554,22 @@ impl<P: TokenHarness> TokenNet<P> {
     }
 
     /// `at` enters the critical section with `resources` and `fence`, which must be above
-    /// the highest fence of its lane.
+    /// the highest fence of its lane; with recovery, the protected resource may refuse a fence
+    /// of a generation older than the newest it admitted (rule (a): counted in
+    /// [`Failures::refused`]).
     fn enter(&mut self, at: NodeId, resources: u32, fence: Fence) -> Result<(), Violation> {
         self.entries.push((at, resources, fence));
-        self.fences
-            .admit(fence)
-            .map_err(|highest| fence_went_back(at, fence, highest))
+        if self.recovery().is_some() {
+            self.acting.insert(at, (fence, resources));
+        }
+        match self.fences.admit(fence) {
+            Ok(()) => Ok(()),
+            Err(highest) if self.refusal_allowed(fence, highest) => {
+                self.failures.refused += 1;
+                Ok(())
+            }
+            Err(highest) => Err(fence_went_back(at, fence, highest)),
+        }
     }
 
     /// Feed an event the caller knows to be valid: a rejection is a contract breach
@@ -384,6 +592,7 @@ impl<P: TokenHarness> TokenNet<P> {
 
     /// `node` leaves the critical section; it must be in it.
     pub fn release(&mut self, node: NodeId) {
+        self.acting.remove(&node);
         self.apply_valid(node, Event::Release);
     }
 
@@ -447,8 +656,12 @@ impl<P: TokenHarness> TokenNet<P> {
             .collect()
     }
 
-    /// Links that may fail now: idle in both directions and not bridges.
+    /// Links that may fail now: idle in both directions and not bridges (with recovery: not
+    /// bridges of the live nodes' graph).
     pub fn removable_links(&self) -> Vec<(NodeId, NodeId)> {
+        if self.recovery().is_some() {
+            return self.removable_live_links();
+        }
         let mut links: Vec<_> = self
             .graph
             .edges()
@@ -463,7 +676,8 @@ impl<P: TokenHarness> TokenNet<P> {
     }
 
     /// Pairs of nodes that may be linked now: not linked, both ends told of the last failure,
-    /// nothing of the last incarnation in flight. In a fixed order.
+    /// nothing of the last incarnation in flight, both live and on one side of the partition.
+    /// In a fixed order.
     pub fn absent_links(&self) -> Vec<(NodeId, NodeId)> {
         let n = self.nodes.len() as u32;
         (0..n)
@@ -473,6 +687,7 @@ impl<P: TokenHarness> TokenNet<P> {
                     && !self.up.contains(&(a, b))
                     && !self.up.contains(&(b, a))
                     && self.channels.idle(a, b)
+                    && self.may_link(a, b)
             })
             .collect()
     }
@@ -597,11 +812,19 @@ impl<P: TokenHarness> TokenNet<P> {
     }
 
     /// The algorithm's safety invariants (knowing what corruption destroyed), plus the
-    /// contract breaches recorded by `apply` ([`TokenNet::fault`]).
+    /// contract breaches recorded by `apply` ([`TokenNet::fault`]). Once a failure fault
+    /// destroyed a token or resources, or a timer fired at will, or recovery made or
+    /// destroyed a token, the network-wide counts no longer hold: then each live node's own
+    /// invariants, and, while every timer has fired on time, at most `k` units acting per
+    /// connected part (see [`TokenNet::crash`]).
     pub fn check_safety(&self) -> Result<(), Violation> {
-        match &self.fault {
-            Some(fault) => Err(fault.clone()),
-            None => P::check(&self.nodes, &self.channels, self.lost),
+        if let Some(fault) = &self.fault {
+            return Err(fault.clone());
+        }
+        if self.intact() {
+            P::check(&self.nodes, &self.channels, self.lost)
+        } else {
+            self.check_failing()
         }
     }
 
@@ -621,6 +844,16 @@ impl<P: TokenHarness> TokenNet<P> {
     ///
     /// The error is the algorithm's violation, or the driver's own (`liveness` when a waiting
     /// node is not served), with the trace added to its detail.
+    ///
+    /// A network with recovery drains on its clock instead ([`TokenNet::crash`] describes
+    /// the faults and what is checked): the partition heals, crashed nodes stay down, and each
+    /// round is one time unit in which every node in the critical section leaves, every
+    /// message in flight is delivered and every timer whose deadline has come fires, in
+    /// deadline order. Every live waiting node must enter, within at least `rounds` rounds
+    /// (more if recovery needs them: [`TokenNet::recovery_rounds`]); then, after the network
+    /// has run for two silences and a claim wait with nobody asking, every connected part of
+    /// the live nodes in which a node has started must hold one token of each id (KRL: `k`,
+    /// the prioritized algorithm: one).
     pub fn drain(&self, rounds: usize) -> Result<(), Violation> {
         self.clone().settle(rounds)
     }
@@ -633,6 +866,9 @@ impl<P: TokenHarness> TokenNet<P> {
     }
 
     fn settle_here(&mut self, rounds: usize) -> Result<(), Violation> {
+        if self.recovery().is_some() {
+            return self.settle_recovering(rounds);
+        }
         let required = P::live_after_loss(&self.nodes, self.lost);
         match self.settle_refreshed(rounds) {
             Err(v) if !required && v.rule == rule::LIVENESS => return Ok(()),

@@ -10,11 +10,19 @@
 //! low bits are free ([`How::from_bits`]: half field corruptions, a quarter kind changes, a
 //! quarter flips). [`Frozen::recorded`] reads a step as inputs recorded before then meant it:
 //! every corruption a field corruption.
+//!
+//! The failure faults of issue 23 ([`TokenFault::Crash`] and the rest) come the same way, from
+//! bytes no layout reads: an input selects recovery by the byte after its schedule
+//! (`token_network`'s `Recovering::from_byte`; inputs recorded before have none: they decode
+//! without recovery), and in such an input three more free bits of a non-corrupting fault's
+//! variant choice say which failure it stands for ([`Selectable`]). Every step still decodes
+//! from exactly the bytes of its layout.
 
 use arbitrary::{Arbitrary, MaxRecursionReached, Result, Unstructured};
 
+use super::token_network::Recovering;
 use crate::corrupt::{How, Value};
-use crate::schedule::{CorruptStep, PermissionOp, TokenFault};
+use crate::schedule::{CorruptStep, PermissionOp, TimedFault, TokenFault};
 
 /// A schedule step decoded through a frozen layout.
 pub(crate) trait Frozen: Sized {
@@ -167,3 +175,77 @@ macro_rules! arbitrary_through_frozen_layout {
 }
 
 arbitrary_through_frozen_layout!(TokenFault, PermissionOp);
+
+/// A [`TimedFault`] decoded through its frozen layout, with the three free bits of its
+/// variant choice above those [`How`] reads (bits 27 to 29) that say, in an input with
+/// recovery, which failure a non-corrupting fault stands for ([`Selectable::read`]).
+pub(crate) struct Selectable {
+    timed: TimedFault,
+    selector: u8,
+}
+
+impl<'a> Arbitrary<'a> for Selectable {
+    fn arbitrary(u: &mut Unstructured<'a>) -> Result<Self> {
+        let before = u8::arbitrary(u)?;
+        let selector = (peek_u32(u) >> 27 & 7) as u8;
+        let fault = TokenFault::arbitrary(u)?;
+        Ok(Selectable {
+            timed: TimedFault { before, fault },
+            selector,
+        })
+    }
+
+    fn size_hint(depth: usize) -> (usize, Option<usize>) {
+        TimedFault::size_hint(depth)
+    }
+
+    fn try_size_hint(
+        depth: usize,
+    ) -> core::result::Result<(usize, Option<usize>), MaxRecursionReached> {
+        TimedFault::try_size_hint(depth)
+    }
+}
+
+impl Selectable {
+    /// The fault as an input run `recovering` reads it. Without recovery: as decoded. With
+    /// it, a corruption stays one, and of every eight selector values of a link fault two
+    /// keep its meaning and the rest stand for failures, with its index `x`: for a
+    /// `Notice(x)` three fire a timer, one crashes, one restarts and one breaks a link; for a
+    /// `FailAt(x, _)` two fire a timer, one crashes, two break a link and one partitions;
+    /// for a `FormAt(x, _)` two fire a timer, one restarts, two merge and one partitions.
+    /// Where timers do not fire at will ([`Recovering::Timely`]), a timer's firing keeps the
+    /// fault's meaning.
+    pub(crate) fn read(self, recovering: Recovering) -> TimedFault {
+        use TokenFault::{Break, Crash, FailAt, Fire, FormAt, Merge, Notice, Partition, Restart};
+        let Selectable { timed, selector } = self;
+        let fire = |x| match recovering {
+            Recovering::AtWill => Fire(x),
+            _ => timed.fault,
+        };
+        if recovering == Recovering::Off || selector < 2 {
+            return timed;
+        }
+        let fault = match timed.fault {
+            Notice(x) => match selector {
+                2..=4 => fire(x),
+                5 => Crash(x),
+                6 => Restart(x),
+                _ => Break(x),
+            },
+            FailAt(x, _) => match selector {
+                2 | 3 => fire(x),
+                4 => Crash(x),
+                6 => Partition(x),
+                _ => Break(x),
+            },
+            FormAt(x, _) => match selector {
+                2 | 3 => fire(x),
+                4 => Restart(x),
+                6 => Partition(x),
+                _ => Merge,
+            },
+            other => other,
+        };
+        TimedFault { fault, ..timed }
+    }
+}

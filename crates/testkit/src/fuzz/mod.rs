@@ -34,6 +34,8 @@ pub mod ricart_agrawala_node;
 mod token_input;
 mod token_network;
 
+pub use token_network::Recovering;
+
 /// A vector whose length is read up front (from the end of the input, as `arbitrary` does for
 /// lengths) instead of a "one more?" flag before each element: with the flag, uniformly random
 /// bytes (the seeded tests) almost never make more than two or three elements.

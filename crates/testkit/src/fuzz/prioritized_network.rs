@@ -7,6 +7,9 @@
 //! that must serve every waiting node whose request fits in what is left and go quiet with
 //! `check_quiescent` holding.
 //!
+//! An input may select recovery of lost tokens ([`Recovering`]), as in
+//! [`super::reverse_link_network`]: [`harness_recovery`] and the failure faults.
+//!
 //! Compiled into the `prioritized_network` fuzz target (`fuzz/`) and run over seeded inputs by
 //! `tests/faults/fuzz_prioritized.rs`. Any panic is a finding. The input layout is frozen: the
 //! reproducers in `fuzz/regressions/prioritized_network/` decode through it;
@@ -17,13 +20,49 @@ use manet_mutex::prioritized::{Node, Policy, Settings};
 use manet_mutex::{CsRequest, NodeId};
 use manet_mutex_sim::Params;
 
-use super::token_network::{token_network_entry_points, NetworkInput};
+use super::token_network::{token_network_entry_points, NetworkInput, Recovering};
 use super::Topology;
 use crate::schedule::{TimedFault, TokenOp};
-use crate::TokenNet;
+use crate::{harness_recovery, TokenNet};
 
-/// A network of 2 to 6 nodes and what happens to it.
-#[derive(Debug, Clone, Arbitrary)]
+/// The frozen layout of the input's fields before its faults.
+#[derive(Arbitrary)]
+struct Layout {
+    topology: Topology,
+    resources: u8,
+    policy: u8,
+    aging: u8,
+    holder: u8,
+    #[arbitrary(with = crate::fuzz::sized_vec)]
+    ops: Vec<TokenOp<(u8, u32)>>,
+}
+
+impl Layout {
+    fn with(self, faults: Vec<TimedFault>, recovering: Recovering) -> Input {
+        let Layout {
+            topology,
+            resources,
+            policy,
+            aging,
+            holder,
+            ops,
+        } = self;
+        Input {
+            topology,
+            resources,
+            policy,
+            aging,
+            holder,
+            ops,
+            faults,
+            recovering,
+        }
+    }
+}
+
+/// A network of 2 to 6 nodes and what happens to it. It decodes from fuzzer bytes through
+/// the frozen layout (`arbitrary`), then its faults and the byte that selects recovery.
+#[derive(Debug, Clone)]
 pub struct Input {
     /// The initial topology.
     pub topology: Topology,
@@ -36,12 +75,13 @@ pub struct Input {
     /// The initial token holder, modulo `n`.
     pub holder: u8,
     /// Requests ask for `1 + resources % k` at the given priority.
-    #[arbitrary(with = crate::fuzz::sized_vec)]
     pub ops: Vec<TokenOp<(u8, u32)>>,
     /// Corruption (a field, the kind, or bits of the frame, which the link session
-    /// retransmits) and link events noticed at one end at a time.
-    #[arbitrary(with = crate::fuzz::sized_vec)]
+    /// retransmits), link events noticed at one end at a time, and with recovery the failure
+    /// faults.
     pub faults: Vec<TimedFault>,
+    /// Whether the network runs recovery, and how its timers fire.
+    pub recovering: Recovering,
 }
 
 impl Input {
@@ -59,8 +99,11 @@ impl NetworkInput for Input {
         let graph = self.topology.graph();
         let policy =
             [Policy::Explicit, Policy::Equal, Policy::MaxConcurrency][usize::from(self.policy) % 3];
-        let settings =
+        let mut settings =
             Settings::new(self.k(), policy).with_aging_step(1 + u64::from(self.aging % 3));
+        if self.recovering.on() {
+            settings = settings.with_recovery(harness_recovery(graph.n()));
+        }
         let holder = NodeId(u32::from(self.holder) % graph.n() as u32);
         let params = Params::new(settings, vec![holder]);
         let net = TokenNet::new(graph, &params)
@@ -81,6 +124,10 @@ impl NetworkInput for Input {
 
     fn faults_mut(&mut self) -> &mut Vec<TimedFault> {
         &mut self.faults
+    }
+
+    fn recovering_mut(&mut self) -> &mut Recovering {
+        &mut self.recovering
     }
 }
 

@@ -4,6 +4,11 @@
 //! after each one and, at the end, a fair drain that must serve every waiting node (and, for
 //! KRL, go quiet with a token-oriented DAG).
 //!
+//! An input may select recovery of lost tokens ([`Recovering`]): the network then runs
+//! [`harness_recovery`] and its faults include the failure model's (crashes, restarts,
+//! partitions and merges, tokens lost on breaking links, and, [`Recovering::AtWill`], timers
+//! fired at will), with the checks of [`TokenNet::crash`] and the drain on the network's clock.
+//!
 //! Compiled into the `reverse_link_network` fuzz target (`fuzz/`) and run over seeded inputs
 //! by `tests/faults/fuzz_reverse_link.rs`. Any panic is a finding. The input layout is frozen: the
 //! reproducers in `fuzz/regressions/reverse_link_network/` decode through it; [`run_as_recorded`]
@@ -14,13 +19,43 @@ use manet_mutex::reverse_link::{Node, Settings};
 use manet_mutex::CsRequest;
 use manet_mutex_sim::Params;
 
-use super::token_network::{token_network_entry_points, NetworkInput};
+use super::token_network::{token_network_entry_points, NetworkInput, Recovering};
 use super::Topology;
 use crate::schedule::{TimedFault, TokenOp};
-use crate::TokenNet;
+use crate::{harness_recovery, TokenNet};
 
-/// A network of 2 to 6 nodes and what happens to it.
-#[derive(Debug, Clone, Arbitrary)]
+/// The frozen layout of the input's fields before its faults.
+#[derive(Arbitrary)]
+struct Layout {
+    topology: Topology,
+    tokens: u8,
+    forwarding: bool,
+    #[arbitrary(with = crate::fuzz::sized_vec)]
+    ops: Vec<TokenOp<()>>,
+}
+
+impl Layout {
+    fn with(self, faults: Vec<TimedFault>, recovering: Recovering) -> Input {
+        let Layout {
+            topology,
+            tokens,
+            forwarding,
+            ops,
+        } = self;
+        Input {
+            topology,
+            tokens,
+            forwarding,
+            ops,
+            faults,
+            recovering,
+        }
+    }
+}
+
+/// A network of 2 to 6 nodes and what happens to it. It decodes from fuzzer bytes through
+/// the frozen layout (`arbitrary`), then its faults and the byte that selects recovery.
+#[derive(Debug, Clone)]
 pub struct Input {
     /// The initial topology.
     pub topology: Topology,
@@ -29,12 +64,13 @@ pub struct Input {
     /// KRLF rather than KRL.
     pub forwarding: bool,
     /// Requests are always for one resource.
-    #[arbitrary(with = crate::fuzz::sized_vec)]
     pub ops: Vec<TokenOp<()>>,
     /// Corruption (a field, the kind, or bits of the frame, which the link session
-    /// retransmits) and link events noticed at one end at a time.
-    #[arbitrary(with = crate::fuzz::sized_vec)]
+    /// retransmits), link events noticed at one end at a time, and with recovery the failure
+    /// faults.
     pub faults: Vec<TimedFault>,
+    /// Whether the network runs recovery, and how its timers fire.
+    pub recovering: Recovering,
 }
 
 impl NetworkInput for Input {
@@ -44,7 +80,11 @@ impl NetworkInput for Input {
     fn build(&self) -> (TokenNet<Node>, Params<Settings>) {
         let graph = self.topology.graph();
         let k = 1 + self.tokens as u32 % (graph.n() as u32 - 1);
-        let params = Params::first_nodes(Settings::new(k).with_forwarding(self.forwarding), k);
+        let mut settings = Settings::new(k).with_forwarding(self.forwarding);
+        if self.recovering.on() {
+            settings = settings.with_recovery(harness_recovery(graph.n()));
+        }
+        let params = Params::first_nodes(settings, k);
         let net = TokenNet::new(graph, &params)
             .unwrap_or_else(|e| panic!("a connected network with k < n must build: {e}"));
         (net, params)
@@ -60,6 +100,10 @@ impl NetworkInput for Input {
 
     fn faults_mut(&mut self) -> &mut Vec<TimedFault> {
         &mut self.faults
+    }
+
+    fn recovering_mut(&mut self) -> &mut Recovering {
+        &mut self.recovering
     }
 }
 

@@ -6,12 +6,59 @@
 
 use core::fmt::Debug;
 
+use arbitrary::{Arbitrary, Unstructured};
 use manet_mutex::CsRequest;
 use manet_mutex_sim::{Params, TokenAlgorithm};
 
-use super::frozen::Frozen;
+use super::frozen::{Frozen, Selectable};
+use super::sized_vec;
 use crate::schedule::{apply_token_steps, drain_token_steps, TimedFault, TokenOp};
 use crate::{TokenHarness, TokenNet};
+
+/// Whether a token-network fuzz input runs with recovery of lost tokens, and how its timers
+/// fire (`docs/ALGORITHMS.md`, F8).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Recovering {
+    /// The papers' network, without recovery: no failure faults (every input recorded before
+    /// issue 23 decodes so).
+    #[default]
+    Off,
+    /// With recovery ([`crate::harness_recovery`]) and the failure faults (crashes,
+    /// restarts, partitions, merges, tokens lost on breaking links); every timer fires on
+    /// time, in the drain.
+    Timely,
+    /// The same, and armed timers also fire at will between steps: clocks that break the
+    /// bounds.
+    AtWill,
+}
+
+impl Recovering {
+    /// The mode a fuzz input selects by the byte after its schedule, which no earlier layout
+    /// reads (0 past the end of the input): bit 0 turns recovery on, bit 1 lets timers fire
+    /// at will.
+    pub fn from_byte(byte: u8) -> Self {
+        match byte & 3 {
+            0 | 2 => Recovering::Off,
+            1 => Recovering::Timely,
+            _ => Recovering::AtWill,
+        }
+    }
+
+    /// Whether recovery is on.
+    pub fn on(self) -> bool {
+        self != Recovering::Off
+    }
+}
+
+/// The faults of a token-network fuzz input and its recovery mode, decoded after its steps:
+/// the faults through their frozen layouts ([`Selectable`]), then the mode's byte.
+pub(crate) fn faults_and_mode(
+    u: &mut Unstructured<'_>,
+) -> arbitrary::Result<(Vec<TimedFault>, Recovering)> {
+    let faults: Vec<Selectable> = sized_vec(u)?;
+    let mode = Recovering::from_byte(u8::arbitrary(u)?);
+    Ok((faults.into_iter().map(|f| f.read(mode)).collect(), mode))
+}
 
 /// A token-network fuzz input.
 pub(crate) trait NetworkInput: Clone {
@@ -37,6 +84,9 @@ pub(crate) trait NetworkInput: Clone {
 
     /// The faults, to rewrite.
     fn faults_mut(&mut self) -> &mut Vec<TimedFault>;
+
+    /// The recovery mode, to rewrite.
+    fn recovering_mut(&mut self) -> &mut Recovering;
 }
 
 /// Build the network `input` describes and play its schedule, with (`drain`) or without the
@@ -51,18 +101,22 @@ pub(crate) fn play<I: NetworkInput>(input: &I, drain: bool) -> TokenNet<I::Node>
     net
 }
 
-/// `input` with every corruption a field corruption ([`Frozen::recorded`]).
+/// `input` with every corruption a field corruption ([`Frozen::recorded`]), without recovery
+/// and its failure faults (no input recorded before them selects recovery).
 pub(crate) fn as_recorded<I: NetworkInput>(input: &I) -> I {
     let mut input = input.clone();
+    *input.recovering_mut() = Recovering::Off;
+    input.faults_mut().retain(|t| !t.fault.is_failure());
     for timed in input.faults_mut() {
         timed.fault = timed.fault.recorded();
     }
     input
 }
 
-/// `input` without its faults.
+/// `input` without its faults (and without recovery).
 pub(crate) fn without_faults<I: NetworkInput>(input: &I) -> I {
     let mut input = input.clone();
+    *input.recovering_mut() = Recovering::Off;
     input.faults_mut().clear();
     input
 }
@@ -71,6 +125,18 @@ pub(crate) fn without_faults<I: NetworkInput>(input: &I) -> I {
 /// fuzz target's name.
 macro_rules! token_network_entry_points {
     ($node:ty, $target:literal) => {
+        impl<'a> arbitrary::Arbitrary<'a> for Input {
+            fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Self> {
+                let layout = Layout::arbitrary(u)?;
+                let (faults, recovering) = super::token_network::faults_and_mode(u)?;
+                Ok(layout.with(faults, recovering))
+            }
+
+            fn size_hint(depth: usize) -> (usize, Option<usize>) {
+                Layout::size_hint(depth)
+            }
+        }
+
         /// Build the network `input` describes and play its schedule
         /// ([`run_token_schedule`](crate::run_token_schedule)).
         pub fn run(input: &Input) {
@@ -90,8 +156,8 @@ macro_rules! token_network_entry_points {
             super::token_network::play(input, false)
         }
 
-        /// [`run`] with every corruption a field corruption: how the reproducers recorded
-        /// before kind changes and flips existed replay as they did then.
+        /// [`run`] with every corruption a field corruption, without recovery: how the
+        /// reproducers recorded before kind changes and flips existed replay as they did then.
         pub fn run_as_recorded(input: &Input) {
             run(&super::token_network::as_recorded(input));
         }

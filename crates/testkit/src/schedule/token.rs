@@ -65,6 +65,38 @@ pub enum TokenFault {
     FailAt(u8, bool),
     /// Give the i-th pending link notice.
     Notice(u8),
+    /// A node crashes for good ([`TokenNet::crash`]). This and the faults below are the
+    /// failure model's (issue 23): they need a network with recovery, and do nothing in one
+    /// without.
+    Crash(u8),
+    /// A node restarts with empty state ([`TokenNet::restart`]; a live one crashes first).
+    Restart(u8),
+    /// The network splits: the nodes whose bit is set in the mask (bit `i % 8` for node `i`)
+    /// on one side ([`TokenNet::partition`]; all or none set: it heals).
+    Partition(u8),
+    /// The partition heals ([`TokenNet::merge`]).
+    Merge,
+    /// The i-th armed timer fires now, whatever its deadline ([`TokenNet::fire`]): a clock
+    /// that breaks the bounds.
+    Fire(u8),
+    /// The i-th link with a token in flight breaks, the token lost ([`TokenNet::break_link`]).
+    Break(u8),
+}
+
+impl TokenFault {
+    /// Whether this is one of the failure model's faults (crash, restart, partition, merge,
+    /// timer fired at will, token lost on a breaking link).
+    pub fn is_failure(&self) -> bool {
+        matches!(
+            self,
+            TokenFault::Crash(_)
+                | TokenFault::Restart(_)
+                | TokenFault::Partition(_)
+                | TokenFault::Merge
+                | TokenFault::Fire(_)
+                | TokenFault::Break(_)
+        )
+    }
 }
 
 /// A token-network schedule: the steps, and the faults timed between them
@@ -130,10 +162,14 @@ pub(crate) fn apply_token_steps<P: TokenHarness, R: Copy + Debug>(
     for (i, &op) in ops.iter().enumerate() {
         apply_faults(&mut net, i);
         match op {
-            TokenOp::Request(x, r) if net.status(node(x)) == Status::Remainder => {
+            TokenOp::Request(x, r)
+                if net.live(node(x)) && net.status(node(x)) == Status::Remainder =>
+            {
                 net.request(node(x), request(r));
             }
-            TokenOp::Release(x) if net.status(node(x)) == Status::Critical => net.release(node(x)),
+            TokenOp::Release(x) if net.live(node(x)) && net.status(node(x)) == Status::Critical => {
+                net.release(node(x))
+            }
             TokenOp::Deliver(x) => {
                 if let Some((from, to)) = nth(&net.busy_links(), x) {
                     net.deliver(from, to);
@@ -202,5 +238,35 @@ fn apply_fault<P: TokenHarness>(net: &mut TokenNet<P>, fault: TokenFault) {
                 net.notice(a, b);
             }
         }
+        TokenFault::Crash(x) => net.crash(node_of(net, x)),
+        TokenFault::Restart(x) => net.restart(node_of(net, x)),
+        TokenFault::Partition(mask) => {
+            let n = net.nodes.len() as u32;
+            let side: Vec<NodeId> = (0..n)
+                .filter(|&i| mask >> (i % 8) & 1 == 1)
+                .map(NodeId)
+                .collect();
+            if side.is_empty() || side.len() == n as usize {
+                net.merge();
+            } else {
+                net.partition(&side);
+            }
+        }
+        TokenFault::Merge => net.merge(),
+        TokenFault::Fire(x) => {
+            if let Some((at, timer)) = nth(&net.armed(), x) {
+                net.fire(at, timer);
+            }
+        }
+        TokenFault::Break(x) => {
+            if let Some((a, b)) = nth(&net.token_links(), x) {
+                net.break_link(a, b);
+            }
+        }
     }
+}
+
+/// Node `x` of `net`, modulo its size.
+fn node_of<P: TokenHarness>(net: &TokenNet<P>, x: u8) -> NodeId {
+    NodeId(u32::from(x) % net.nodes.len() as u32)
 }

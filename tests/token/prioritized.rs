@@ -1,5 +1,6 @@
 //! Prioritized h-out-of-k: handlers, scenarios, properties and simulation.
 
+mod faults;
 mod fixtures;
 mod handlers;
 mod link_handlers;

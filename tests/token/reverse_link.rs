@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod deviations;
+mod faults;
 mod handlers;
 mod idle_pause;
 mod interleavings;

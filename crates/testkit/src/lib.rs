@@ -127,4 +127,4 @@ pub use schedule::{
 pub use strategy::{
     cases, permission_schedule, session_schedule, token_schedule, PermissionFaults, TokenFaults,
 };
-pub use token_net::{harness_recovery, Failures, TokenHarness, TokenNet};
+pub use token_net::{harness_recovery, Failures, TokenHarness, TokenNet, STORM};

@@ -48,7 +48,7 @@ use crate::driver::{amend, contract, fence_went_back, rule, Driver};
 mod failures;
 
 use failures::Step;
-pub use failures::{harness_recovery, Failures};
+pub use failures::{harness_recovery, Failures, STORM};
 
 /// What the harness needs from a token algorithm besides [`TokenAlgorithm`].
 pub trait TokenHarness:
@@ -147,6 +147,33 @@ pub trait TokenHarness:
     fn is_claim(_msg: &Self::Message) -> bool {
         false
     }
+
+    /// How many requests the node's queue holds (the default: none).
+    fn queued(&self) -> usize {
+        0
+    }
+
+    /// Where the node last sent a request or token (itself while it holds a token; the
+    /// default: nowhere).
+    fn next_hop(&self) -> Option<NodeId> {
+        None
+    }
+
+    /// Which timer `timer` is an arming of, if the node numbers its armings: a new arming
+    /// of the same timer supersedes the old one, whose expiry the node ignores, so the
+    /// driver forgets the old one (the default: every id is its own timer).
+    fn timer_slot(_timer: TimerId) -> Option<u64> {
+        None
+    }
+}
+
+/// The timer a token node's recovery timer id is an arming of: the id without its arming
+/// number. Recovery's ids have bit 63 set and the arming's number in bits 32 to 62
+/// (`token::recovery`; pinned by the test kit's `timers_supersede_their_armings` test); the
+/// idle pause's id is its own timer.
+fn recovery_slot(timer: TimerId) -> Option<u64> {
+    const BASE: u64 = 1 << 63;
+    (timer.0 & BASE != 0).then_some(timer.0 & !(0x7fff_ffff << 32))
 }
 
 impl TokenHarness for reverse_link::Node {
@@ -201,6 +228,18 @@ impl TokenHarness for reverse_link::Node {
 
     fn is_claim(msg: &reverse_link::Message) -> bool {
         matches!(msg, reverse_link::Message::Claim(..))
+    }
+
+    fn queued(&self) -> usize {
+        self.queue().len()
+    }
+
+    fn next_hop(&self) -> Option<NodeId> {
+        self.next()
+    }
+
+    fn timer_slot(timer: TimerId) -> Option<u64> {
+        recovery_slot(timer)
     }
 }
 
@@ -282,6 +321,18 @@ impl TokenHarness for prioritized::Node {
 
     fn is_claim(msg: &prioritized::Message) -> bool {
         matches!(msg, prioritized::Message::Claim { .. })
+    }
+
+    fn queued(&self) -> usize {
+        self.queue().len()
+    }
+
+    fn next_hop(&self) -> Option<NodeId> {
+        self.next()
+    }
+
+    fn timer_slot(timer: TimerId) -> Option<u64> {
+        recovery_slot(timer)
     }
 }
 
@@ -366,6 +417,18 @@ pub struct TokenNet<P: TokenHarness> {
     /// The nodes acting on the resource: in the critical section, lease not expired, with
     /// the entry's fence and units.
     pub acting: BTreeMap<NodeId, (Fence, u32)>,
+    /// When parts of the network last joined ([`TokenNet::merge`], a restart's links), on
+    /// [`TokenNet::now`]'s clock.
+    pub joined: u64,
+    /// The nodes whose token recovery destroyed (a newer generation reached them), until
+    /// they hold one again: the prioritized node keeps `next` pointing at itself then, which
+    /// its own invariants refuse (a finding, `docs/ALGORITHMS.md` F8; waived for them).
+    pub bereft: BTreeSet<NodeId>,
+    /// The nodes at which recovery destroyed a token (held, or arriving) while requests were
+    /// queued there, until they hold one again: nothing forwards those requests again (a
+    /// finding, F8). A drain that starves only nodes whose way to a token ends at one of them
+    /// is not a liveness violation.
+    pub stranded: BTreeSet<NodeId>,
 }
 
 impl<P: TokenHarness> TokenNet<P> {
@@ -417,6 +480,9 @@ impl<P: TokenHarness> TokenNet<P> {
             made: BTreeSet::new(),
             remade: BTreeSet::new(),
             acting: BTreeMap::new(),
+            joined: 0,
+            bereft: BTreeSet::new(),
+            stranded: BTreeSet::new(),
         }
         .traced(std::env::var_os("MANET_MUTEX_TRACE").is_some())
     }
@@ -492,6 +558,10 @@ impl<P: TokenHarness> TokenNet<P> {
         };
         let actions = outcome?;
         self.started[at.index()] = true;
+        if self.nodes[at.index()].holds_token() {
+            self.bereft.remove(&at);
+            self.stranded.remove(&at);
+        }
         for action in &actions {
             if let Err(breach) = self.carry_out(at, action, &step) {
                 self.breach(breach);
@@ -523,7 +593,11 @@ impl<P: TokenHarness> TokenNet<P> {
             }
             Action::SetTimer { timer, after } => {
                 let deadline = self.now.saturating_add(*after);
-                self.timers[at.index()].insert(*timer, deadline);
+                let armed = &mut self.timers[at.index()];
+                if let Some(slot) = P::timer_slot(*timer) {
+                    armed.retain(|&t, _| P::timer_slot(t) != Some(slot));
+                }
+                armed.insert(*timer, deadline);
                 Ok(())
             }
             Action::CancelTimer { timer } => {

@@ -55,7 +55,16 @@ pub struct Failures {
     pub refused: u32,
     /// Generations made a second time (by a restarted node: see [`TokenNet::remade`]).
     pub remade: u32,
+    /// Holders whose token was destroyed with requests queued ([`TokenNet::stranded`]).
+    pub stranded: u32,
+    /// Drains cut short by a message storm after timers fired at will (more than
+    /// [`STORM`] messages in flight; a finding, `docs/ALGORITHMS.md` F8).
+    pub storms: u32,
 }
+
+/// Messages in flight beyond which a drain is a message storm: a few hundred at most are in
+/// flight in a healthy network of six nodes.
+pub const STORM: usize = 5_000;
 
 impl AddAssign for Failures {
     fn add_assign(&mut self, o: Self) {
@@ -72,6 +81,8 @@ impl AddAssign for Failures {
         self.lease_ends += o.lease_ends;
         self.refused += o.refused;
         self.remade += o.remade;
+        self.stranded += o.stranded;
+        self.storms += o.storms;
     }
 }
 
@@ -209,8 +220,9 @@ impl<P: TokenHarness> TokenNet<P> {
     }
 
     /// A recovery report of `at`, taken in `step`. A token made again by a claim in a run
-    /// whose clocks kept the bounds and in which no failure destroyed anything is a
-    /// `regeneration` violation: every node hears of a live token within the silence (F3).
+    /// whose clocks kept the bounds, in which no failure destroyed anything and the network
+    /// never split, is a `regeneration` violation: every node hears of a live token within
+    /// the silence (F3).
     pub(super) fn report(
         &mut self,
         at: NodeId,
@@ -230,7 +242,8 @@ impl<P: TokenHarness> TokenNet<P> {
                     return Ok(());
                 }
                 self.failures.regenerated += 1;
-                if self.timely() && self.failures.crashes == 0 && self.failures.lost == 0 {
+                let f = &self.failures;
+                if self.timely() && f.crashes == 0 && f.lost == 0 && f.partitions == 0 {
                     let detail = format!(
                         "made {fence:?} again though no token was lost and every timer kept time"
                     );
@@ -238,8 +251,18 @@ impl<P: TokenHarness> TokenNet<P> {
                 }
                 Ok(())
             }
-            Report::TokenDestroyed { .. } => {
+            Report::TokenDestroyed { fence } => {
                 self.failures.destroyed += 1;
+                let node = &self.nodes[at.index()];
+                if !node.holds_token() {
+                    if step.held.contains(&fence.lane) {
+                        self.bereft.insert(at);
+                    }
+                    if node.queued() > 0 {
+                        self.stranded.insert(at);
+                        self.failures.stranded += 1;
+                    }
+                }
                 Ok(())
             }
             other => Err(contract(
@@ -256,17 +279,34 @@ impl<P: TokenHarness> TokenNet<P> {
     pub(super) fn check_failing(&self) -> Result<(), Violation> {
         for v in self.live_nodes() {
             let node = &self.nodes[v.index()];
-            if !(node.status() == Status::Critical && node.is_revoked()) {
-                node.check_node()?;
+            if node.status() == Status::Critical && node.is_revoked() {
+                continue;
+            }
+            match node.check_node() {
+                // A holder whose token was destroyed keeps `next` at itself (F8's finding).
+                Err(e) if e.rule == "next-pointer" && self.bereft.contains(&v) => {}
+                outcome => outcome?,
             }
         }
-        if self.timely() {
+        if self.exclusion_holds() {
             self.check_exclusion()?;
         }
         Ok(())
     }
 
-    /// Rule (b) per connected part: the units of the nodes acting there are at most `k`.
+    /// Whether rule (b) is owed per part now: every timer kept time, and either no token was
+    /// made again yet (only the first generation exists) or two silences have passed since
+    /// parts last joined (a merge or a restart's links): until the newer generation's beacons
+    /// destroy the older, both may grant (lease mode promises nothing across a partition).
+    fn exclusion_holds(&self) -> bool {
+        let settled = self
+            .recovery()
+            .is_some_and(|r| self.now >= self.joined.saturating_add(r.silence().saturating_mul(2)));
+        self.timely() && (self.made.is_empty() || settled)
+    }
+
+    /// Rule (b) per connected part: the units of the nodes acting there are at most `k`
+    /// ([`Self::exclusion_holds`] says when it is owed).
     fn check_exclusion(&self) -> Result<(), Violation> {
         let units = self.nodes.first().map_or(0, P::units);
         for part in self.parts() {
@@ -376,6 +416,7 @@ impl<P: TokenHarness> TokenNet<P> {
         self.crashed[x.index()] = false;
         self.started[x.index()] = false;
         self.failures.restarts += 1;
+        self.joined = self.now;
         self.tape = None;
         for y in std::mem::take(&mut self.former[x.index()]) {
             if !self.live(y) {
@@ -433,6 +474,7 @@ impl<P: TokenHarness> TokenNet<P> {
         }
         self.note(|| "merge".into());
         self.failures.merges += 1;
+        self.joined = self.now;
         for (a, b) in std::mem::take(&mut self.cut) {
             let absent = !self.graph.has(a, b)
                 && !self.up.contains(&(a, b))
@@ -522,18 +564,79 @@ impl<P: TokenHarness> TokenNet<P> {
         })
     }
 
+    /// Let `units` time units pass with every timer on time: each delivers every message in
+    /// flight when it starts and fires every timer whose deadline has come
+    /// ([`TokenNet::drain`]'s rounds, without the application leaving the critical
+    /// section), checking safety after each. What a hand-driven test uses to let recovery
+    /// work; nothing happens without recovery.
+    pub fn run_for(&mut self, units: u64) -> Result<(), Violation> {
+        if self.recovery().is_none() {
+            return Ok(());
+        }
+        for _ in 0..units {
+            for (a, b) in self.pending_notices() {
+                self.notice(a, b);
+            }
+            self.tick();
+            self.check_safety()?;
+            if self.storm()? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the network is in a message storm (more than [`STORM`] messages in flight).
+    /// With every timer on time that is a `quiescence` violation; after timers fired at will
+    /// it is the claim storm of `docs/ALGORITHMS.md` F8 (a finding), counted in
+    /// [`Failures::storms`], and the drain stops there.
+    fn storm(&mut self) -> Result<bool, Violation> {
+        let flying = self.channels.total();
+        if flying <= STORM {
+            return Ok(false);
+        }
+        if self.timely() {
+            let detail = format!("a message storm: {flying} messages in flight");
+            return Err(Violation::new(rule::QUIESCENCE, None, detail));
+        }
+        if self.failures.storms == 0 {
+            self.note(|| format!("a message storm: {flying} messages in flight"));
+        }
+        self.failures.storms += 1;
+        Ok(true)
+    }
+
     /// [`TokenNet::settle`] with recovery (see [`TokenNet::drain`]).
     pub(super) fn settle_recovering(&mut self, rounds: usize) -> Result<(), Violation> {
         let rounds = rounds.max(self.recovery_rounds());
-        self.merge();
-        self.serve_refreshed(rounds)?;
-        if self.corrupted || self.asymmetric {
-            for v in self.live_nodes() {
-                if self.status(v) == Status::Remainder {
-                    self.request(v, CsRequest::ONE);
-                }
+        // Resources a corruption destroyed may leave requests that nothing can serve (P15):
+        // liveness is owed only if every open request fits in what is left.
+        let required = P::live_after_loss(&self.nodes, self.lost);
+        let waived = |outcome: Result<(), Violation>| match outcome {
+            Err(v) if !required && v.rule == rule::LIVENESS => Ok(()),
+            outcome => outcome,
+        };
+        if self.sides.is_some() {
+            // Each side is served on its own first (a side without a token makes one), then
+            // the partition heals and every live node asks once more.
+            waived(self.serve_refreshed(rounds))
+                .map_err(|v| amend(v, ", with the partition standing"))?;
+            if self.failures.storms > 0 {
+                return Ok(());
             }
-            self.serve_refreshed(rounds)
+            self.merge();
+            self.ask_everyone();
+            waived(self.serve_refreshed(rounds))
+                .map_err(|v| amend(v, ", after the partition healed"))?;
+        } else {
+            waived(self.serve_refreshed(rounds))?;
+        }
+        if self.failures.storms > 0 {
+            return Ok(());
+        }
+        if self.corrupted || self.asymmetric {
+            self.ask_everyone();
+            waived(self.serve_refreshed(rounds))
                 .map_err(|v| amend(v, ", when every node asked once more"))?;
         }
         let quiet = self.recovery().map_or(0, |r| {
@@ -542,8 +645,20 @@ impl<P: TokenHarness> TokenNet<P> {
         for _ in 0..quiet {
             self.tick();
             self.check_safety()?;
+            if self.storm()? {
+                return Ok(());
+            }
         }
         self.check_tokens_per_part()
+    }
+
+    /// Every live node in the remainder section asks for one unit.
+    fn ask_everyone(&mut self) {
+        for v in self.live_nodes() {
+            if self.status(v) == Status::Remainder {
+                self.request(v, CsRequest::ONE);
+            }
+        }
     }
 
     /// [`Self::serve_timed`]; after a corruption, when that starves, once more after a
@@ -563,7 +678,8 @@ impl<P: TokenHarness> TokenNet<P> {
     }
 
     /// Rounds of one time unit until no live node waits: every pending notice is given,
-    /// every node in the critical section leaves, then [`Self::tick`].
+    /// every node in the critical section leaves, then [`Self::tick`]. Nodes left waiting
+    /// only behind a stranded holder ([`TokenNet::stranded`]) are not a violation.
     fn serve_timed(&mut self, rounds: usize) -> Result<(), Violation> {
         for _ in 0..rounds {
             for (a, b) in self.pending_notices() {
@@ -579,18 +695,37 @@ impl<P: TokenHarness> TokenNet<P> {
             }
             self.tick();
             self.check_safety()?;
+            if self.storm()? {
+                return Ok(());
+            }
         }
-        if self.live_busy() {
-            let stuck: Vec<_> = self
-                .live_nodes()
-                .into_iter()
-                .filter(|&v| self.status(v) != Status::Remainder)
-                .map(|v| (v, self.status(v)))
-                .collect();
+        let stuck: Vec<_> = self
+            .live_nodes()
+            .into_iter()
+            .filter(|&v| self.status(v) != Status::Remainder && !self.behind_stranded(v))
+            .map(|v| (v, self.status(v)))
+            .collect();
+        if !stuck.is_empty() {
             let detail = format!("starvation: {stuck:?} after {rounds} drain rounds");
             return Err(Violation::new(rule::LIVENESS, None, detail));
         }
         self.check_safety()
+    }
+
+    /// Whether `v`'s way to a token (its `next`, theirs, and so on) ends at a stranded
+    /// holder ([`TokenNet::stranded`]).
+    fn behind_stranded(&self, v: NodeId) -> bool {
+        let mut at = v;
+        for _ in 0..=self.nodes.len() {
+            if self.stranded.contains(&at) {
+                return true;
+            }
+            match self.nodes[at.index()].next_hop() {
+                Some(next) if next != at && self.live(next) => at = next,
+                _ => return false,
+            }
+        }
+        false
     }
 
     /// Whether a live node waits or is in the critical section.
@@ -618,15 +753,9 @@ impl<P: TokenHarness> TokenNet<P> {
                 }
             }
         }
-        while let Some((at, timer)) = self.next_due() {
-            self.timers[at.index()].remove(&timer);
-            self.apply_valid(at, Event::Timeout(timer));
-        }
-    }
-
-    /// The live node's timer whose deadline came first, if any has come.
-    fn next_due(&self) -> Option<(NodeId, TimerId)> {
-        self.live_nodes()
+        // Every timer is armed for at least one unit, so none that fires now arms one due now.
+        let mut due: Vec<_> = self
+            .live_nodes()
             .into_iter()
             .flat_map(|v| {
                 self.timers[v.index()]
@@ -634,8 +763,14 @@ impl<P: TokenHarness> TokenNet<P> {
                     .filter(|&(_, &deadline)| deadline <= self.now)
                     .map(move |(&t, &deadline)| (deadline, v, t))
             })
-            .min()
-            .map(|(_, v, t)| (v, t))
+            .collect();
+        due.sort_unstable();
+        for (deadline, at, timer) in due {
+            if self.timers[at.index()].get(&timer) == Some(&deadline) {
+                self.timers[at.index()].remove(&timer);
+                self.apply_valid(at, Event::Timeout(timer));
+            }
+        }
     }
 
     /// Once quiet: every connected part of the live nodes in which a node has started holds

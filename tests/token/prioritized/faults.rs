@@ -1,0 +1,60 @@
+//! The prioritized algorithm under the failure model's faults in the test kit's step-by-step
+//! driver (`TokenNet` with `harness_recovery`; `docs/ALGORITHMS.md`, F8), as
+//! `reverse_link::faults`: crashes, restarts, partitions and merges, tokens lost on breaking
+//! links, timers fired at will. The turnover (F7) frees units a crash or a lost RELEASE took.
+
+use manet_mutex_testkit::fuzz::{prioritized_network, Recovering};
+use manet_mutex_testkit::strategy::{cases, prioritized_input_with, TokenFaults};
+use manet_mutex_testkit::Failures;
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(256)))]
+
+    /// Every clock on time: rule (a), rule (b) per connected part (units), no suspect
+    /// anomaly, every live requester served, one token per part once quiet.
+    #[test]
+    fn crashes_partitions_and_breaks_keep_the_rules_and_recover(
+        input in prioritized_input_with(TokenFaults::CRASHES),
+    ) {
+        prop_assert_eq!(input.recovering, Recovering::Timely);
+        prioritized_network::run(&input);
+    }
+
+    /// Everything at once, timers fired at will among it: rule (a) and each node's own
+    /// invariants after every step, then the drain.
+    #[test]
+    fn timers_at_will_and_every_fault_keep_rule_a_and_recover(
+        input in prioritized_input_with(TokenFaults::RECOVERY),
+    ) {
+        prop_assert_eq!(input.recovering, Recovering::AtWill);
+        prioritized_network::run(&input);
+    }
+}
+
+/// What the failure profiles exercise (a fixed seed; printed with `--nocapture`).
+#[test]
+fn the_failure_profiles_exercise_every_fault() {
+    let mut total = Failures::default();
+    for profile in [TokenFaults::CRASHES, TokenFaults::RECOVERY] {
+        total += crate::exercise(64, prioritized_input_with(profile), |input| {
+            let mut net = prioritized_network::play_schedule(input);
+            let _ = net.settle(0);
+            net.failures
+        });
+    }
+    println!("prioritized failure profiles: {total:?}");
+    let f = total;
+    assert!(
+        f.crashes > 0 && f.restarts > 0 && f.partitions > 0 && f.merges > 0,
+        "{f:?}"
+    );
+    assert!(
+        f.breaks > 0 && f.fired > 0 && f.lost > 0 && f.regenerated > 0,
+        "{f:?}"
+    );
+    assert!(
+        f.destroyed > 0 && f.turnovers > 0 && f.lease_ends > 0,
+        "{f:?}"
+    );
+}

@@ -58,3 +58,122 @@ fn the_failure_profiles_exercise_every_fault() {
     );
     assert!(f.destroyed > 0 && f.lease_ends > 0, "{f:?}");
 }
+
+mod findings {
+    //! What the harnesses found in KRL's recovery (issue 23; `docs/ALGORITHMS.md`, F8),
+    //! each as its minimal scenario on the test kit's driver with every timer on time
+    //! (`TokenNet::run_for`) unless said otherwise. They fail until the protocol is fixed
+    //! (ignored meanwhile); the harnesses waive exactly these symptoms (`TokenNet::stranded`,
+    //! `TokenNet::remade`, `Failures::storms`).
+
+    use manet_mutex::reverse_link::{Node, Settings};
+    use manet_mutex::{CsRequest, NodeId, Report, Status};
+    use manet_mutex_sim::{Graph, Params};
+    use manet_mutex_testkit::fuzz::{reverse_link_network, Recovering, Topology};
+    use manet_mutex_testkit::{harness_recovery, TimedFault, TokenFault, TokenNet, TokenOp};
+
+    fn n(i: u32) -> NodeId {
+        NodeId(i)
+    }
+
+    fn krl(nodes: u32, edges: &[(u32, u32)]) -> TokenNet<Node> {
+        let edges: Vec<_> = edges.iter().map(|&(a, b)| (n(a), n(b))).collect();
+        let graph = Graph::from_edges(nodes as usize, &edges);
+        let settings = Settings::new(1).with_recovery(harness_recovery(nodes as usize));
+        TokenNet::new(graph, &Params::new(settings, vec![n(0)])).unwrap()
+    }
+
+    /// The holder is in the critical section with node 1's request queued when a partition
+    /// cuts it off from nodes 2 and 3, which make the token again; after the merge their
+    /// beacons destroy its token (it is told `LeaseExpired`). When it leaves, nothing sends
+    /// node 1's request on: node 1 waits for ever, every timer on time (liveness (d)). The
+    /// same holds for a token destroyed as it arrives at a node whose request it was to serve.
+    #[test]
+    #[ignore = "finding (issue 23, F8): a destroyed token strands the requests queued where it was"]
+    fn a_holder_whose_token_is_destroyed_strands_the_requests_queued_there() {
+        let mut net = krl(4, &[(0, 1), (1, 2), (2, 3)]);
+        net.request(n(0), CsRequest::ONE);
+        net.request(n(1), CsRequest::ONE);
+        net.run_for(1).unwrap();
+        assert_eq!(net.node(n(0)).queue().collect::<Vec<_>>(), [n(1)]);
+        net.partition(&[n(2), n(3)]);
+        let r = harness_recovery(4);
+        net.run_for(r.silence() + r.claim_wait() + 10).unwrap();
+        net.merge();
+        net.run_for(20).unwrap();
+        assert!(
+            net.node(n(0)).revoked(),
+            "the merge destroyed the holder's token"
+        );
+        net.release(n(0));
+        net.run_for(10 * r.silence()).unwrap();
+        assert_eq!(net.status(n(1)), Status::Critical, "node 1 is never served");
+    }
+
+    /// Node 2 alone (a partition) makes generation (1, 2) and enters with it; it crashes with
+    /// the token and restarts with empty state, alone again: it makes generation (1, 2) a
+    /// second time, and its entries repeat fences the protected resource admitted already
+    /// (F2 says two regenerations never make one generation). Every timer on time.
+    #[test]
+    #[ignore = "finding (issue 23, F8): a restarted node makes a generation it made before"]
+    fn a_restarted_node_makes_no_generation_twice() {
+        let mut net = krl(3, &[(0, 1), (1, 2)]);
+        net.partition(&[n(2)]);
+        let r = harness_recovery(3);
+        net.run_for(r.silence() + r.claim_wait() + 5).unwrap();
+        net.request(n(2), CsRequest::ONE);
+        net.run_for(1).unwrap();
+        net.release(n(2));
+        net.restart(n(2));
+        net.request(n(2), CsRequest::ONE);
+        net.run_for(r.silence() + r.claim_wait() + 5).unwrap();
+        let made: Vec<_> = net
+            .reports
+            .iter()
+            .filter_map(|(at, r)| match r {
+                Report::TokenRegenerated { fence } => Some((*at, fence.generation())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(made.len(), 2, "{made:?}");
+        assert_ne!(made[0].1, made[1].1, "generation made twice: {made:?}");
+        assert_eq!(net.failures.refused, 0, "the resource refused a fence");
+    }
+
+    /// One claim while the token lives (node 5's silence timer fired early: a clock that broke
+    /// the bounds, or one forged claim) on a six-node mesh with two tokens: every beacon
+    /// clears the claim each node heard, so copies of the claim still on their way are news
+    /// again and are passed on, and the holder answers each copy with a new beacon. The
+    /// messages in flight grow by a quarter per time unit without end (180,000 after 40).
+    #[test]
+    #[ignore = "finding (issue 23, F8): a claim racing a live token's beacons multiplies without end"]
+    fn one_early_claim_does_not_start_a_message_storm() {
+        let input = reverse_link_network::Input {
+            topology: Topology {
+                nodes: 184,
+                parents: [59, 193, 103, 150, 174],
+                chords: 12327,
+            },
+            tokens: 51,
+            forwarding: false,
+            ops: vec![
+                TokenOp::LinkUp(5),
+                TokenOp::Deliver(100),
+                TokenOp::Deliver(157),
+            ],
+            faults: vec![TimedFault {
+                before: 1,
+                fault: TokenFault::Fire(183),
+            }],
+            recovering: Recovering::AtWill,
+        };
+        let mut net = reverse_link_network::play_schedule(&input);
+        assert_eq!(net.failures.fired, 1);
+        let mut most = 0;
+        for _ in 0..40 {
+            net.run_for(1).unwrap();
+            most = most.max(net.channels.total());
+        }
+        assert!(most < 500, "{most} messages in flight");
+    }
+}

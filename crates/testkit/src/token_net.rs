@@ -159,6 +159,14 @@ pub trait TokenHarness:
         None
     }
 
+    /// Whether the node holds the token and waits for units that are not back with nothing
+    /// armed (among its `armed` timers) to make them free again: the prioritized holder
+    /// whose turnover timer already ran out (a finding, `docs/ALGORITHMS.md` F8). The
+    /// default: never.
+    fn stalled(&self, _armed: &BTreeMap<TimerId, u64>) -> bool {
+        false
+    }
+
     /// Which timer `timer` is an arming of, if the node numbers its armings: a new arming
     /// of the same timer supersedes the old one, whose expiry the node ignores, so the
     /// driver forgets the old one (the default: every id is its own timer).
@@ -319,6 +327,14 @@ impl TokenHarness for prioritized::Node {
         self.held()
     }
 
+    fn stalled(&self, armed: &BTreeMap<TimerId, u64>) -> bool {
+        // The turnover's timer: recovery's kind 3 with id 1 (`token::recovery::Timer`).
+        let rebuild = (1 << 63) | (1 << 2) | 3;
+        let waiting = self.status() == Status::Waiting
+            && self.requested().unwrap_or(0) > self.available().unwrap_or(u32::MAX);
+        waiting && !armed.keys().any(|&t| recovery_slot(t) == Some(rebuild))
+    }
+
     fn is_claim(msg: &prioritized::Message) -> bool {
         matches!(msg, prioritized::Message::Claim { .. })
     }
@@ -440,7 +456,8 @@ impl<P: TokenHarness> TokenNet<P> {
     }
 
     /// A network of the given nodes (node `i` at index `i`, configured by hand, e.g. with
-    /// explicit heights) on `graph`, every link known to both ends, nothing in flight.
+    /// explicit heights) on `graph`, every link known to both ends, nothing in flight (with
+    /// recovery, each node started: [`TokenNet::start`]).
     pub fn with_nodes(nodes: Vec<P>, graph: Graph) -> Self {
         let n = nodes.len();
         let up = graph
@@ -485,6 +502,7 @@ impl<P: TokenHarness> TokenNet<P> {
             stranded: BTreeSet::new(),
         }
         .traced(std::env::var_os("MANET_MUTEX_TRACE").is_some())
+        .started()
     }
 
     /// Keep the trace and the recording from now on, if `on`.

@@ -64,7 +64,7 @@ mod findings {
     //! `docs/ALGORITHMS.md`, F8); see `reverse_link::faults::findings`.
 
     use manet_mutex::prioritized::{invariants, Node, Policy, Settings};
-    use manet_mutex::{CsRequest, NodeId};
+    use manet_mutex::{CsRequest, NodeId, Status};
     use manet_mutex_sim::{Graph, Params};
     use manet_mutex_testkit::{harness_recovery, TokenNet};
 
@@ -100,5 +100,46 @@ mod findings {
             "the merge destroyed the holder's token"
         );
         assert_eq!(invariants::check_node(holder, 1), Ok(()));
+    }
+
+    /// Node 2 enters with one of k = 2 units, node 1 then gets the token and enters with the
+    /// other, releases it and keeps the token (t = 1), whose turnover timer runs out with
+    /// nobody waiting. Node 2 crashes in the critical section: its unit never comes back.
+    /// When node 1 then asks for both units it waits for ever: the turnover (F7) is armed only
+    /// when the token arrives, is made again or grants, never when a request at the holder
+    /// waits on units that are not back. Every timer on time.
+    #[test]
+    #[ignore = "finding (issue 23, F8): the turnover is not armed for a request at the holder"]
+    fn a_holder_that_asks_for_units_a_crashed_node_took_gets_them_back() {
+        let edges = [(n(0), n(1)), (n(1), n(2))];
+        let settings = Settings::new(2, Policy::MaxConcurrency).with_recovery(harness_recovery(3));
+        let graph = Graph::from_edges(3, &edges);
+        let mut net = TokenNet::<Node>::new(graph, &Params::new(settings, vec![n(0)])).unwrap();
+        let one = CsRequest {
+            resources: 1,
+            priority: 0,
+        };
+        net.request(n(2), one);
+        net.run_for(5).unwrap();
+        net.request(n(1), one);
+        net.run_for(5).unwrap();
+        assert_eq!(net.status(n(1)), Status::Critical);
+        net.release(n(1));
+        net.run_for(20).unwrap();
+        assert_eq!(
+            net.node(n(1)).available(),
+            Some(1),
+            "node 2 holds the other unit"
+        );
+        net.crash(n(2));
+        net.request(
+            n(1),
+            CsRequest {
+                resources: 2,
+                priority: 0,
+            },
+        );
+        net.run_for(10 * harness_recovery(3).silence()).unwrap();
+        assert_eq!(net.status(n(1)), Status::Critical, "node 1 waits for ever");
     }
 }

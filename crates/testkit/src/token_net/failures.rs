@@ -150,6 +150,28 @@ impl<P: TokenHarness> TokenNet<P> {
         }
     }
 
+    /// With recovery, every node started ([`TokenNet::start`]), as a real embedder's nodes
+    /// are by their first events.
+    pub(super) fn started(mut self) -> Self {
+        if self.recovery().is_some() {
+            for v in 0..self.nodes.len() as u32 {
+                self.start(NodeId(v));
+            }
+        }
+        self
+    }
+
+    /// The embedder starts node `v`: its recovery timers run from its first event, so it
+    /// is fed the expiry of a timer it never set (ignored, like any stale timer), after which
+    /// a holder beacons its tokens and every node's silence runs. The networks with recovery
+    /// start every node at construction and at its restart, as a real embedder's are started
+    /// by their first events; a node that never started would keep a token unheard of.
+    pub fn start(&mut self, v: NodeId) {
+        if self.recovery().is_some() && !self.started[v.index()] {
+            self.apply_valid(v, Event::Timeout(TimerId(u64::MAX)));
+        }
+    }
+
     /// Whether `a` and `b` may be linked: both live, on one side of the partition.
     pub(super) fn may_link(&self, a: NodeId, b: NodeId) -> bool {
         let side = |v: NodeId| self.sides.as_ref().is_some_and(|s| s[v.index()]);
@@ -418,6 +440,7 @@ impl<P: TokenHarness> TokenNet<P> {
         self.failures.restarts += 1;
         self.joined = self.now;
         self.tape = None;
+        self.start(x);
         for y in std::mem::take(&mut self.former[x.index()]) {
             if !self.live(y) {
                 continue;
@@ -679,7 +702,8 @@ impl<P: TokenHarness> TokenNet<P> {
 
     /// Rounds of one time unit until no live node waits: every pending notice is given,
     /// every node in the critical section leaves, then [`Self::tick`]. Nodes left waiting
-    /// only behind a stranded holder ([`TokenNet::stranded`]) are not a violation.
+    /// only behind a stranded holder ([`TokenNet::stranded`]) or a stalled one
+    /// ([`TokenHarness::stalled`]) are not a violation (findings, F8).
     fn serve_timed(&mut self, rounds: usize) -> Result<(), Violation> {
         for _ in 0..rounds {
             for (a, b) in self.pending_notices() {
@@ -713,11 +737,13 @@ impl<P: TokenHarness> TokenNet<P> {
     }
 
     /// Whether `v`'s way to a token (its `next`, theirs, and so on) ends at a stranded
-    /// holder ([`TokenNet::stranded`]).
+    /// holder ([`TokenNet::stranded`]) or a stalled one ([`TokenHarness::stalled`]).
     fn behind_stranded(&self, v: NodeId) -> bool {
         let mut at = v;
         for _ in 0..=self.nodes.len() {
-            if self.stranded.contains(&at) {
+            if self.stranded.contains(&at)
+                || self.nodes[at.index()].stalled(&self.timers[at.index()])
+            {
                 return true;
             }
             match self.nodes[at.index()].next_hop() {

@@ -120,3 +120,55 @@ fn regression_holders_surrounded_by_holders_stop_lowering() {
         &arbitrary::Arbitrary::arbitrary_take_rest(input).unwrap(),
     );
 }
+
+/// Issue 23: the byte after an input's schedule selects recovery (`Recovering`), and then
+/// its link faults stand for the failure model's faults too. Of 1,000 seeded inputs, some run
+/// with every timer on time and some with timers fired at will, and their schedules crash,
+/// restart, partition, merge, break links with tokens on them and fire timers (counted, no
+/// drain: `play_schedule`).
+#[test]
+fn reverse_link_network_inputs_select_recovery_and_failures() {
+    use manet_mutex_testkit::fuzz::Recovering;
+    let done = std::cell::RefCell::new((
+        std::collections::BTreeMap::<String, u32>::new(),
+        manet_mutex_testkit::Failures::default(),
+    ));
+    crate::seeded::seeds(
+        "reverse_link_network",
+        1_000,
+        4096,
+        &|input: &manet_mutex_testkit::fuzz::reverse_link_network::Input| {
+            let mut done = done.borrow_mut();
+            *done.0.entry(format!("{:?}", input.recovering)).or_default() += 1;
+            done.1 +=
+                manet_mutex_testkit::fuzz::reverse_link_network::play_schedule(input).failures;
+        },
+    );
+    let (modes, f) = done.into_inner();
+    println!("reverse_link_network: 1000 schedules, {modes:?}, {f:?}");
+    for mode in [Recovering::Off, Recovering::Timely, Recovering::AtWill] {
+        assert!(
+            modes.get(&format!("{mode:?}")).is_some_and(|&n| n > 100),
+            "{modes:?}"
+        );
+    }
+    assert!(
+        f.crashes > 0 && f.restarts > 0 && f.partitions > 0 && f.merges > 0,
+        "{f:?}"
+    );
+    assert!(f.breaks > 0 && f.fired > 0 && f.lost > 0, "{f:?}");
+}
+
+/// The committed reproducers as recorded before issue 23: their byte after the schedule may
+/// select recovery today (`reverse_link_network_keeps_every_invariant` runs them so), and without
+/// recovery they run exactly as they were recorded (`run_without_recovery`).
+#[test]
+fn reverse_link_network_reproducers_replay_without_recovery() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/regressions/reverse_link_network");
+    let ran = crate::seeded::replay(
+        &dir,
+        &manet_mutex_testkit::fuzz::reverse_link_network::run_without_recovery,
+    );
+    assert!(ran > 0);
+}

@@ -242,6 +242,7 @@ pub fn reverse_link_input_with(
                     forwarding,
                     ops,
                     faults,
+                    selectors: Vec::new(),
                     recovering,
                 }
             },
@@ -274,6 +275,7 @@ pub fn prioritized_input_with(
                     holder,
                     ops,
                     faults,
+                    selectors: Vec::new(),
                     recovering,
                 }
             },

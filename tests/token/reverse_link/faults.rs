@@ -165,6 +165,7 @@ mod findings {
                 before: 1,
                 fault: TokenFault::Fire(183),
             }],
+            selectors: Vec::new(),
             recovering: Recovering::AtWill,
         };
         let mut net = reverse_link_network::play_schedule(&input);

@@ -12,11 +12,13 @@
 //! every corruption a field corruption.
 //!
 //! The failure faults of issue 23 ([`TokenFault::Crash`] and the rest) come the same way, from
-//! bytes no layout reads: an input selects recovery by the byte after its schedule
-//! (`token_network`'s `Recovering::from_byte`; inputs recorded before have none: they decode
-//! without recovery), and in such an input three more free bits of a non-corrupting fault's
-//! variant choice say which failure it stands for ([`Selectable`]). Every step still decodes
-//! from exactly the bytes of its layout.
+//! bits no layout reads: an input selects recovery by the byte after its schedule
+//! (`token_network`'s `Recovering::from_byte`), and in such an input three more free bits of a
+//! non-corrupting fault's variant choice say which failure it stands for ([`Selectable`],
+//! [`select`]). Every step still decodes from exactly the bytes, and into exactly the
+//! variants, of its layout; the input keeps the selector bits beside its faults, so that
+//! inputs recorded before issue 23 (whose byte after the schedule is whatever followed) also
+//! replay exactly as they were recorded, without recovery (`run_without_recovery`).
 
 use arbitrary::{Arbitrary, MaxRecursionReached, Result, Unstructured};
 
@@ -177,11 +179,11 @@ macro_rules! arbitrary_through_frozen_layout {
 arbitrary_through_frozen_layout!(TokenFault, PermissionOp);
 
 /// A [`TimedFault`] decoded through its frozen layout, with the three free bits of its
-/// variant choice above those [`How`] reads (bits 27 to 29) that say, in an input with
-/// recovery, which failure a non-corrupting fault stands for ([`Selectable::read`]).
+/// variant choice above those [`How`] reads (bits 27 to 29): in an input with recovery they
+/// say which failure a non-corrupting fault stands for ([`select`]).
 pub(crate) struct Selectable {
-    timed: TimedFault,
-    selector: u8,
+    pub(crate) timed: TimedFault,
+    pub(crate) selector: u8,
 }
 
 impl<'a> Arbitrary<'a> for Selectable {
@@ -206,46 +208,42 @@ impl<'a> Arbitrary<'a> for Selectable {
     }
 }
 
-impl Selectable {
-    /// The fault as an input run `recovering` reads it. Without recovery: as decoded. With
-    /// it, a corruption stays one, and of every eight selector values of a link fault two
-    /// keep its meaning and the rest stand for failures, with its index `x`: for a
-    /// `Notice(x)` three fire a timer, one crashes, one restarts and one breaks a link; for a
-    /// `FailAt(x, _)` two fire a timer, one crashes, two break a link and one partitions;
-    /// for a `FormAt(x, _)` two fire a timer, one restarts, two merge and one partitions.
-    /// Where timers do not fire at will ([`Recovering::Timely`]), a timer's firing keeps the
-    /// fault's meaning.
-    pub(crate) fn read(self, recovering: Recovering) -> TimedFault {
-        use TokenFault::{Break, Crash, FailAt, Fire, FormAt, Merge, Notice, Partition, Restart};
-        let Selectable { timed, selector } = self;
-        let fire = |x| match recovering {
-            Recovering::AtWill => Fire(x),
-            _ => timed.fault,
-        };
-        if recovering == Recovering::Off || selector < 2 {
-            return timed;
-        }
-        let fault = match timed.fault {
-            Notice(x) => match selector {
-                2..=4 => fire(x),
-                5 => Crash(x),
-                6 => Restart(x),
-                _ => Break(x),
-            },
-            FailAt(x, _) => match selector {
-                2 | 3 => fire(x),
-                4 => Crash(x),
-                6 => Partition(x),
-                _ => Break(x),
-            },
-            FormAt(x, _) => match selector {
-                2 | 3 => fire(x),
-                4 => Restart(x),
-                6 => Partition(x),
-                _ => Merge,
-            },
-            other => other,
-        };
-        TimedFault { fault, ..timed }
+/// The fault `timed` decoded with `selector` as an input run `recovering` reads it. Without
+/// recovery: as decoded. With it, a corruption stays one, and of every eight selector values
+/// of a link fault two keep its meaning and the rest stand for failures, with its index `x`:
+/// for a `Notice(x)` three fire a timer, one crashes, one restarts and one breaks a link; for
+/// a `FailAt(x, _)` two fire a timer, one crashes, two break a link and one partitions; for a
+/// `FormAt(x, _)` two fire a timer, one restarts, two merge and one partitions. Where timers
+/// do not fire at will ([`Recovering::Timely`]), a timer's firing keeps the fault's meaning.
+pub(crate) fn select(timed: TimedFault, selector: u8, recovering: Recovering) -> TimedFault {
+    use TokenFault::{Break, Crash, FailAt, Fire, FormAt, Merge, Notice, Partition, Restart};
+    if recovering == Recovering::Off || selector < 2 {
+        return timed;
     }
+    let fire = |x| match recovering {
+        Recovering::AtWill => Fire(x),
+        _ => timed.fault,
+    };
+    let fault = match timed.fault {
+        Notice(x) => match selector {
+            2..=4 => fire(x),
+            5 => Crash(x),
+            6 => Restart(x),
+            _ => Break(x),
+        },
+        FailAt(x, _) => match selector {
+            2 | 3 => fire(x),
+            4 => Crash(x),
+            6 => Partition(x),
+            _ => Break(x),
+        },
+        FormAt(x, _) => match selector {
+            2 | 3 => fire(x),
+            4 => Restart(x),
+            6 => Partition(x),
+            _ => Merge,
+        },
+        other => other,
+    };
+    TimedFault { fault, ..timed }
 }

@@ -38,7 +38,7 @@ struct Layout {
 }
 
 impl Layout {
-    fn with(self, faults: Vec<TimedFault>, recovering: Recovering) -> Input {
+    fn with(self, faults: Vec<TimedFault>, selectors: Vec<u8>, recovering: Recovering) -> Input {
         let Layout {
             topology,
             resources,
@@ -55,6 +55,7 @@ impl Layout {
             holder,
             ops,
             faults,
+            selectors,
             recovering,
         }
     }
@@ -77,9 +78,13 @@ pub struct Input {
     /// Requests ask for `1 + resources % k` at the given priority.
     pub ops: Vec<TokenOp<(u8, u32)>>,
     /// Corruption (a field, the kind, or bits of the frame, which the link session
-    /// retransmits), link events noticed at one end at a time, and with recovery the failure
-    /// faults.
+    /// retransmits), link events noticed at one end at a time, and (from a strategy) the
+    /// failure faults.
     pub faults: Vec<TimedFault>,
+    /// Per fault decoded from fuzzer bytes, the free bits of its variant choice that say,
+    /// with recovery, which failure a link fault stands for (none for an input built
+    /// otherwise).
+    pub selectors: Vec<u8>,
     /// Whether the network runs recovery, and how its timers fire.
     pub recovering: Recovering,
 }
@@ -128,6 +133,10 @@ impl NetworkInput for Input {
 
     fn recovering_mut(&mut self) -> &mut Recovering {
         &mut self.recovering
+    }
+
+    fn effective_faults(&self) -> Vec<TimedFault> {
+        super::token_network::effective_faults(&self.faults, &self.selectors, self.recovering)
     }
 }
 

@@ -35,7 +35,7 @@ struct Layout {
 }
 
 impl Layout {
-    fn with(self, faults: Vec<TimedFault>, recovering: Recovering) -> Input {
+    fn with(self, faults: Vec<TimedFault>, selectors: Vec<u8>, recovering: Recovering) -> Input {
         let Layout {
             topology,
             tokens,
@@ -48,6 +48,7 @@ impl Layout {
             forwarding,
             ops,
             faults,
+            selectors,
             recovering,
         }
     }
@@ -66,9 +67,13 @@ pub struct Input {
     /// Requests are always for one resource.
     pub ops: Vec<TokenOp<()>>,
     /// Corruption (a field, the kind, or bits of the frame, which the link session
-    /// retransmits), link events noticed at one end at a time, and with recovery the failure
-    /// faults.
+    /// retransmits), link events noticed at one end at a time, and (from a strategy) the
+    /// failure faults.
     pub faults: Vec<TimedFault>,
+    /// Per fault decoded from fuzzer bytes, the free bits of its variant choice that say,
+    /// with recovery, which failure a link fault stands for (none for an input built
+    /// otherwise).
+    pub selectors: Vec<u8>,
     /// Whether the network runs recovery, and how its timers fire.
     pub recovering: Recovering,
 }
@@ -104,6 +109,10 @@ impl NetworkInput for Input {
 
     fn recovering_mut(&mut self) -> &mut Recovering {
         &mut self.recovering
+    }
+
+    fn effective_faults(&self) -> Vec<TimedFault> {
+        super::token_network::effective_faults(&self.faults, &self.selectors, self.recovering)
     }
 }
 

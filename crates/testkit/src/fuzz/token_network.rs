@@ -10,7 +10,7 @@ use arbitrary::{Arbitrary, Unstructured};
 use manet_mutex::CsRequest;
 use manet_mutex_sim::{Params, TokenAlgorithm};
 
-use super::frozen::{Frozen, Selectable};
+use super::frozen::{select, Frozen, Selectable};
 use super::sized_vec;
 use crate::schedule::{apply_token_steps, drain_token_steps, TimedFault, TokenOp};
 use crate::{TokenHarness, TokenNet};
@@ -50,14 +50,37 @@ impl Recovering {
     }
 }
 
-/// The faults of a token-network fuzz input and its recovery mode, decoded after its steps:
-/// the faults through their frozen layouts ([`Selectable`]), then the mode's byte.
+/// The faults of a token-network fuzz input, their selector bits and its recovery mode,
+/// decoded after its steps: the faults through their frozen layouts ([`Selectable`]), then the
+/// mode's byte.
 pub(crate) fn faults_and_mode(
     u: &mut Unstructured<'_>,
-) -> arbitrary::Result<(Vec<TimedFault>, Recovering)> {
+) -> arbitrary::Result<(Vec<TimedFault>, Vec<u8>, Recovering)> {
     let faults: Vec<Selectable> = sized_vec(u)?;
     let mode = Recovering::from_byte(u8::arbitrary(u)?);
-    Ok((faults.into_iter().map(|f| f.read(mode)).collect(), mode))
+    let selectors = faults.iter().map(|f| f.selector).collect();
+    Ok((
+        faults.into_iter().map(|f| f.timed).collect(),
+        selectors,
+        mode,
+    ))
+}
+
+/// `faults` as an input run `recovering` reads them, each with its selector bits if it has
+/// them ([`select`]).
+pub(crate) fn effective_faults(
+    faults: &[TimedFault],
+    selectors: &[u8],
+    recovering: Recovering,
+) -> Vec<TimedFault> {
+    faults
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| match selectors.get(i) {
+            Some(&selector) => select(t, selector, recovering),
+            None => t,
+        })
+        .collect()
 }
 
 /// A token-network fuzz input.
@@ -87,22 +110,37 @@ pub(crate) trait NetworkInput: Clone {
 
     /// The recovery mode, to rewrite.
     fn recovering_mut(&mut self) -> &mut Recovering;
+
+    /// The faults as the run reads them: with recovery, each link fault read with its
+    /// selector bits (an input built by hand or by a strategy has none, and holds the failure
+    /// faults themselves).
+    fn effective_faults(&self) -> Vec<TimedFault>;
 }
 
 /// Build the network `input` describes and play its schedule, with (`drain`) or without the
 /// drain.
 pub(crate) fn play<I: NetworkInput>(input: &I, drain: bool) -> TokenNet<I::Node> {
     let (net, params) = input.build();
-    let (ops, faults) = input.schedule();
-    let net = apply_token_steps(net, ops, faults, |r| input.request(r), &params);
+    let (ops, _) = input.schedule();
+    let faults = input.effective_faults();
+    let net = apply_token_steps(net, ops, &faults, |r| input.request(r), &params);
     if drain {
         drain_token_steps(&net, ops.len(), faults.len(), &params);
     }
     net
 }
 
+/// `input` without recovery: its faults as decoded, without their failure reading (how every
+/// input recorded before issue 23 was read).
+pub(crate) fn without_recovery<I: NetworkInput>(input: &I) -> I {
+    let mut input = input.clone();
+    *input.recovering_mut() = Recovering::Off;
+    input.faults_mut().retain(|t| !t.fault.is_failure());
+    input
+}
+
 /// `input` with every corruption a field corruption ([`Frozen::recorded`]), without recovery
-/// and its failure faults (no input recorded before them selects recovery).
+/// and its failure faults.
 pub(crate) fn as_recorded<I: NetworkInput>(input: &I) -> I {
     let mut input = input.clone();
     *input.recovering_mut() = Recovering::Off;
@@ -128,8 +166,8 @@ macro_rules! token_network_entry_points {
         impl<'a> arbitrary::Arbitrary<'a> for Input {
             fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Self> {
                 let layout = Layout::arbitrary(u)?;
-                let (faults, recovering) = super::token_network::faults_and_mode(u)?;
-                Ok(layout.with(faults, recovering))
+                let (faults, selectors, recovering) = super::token_network::faults_and_mode(u)?;
+                Ok(layout.with(faults, selectors, recovering))
             }
 
             fn size_hint(depth: usize) -> (usize, Option<usize>) {
@@ -154,6 +192,12 @@ macro_rules! token_network_entry_points {
         /// count.
         pub fn play_schedule(input: &Input) -> $crate::TokenNet<$node> {
             super::token_network::play(input, false)
+        }
+
+        /// [`run`] without recovery: how the reproducers recorded before issue 23 (whose
+        /// byte after the schedule may select recovery today) replay as they did then.
+        pub fn run_without_recovery(input: &Input) {
+            run(&super::token_network::without_recovery(input));
         }
 
         /// [`run`] with every corruption a field corruption, without recovery: how the

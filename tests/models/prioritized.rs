@@ -14,7 +14,8 @@
 use std::hash::{Hash, Hasher};
 
 use crate::token_model::{
-    edges, hash_neighbors, neighbor_heights, Bounds, Fingerprint, Shifted, TokenModel,
+    debug_from, edges, hash_neighbors, neighbor_heights, Bounds, Failing, Fingerprint, Shifted,
+    TokenModel,
 };
 use manet_mutex::prioritized::{Message, Node, Policy, Settings};
 use manet_mutex::token::{Height, Neighbors, Sealed};
@@ -68,14 +69,27 @@ impl Fingerprint for Node {
         let seal = |s: Sealed| (shift(s.height), msg.is_intact());
         std::mem::discriminant(msg).hash(hasher);
         match *msg {
-            // The fence is left out, as the grant counter is (see `hash_node`).
+            // The fence is left out, as the grant counter is (see `hash_node`), but for its
+            // generation with recovery (always 0 without: left out, so those states hash as
+            // before).
             Message::Token {
                 available,
                 lost,
                 priority,
                 height,
-                ..
-            } => (available, lost, priority, seal(height)).hash(hasher),
+                fence,
+            } => {
+                (available, lost, priority, seal(height)).hash(hasher);
+                if let Some(generation) = fence.read().map(|f| f.generation()) {
+                    if generation != 0 {
+                        generation.hash(hasher);
+                    }
+                }
+            }
+            Message::Beacon { fence, .. } => fence.hash(hasher),
+            Message::Claim {
+                lane, generation, ..
+            } => (lane, generation).hash(hasher),
             Message::Request { priority, height } => (priority, seal(height)).hash(hasher),
             Message::Update { priority } => priority.hash(hasher),
             Message::Release {
@@ -100,6 +114,14 @@ impl Fingerprint for Node {
         match *msg {
             Message::TokenAck { tokens, .. } => Some(tokens),
             _ => None,
+        }
+    }
+
+    /// With recovery: everything after the links (the token with its grant fence, the queue,
+    /// the backlog's and the entry's generations, recovery's state); nothing without.
+    fn hash_recovery<H: Hasher>(&self, hasher: &mut H) {
+        if self.settings().recovery.is_some() {
+            debug_from(self, "token:").hash(hasher);
         }
     }
 }
@@ -179,6 +201,94 @@ fn check_faults(network: &str, n: usize, pairs: &[(u32, u32)]) {
         })
     });
     crate::token_model::check("prioritized", network, models);
+}
+
+/// The prioritized token with recovery (`token_model::model_recovery`) under the failure
+/// model's faults (issue 23; `docs/ALGORITHMS.md` F8): k = 1 with equal priorities and k = 2
+/// under maximum concurrency, one profile each.
+fn check_recovery(network: &str, n: usize, pairs: &[(u32, u32)], states: usize) {
+    let bounds = Bounds::from_env(states, states * 4);
+    let none = Failing::default();
+    let profiles = [
+        (
+            "crash and restart",
+            Failing {
+                crashes: 1,
+                restarts: 1,
+                ..none
+            },
+        ),
+        (
+            "partition and merge",
+            Failing {
+                partitions: 1,
+                ..none
+            },
+        ),
+        (
+            "token lost on a breaking link",
+            Failing {
+                breaks: 1,
+                crashes: 1,
+                ..none
+            },
+        ),
+        ("timers at will", Failing { fires: 2, ..none }),
+        (
+            "crash, restart, timers at will",
+            Failing {
+                crashes: 1,
+                restarts: 1,
+                fires: 1,
+                ..none
+            },
+        ),
+    ];
+    let models = profiles.into_iter().flat_map(|(profile, failing)| {
+        let configs = [
+            ("k=1 equal", Settings::new(1, Policy::Equal)),
+            (
+                "k=2 max-concurrency",
+                Settings::new(2, Policy::MaxConcurrency),
+            ),
+        ];
+        configs.map(move |(label, settings)| {
+            let settings = settings.with_recovery(crate::token_model::model_recovery(n));
+            let model = TokenModel::<Node> {
+                n,
+                edges: edges(pairs),
+                params: Params::new(settings, vec![NodeId(0)]),
+                requests: requests(settings.k, &[0]),
+                bounds: bounds.failing(failing),
+            };
+            (format!("{label} {profile}"), model)
+        })
+    });
+    crate::token_model::check("prioritized", network, models);
+}
+
+/// Every recovery profile on a line of two: exhaustive.
+#[test]
+fn recovery_line_of_two() {
+    check_recovery("line-2", 2, &[(0, 1)], 1_000_000);
+}
+
+/// Every recovery profile on a line of three, bounded at 150,000 generated states each.
+#[test]
+fn recovery_line_of_three() {
+    check_recovery("line-3", 3, LINE_3, 150_000);
+}
+
+#[test]
+#[ignore = "long: a bounded model, run by the long job (docs/verification.md)"]
+fn recovery_line_of_three_long() {
+    check_recovery("line-3", 3, LINE_3, 3_000_000);
+}
+
+#[test]
+#[ignore = "long: a bounded model, run by the long job (docs/verification.md)"]
+fn recovery_triangle() {
+    check_recovery("triangle", 3, TRIANGLE, 1_500_000);
 }
 
 const LINE_3: &[(u32, u32)] = &[(0, 1), (1, 2)];

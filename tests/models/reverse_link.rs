@@ -11,7 +11,8 @@
 use std::hash::{Hash, Hasher};
 
 use crate::token_model::{
-    edges, hash_neighbors, neighbor_heights, Bounds, Fingerprint, Shifted, TokenModel,
+    debug_from, edges, hash_neighbors, neighbor_heights, Bounds, Failing, Fingerprint, Shifted,
+    TokenModel,
 };
 use manet_mutex::reverse_link::{Message, Node, Settings};
 use manet_mutex::token::{Height, Neighbors};
@@ -57,6 +58,28 @@ impl Fingerprint for Node {
         std::mem::discriminant(msg).hash(hasher);
         // An acknowledgement's count is hashed by the model, relative to its receiver's.
         (shift(sealed.height), msg.is_intact()).hash(hasher);
+        // Recovery's messages (issue 23): the token's generation (0 without recovery, left
+        // out so that those states hash as before), a beacon's fence, a claim.
+        match *msg {
+            Message::Token(_, fence) => {
+                if let Some(generation) = fence.read().map(|f| f.generation()) {
+                    if generation != 0 {
+                        generation.hash(hasher);
+                    }
+                }
+            }
+            Message::Beacon(_, fence, _) => fence.hash(hasher),
+            Message::Claim(_, lane, generation) => (lane, generation).hash(hasher),
+            _ => {}
+        }
+    }
+
+    /// With recovery: everything after the links (the tokens with their fences, the queue,
+    /// recovery's state); nothing without.
+    fn hash_recovery<H: Hasher>(&self, hasher: &mut H) {
+        if self.settings().recovery.is_some() {
+            debug_from(self, "held:").hash(hasher);
+        }
     }
 
     fn neighbors(&self) -> &Neighbors {
@@ -120,6 +143,89 @@ fn check_faults(network: &str, n: usize, pairs: &[(u32, u32)], only: &[&str], fo
         })
     });
     crate::token_model::check("reverse_link", network, models);
+}
+
+/// KRL with one token and recovery (`token_model::model_recovery`) under the failure model's
+/// faults (issue 23; `docs/ALGORITHMS.md` F8), one profile each; `only` keeps the profiles so
+/// named (all if empty).
+fn check_recovery(network: &str, n: usize, pairs: &[(u32, u32)], only: &[&str], states: usize) {
+    let bounds = Bounds::from_env(states, states * 4);
+    let none = Failing::default();
+    let profiles = [
+        (
+            "crash and restart",
+            Failing {
+                crashes: 1,
+                restarts: 1,
+                ..none
+            },
+        ),
+        (
+            "partition and merge",
+            Failing {
+                partitions: 1,
+                ..none
+            },
+        ),
+        (
+            "token lost on a breaking link",
+            Failing {
+                breaks: 1,
+                crashes: 1,
+                ..none
+            },
+        ),
+        ("timers at will", Failing { fires: 2, ..none }),
+        (
+            "crash, restart, timers at will",
+            Failing {
+                crashes: 1,
+                restarts: 1,
+                fires: 1,
+                ..none
+            },
+        ),
+    ];
+    let profiles = profiles
+        .into_iter()
+        .filter(|(profile, _)| only.is_empty() || only.contains(profile));
+    let models = profiles.map(|(profile, failing)| {
+        let settings = Settings::new(1).with_recovery(crate::token_model::model_recovery(n));
+        let model = TokenModel::<Node> {
+            n,
+            edges: edges(pairs),
+            params: Params::first_nodes(settings, 1),
+            requests: vec![CsRequest::ONE],
+            bounds: bounds.failing(failing),
+        };
+        (format!("KRL k=1 {profile}"), model)
+    });
+    crate::token_model::check("reverse_link", network, models);
+}
+
+/// Every recovery profile on a line of two: exhaustive.
+#[test]
+fn recovery_line_of_two() {
+    check_recovery("line-2", 2, &[(0, 1)], &[], 1_000_000);
+}
+
+/// Every recovery profile on a line of three, bounded at 300,000 generated states each (the
+/// spaces run into millions: the beacons' floods interleave with every other step).
+#[test]
+fn recovery_line_of_three() {
+    check_recovery("line-3", 3, LINE_3, &[], 300_000);
+}
+
+#[test]
+#[ignore = "long: a bounded model, run by the long job (docs/verification.md)"]
+fn recovery_line_of_three_long() {
+    check_recovery("line-3", 3, LINE_3, &[], 3_000_000);
+}
+
+#[test]
+#[ignore = "long: a bounded model, run by the long job (docs/verification.md)"]
+fn recovery_triangle() {
+    check_recovery("triangle", 3, TRIANGLE, &[], 1_500_000);
 }
 
 const LINE_3: &[(u32, u32)] = &[(0, 1), (1, 2)];

@@ -9,6 +9,11 @@
 //!   failures; formation of an absent link, likewise;
 //! - with `asymmetric`, link formations and failures told to one end (either) first, and every
 //!   pending notice as a step of its own;
+//! - in the recovery profiles (networks with `token::Recovery`, issue 23; `docs/ALGORITHMS.md`
+//!   F8), up to a number each of crashes, restarts with empty state, partitions (every split
+//!   of the nodes in two; the merge is a step of its own), links broken with a token on them,
+//!   and timer expiries: any armed timer of a live node fires at any step (the driver has no
+//!   clock, so this models clocks that break the bounds);
 //! - up to `corruptions` corruptions of one message in flight each: a rewrite of one field to
 //!   a value that commutes with the height shift below (`Value::shift_invariant`), or a change
 //!   of its kind into each other kind its encoding decodes as (`corrupt::kinds_of`: KRL's
@@ -23,13 +28,16 @@
 //! - *every waiting node enters*: a deterministic, bounded, fair drain of the state (no more
 //!   requests or link changes) serves every waiting node and passes the algorithm's drained
 //!   checks (`Net::drain`). A plain state predicate rather than stateright's `eventually`,
-//!   whose handling of cycles can miss counterexamples.
+//!   whose handling of cycles can miss counterexamples. With recovery the drain runs on the
+//!   driver's clock, every timer on time (liveness (d), then one token per part once quiet),
+//!   and *safety* is rule (a) and each node's own invariants once a failure struck
+//!   (`TokenNet::check_safety`).
 
 use std::hash::{Hash, Hasher};
 
 use manet_mutex::token::Height;
 use manet_mutex::token::Neighbors;
-use manet_mutex::{CsRequest, Event, NodeId, Status};
+use manet_mutex::{CsRequest, Event, Fence, NodeId, Status, TimerId};
 use manet_mutex_sim::{Graph, Params};
 use stateright::{Model, Property};
 
@@ -64,10 +72,35 @@ pub trait Fingerprint: Harnessed + std::fmt::Debug + Send + Sync + 'static {
     fn msg_height(msg: &Self::Message) -> Option<Height>;
     /// Hash a message, its height through `shift`, an acknowledgement's count left out.
     fn hash_msg<H: Hasher>(msg: &Self::Message, shift: &impl Fn(Height) -> Shifted, hasher: &mut H);
+    /// Hash the node's recovery state (nothing without recovery).
+    fn hash_recovery<H: Hasher>(&self, hasher: &mut H);
     /// The neighbour table.
     fn neighbors(&self) -> &Neighbors;
     /// The count of tokens an acknowledgement says it received.
     fn ack_count(msg: &Self::Message) -> Option<u16>;
+}
+
+/// The part of a node's `Debug` form from its field `from` on, without heights: what a
+/// recovery profile hashes of a node besides its fingerprint (the recovery state, `watch`,
+/// has no accessor; the fields before `from` hold the heights, hashed shifted).
+pub fn debug_from(node: &impl std::fmt::Debug, from: &str) -> String {
+    let all = format!("{node:?}");
+    let mut rest = all
+        .find(from)
+        .map_or(all.as_str(), |i| &all[i..])
+        .to_string();
+    // The timers' arming numbers only tell the current arming from stale ones, and the
+    // driver keeps only the current one (`TokenHarness::timer_slot`): left out, as the timer
+    // ids are hashed by the timer they arm.
+    for field in ["lease_arming: [", "armings: ["] {
+        while let Some(start) = rest.find(field) {
+            let end = rest[start..]
+                .find(']')
+                .map_or(rest.len(), |e| start + e + 1);
+            rest.replace_range(start..end, "");
+        }
+    }
+    rest
 }
 
 /// The heights of a neighbour table that handlers read: the view of a peer once it is in N,
@@ -116,6 +149,27 @@ pub struct Bounds {
     pub corruptions: u8,
     /// How many waiting requests may be withdrawn (`Event::Cancel`) in a run.
     pub cancels: u8,
+    /// Recovery's failures: how many crashes, restarts, partitions, broken links and timers
+    /// fired at will a run may have.
+    pub failing: Failing,
+}
+
+/// The recovery the models' recovery profiles run: beacons every unit, leases of 2, a hop
+/// bound of 1 (the drain delivers every message within one unit), a diameter of `n − 1`, no
+/// drift (the drain's clock is exact). Small, so that a drain is short.
+pub fn model_recovery(n: usize) -> manet_mutex::token::Recovery {
+    let diameter = u32::try_from(n.saturating_sub(1)).unwrap_or(1).max(1);
+    manet_mutex::token::Recovery::new(1, 2, 1, diameter).with_drift_ppm(0)
+}
+
+/// How many of each failure a run of a recovery profile may have (all 0 elsewhere).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Failing {
+    pub crashes: u8,
+    pub restarts: u8,
+    pub partitions: u8,
+    pub breaks: u8,
+    pub fires: u8,
 }
 
 impl Bounds {
@@ -131,6 +185,7 @@ impl Bounds {
                 asymmetric: false,
                 corruptions: 0,
                 cancels: 0,
+                failing: Failing::default(),
             }
         } else {
             Bounds {
@@ -142,6 +197,7 @@ impl Bounds {
                 asymmetric: false,
                 corruptions: 0,
                 cancels: 0,
+                failing: Failing::default(),
             }
         }
     }
@@ -155,6 +211,17 @@ impl Bounds {
     pub fn asymmetric(self) -> Self {
         Bounds {
             asymmetric: true,
+            ..self
+        }
+    }
+
+    /// The failures of `failing` and no link changes: a recovery profile (the network must
+    /// run recovery).
+    pub fn failing(self, failing: Failing) -> Self {
+        Bounds {
+            failing,
+            failures: 0,
+            formations: 0,
             ..self
         }
     }
@@ -200,6 +267,18 @@ pub enum Step {
         i: usize,
         kind: usize,
     },
+    /// The node crashes (`TokenNet::crash`).
+    Crash(NodeId),
+    /// The node restarts with empty state (`TokenNet::restart`).
+    Restart(NodeId),
+    /// The nodes of the mask (bit `i` for node `i`) split from the rest (`TokenNet::partition`).
+    Partition(u8),
+    /// The partition heals (`TokenNet::merge`).
+    Merge,
+    /// The link breaks with the token on it (`TokenNet::break_link`).
+    Break(NodeId, NodeId),
+    /// The node's armed timer fires now (`TokenNet::fire`).
+    Fire(NodeId, TimerId),
 }
 
 #[derive(Clone, Debug)]
@@ -210,6 +289,7 @@ pub struct State<P: Fingerprint> {
     formations_left: u8,
     corruptions_left: u8,
     cancels_left: u8,
+    failing_left: Failing,
 }
 
 impl<P: Fingerprint> Hash for State<P> {
@@ -225,6 +305,7 @@ impl<P: Fingerprint> Hash for State<P> {
         let shift = |h: Height| (h.h1.wrapping_sub(base1), h.h2.wrapping_sub(base2), h.id);
         for node in &net.nodes {
             node.hash_node(&shift, hasher);
+            node.hash_recovery(hasher);
         }
         // Token counts only ever meet as differences on one directed link (what the sender
         // sent less what the receiver received or acknowledged), so they are hashed relative
@@ -268,7 +349,48 @@ impl<P: Fingerprint> Hash for State<P> {
             self.cancels_left,
         )
             .hash(hasher);
+        if net.recovery().is_some() {
+            hash_recovery(net, hasher);
+            self.failing_left.hash(hasher);
+        }
     }
+}
+
+/// What a recovery profile's state adds to the hash: which nodes are live and started, their
+/// armed timers, the partition, the fence generations the resource admitted, who acts, the
+/// generations made, the holders stranded or bereft, and which kinds of failure struck (the
+/// checks owed depend on them).
+fn hash_recovery<P: Fingerprint, H: Hasher>(net: &Net<P>, hasher: &mut H) {
+    (
+        &net.crashed,
+        &net.started,
+        &net.timers,
+        &net.sides,
+        &net.cut,
+    )
+        .hash(hasher);
+    (&net.former, &net.made, &net.remade, &net.acting).hash(hasher);
+    (&net.bereft, &net.stranded, net.joined).hash(hasher);
+    let lanes = net.nodes.first().map_or(0, |n| n.lanes());
+    for lane in 0..lanes {
+        net.fences
+            .highest(lane)
+            .map(|h| Fence::new(lane, h).generation())
+            .hash(hasher);
+    }
+    let f = &net.failures;
+    let struck = [
+        f.crashes,
+        f.restarts,
+        f.partitions,
+        f.lost,
+        f.fired,
+        f.regenerated,
+        f.turnovers,
+        f.destroyed,
+        f.storms,
+    ];
+    struck.map(|c| c > 0).hash(hasher);
 }
 
 /// One configuration of one algorithm on one network.
@@ -299,6 +421,7 @@ where
             formations_left: self.bounds.formations,
             corruptions_left: self.bounds.corruptions,
             cancels_left: self.bounds.cancels,
+            failing_left: self.bounds.failing,
         }]
     }
 
@@ -312,6 +435,9 @@ where
         }
         for (i, left) in state.requests_left.iter().enumerate() {
             let node = NodeId(i as u32);
+            if !net.live(node) {
+                continue;
+            }
             match net.status(node) {
                 Status::Remainder if *left > 0 => {
                     actions.extend(self.requests.iter().map(|&r| Step::Request(node, r)));
@@ -343,6 +469,7 @@ where
         for (a, b) in net.pending_notices() {
             actions.push(Step::Notice(a, b));
         }
+        self.failure_actions(state, actions);
         if state.corruptions_left > 0 {
             let values = Value::shift_invariant(self.n as u8);
             for (from, to, i) in net.corruptible() {
@@ -421,6 +548,31 @@ where
                 next.corruptions_left -= 1;
                 next.net.corrupt_as(from, to, i, Corruption::Kind(kind));
             }
+            Step::Crash(node) => {
+                next.failing_left.crashes -= 1;
+                next.net.crash(node);
+            }
+            Step::Restart(node) => {
+                next.failing_left.restarts -= 1;
+                next.net.restart(node);
+            }
+            Step::Partition(mask) => {
+                next.failing_left.partitions -= 1;
+                let side: Vec<_> = (0..self.n as u32)
+                    .filter(|i| mask >> i & 1 == 1)
+                    .map(NodeId)
+                    .collect();
+                next.net.partition(&side);
+            }
+            Step::Merge => next.net.merge(),
+            Step::Break(a, b) => {
+                next.failing_left.breaks -= 1;
+                next.net.break_link(a, b);
+            }
+            Step::Fire(node, timer) => {
+                next.failing_left.fires -= 1;
+                next.net.fire(node, timer);
+            }
         }
         Some(next)
     }
@@ -442,6 +594,40 @@ where
                 s.net.fault.is_some() || s.net.drain(DRAIN_ROUNDS).is_ok()
             }),
         ]
+    }
+}
+
+impl<P: Fingerprint> TokenModel<P> {
+    /// The failure steps a recovery profile's state offers.
+    fn failure_actions(&self, state: &State<P>, actions: &mut Vec<Step>) {
+        let (net, left) = (&state.net, state.failing_left);
+        if net.recovery().is_none() {
+            return;
+        }
+        let live = net.live_nodes();
+        if left.crashes > 0 {
+            actions.extend(live.iter().map(|&v| Step::Crash(v)));
+        }
+        if left.restarts > 0 {
+            actions.extend((0..self.n as u32).map(|v| Step::Restart(NodeId(v))));
+        }
+        if net.sides.is_some() {
+            actions.push(Step::Merge);
+        } else if left.partitions > 0 {
+            // Every split in two, each once: the sides with node 0 on the other side.
+            let all = (1u8 << self.n) - 1;
+            actions.extend((1..all).filter(|m| m & 1 == 0).map(Step::Partition));
+        }
+        if left.breaks > 0 {
+            actions.extend(
+                net.token_links()
+                    .into_iter()
+                    .map(|(a, b)| Step::Break(a, b)),
+            );
+        }
+        if left.fires > 0 {
+            actions.extend(net.armed().into_iter().map(|(v, t)| Step::Fire(v, t)));
+        }
     }
 }
 

@@ -12,7 +12,10 @@
 //!     the head of a link, fail or form a link (each end told at its own time, within the
 //!     algorithms' link contract), corrupt a message in flight (a field, its kind, or bits of
 //!     its frame, which the link session retransmits). It checks safety (knowing what
-//!     corruption destroyed) and liveness by a fair drain.
+//!     corruption destroyed) and liveness by a fair drain. A network with token recovery also
+//!     takes the failure model's faults (issue 23): crash-stop, crash-restart with empty state,
+//!     partitions and merges, a token lost on a breaking link, and armed timers fired at will
+//!     ([`TokenNet::crash`] lists what is checked); its drain runs on the network's clock.
 //!   - [`PermNet`]: a system of a permission algorithm ([`manet_mutex::look_ahead`],
 //!     [`manet_mutex::ricart_agrawala`]) whose messages form a bag: deliver any one, lose,
 //!     duplicate, replay or corrupt it (a field, its kind, or bits of its frame, which the
@@ -27,7 +30,8 @@
 //!   staging a scenario step by step.
 //! - **Schedules** from proptest strategies with fault profiles, shrinkable to a short
 //!   counterexample: [`token_schedule`] ([`TokenSchedule`], faults weighted by
-//!   [`TokenFaults`]), [`permission_schedule`] ([`PermissionOp`]s, [`PermissionFaults`]),
+//!   [`TokenFaults`]; [`TokenFaults::CRASHES`] and [`TokenFaults::RECOVERY`] add the failure
+//!   model's faults, for networks with recovery: [`harness_recovery`]), [`permission_schedule`] ([`PermissionOp`]s, [`PermissionFaults`]),
 //!   [`session_schedule`] ([`SessionSchedule`]); [`cases`] is the crate's convention for case
 //!   counts. More strategies are in [`strategy`].
 //! - **A run** that applies a schedule to a driver, checks safety after every step, drains and
@@ -59,10 +63,14 @@
 //! | rule | reported by | what must hold |
 //! | --- | --- | --- |
 //! | `driver-contract` | [`TokenNet::check_safety`], [`PermNet::check_safety`] (from [`TokenNet::fault`], [`PermNet::fault`]) | a node keeps the driving contract: it sends only over a link it knows (`TokenNet`) or to another existing host (`PermNet`), returns only actions the driver knows, accepts every valid event, and changes nothing when it returns an `Err` |
-//! | `fence-order` | the same | every entry's fence is above the highest fence of its lane so far |
+//! | `fence-order` | the same | every entry's fence is above the highest fence of its lane so far (`TokenNet` with recovery: unless its generation is older than one admitted, or was made twice, [`TokenNet::remade`]) |
+//! | `suspect-anomaly` | [`TokenNet`] with recovery, after every event | no suspect anomaly but those a failure explains (and none checked after a corruption) |
+//! | `regeneration` | [`TokenNet`] with recovery, after every event | no token is made again by a claim while every timer kept time and no failure destroyed or cut off anything |
+//! | `lease-exclusion` | [`TokenNet::check_safety`] with recovery, every timer on time | at most `k` units acting (in the critical section, lease not expired) per connected part (rule (b)) |
+//! | `tokens-per-part` | [`TokenNet::drain`] with recovery | once quiet after the drain, one token of each id in every connected part |
 //! | `liveness` | [`TokenNet::drain`], [`TokenNet::settle`], [`PermNet::drain`], [`PermNet::settle`], [`SessionNet::heal_and_drain`] | every waiting node is served within the drain's rounds (or budget), except where a fault destroyed what liveness needs (each driver's docs say where) |
 //! | `lossless-liveness` | [`PermNet::drain`], [`PermNet::settle`] | until a message is lost, the messages already sent serve every waiting host: no round is left with nothing to deliver while one waits |
-//! | `quiescence` | [`TokenNet::run`], [`PermNet::deliver_all`], [`SessionNet::heal_and_drain`] | the network goes quiet: nothing in flight within the delivery limit, or once every request is served |
+//! | `quiescence` | [`TokenNet::run`], [`TokenNet::drain`] with recovery, [`PermNet::deliver_all`], [`SessionNet::heal_and_drain`] | the network goes quiet: nothing in flight within the delivery limit, or once every request is served; with recovery, no message storm (more than [`STORM`] in flight) while every timer kept time |
 //! | `message-accounting` | [`SessionNet::check_accounting`] | every message sent and neither delivered nor reported lost is held by its sender's session, by that one only, and none reported lost is still held |
 //! | `links-formed` | [`SessionNet::new`], [`SessionNet::heal_and_drain`] | the sessions form every link of the graph: in the calm warm-up, and again after the faults end |
 //! | `configuration` | [`SessionNet::new`] | the cores and the sessions can be built from the configuration |

@@ -29,6 +29,19 @@
 //! that makes it impossible; after any corruption it also requires that every node, asking
 //! once more, is served (a corrupted height may leave a wrong view until its sender next
 //! speaks, and no such view may keep a request from being served).
+//!
+//! A network whose nodes run token recovery ([`manet_mutex::token::Recovery`], issue 23;
+//! `docs/ALGORITHMS.md` F8) also takes the failure model's faults, which do nothing
+//! elsewhere: crash-stop ([`TokenNet::crash`]: the node and what is on its links are gone, its
+//! neighbours told `LinkDown`), crash-restart with empty state ([`TokenNet::restart`]),
+//! partitions and merges ([`TokenNet::partition`], [`TokenNet::merge`]), a link breaking with
+//! a token on it ([`TokenNet::break_link`]), and any armed timer fired at will
+//! ([`TokenNet::fire`]). The driver keeps each node's armed timers; it has no clock between
+//! steps, so a timer fired at will models a clock that breaks the bounds, after which only rule
+//! (a) and each node's own invariants are owed. Its drain ([`TokenNet::drain`]) runs on a clock
+//! instead: every message in flight delivered within one unit and every timer fired at its
+//! deadline, which keeps the bounds of [`harness_recovery`]. Without recovery nothing of this
+//! changes the driver.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 

@@ -12,7 +12,9 @@
 //! decode through them, so no byte ever changes meaning. The schedule steps that gained ways
 //! to corrupt after reproducers were recorded decode through frozen layouts, all in
 //! `src/fuzz/frozen.rs`; each network body's `run_as_recorded` replays a reproducer as it was
-//! recorded.
+//! recorded. The token-network inputs select recovery ([`Recovering`]) by the byte after their
+//! schedule, and then read free bits of their link faults as the failure model's faults;
+//! `run_without_recovery` replays an input as every input recorded before issue 23 was read.
 
 use alloc::vec::Vec;
 

@@ -4,7 +4,8 @@
 //! - A token network ([`TokenNet`](crate::TokenNet)) runs a [`TokenSchedule`]: steps
 //!   ([`TokenOp`]: requests, releases, deliveries, symmetric link changes) and the faults timed
 //!   between them ([`TimedFault`]: corruption of a message in flight, link events noticed at one
-//!   end at a time). [`run_token_schedule`] applies it with safety checked after every step,
+//!   end at a time, and in a network with recovery the failure model's faults: crashes,
+//!   restarts, partitions and merges, tokens lost on breaking links, timers fired at will). [`run_token_schedule`] applies it with safety checked after every step,
 //!   then drains: every waiting node must be served.
 //! - A permission system ([`PermNet`](crate::PermNet)) runs a sequence of [`PermissionOp`]s
 //!   (deliveries in any order, losses, duplicates, timer expiries, mode changes, corruption):

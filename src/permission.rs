@@ -583,6 +583,22 @@ impl<T: Copy> Core<T> {
         self.waits.arm(peer, self.retransmit_after, probe, out);
     }
 
+    /// Send the open request, under a new number, to `peer` again: like [`Core::ask`], but a
+    /// timer already running for it keeps running (its expiry resends the current number).
+    /// Renumbering when grants are a lease old must not keep a silent peer's retransmission
+    /// timer from ever expiring, which would keep the node from excluding it.
+    pub(crate) fn ask_again<M>(&mut self, peer: NodeId, msg: M, out: &mut Outbox<M>) {
+        if self.waits.timers.get(peer).is_none() {
+            return self.ask(peer, msg, out);
+        }
+        if !self.is_excluded(peer) {
+            if let Some(state) = self.peer_mut(peer) {
+                state.granted = false;
+            }
+        }
+        out.send(peer, msg);
+    }
+
     /// Probe the excluded `peer` one retransmission timeout from now (its exclusion just
     /// ended a wait: nothing is sent to it at once).
     pub(crate) fn probe_later<M>(&mut self, peer: NodeId, out: &mut Outbox<M>) {
@@ -783,8 +799,8 @@ impl<T: Copy> Core<T> {
         }
     }
 
-    /// Exclude `peer`: stop waiting for it (and probing it), stop counting it, start a new
-    /// fence generation at the next entry, report it. Returns false (and does nothing) if it
+    /// Exclude `peer`: stop waiting for it (and probing it), drop its deferred request, stop
+    /// counting it, start a new fence generation at the next entry, report it. Returns false (and does nothing) if it
     /// was excluded already. The caller then probes it if waiting ([`Core::probes`]) and
     /// tries to enter.
     pub(crate) fn exclude<M>(&mut self, peer: NodeId, out: &mut Outbox<M>) -> bool {
@@ -796,6 +812,10 @@ impl<T: Copy> Core<T> {
             _ => return false,
         }
         self.waits.resolve(peer, out);
+        // Its deferred request goes, as a DISCONNECT's does: if it is alive it asks again,
+        // and its REQUEST readmits it. (Look-ahead must drop it: the REPLY would move this
+        // node into the peer's `Status_set` while the peer sits in this node's.)
+        self.deferred.remove(peer);
         self.bump = true;
         out.push(Action::Report(Report::PeerExcluded(peer)));
         true

@@ -262,16 +262,34 @@ impl Node {
     /// not excluded, moved into `Info_set`), and probe the excluded peers if the host
     /// excludes by its own timeout.
     pub(super) fn ask_info_set(&mut self, ticket: Ticket) {
+        self.ask_needed(ticket, false);
+    }
+
+    /// [`Node::ask_info_set`]; `again`: the timers already running keep running
+    /// ([`Core::ask_again`]).
+    fn ask_needed(&mut self, ticket: Ticket, again: bool) {
         // By id rather than through `sets.info()`, which would borrow the sets while `ask`
         // needs the node (and collecting them would allocate on every request).
         let majority = self.s.settings.recovery.majority;
         for peer in self.s.core.peers() {
-            if self.s.core.is_excluded(peer) {
-                if self.s.core.probes() {
-                    self.ask(peer, ticket);
-                }
+            let asks = if self.s.core.is_excluded(peer) {
+                self.s.core.probes()
+            } else if again && self.s.core.waits.contains(peer) {
+                // Still waited for (in `Status_set` after its RECONNECT, say): the new number
+                // goes to it now, not only with its next retransmission.
+                true
             } else if majority || self.s.sets.get(peer) == Some(Relation::Info) {
                 self.s.sets.set(peer, Relation::Info);
+                true
+            } else {
+                false
+            };
+            if asks && again {
+                let Ticket { ts, seq } = ticket;
+                let (epoch, fence) = (self.epoch(), self.s.core.fence_seen);
+                let msg = Message::request(ts, seq, epoch, fence);
+                self.s.core.ask_again(peer, msg, &mut self.out);
+            } else if asks {
                 self.ask(peer, ticket);
             }
         }
@@ -284,14 +302,15 @@ impl Node {
             return;
         }
         if let Some(ticket) = self.s.core.renumber() {
-            self.ask_info_set(ticket);
+            self.ask_needed(ticket, true);
             self.s.core.try_enter(&mut self.out);
         }
     }
 
     /// Exclude `peer`, as if it had sent a DISCONNECT: into `Status_set`, not waited for,
-    /// not asked (only probed, if the host excludes by its own timeout); enter if nothing else
-    /// is awaited. Its deferred request, unlike a DISCONNECT's, stays: it may be alive.
+    /// not asked (only probed, if the host excludes by its own timeout), its deferred request
+    /// dropped (if it is alive it asks again, which readmits it); enter if nothing else is
+    /// awaited.
     pub(super) fn exclude(&mut self, peer: NodeId) {
         if self.s.core.exclude(peer, &mut self.out) {
             self.s.sets.set(peer, Relation::Status);
@@ -312,6 +331,8 @@ impl Node {
                     self.ask(peer, ticket);
                 }
             }
+            // Its grant, if it gave one, counts again (majority mode).
+            self.s.core.try_enter(&mut self.out);
         }
     }
 

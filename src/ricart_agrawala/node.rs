@@ -95,18 +95,25 @@ impl Node {
             .ask(peer, Message::request(ts, seq, fence), &mut self.out);
     }
 
-    /// Ask every peer for `ticket` (excluded ones only as probes, if at all).
-    fn ask_everyone(&mut self, ticket: Ticket) {
+    /// Ask every peer for `ticket` (excluded ones only as probes, if at all); `again`: the
+    /// timers already running keep running ([`Core::ask_again`]).
+    fn ask_everyone(&mut self, ticket: Ticket, again: bool) {
         for peer in self.s.peers() {
             if self.s.asks(peer) {
-                self.ask(peer, ticket);
+                let Ticket { ts, seq } = ticket;
+                let msg = Message::request(ts, seq, self.s.fence_seen);
+                if again {
+                    self.s.ask_again(peer, msg, &mut self.out);
+                } else {
+                    self.s.ask(peer, msg, &mut self.out);
+                }
             }
         }
     }
 
     fn request(&mut self) {
         let ticket = self.s.open_request(&mut self.out);
-        self.ask_everyone(ticket);
+        self.ask_everyone(ticket, false);
         self.s.try_enter(&mut self.out);
     }
 
@@ -118,7 +125,7 @@ impl Node {
             return;
         }
         if let Some(ticket) = self.s.renumber() {
-            self.ask_everyone(ticket);
+            self.ask_everyone(ticket, true);
             self.s.try_enter(&mut self.out);
         }
     }
@@ -152,10 +159,14 @@ impl Node {
     /// current number asks it now and waits for it, which keeps safety when the suspicion was
     /// wrong.
     fn readmit(&mut self, peer: NodeId) {
-        if self.s.readmit(peer, &mut self.out) && self.s.must_ask(peer) {
-            if let Some(ticket) = self.s.open {
-                self.ask(peer, ticket);
+        if self.s.readmit(peer, &mut self.out) {
+            if self.s.must_ask(peer) {
+                if let Some(ticket) = self.s.open {
+                    self.ask(peer, ticket);
+                }
             }
+            // Its grant, if it gave one, counts again (majority mode).
+            self.s.try_enter(&mut self.out);
         }
     }
 

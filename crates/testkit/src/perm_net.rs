@@ -399,7 +399,8 @@ impl<H: PermissionHarness> PermNet<H> {
     }
 
     /// The perfect failure detector at live host `at` catches up: it suspects every crashed
-    /// peer `at` does not exclude, and trusts every live one it does (strong completeness
+    /// peer `at` does not exclude, and trusts every live one it does that is not away
+    /// (disconnected) (strong completeness
     /// and accuracy, lazily: the driver decides when each host's detector runs).
     pub fn detect(&mut self, at: NodeId) {
         if !self.live(at) {
@@ -411,9 +412,11 @@ impl<H: PermissionHarness> PermNet<H> {
                 continue;
             }
             let excludes = self.nodes[at.index()].excludes(peer);
+            let reachable = self.nodes[peer.index()].reachable();
             match (self.live(peer), excludes) {
                 (false, false) => self.suspect(at, peer),
-                (true, true) => self.trust(at, peer),
+                // A host that disconnected is away, not back: it is not trusted yet.
+                (true, true) if reachable => self.trust(at, peer),
                 _ => {}
             }
         }
@@ -951,7 +954,12 @@ impl<H: PermissionHarness> PermNet<H> {
         if away.is_empty() {
             return healed.settle(rounds);
         }
-        if self.waived.is_none() {
+        let majority = self.nodes.iter().any(|n| n.recovery().majority);
+        let present = self.live_hosts().len() - away.len();
+        // In majority mode the hosts away count against the majority: with too few present,
+        // nobody can enter until they return.
+        let strict_owed = !majority || 2 * present > self.nodes.len();
+        if self.waived.is_none() && strict_owed {
             // A waiver can also arise in the drain (a DISCONNECT still in flight, dropped).
             let mut strict = healed.clone();
             if let Err(e) = strict.settle(rounds) {

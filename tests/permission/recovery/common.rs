@@ -57,6 +57,10 @@ pub trait Algo: PermissionHarness + Clone + std::fmt::Debug {
         Self::try_host(id, n, retransmit, knobs, incarnation).unwrap()
     }
 
+    /// Hosts `0..n` as the algorithm's `network` makes them (look-ahead: the seeded sets of
+    /// Fig. 1 from `seed`).
+    fn seeded(n: u32, retransmit: u64, knobs: Knobs, seed: u64) -> Vec<Self>;
+
     /// The peers it excludes.
     fn excluded_peers(&self) -> Vec<NodeId>;
     /// The peers whose REPLY it awaits.
@@ -99,6 +103,10 @@ impl Algo for ricart_agrawala::Node {
         }
         let config = ricart_agrawala::Config::new(NodeId(id), s).with_incarnation(incarnation);
         ricart_agrawala::Node::new(config)
+    }
+
+    fn seeded(n: u32, retransmit: u64, knobs: Knobs, _seed: u64) -> Vec<Self> {
+        Self::hosts(n, retransmit, knobs)
     }
 
     fn excluded_peers(&self) -> Vec<NodeId> {
@@ -147,10 +155,28 @@ impl Algo for look_ahead::Node {
             s = s.with_exclusion(m);
         }
         let info = (0..n).filter(|&p| p != id).map(NodeId).collect();
+        let s = s.with_seed(0);
         let config = look_ahead::Config::new(NodeId(id), s)
             .with_info_set(info)
             .with_incarnation(incarnation);
         look_ahead::Node::new(config)
+    }
+
+    fn seeded(n: u32, retransmit: u64, knobs: Knobs, seed: u64) -> Vec<Self> {
+        let mut s = look_ahead::Settings::new(n, retransmit)
+            .with_seed(seed)
+            .with_majority(knobs.majority);
+        if let Some(l) = knobs.lease {
+            s = s.with_lease(l);
+        }
+        if let Some(m) = knobs.exclusion {
+            s = s.with_exclusion(m);
+        }
+        look_ahead::network(s)
+            .unwrap()
+            .into_iter()
+            .map(|c| look_ahead::Node::new(c).unwrap())
+            .collect()
     }
 
     fn excluded_peers(&self) -> Vec<NodeId> {

@@ -4,8 +4,8 @@
 //! request after that, and the fences stay meaningful.
 
 use manet_mutex::fence::Fences;
-use manet_mutex::permission::incarnation_of;
 use manet_mutex::look_ahead as la;
+use manet_mutex::permission::incarnation_of;
 use manet_mutex::{Action, Anomaly, CsRequest, Event, NodeId, Status};
 use manet_mutex_testkit::PermNet;
 
@@ -158,7 +158,10 @@ fn the_fences_after_a_holders_restart_are_above_its_last_one<A: Algo>() {
         let mut resource = Fences::new();
         resource.admit(fence).unwrap();
         for &(h, later) in &net.entries[3..] {
-            assert!(resource.admit(later).is_ok(), "{h:?} {later:?} after {fence:?}");
+            assert!(
+                resource.admit(later).is_ok(),
+                "{h:?} {later:?} after {fence:?}"
+            );
         }
     }
 }
@@ -168,8 +171,7 @@ fn the_fences_after_a_holders_restart_are_above_its_last_one<A: Algo>() {
 /// DISCONNECT of the old incarnation cannot make a peer stop asking the new one.
 #[test]
 fn look_ahead_refuses_an_old_incarnations_announcement_once_the_new_one_is_known() {
-    let mut net = PermNet::with_nodes(<la::Node as Algo>::hosts(2, 10, Knobs::default()))
-        .checked();
+    let mut net = PermNet::with_nodes(<la::Node as Algo>::hosts(2, 10, Knobs::default())).checked();
     net.apply_valid(NodeId(0), Event::Disconnect);
     let old = net.in_flight.remove(0);
     net.marks.remove(0);
@@ -197,8 +199,6 @@ fn look_ahead_refuses_an_old_incarnations_announcement_once_the_new_one_is_known
     let Some(Action::Send { msg, .. }) = acts.first().cloned() else {
         panic!("{acts:?}")
     };
-    let la::Message::Doze(a) = msg else {
-        panic!()
-    };
+    let la::Message::Doze(a) = msg else { panic!() };
     assert!(a.is_intact_in(1) && !a.is_intact_in(0) && !a.is_intact_in(2));
 }

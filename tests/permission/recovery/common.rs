@@ -207,11 +207,6 @@ impl Algo for look_ahead::Node {
     }
 }
 
-/// A hand-driven network (safety checked after every event).
-pub fn net<A: Algo>(n: u32, knobs: Knobs) -> PermNet<A> {
-    PermNet::with_nodes(A::hosts(n, 10, knobs)).checked()
-}
-
 /// The `Report`s among `actions`.
 pub fn reports<M>(actions: &[Action<M>]) -> Vec<Report> {
     actions

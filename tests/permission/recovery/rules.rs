@@ -352,7 +352,7 @@ fn a_grant_a_lease_old_is_asked_for_again_under_a_new_number<A: Algo>() {
 
 /// C7: in majority mode a node enters only with grants from a strict majority of the hosts,
 /// itself included: with two of five peers excluded it enters, with three it waits (and
-/// awaits nothing), and a readmitted peer's grant lets it in.
+/// awaits nothing), and a readmitted peer's grant lets it in; two of four is not a majority.
 fn majority_mode_enters_only_with_a_majority_of_grants<A: Algo>() {
     let mut h = hosts::<A>(5, Knobs::default().majority());
     let acts = feed(&mut h[0], Event::Request(CsRequest::ONE));
@@ -386,6 +386,15 @@ fn majority_mode_enters_only_with_a_majority_of_grants<A: Algo>() {
     let reply = sent::<A>(&recv(&mut g[2], 0, request_to::<A>(&acts, 2)), 0);
     let acts = recv(&mut g[0], 2, reply);
     assert!(entered(&acts).is_some(), "3 of 5 again: {acts:?}");
+    // Half is not a majority: 2 of 4 stay out.
+    let mut e = hosts::<A>(4, Knobs::default().majority());
+    let acts = feed(&mut e[0], Event::Request(CsRequest::ONE));
+    let reply = sent::<A>(&recv(&mut e[1], 0, request_to::<A>(&acts, 1)), 0);
+    recv(&mut e[0], 1, reply);
+    feed(&mut e[0], Event::Suspect(NodeId(2)));
+    let acts = feed(&mut e[0], Event::Suspect(NodeId(3)));
+    assert!(entered(&acts).is_none(), "2 of 4: {acts:?}");
+    assert!(!e[0].quorum());
 }
 
 /// A lease or an exclusion of 0 is an invalid configuration.

@@ -231,8 +231,11 @@
 //! their property tests assert it: symmetric churn (prioritized), one-sided link events
 //! (`UnknownPeer` by the hundred, both token algorithms), and loss, duplicates, late
 //! replays, timers firing at any time and mode changes (`Stale` and `Unexpected`, both
-//! permission algorithms, even with reliable delivery once a timer fires early). The
-//! adversarial tests, which corrupt fields, add `OutOfRange`.
+//! permission algorithms, even with reliable delivery once a timer fires early), crashes,
+//! restarts and partitions (`Stale`: an old incarnation's REQUESTs). The adversarial tests,
+//! which corrupt fields, add `OutOfRange`. One `OutOfRange` comes without corruption: a
+//! look-ahead announcement of a host restarted under an incarnation its receiver has not seen
+//! in a REQUEST yet fails its check word like a corrupted one (`docs/ALGORITHMS.md`, C5).
 //!
 //! ## Threat model
 //!

@@ -35,11 +35,39 @@ impl Fence {
         Fence { lane, value }
     }
 
-    /// The next fence of the lane. It saturates: 2^64 entries are out of reach.
-    pub(crate) const fn next(self) -> Self {
+    /// The first fence of `generation` in `lane`: the value's high 32 bits are the generation,
+    /// the low 32 bits count within it (from 0, before any entry). Every fence of a generation
+    /// is above every fence of the generations below it, so a resource that has admitted a
+    /// grant of a token made again after a loss refuses the older token's (F2).
+    pub const fn first_of(lane: u32, generation: u32) -> Self {
         Fence {
-            lane: self.lane,
-            value: self.value.saturating_add(1),
+            lane,
+            value: (generation as u64) << 32,
+        }
+    }
+
+    /// The generation of the token that issued this fence (the value's high 32 bits; 0 for a
+    /// token that was never made again, and for the permission algorithms' fences below
+    /// 2^32).
+    pub const fn generation(self) -> u32 {
+        (self.value >> 32) as u32
+    }
+
+    /// The count within the generation (the value's low 32 bits).
+    pub const fn count(self) -> u32 {
+        self.value as u32
+    }
+
+    /// The next fence of the lane and generation. It saturates at the generation's last count
+    /// rather than spill into the next generation (2^32 entries and beacons per generation).
+    pub(crate) const fn next(self) -> Self {
+        if self.count() == u32::MAX {
+            self
+        } else {
+            Fence {
+                lane: self.lane,
+                value: self.value + 1,
+            }
         }
     }
 }
@@ -160,5 +188,18 @@ mod tests {
         assert_eq!(fences.admit(Fence::new(0, 5)), Ok(()));
         assert_eq!(fences.highest(0), Some(5));
         assert_eq!(Fence::new(2, u64::MAX).next(), Fence::new(2, u64::MAX));
+        let last_of_0 = Fence::new(2, u64::from(u32::MAX));
+        assert_eq!(
+            last_of_0.next(),
+            last_of_0,
+            "a count never spills into a generation"
+        );
+        let g = Fence::first_of(2, 7);
+        assert_eq!((g.generation(), g.count()), (7, 0));
+        assert_eq!(g.next().count(), 1);
+        assert!(
+            last_of_0 < g,
+            "every fence of a generation is above the ones before"
+        );
     }
 }

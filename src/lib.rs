@@ -138,7 +138,10 @@
 //! retransmissions. The token algorithms set no timer and refuse [`Event::Timeout`] as
 //! [`Error::Unsupported`], except KRLF with an idle pause
 //! ([`reverse_link::Settings::with_idle_pause`]), which sets one ([`reverse_link::IDLE_PAUSE`])
-//! to forward an idle token later and ignores expiries it no longer needs.
+//! to forward an idle token later and ignores expiries it no longer needs, and KRL/KRLF with
+//! recovery ([`reverse_link::Settings::with_recovery`]), which set beacon, silence, claim and
+//! lease timers (ids with bit 63 set, numbered per arming, so an expiry of a timer re-armed or
+//! cancelled since changes nothing) and start them at the node's first accepted event.
 //!
 //! - A node reads no clock. Durations are in *the embedder's time unit*: whatever unit the
 //!   embedder's clock counts (the routed simulator, `sim::routed`, counts milliseconds).
@@ -179,7 +182,7 @@
 //! | `Release` | in `Critical` | in `Critical` | in `Critical` |
 //! | `Receive` | always | always | always |
 //! | `LinkUp`, `LinkDown` | always | `Unsupported` | `Unsupported` |
-//! | `Timeout` | `Unsupported` (KRLF with an idle pause: always) | always | always |
+//! | `Timeout` | `Unsupported` (with an idle pause or recovery: always) | always | always |
 //! | `Doze`, `Wake`, `Disconnect`, `Reconnect` | `Unsupported` | by mode ([table](look_ahead#driving-contract)) | `Unsupported` |
 //! | `Cancel` | in `Waiting` | in `Waiting` | in `Waiting` |
 //! | `Suspect(peer)`, `Trust(peer)` | `Unsupported` | always; `peer` another host | always; `peer` another host |
@@ -203,11 +206,11 @@
 //! | action | [`reverse_link`] | [`prioritized`] | [`look_ahead`] | [`ricart_agrawala`] |
 //! | --- | --- | --- | --- | --- |
 //! | `Send` to | a linked neighbour | a linked neighbour | any host | any host |
-//! | messages | REQUEST, TOKEN, LinkInfo, Probe, TokenAck | TOKEN, REQUEST, UPDATE, RELEASE, LINK, Probe, TokenAck | REQUEST, REPLY, DOZE, DISCONNECT, RECONNECT | REQUEST, REPLY |
+//! | messages | REQUEST, TOKEN, LinkInfo, Probe, TokenAck (recovery: Beacon, Claim) | TOKEN, REQUEST, UPDATE, RELEASE, LINK, Probe, TokenAck | REQUEST, REPLY, DOZE, DISCONNECT, RECONNECT | REQUEST, REPLY |
 //! | `EnterCritical { resources, fence }` | 1; `fence` lane: the token's id | `h`, the request's `resources`; lane 0 | 1; lane 0 | 1; lane 0 |
-//! | `SetTimer`, `CancelTimer` | `SetTimer` with an idle pause, else never | never | yes | yes |
-//! | `LeaseExpired` | never | never | with a lease | with a lease |
-//! | `Report` | never | never | `PeerExcluded`, `PeerReadmitted` | `PeerExcluded`, `PeerReadmitted` |
+//! | `SetTimer`, `CancelTimer` | with an idle pause or recovery, else never | never | yes | yes |
+//! | `LeaseExpired` | with recovery | never | with a lease | with a lease |
+//! | `Report` | with recovery | never | `PeerExcluded`, `PeerReadmitted` | `PeerExcluded`, `PeerReadmitted` |
 //! | `Anomaly` kinds | `UnknownPeer`, `OutOfRange`, `Stale`, `RedundantLinkEvent`, `Unexpected` | all of [`Anomaly`] | `UnknownPeer`, `OutOfRange`, `Stale`, `Unexpected` | `UnknownPeer`, `OutOfRange`, `Stale`, `Unexpected` |
 //!
 //! ### Anomalies
@@ -284,7 +287,7 @@
 //! Beyond the threat model above, hosts and networks fail. The crate names five failures:
 //! **crash-stop** (a host stops for good), **crash-restart** (a host comes back with empty
 //! state, under a new incarnation), **loss on a breaking link** (a message, a token among
-//! them, in flight when its link failed: the [session](session) reports it "possibly lost"),
+//! them, in flight when its link failed: the [`session`] reports it "possibly lost"),
 //! **partition** and **merge** (the network splits into parts that cannot reach each other,
 //! and later joins again). Four guarantees are stated against them, each under its own
 //! assumption; `docs/ALGORITHMS.md`, "Failure model and recovery", derives each bound and

@@ -70,10 +70,9 @@ pub struct NodeArgs {
     warmup: u64,
 }
 
-/// Resend timeout of the permission algorithms' REQUESTs, and of the session, in ms.
-const RETRANSMIT_MS: u64 = 20;
-/// A session link silent this long, in ms, has failed.
-const LIVENESS_MS: u64 = 400;
+/// Resend timeout of the permission algorithms' REQUESTs, in ms: the session's default one
+/// (`session::Settings::DEFAULT`).
+const RETRANSMIT_MS: u64 = session::Settings::DEFAULT.retransmit_after;
 /// KRLF: an idle token rests this long, in ms, before it moves on.
 const IDLE_PAUSE_MS: u64 = 5;
 /// Resend an unacknowledged report to the resource after this long, in ms.
@@ -98,7 +97,10 @@ pub fn run(args: NodeArgs) -> Outcome {
     let me = NodeId(args.id);
     let edges = args.topology.edges(n);
     let k = args.k;
-    let link_settings = session::Settings::new(RETRANSMIT_MS, LIVENESS_MS, 32).with_max_peers(n);
+    // The session's defaults, in ms (the unit of `now` here): resend after 20, a link silent
+    // for 400 fails, keepalives after 100, `Hello`s to an unreachable neighbour backing off
+    // up to 1000 apart, 32 frames in flight; room for every node.
+    let link_settings = session::Settings::DEFAULT.with_max_peers(n);
     match args.algorithm {
         Algorithm::Krl | Algorithm::Krlf => {
             let mut settings = reverse_link::Settings::new(k);
@@ -576,7 +578,7 @@ where
         println!(
             "stats node={} status={:?} entries={} messages={} sent={} received={} dropped={} cut={} \
              garbage={} unknown={} lost_reports={} lost_messages={} lost_precious={} noise={} \
-             suspect={} errors={} retransmitted={} links_up={} links_abandoned={}",
+             suspect={} errors={} retransmitted={} hellos={} links_up={} links_abandoned={}",
             self.id.0,
             self.core.status(),
             c.entries,
@@ -594,6 +596,7 @@ where
             c.suspect,
             c.errors,
             session.retransmitted,
+            session.hellos,
             session.links_up,
             session.links_abandoned,
         );

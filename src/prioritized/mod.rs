@@ -73,6 +73,7 @@ mod message;
 mod node;
 mod policy;
 mod procedures;
+mod recovery;
 
 pub use config::{network, Config, Settings};
 pub use message::{Message, Resources};

@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 
 use crate::token::neighbors::initial_next;
-use crate::token::{layout, Height};
+use crate::token::{layout, Height, Recovery};
 use crate::{Error, NodeId};
 
 /// What every node of a network agrees on.
@@ -20,6 +20,9 @@ pub struct Settings {
     /// meanwhile. `None`, the paper's KRLF, forwards at once: over a fast transport idle tokens
     /// then circulate as fast as it carries them.
     pub idle_pause: Option<u64>,
+    /// Recovery of lost tokens ([`Settings::with_recovery`]); `None` (the default) is the
+    /// paper: a token lost with a crashed host or a breaking link is gone.
+    pub recovery: Option<Recovery>,
 }
 
 impl Settings {
@@ -29,6 +32,7 @@ impl Settings {
             k,
             forwarding: false,
             idle_pause: None,
+            recovery: None,
         }
     }
 
@@ -42,6 +46,16 @@ impl Settings {
     pub const fn with_idle_pause(self, after: u64) -> Self {
         Settings {
             idle_pause: Some(after),
+            ..self
+        }
+    }
+
+    /// With recovery of lost tokens: beacons, claims, regeneration and entry leases, on the
+    /// bounds `recovery` states (the crate's [failure model](crate#failure-model)). Node ids
+    /// must then be below 2^16 (a regenerated token's generation holds its maker's id).
+    pub const fn with_recovery(self, recovery: Recovery) -> Self {
+        Settings {
+            recovery: Some(recovery),
             ..self
         }
     }
@@ -134,6 +148,12 @@ impl Config {
                 return Err(bad("an idle pause needs token forwarding (KRLF)"));
             }
             _ => {}
+        }
+        if let Some(recovery) = self.settings.recovery {
+            recovery.validate().map_err(bad)?;
+            if self.id.0 > 0xffff {
+                return Err(bad("recovery needs node ids below 65,536"));
+            }
         }
         initial_next(self.id, self.height, &self.neighbors, self.tokens > 0).map_err(bad)
     }

@@ -33,6 +33,16 @@ pub enum Message {
     /// token's sender with a `TokenAck`, so a corrupted acknowledgement is repaired by the
     /// next one (R13). Build one with [`Message::token_ack`].
     TokenAck(Sealed, u16),
+    /// A token exists (recovery, [`crate::token::Recovery`]): the fence its holder raised for
+    /// this beacon (its id is the `lane`, its generation the value's high half; three
+    /// copies), and the hops it travelled. Every node forwards a beacon newer than any it has
+    /// heard of for that token id, once. The sender's height rides along, unread.
+    Beacon(Sealed, FenceCopies, u16),
+    /// A claim that token `lane` is lost (recovery): the sender (or a node it heard) proposes
+    /// to make it again with the generation in three copies. A better claim (a later round,
+    /// or the same round from a smaller id) silences a worse one. The sender's height rides
+    /// along, unread.
+    Claim(Sealed, u32, [u32; 3]),
 }
 
 impl Message {
@@ -74,7 +84,9 @@ impl Message {
             | Message::Token(h, _)
             | Message::LinkInfo(h)
             | Message::Probe(h)
-            | Message::TokenAck(h, _) => h,
+            | Message::TokenAck(h, _)
+            | Message::Beacon(h, _, _)
+            | Message::Claim(h, _, _) => h,
         }
     }
 
@@ -102,6 +114,10 @@ impl Message {
             Message::LinkInfo(h) => Message::LinkInfo(h.tagged(tag(2))),
             Message::Probe(h) => Message::Probe(h.tagged(tag(3))),
             Message::TokenAck(h, n) => Message::TokenAck(h.tagged(tag(4)), n),
+            Message::Beacon(h, fence, hops) => Message::Beacon(h.tagged(tag(5)), fence, hops),
+            Message::Claim(h, lane, generation) => {
+                Message::Claim(h.tagged(tag(6)), lane, generation)
+            }
         }
     }
 }

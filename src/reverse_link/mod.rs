@@ -58,6 +58,7 @@ mod config;
 pub mod invariants;
 mod message;
 mod node;
+mod recovery;
 
 pub use config::{network, Config, Settings};
 pub use message::Message;

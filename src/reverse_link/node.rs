@@ -8,6 +8,7 @@ use crate::queue::FifoQueue;
 use crate::token::height::{Height, Sealed};
 use crate::token::links::{LinkMessages, Links, Take, TokenNode};
 use crate::token::neighbors::{Neighbors, Said};
+use crate::token::recovery::{Recover, Watch};
 use crate::{
     Action, Anomaly, Error, Event, Fence, FenceCopies, NodeId, Protocol, Severity, Status, TimerId,
 };
@@ -15,21 +16,23 @@ use crate::{
 /// A KRL (or KRLF) node. `Clone` and `PartialEq` (which compares state) let tests snapshot it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {
-    id: NodeId,
-    settings: Settings,
-    status: Status,
-    links: Links,
+    pub(super) id: NodeId,
+    pub(super) settings: Settings,
+    pub(super) status: Status,
+    pub(super) links: Links,
     /// The tokens held, each as its id and the fence of the last entry made with it. While
     /// the node is in the critical section the first is the one in use: tokens leave from the
     /// end, and only spare ones leave.
-    held: SmallVec<[Fence; 2]>,
-    queue: FifoQueue<NodeId>,
+    pub(super) held: SmallVec<[Fence; 2]>,
+    pub(super) queue: FifoQueue<NodeId>,
     /// A LinkInfo made this holder lower itself, and nothing has happened since that could
     /// make another lowering useful; see `may_lower_on_link_info`.
     lowered_on_link_info: bool,
     /// The idle-pause timer is armed ([`Settings::idle_pause`]).
     pausing: bool,
-    outbox: Outbox<Message>,
+    /// Recovery's state ([`Settings::recovery`]), `None` without it.
+    pub(super) watch: Option<Watch>,
+    pub(super) outbox: Outbox<Message>,
 }
 
 /// The one timer a KRLF node with an idle pause sets.
@@ -49,6 +52,10 @@ impl Node {
             queue: FifoQueue::new(),
             lowered_on_link_info: false,
             pausing: false,
+            watch: config
+                .settings
+                .recovery
+                .map(|r| Watch::new(r, config.settings.k)),
             outbox: Outbox::default(),
         })
     }
@@ -58,8 +65,9 @@ impl Node {
         self.held.len() as u32
     }
 
-    /// The tokens held, each as its id (`lane`) and the fence of the last entry made with it
-    /// (`value`, 0 before any). In the critical section the first is the one in use.
+    /// The tokens held, each as its id (`lane`) and the last fence issued with it (`value`:
+    /// its generation and count, 0 before any entry; with recovery, beacons raise it too).
+    /// In the critical section the first is the one in use (unless [`Node::revoked`]).
     pub fn held_tokens(&self) -> impl ExactSizeIterator<Item = Fence> + '_ {
         self.held.iter().copied()
     }
@@ -122,7 +130,7 @@ impl Node {
 
     /// Tokens not used by the node's own critical section.
     fn spare_tokens(&self) -> u32 {
-        self.tokens() - u32::from(self.status == Status::Critical)
+        self.tokens() - u32::from(self.in_use())
     }
 
     /// `next` no longer leads downhill: it is unset (its link failed) or no longer lower.
@@ -142,6 +150,7 @@ impl Node {
 
     fn on_release(&mut self) {
         self.status = Status::Remainder;
+        self.end_lease();
         self.pass_on_spare_tokens();
         if self.holds_token() && self.links.neighbors.all_lower(self.links.height) {
             self.lower_height();
@@ -195,12 +204,15 @@ impl Node {
             // fences' order locally, and the report makes the refusal visible (F1).
             return self.outbox.anomaly(j, Anomaly::OutOfRange);
         };
-        if self.held.iter().any(|mine| mine.lane == token.lane) {
+        let keep = self.admit_generation(token);
+        if keep && self.held.iter().any(|mine| mine.lane == token.lane) {
             // A second copy of a token held here: more than k tokens (two holders configured
             // with the same ids, R14, or a forgery). Refused, as a suspect second token.
             return self.outbox.anomaly(j, Anomaly::Unexpected);
         }
-        self.held.push(token);
+        if keep {
+            self.held.push(token);
+        }
         if self.links.neighbors.get(j).is_some() {
             // The token is kept whatever its height says, and always acknowledged: until it
             // is, the sender ignores everything we say of our height.
@@ -211,13 +223,26 @@ impl Node {
             }
             // The paper tells only the neighbours that were below us: those above stay above,
             // so their (now too high) view of us still gives the right direction.
-            let old = self.links.height;
-            self.links.adopt(j, h, |n| n.height < old, &mut self.outbox);
+            // A destroyed token (an older generation) leaves the height alone: adopting one
+            // below the sender would make this node a sink without a token.
+            if keep {
+                let old = self.links.height;
+                self.links.adopt(j, h, |n| n.height < old, &mut self.outbox);
+            }
             self.links.ack_token(j, &mut self.outbox);
         } else {
             // Keep the token (never lose capacity) but not the unverifiable height.
             self.outbox.anomaly(j, Anomaly::UnknownPeer);
         }
+        if keep {
+            self.heard_token(token);
+            self.use_new_token();
+        }
+    }
+
+    /// A token just arrived or was made again: serve the queue, or (KRLF) move it on idle, or
+    /// keep it.
+    pub(super) fn use_new_token(&mut self) {
         if !self.queue.is_empty() {
             self.serve();
         } else if self.settings.forwarding {
@@ -318,10 +343,12 @@ impl Node {
                 if let Some(token) = self.held.first_mut() {
                     *token = token.next();
                     self.status = Status::Critical;
+                    let fence = *token;
                     self.outbox.push(Action::EnterCritical {
                         resources: 1,
-                        fence: *token,
+                        fence,
                     });
+                    self.start_lease(fence);
                 }
             } else if self.links.neighbors.is_member(next) {
                 self.send_token(next);
@@ -468,6 +495,8 @@ impl crate::node::Buffered for Node {
                     let count = h.is_intact_with(tokens).then_some(tokens as u16);
                     self.on_height_msg(from, h.open_with(tokens), Said::Ack(count));
                 }
+                Message::Beacon(_, fence, hops) => self.on_beacon(from, fence, hops),
+                Message::Claim(_, lane, generation) => self.on_claim(from, lane, generation),
             },
             Event::LinkUp(j) => {
                 self.lowered_on_link_info = false;
@@ -477,14 +506,17 @@ impl crate::node::Buffered for Node {
                 self.lowered_on_link_info = false;
                 self.on_link_down(j);
             }
-            // Only the idle pause sets a timer; any other id is stale or foreign.
-            Event::Timeout(timer) if self.settings.idle_pause.is_some() => {
-                if timer == IDLE_PAUSE {
+            // Only the idle pause and recovery set timers; any other id is stale or foreign.
+            Event::Timeout(timer) if self.settings.idle_pause.is_some() || self.watch.is_some() => {
+                if timer == IDLE_PAUSE && self.settings.idle_pause.is_some() {
                     self.on_idle_pause();
+                } else {
+                    self.recovery_timer(timer);
                 }
             }
             other => return Err(Error::Unsupported(other.name())),
         }
+        self.arm();
         Ok(())
     }
 }

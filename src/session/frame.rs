@@ -26,10 +26,11 @@ pub struct Epochs {
 #[non_exhaustive]
 pub enum Frame<M> {
     /// Link formation: "here is my epoch; this is yours as I know it". Sent while forming a
-    /// link, again every retransmission timeout until the peer confirms, and in answer to a
-    /// peer's `Hello` that does not know our epoch yet. Answered by an `Ack` once the link is
-    /// up at the receiver; so it is also the probe of an up link whose peer's keepalive is
-    /// overdue, or that a frame naming a newer epoch of the peer put in doubt.
+    /// link, again until the peer confirms (after a retransmission timeout, then backing off:
+    /// see [`crate::session::Settings::max_backoff`]), and in answer to a peer's `Hello` that
+    /// does not know our epoch yet. Answered by an `Ack` once the link is up at the receiver;
+    /// so it is also the probe of an up link whose peer's keepalive is overdue, or that a
+    /// frame naming a newer epoch of the peer put in doubt.
     Hello {
         /// The incarnation.
         epochs: Epochs,

@@ -132,15 +132,29 @@ impl<M: Clone> Peer<M> {
         self.link.is_none() && !self.wanted && self.core_epoch == 0
     }
 
-    /// Start a new incarnation, with a fresh epoch, and say `Hello`.
+    /// Start a new incarnation, with a fresh epoch, and say `Hello`; repeat it after
+    /// `retransmit_after` if unanswered (the back-off starts over).
     pub(super) fn connect(&mut self, theirs: u64, ctx: &mut Ctx<M>) {
-        let mut link = Link::new(ctx.fresh_epoch(), theirs, ctx.now);
-        link.hello(self.id, ctx);
-        link.retransmit_at = Some(ctx.later(ctx.settings.retransmit_after));
+        let backoff = ctx.settings.retransmit_after;
+        let mut link = Link::new(ctx.fresh_epoch(), theirs, ctx.now, backoff);
+        link.greet(self.id, ctx);
         self.link = Some(link);
     }
 
-    /// End the current incarnation; start a new one if the application wants the peer.
+    /// The forming incarnation `old` expired with the peer still wanted: start a new one, with
+    /// a fresh epoch, that goes on with `old`'s back-off (its next `Hello` when `old`'s was
+    /// due, or now if that is past), so an unanswering peer is not greeted faster for it.
+    fn reconnect(&mut self, old: &Link<M>, ctx: &mut Ctx<M>) {
+        let mut link = Link::new(ctx.fresh_epoch(), 0, ctx.now, old.backoff);
+        link.retransmit_at = old.retransmit_at;
+        if link.retransmit_at.is_none_or(|at| ctx.now >= at) {
+            link.repeat(self.id, ctx);
+        }
+        self.link = Some(link);
+    }
+
+    /// End the current incarnation; start a new one if the application wants the peer (one
+    /// that never came up keeps its back-off, see [`Peer::reconnect`]).
     pub(super) fn end(&mut self, how: End, ctx: &mut Ctx<M>) {
         let Some(mut link) = self.link.take() else {
             return;
@@ -161,7 +175,12 @@ impl<M: Clone> Peer<M> {
             // Our direction was closed and acknowledged already: nothing of ours is lost.
             (End::Abandon, LinkState::Finished) => ctx.stats.links_abandoned += 1,
         }
-        if self.wanted {
+        if !self.wanted {
+            return;
+        }
+        if link.state == LinkState::Connecting {
+            self.reconnect(&link, ctx);
+        } else {
             self.connect(0, ctx);
         }
     }
@@ -190,7 +209,7 @@ impl<M: Clone> Peer<M> {
                         self.end(end, ctx);
                     }
                 }
-                Class::Answer => link.hello(self.id, ctx),
+                Class::Answer => link.answer(self.id, ctx),
                 Class::Newer => {
                     ctx.stats.newer_epoch += 1;
                     link.suspect(self.id, ctx);
@@ -250,10 +269,14 @@ pub(super) struct Link<M> {
     last_sent: u64,
     last_probe: Option<u64>,
     retransmit_at: Option<u64>,
+    /// While forming: how long after the last `Hello` to say it again if unanswered. From
+    /// `retransmit_after`, doubled with each repetition up to `max_backoff`, and back to
+    /// `retransmit_after` when the peer's `Hello` is answered.
+    backoff: u64,
 }
 
 impl<M: Clone> Link<M> {
-    fn new(mine: u64, theirs: u64, now: u64) -> Self {
+    fn new(mine: u64, theirs: u64, now: u64, backoff: u64) -> Self {
         Link {
             mine,
             theirs,
@@ -274,6 +297,7 @@ impl<M: Clone> Link<M> {
             last_sent: now,
             last_probe: None,
             retransmit_at: None,
+            backoff,
         }
     }
 
@@ -291,7 +315,33 @@ impl<M: Clone> Link<M> {
 
     fn hello(&mut self, to: NodeId, ctx: &mut Ctx<M>) {
         let epochs = self.epochs();
+        ctx.stats.hellos += 1;
         self.send(to, Frame::Hello { epochs }, ctx);
+    }
+
+    /// A forming link says `Hello`, and repeats it `backoff` later if unanswered.
+    fn greet(&mut self, to: NodeId, ctx: &mut Ctx<M>) {
+        self.hello(to, ctx);
+        self.retransmit_at = Some(ctx.later(self.backoff));
+    }
+
+    /// A forming link's `Hello` went unanswered for `backoff`: say it again (unless the
+    /// application closed the link meanwhile), and wait twice as long for an answer this time,
+    /// at most `max_backoff`.
+    fn repeat(&mut self, to: NodeId, ctx: &mut Ctx<M>) {
+        if self.close_wanted {
+            self.retransmit_at = Some(ctx.later(self.backoff));
+            return;
+        }
+        self.backoff = self.backoff.saturating_mul(2).min(ctx.settings.max_backoff);
+        self.greet(to, ctx);
+    }
+
+    /// While forming, a `Hello` from the peer that does not name our epoch: the peer is in
+    /// reach. Answer it at once; the back-off starts over.
+    fn answer(&mut self, to: NodeId, ctx: &mut Ctx<M>) {
+        self.backoff = ctx.settings.retransmit_after;
+        self.greet(to, ctx);
     }
 
     fn ack(&mut self, to: NodeId, ctx: &mut Ctx<M>) {
@@ -505,10 +555,7 @@ impl<M: Clone> Link<M> {
         match self.state {
             LinkState::Connecting => {
                 if due(self.retransmit_at) {
-                    if !self.close_wanted {
-                        self.hello(peer, ctx);
-                    }
-                    self.retransmit_at = rearm;
+                    self.repeat(peer, ctx);
                 }
                 return None;
             }
@@ -605,5 +652,56 @@ impl<M: Clone> Link<M> {
             at = at.min(r);
         }
         at
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn context(settings: Settings) -> Ctx<u32> {
+        Ctx {
+            settings,
+            now: 0,
+            precious: |_| true,
+            transmits: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: Stats::default(),
+            epoch: 0,
+        }
+    }
+
+    /// The wait between repeated `Hello`s doubles with saturation, never overflows (with no
+    /// cap short of `u64::MAX`, at the end of time too), and does not grow while the
+    /// application has closed the forming link (no `Hello` then).
+    #[test]
+    fn the_backoff_doubles_and_saturates() {
+        let mut ctx = context(Settings::new(3, 10, 1).with_max_backoff(u64::MAX));
+        let mut link = Link::<u32>::new(1, 0, 0, 3);
+        let waits: Vec<u64> = (0..70)
+            .map(|_| {
+                link.repeat(NodeId(1), &mut ctx);
+                link.backoff
+            })
+            .collect();
+        assert_eq!(waits[..3], [6, 12, 24]);
+        assert!(waits.windows(2).all(|w| w[1] == w[0].saturating_mul(2)));
+        assert_eq!(waits.last(), Some(&u64::MAX));
+        assert_eq!((ctx.stats.hellos, ctx.transmits.len()), (70, 70));
+        ctx.now = u64::MAX - 1;
+        link.close_wanted = true;
+        link.repeat(NodeId(1), &mut ctx);
+        assert_eq!(link.retransmit_at, Some(u64::MAX));
+        assert_eq!(ctx.stats.hellos, 70, "no Hello once closed");
+        let mut ctx = context(Settings::new(3, 10, 1).with_max_backoff(20));
+        let mut link = Link::<u32>::new(1, 0, 0, 3);
+        link.close_wanted = true;
+        link.repeat(NodeId(1), &mut ctx);
+        assert_eq!((link.backoff, link.retransmit_at), (3, Some(3)));
+        link.close_wanted = false;
+        for want in [6, 12, 20, 20] {
+            link.repeat(NodeId(1), &mut ctx);
+            assert_eq!(link.backoff, want);
+        }
     }
 }

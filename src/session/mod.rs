@@ -50,11 +50,11 @@
 //! - **Failure: loss detected and reported, never duplicated.** A peer silent for
 //!   [`Settings::liveness_after`] (no valid frame of the incarnation; keepalives go out every
 //!   [`Settings::keepalive_after`] on an idle link, and a peer whose keepalive is overdue is
-//!   probed every retransmission timeout), or unacknowledged data without progress for
-//!   that long, ends the incarnation: the core is told `LinkDown`, and everything it sent
-//!   that was not acknowledged is handed to the application in [`SessionEvent::Lost`], with
-//!   how many of those messages the precious predicate marks ([`Session::with_precious`]:
-//!   tokens, resources). A lost message was not acknowledged: it may have reached the peer's
+//!   probed every retransmission timeout, without back-off), or unacknowledged data without
+//!   progress for that long, ends the incarnation: the core is told `LinkDown`, and
+//!   everything it sent that was not acknowledged is handed to the application in
+//!   [`SessionEvent::Lost`], with how many of those messages the precious predicate marks
+//!   ([`Session::with_precious`]: tokens, resources). A lost message was not acknowledged: it may have reached the peer's
 //!   core (an acknowledgement lost) or not; the session never sends it again, so the report
 //!   is the only trace and a recovery that regenerates a token must first rule the first case
 //!   out. A message the core sends after the failure but before it consumed its `LinkDown` is
@@ -78,12 +78,39 @@
 //!   (so at most `liveness_after` after the restart, plus however long the network held the
 //!   old incarnation's last frames), or earlier if data it did not acknowledge saw no
 //!   progress for `liveness_after`. If either end wants the link, a new incarnation forms
-//!   within a retransmission timeout and a round trip after that, frames permitting (a
-//!   connecting end repeats its `Hello` every retransmission timeout). Until the old
-//!   incarnation ends, what the core sends over it is reported lost with it.
-//! - **Links come back.** A peer the application wants ([`Session::connect`]) is contacted
-//!   again after every end of an incarnation; a `Hello` from any peer is answered (a passive
-//!   link), room permitting.
+//!   within a retransmission timeout and a round trip after that, frames permitting (an end
+//!   that wants the link says `Hello` as soon as its incarnation ends; a restarted peer's
+//!   forming link answers our probes, and each answer keeps its back-off at one
+//!   retransmission timeout). Until the old incarnation ends, what the core sends over it is
+//!   reported lost with it.
+//! - **Links come back, without a storm.** A peer the application wants
+//!   ([`Session::connect`]) is contacted again after every end of an incarnation; a `Hello`
+//!   from any peer is answered (a passive link), room permitting. A forming link repeats an
+//!   unanswered `Hello` after [`Settings::retransmit_after`], then waits twice as long each
+//!   time, up to [`Settings::max_backoff`]. Its handshake still starts over with a fresh
+//!   epoch every [`Settings::liveness_after`], keeping the back-off (no `Hello` of its own at
+//!   the restart: the next one when it was due). A `Hello` of the peer that the forming link
+//!   answers starts the back-off over, and so does a link that was up (its next incarnation
+//!   starts from `retransmit_after`: the peer was heard within `liveness_after`).
+//!   [`Session::connect`] for a peer with no incarnation starts one with a `Hello` at once and
+//!   a fresh back-off (the application's word that the peer is worth contacting counts as an
+//!   answer); `connect` while a link forms or is up changes nothing, so calling it again and
+//!   again cannot undo the back-off.
+//!
+//!   *The bound:* a wanted peer out of reach costs about
+//!   `log2(max_backoff / retransmit_after) + T / max_backoff` `Hello`s over a time `T` (15
+//!   over 10 s with [`Settings::DEFAULT`], where one per retransmission timeout made 500),
+//!   and a link to a peer that comes back in reach is up at both ends within `max_backoff`
+//!   and two round trips, frames permitting: the `Hello`s of an end that wants the link are
+//!   never more than `max_backoff` apart, the first to arrive is answered at once, and the
+//!   answer brings the link up (one more round trip if the forming link started over
+//!   meanwhile and the answer names its old epoch). A peer that still holds an incarnation
+//!   this end gave up (it heard us longer than we heard it) first ends it by the liveness
+//!   rule, as above. Data retransmission, a `Close`'s repetition and the probes of an up
+//!   link are not backed off: the liveness rule bounds each to about
+//!   `liveness_after / retransmit_after` per incarnation, and backing the probes off would
+//!   leave a lossy but live link fewer chances to answer before `liveness_after` (a silent
+//!   peer is declared failed at the same time either way).
 //!
 //! # Bad input and limits
 //!
@@ -107,7 +134,10 @@
 //! failure detection (the liveness timeout runs from the incarnation's own last frame): it
 //! is counted and dropped, and at most answered (a `Hello` while a link forms) or, naming a
 //! newer epoch of the peer, it triggers probes (at most one a retransmission timeout,
-//! counted in [`Stats::newer_epoch`]). One delay remains: a forming link's repeated `Hello`s
+//! counted in [`Stats::newer_epoch`]). A `Hello` from a peer's address starts the back-off
+//! of a link forming with it over: forged ones can bring its `Hello`s back to the rate
+//! without back-off (one per retransmission timeout), besides the one answer each gets (as
+//! before), no more. One delay remains: a forming link's repeated `Hello`s
 //! name the epoch of the last `Hello` it answered, so a garbage `Hello` that arrives just
 //! after a peer came up and its confirmation was lost makes the link wait for that peer's
 //! next keepalive (within [`Settings::keepalive_after`]) instead of its answer.

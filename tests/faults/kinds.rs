@@ -66,6 +66,8 @@ fn reverse_link_messages() -> Vec<reverse_link::Message> {
         Message::LinkInfo(s),
         Message::Probe(s),
         Message::token_ack(H, 1),
+        Message::Beacon(s, fence(), 3),
+        Message::Claim(s, 1, [0x0002_0004; 3]),
     ]
 }
 
@@ -87,12 +89,23 @@ fn prioritized_messages() -> Vec<prioritized::Message> {
             resources: Resources::new(1),
             lost: Resources::new(0),
             height,
+            generation: [0; 3],
         },
         Message::Link { height },
         Message::Probe { height },
         Message::TokenAck {
             height: Sealed::bound(H, 1),
             tokens: 1,
+        },
+        Message::Beacon {
+            fence: fence(),
+            hops: 3,
+            height,
+        },
+        Message::Claim {
+            lane: 0,
+            generation: [0x0002_0004; 3],
+            height,
         },
     ]
 }
@@ -155,6 +168,8 @@ fn the_kind_changes_of_every_algorithm_are_pinned() {
                 "LinkInfo -> Request, Probe",
                 "Probe -> Request, LinkInfo",
                 "TokenAck -> (none)",
+                "Beacon -> (none)",
+                "Claim -> (none)",
             ],
         ),
         (
@@ -167,6 +182,8 @@ fn the_kind_changes_of_every_algorithm_are_pinned() {
                 "Link -> Probe",
                 "Probe -> Link",
                 "TokenAck -> (none)",
+                "Beacon -> (none)",
+                "Claim -> (none)",
             ],
         ),
         (

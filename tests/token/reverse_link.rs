@@ -8,5 +8,6 @@ mod interleavings;
 mod link_handlers;
 mod net;
 mod properties;
+mod recovery;
 mod scenarios;
 mod unit;

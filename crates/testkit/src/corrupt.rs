@@ -283,6 +283,16 @@ impl Fields for reverse_link::Message {
             reverse_link::Message::Request(h)
             | reverse_link::Message::LinkInfo(h)
             | reverse_link::Message::Probe(h) => height(h).into(),
+            reverse_link::Message::Beacon(h, f, hops) => height(h)
+                .into_iter()
+                .chain(fence(f))
+                .chain([Slot::U16(hops)])
+                .collect(),
+            reverse_link::Message::Claim(h, lane, generation) => height(h)
+                .into_iter()
+                .chain([Slot::U32(lane, u32::MAX)])
+                .chain(generation.iter_mut().map(|g| Slot::U32(g, u32::MAX)))
+                .collect(),
             // A kind this crate does not know yet: no field it can name.
             _ => Vec::new(),
         }
@@ -314,8 +324,24 @@ impl Fields for prioritized::Message {
                 resources: r,
                 lost,
                 height: h,
+                generation,
             } => resources(r)
                 .chain(resources(lost))
+                .chain(height(h))
+                .chain(generation.iter_mut().map(|g| Slot::U32(g, u32::MAX)))
+                .collect(),
+            M::Beacon {
+                fence: f,
+                hops,
+                height: h,
+            } => fence(f).chain([Slot::U16(hops)]).chain(height(h)).collect(),
+            M::Claim {
+                lane,
+                generation,
+                height: h,
+            } => [Slot::U32(lane, u32::MAX)]
+                .into_iter()
+                .chain(generation.iter_mut().map(|g| Slot::U32(g, u32::MAX)))
                 .chain(height(h))
                 .collect(),
             M::TokenAck { height: h, tokens } => {

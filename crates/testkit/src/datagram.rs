@@ -655,6 +655,7 @@ impl<P: TokenHarness> SessionNet<P> {
             let t = s.stats();
             sum.data_sent += t.data_sent;
             sum.retransmitted += t.retransmitted;
+            sum.hellos += t.hellos;
             sum.delivered += t.delivered;
             sum.duplicates += t.duplicates;
             sum.out_of_window += t.out_of_window;

@@ -129,6 +129,8 @@ fn settings_are_checked() {
         Settings::new(10, 100, 4).with_keepalive(0),
         Settings::new(10, 100, 4).with_keepalive(100),
         Settings::new(10, 100, 4).with_max_peers(0),
+        Settings::new(10, 100, 4).with_max_backoff(9),
+        Settings::new(10, 100, 4).with_max_backoff(0),
     ];
     for s in bad {
         let e = Session::<u32>::new(A, s).unwrap_err();
@@ -137,11 +139,33 @@ fn settings_are_checked() {
     }
     let s = Settings::new(10, 100, 4);
     assert_eq!(
-        (s.keepalive_after, s.max_peers),
-        (25, Settings::DEFAULT_MAX_PEERS)
+        (s.keepalive_after, s.max_backoff, s.max_peers),
+        (25, 250, Settings::DEFAULT_MAX_PEERS)
     );
-    assert_eq!(Settings::new(1, 2, 1).keepalive_after, 1);
+    let tiny = Settings::new(1, 2, 1);
+    assert_eq!((tiny.keepalive_after, tiny.max_backoff), (1, 5));
+    assert_eq!(Settings::new(10, 11, 1).max_backoff, 27);
+    assert_eq!(
+        Settings::new(10, 100, 4).with_max_backoff(10).validate(),
+        Ok(())
+    );
+    assert_eq!(Settings::new(10, u64::MAX, 4).max_backoff, u64::MAX / 2);
     assert!(Session::<u32>::new(A, s).is_ok());
+    // The documented defaults, in milliseconds.
+    let d = Settings::DEFAULT;
+    assert_eq!(
+        (
+            d.retransmit_after,
+            d.liveness_after,
+            d.keepalive_after,
+            d.max_backoff,
+            d.window,
+            d.max_peers
+        ),
+        (20, 400, 100, 1000, 32, 64)
+    );
+    assert_eq!((Settings::default(), Settings::new(20, 400, 32)), (d, d));
+    assert_eq!(d.validate(), Ok(()));
 }
 
 #[test]
@@ -205,37 +229,37 @@ fn crossing_hellos_form_one_link() {
     assert_eq!(p.epochs(1).receiver, p.epochs(0).sender);
 }
 
+/// An unanswered `Hello` is repeated after `RTO`, then backing off (issue 23); the handshake
+/// starts over with a fresh epoch after `LIVE`, keeping the back-off: no `Hello` at the
+/// expiry, the next one when it was due, naming the fresh epoch.
 #[test]
 fn an_unanswered_hello_is_repeated_and_the_handshake_starts_over_with_a_fresh_epoch() {
     let mut p = Pair::new();
     p.s[0].connect(B, 0).unwrap();
     let first = p.epochs(0).sender;
-    p.frames(0); // lost
-    assert_eq!(p.s[0].poll_timeout(), Some(RTO));
-    p.tick(RTO);
-    assert_eq!(
-        p.frames(0),
-        [Frame::Hello {
-            epochs: Epochs {
-                sender: first,
-                receiver: 0
-            }
-        }]
-    );
+    let hello = |sender| Frame::Hello {
+        epochs: Epochs {
+            sender,
+            receiver: 0,
+        },
+    };
+    assert_eq!(p.frames(0), [hello(first)]); // lost, like every frame below
+    for (at, next) in [(RTO, 3 * RTO), (3 * RTO, 7 * RTO), (7 * RTO, LIVE)] {
+        assert_eq!(p.s[0].poll_timeout(), Some(at));
+        p.tick(at);
+        assert_eq!(p.frames(0), [hello(first)], "at {at}");
+        assert_eq!(p.s[0].poll_timeout(), Some(next), "after {at}");
+    }
     p.tick(LIVE);
     assert_eq!(p.s[0].stats().handshakes_expired, 1);
     let fresh = p.epochs(0).sender;
     assert!(fresh > first);
-    assert_eq!(
-        p.frames(0),
-        [Frame::Hello {
-            epochs: Epochs {
-                sender: fresh,
-                receiver: 0
-            }
-        }]
-    );
+    assert!(p.frames(0).is_empty(), "the back-off goes on");
+    assert_eq!(p.s[0].poll_timeout(), Some(15 * RTO));
+    p.tick(15 * RTO);
+    assert_eq!(p.frames(0), [hello(fresh)]);
     assert!(p.events(0).is_empty(), "the core heard of nothing");
+    assert_eq!(p.s[0].stats().hellos, 5);
 }
 
 #[test]
@@ -1165,4 +1189,280 @@ fn timeouts_are_asked_for_and_time_never_runs_backwards() {
         p.s[0].poll_timeout().is_some(),
         "no overflow at the end of time"
     );
+}
+
+// Issue 23: unanswered `Hello`s back off exponentially (S2 in docs/ALGORITHMS.md).
+
+/// `A`'s session alone, wanting `B` from 0, with every frame lost (`B` out of reach): what `A`
+/// sent until `end`, with when, its timers fired exactly when asked for.
+fn unanswered(settings: Settings, end: u64) -> (Session<u32>, Vec<(u64, Frame<u32>)>) {
+    let mut a = Session::new(A, settings).unwrap();
+    a.connect(B, 0).unwrap();
+    let mut sent = Vec::new();
+    let mut now = 0;
+    loop {
+        while let Some(Transmit { to, frame }) = a.poll_transmit() {
+            assert_eq!(to, B);
+            sent.push((now, frame));
+        }
+        assert_eq!(a.poll_event(), None, "the core hears of nothing");
+        let at = a.poll_timeout().expect("B is wanted");
+        assert!(at > now, "a timer due at {at} after handle_timeout({now})");
+        if at > end {
+            return (a, sent);
+        }
+        now = at;
+        a.handle_timeout(now);
+    }
+}
+
+/// When the `Hello`s of `sent` went out; each must be a `Hello` of a forming link.
+fn hello_times(sent: &[(u64, Frame<u32>)]) -> Vec<u64> {
+    sent.iter()
+        .map(|(t, f)| match f {
+            Frame::Hello { epochs } if epochs.receiver == 0 => *t,
+            other => panic!("{other:?} at {t} to a peer that never answered"),
+        })
+        .collect()
+}
+
+/// Against a silent peer the wait between `Hello`s doubles from `RTO` up to the cap, and stays
+/// there. The forming link expires every `LIVE` and starts over with a fresh epoch, without a
+/// `Hello` of its own and without going back to `RTO`: each `Hello` names the incarnation of
+/// its time.
+#[test]
+fn unanswered_hellos_back_off_exponentially_up_to_the_cap() {
+    let cap = 80;
+    let (a, sent) = unanswered(settings().with_max_backoff(cap), 1000);
+    // Waits of 10, 20, 40, then 80 (the cap) from 70 on.
+    let mut expected = vec![0, RTO, 3 * RTO, 7 * RTO];
+    expected.extend((7 * RTO + cap..=1000).step_by(cap as usize));
+    assert_eq!(hello_times(&sent), expected);
+    for (t, f) in &sent {
+        // Epochs from 1, a fresh one at every expiry (at LIVE, 2 LIVE, ...).
+        assert_eq!(f.epochs().sender, 1 + t / LIVE, "the Hello at {t}");
+    }
+    let st = a.stats();
+    assert_eq!(
+        (st.hellos, st.handshakes_expired),
+        (expected.len() as u64, 1000 / LIVE)
+    );
+}
+
+/// No storm: with the default timers (in ms: retransmission 20, cap 1000), a wanted peer
+/// silent for 10,000 costs 15 `Hello`s (the doubling's 7, then one per cap), not the 501 that
+/// one every retransmission timeout made before the back-off (still what `max_backoff =
+/// retransmit_after` gives).
+#[test]
+fn a_silent_wanted_peer_gets_few_hellos_not_a_storm() {
+    let d = Settings::DEFAULT;
+    let (a, sent) = unanswered(d, 10_000);
+    let mut expected = vec![0, 20, 60, 140, 300, 620, 1260];
+    expected.extend((2260..=10_000).step_by(1000));
+    assert_eq!(hello_times(&sent), expected);
+    assert_eq!(expected.len(), 15);
+    // O(log2(cap / retransmit) + duration / cap).
+    let bound = (d.max_backoff / d.retransmit_after).ilog2() as usize + 1 + 10_000 / 1000;
+    assert!(sent.len() <= bound, "{} datagrams", sent.len());
+    assert_eq!(a.stats().hellos, 15);
+    let (_, storm) = unanswered(d.with_max_backoff(d.retransmit_after), 10_000);
+    assert_eq!(storm.len(), 501, "without the back-off");
+}
+
+/// Any `Hello` the forming link answers starts the back-off over: the answer goes out at once
+/// and, if it is lost, is repeated after `RTO`, `2 RTO`, ...; the handshake's expiry keeps
+/// that back-off too.
+#[test]
+fn a_hello_from_the_peer_starts_the_backoff_over() {
+    let mut a = Session::<u32>::new(A, settings().with_max_backoff(80)).unwrap();
+    a.connect(B, 0).unwrap();
+    let mut sent = Vec::new();
+    let mut now = 0;
+    let peers = Frame::Hello {
+        epochs: Epochs {
+            sender: 7,
+            receiver: 0,
+        },
+    };
+    while now < 400 {
+        if now == 160 {
+            // Hellos at 0, 10, 30, 70, 150; the next was due at 230.
+            a.handle_datagram(
+                Datagram {
+                    from: B,
+                    frame: peers.clone(),
+                },
+                now,
+            );
+        }
+        while let Some(t) = a.poll_transmit() {
+            sent.push((now, t.frame));
+        }
+        now = a
+            .poll_timeout()
+            .unwrap()
+            .min(if now < 160 { 160 } else { u64::MAX });
+        a.handle_timeout(now);
+    }
+    let times: Vec<u64> = sent.iter().map(|(t, _)| *t).collect();
+    // The answer at 160, repeated 10, 20, 40 later (the handshake expired at 200 between
+    // them), then every 80.
+    assert_eq!(times, [0, 10, 30, 70, 150, 160, 170, 190, 230, 310, 390]);
+    let answer = Frame::Hello {
+        epochs: Epochs {
+            sender: 2,
+            receiver: 7,
+        },
+    };
+    assert_eq!(
+        sent[5..8]
+            .iter()
+            .map(|(_, f)| f.clone())
+            .collect::<Vec<_>>(),
+        [answer.clone(), answer.clone(), answer]
+    );
+    assert_eq!(
+        sent[8].1,
+        Frame::Hello {
+            epochs: Epochs {
+                sender: 3,
+                receiver: 0
+            }
+        },
+        "a fresh epoch after the expiry at 200"
+    );
+}
+
+/// How long after the peer comes back in reach at `heal` the link is up at both ends: `A`
+/// wants `B` (and `B` wants `A` if `both`), every frame is lost before `heal` and arrives at
+/// once after it.
+fn reformed_after(both: bool, heal: u64) -> u64 {
+    let mut p = Pair::new();
+    p.s[0].connect(B, 0).unwrap();
+    if both {
+        p.s[1].connect(A, 0).unwrap();
+    }
+    let next = |p: &Pair| {
+        p.s.iter()
+            .filter_map(Session::poll_timeout)
+            .min()
+            .expect("a link forms")
+    };
+    loop {
+        p.frames(0);
+        p.frames(1);
+        assert!(p.events(0).is_empty() && p.events(1).is_empty());
+        let at = next(&p);
+        if at >= heal {
+            break;
+        }
+        p.tick(at);
+    }
+    loop {
+        let at = next(&p);
+        p.tick(at);
+        p.exchange();
+        if p.s[0].is_linked(B) && p.s[1].is_linked(A) {
+            return p.now - heal;
+        }
+    }
+}
+
+/// After a long outage (thousands of time units, many handshake expiries) a link forms at
+/// both ends within one cap (`max_backoff`, 250 here) of the peer coming back in reach, with
+/// instant delivery; whether one end wants the link or both. And the bound is reached: the
+/// back-off really is at the cap.
+#[test]
+fn a_link_forms_within_one_cap_after_a_long_outage() {
+    let cap = settings().max_backoff;
+    for both in [false, true] {
+        let mut worst = 0;
+        for heal in (5000..5000 + 2 * cap).step_by(7) {
+            let took = reformed_after(both, heal);
+            assert!(
+                took <= cap,
+                "healed at {heal}, up {took} later (both: {both})"
+            );
+            worst = worst.max(took);
+        }
+        assert!(worst + 7 > cap, "at worst {worst} (both: {both})");
+    }
+}
+
+/// Failure detection on an up link is as before (issue 23 changes nothing there): probes
+/// every `RTO` once the peer's keepalive is overdue, never backed off, and `LinkDown` exactly
+/// `LIVE` after the peer was last heard. The next incarnation's `Hello`s start at `RTO` again
+/// and back off.
+#[test]
+fn an_up_link_fails_on_time_and_its_next_incarnation_starts_fast() {
+    let mut p = Pair::linked();
+    let old = p.epochs(0);
+    let mut hellos = Vec::new();
+    let mut down_at = None;
+    while p.now < 600 {
+        let at = p.s[0].poll_timeout().unwrap();
+        p.tick(at);
+        p.frames(1);
+        for f in p.frames(0) {
+            if let Frame::Hello { epochs } = f {
+                hellos.push((p.now, epochs == old));
+            }
+        }
+        for e in p.events(0) {
+            assert_eq!(e, down(B));
+            assert_eq!(down_at.replace(p.now), None);
+        }
+    }
+    assert_eq!(down_at, Some(LIVE), "B last heard at 0");
+    let probes: Vec<u64> = (KEEP + RTO..LIVE).step_by(RTO as usize).collect();
+    let fresh = [
+        LIVE,
+        LIVE + RTO,
+        LIVE + 3 * RTO,
+        LIVE + 7 * RTO,
+        LIVE + 15 * RTO,
+        410,
+    ];
+    let expected: Vec<(u64, bool)> = probes
+        .iter()
+        .map(|t| (*t, true))
+        .chain(fresh.iter().map(|t| (*t, false)))
+        .collect();
+    assert_eq!(hellos, expected);
+}
+
+/// `connect` while the link forms changes nothing (calling it again and again cannot undo the
+/// back-off); `connect` that starts a new incarnation (here after `close`, once the forming
+/// one expired) says `Hello` at once and backs off from `RTO` again.
+#[test]
+fn connect_starts_over_fast_only_with_a_new_incarnation() {
+    let mut a = Session::<u32>::new(A, settings()).unwrap();
+    a.connect(B, 0).unwrap();
+    assert!(a.poll_transmit().is_some(), "a Hello at once");
+    let mut times = Vec::new();
+    let mut now = 0;
+    let mut step = |a: &mut Session<u32>, now: &mut u64, to: u64| {
+        while let Some(at) = a.poll_timeout().filter(|&at| at <= to) {
+            *now = at;
+            a.handle_timeout(at);
+            while a.poll_transmit().is_some() {
+                times.push(*now);
+            }
+        }
+        *now = to;
+    };
+    step(&mut a, &mut now, 520);
+    a.connect(B, 520).unwrap();
+    assert!(
+        a.poll_transmit().is_none(),
+        "no Hello for connect while forming"
+    );
+    assert_eq!(a.poll_timeout(), Some(560), "the back-off goes on");
+    a.close(B, 520);
+    step(&mut a, &mut now, 700);
+    assert!(a.link(B).is_none() && a.poll_timeout().is_none());
+    a.connect(B, 700).unwrap();
+    assert!(a.poll_transmit().is_some(), "a Hello at once");
+    step(&mut a, &mut now, 760);
+    assert_eq!(times, [10, 30, 70, 150, 310, 710, 730]);
 }

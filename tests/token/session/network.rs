@@ -287,7 +287,7 @@ fn summary(total: &[(Weather, Report)]) -> String {
     format!(
         "{runs} runs ({lossy} lossy, {reordering} reordering): {} datagrams, {} dropped, {} duplicated; \
          {} flaps, {} closes; links {} up, {} closed, {} abandoned, {} handshakes expired; \
-         {} data sent, {} retransmitted, {} duplicates dropped; {} entries; \
+         {} hellos sent; {} data sent, {} retransmitted, {} duplicates dropped; {} entries; \
          {} loss reports naming {} messages ({} tokens), {} false alarms; \
          {destroyed} runs lost a token for good (liveness waived)",
         sum(|r| r.datagrams),
@@ -299,6 +299,7 @@ fn summary(total: &[(Weather, Report)]) -> String {
         sum(|r| r.sessions.links_closed),
         sum(|r| r.sessions.links_abandoned),
         sum(|r| r.sessions.handshakes_expired),
+        sum(|r| r.sessions.hellos),
         sum(|r| r.sessions.data_sent),
         sum(|r| r.sessions.retransmitted),
         sum(|r| r.sessions.duplicates),

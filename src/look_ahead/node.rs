@@ -325,6 +325,8 @@ impl Node {
     /// and a waiting host without its grant for the current number asks it now.
     pub(super) fn readmit(&mut self, peer: NodeId) {
         if self.s.core.readmit(peer, &mut self.out) {
+            // Back, whatever was known of it: not absent either (as after its RECONNECT).
+            self.s.peers[peer.index()].absent = false;
             self.s.sets.set(peer, Relation::Info);
             if self.s.core.must_ask(peer) {
                 if let Some(ticket) = self.s.core.open {

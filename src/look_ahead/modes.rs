@@ -184,8 +184,8 @@ impl Node {
             self.out.anomaly(from, Anomaly::Stale);
             return;
         }
-        self.heard(from);
         self.s.peers[from.index()].heard(a.ts.clock);
+        self.heard(from);
         // A request it sent before announcing is superseded (it resends one if still waiting).
         self.s.core.deferred.remove(from);
         // `seen` beyond our own epoch: the sender's record of us was corrupted on the way.
@@ -196,14 +196,21 @@ impl Node {
         // Our own DISCONNECT is concurrent with it unless it had seen that one (with `ahead`,
         // what it had seen is unknown: assume it had not).
         let departed_later = (ahead || self.s.departed.clock > a.seen) && self.s.departed > a.ts;
-        let applies = !a.absent && (!concurrent || (kind == Kind::Disconnect && !departed_later));
+        // A peer that may still hold records of an earlier incarnation of ours: its `seen`
+        // proves nothing (our epochs started again), so nothing it announces is applied (C5).
+        let stale = self.s.peers[from.index()].may_know_an_old_us;
+        let applies = !a.absent
+            && !stale
+            && (!concurrent || (kind == Kind::Disconnect && !departed_later));
         if !applies {
             self.s.sets.set(from, Relation::Info);
         } else if self.s.settings.recovery.majority {
             // Majority mode counts grants: a host that dozes is still asked (it answers), and
-            // one that leaves is excluded, so it does not count (C7).
+            // one that leaves is excluded, so it does not count, and absent, so that only a
+            // message of a later epoch readmits it (C7).
             self.s.sets.set(from, Relation::Status);
             if kind == Kind::Disconnect {
+                self.s.peers[from.index()].absent = true;
                 self.exclude(from);
             }
         } else {

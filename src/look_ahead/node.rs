@@ -62,6 +62,10 @@ pub(super) struct PeerView {
     /// The peer's last word was a DISCONNECT this host applied: it is away, in `Status_set`,
     /// and not asked until it is heard from again (under a newer epoch).
     pub(super) absent: bool,
+    /// This host restarted (incarnation above 0) and the peer has not yet answered one of its
+    /// requests: the peer's `seen` may be a record of an earlier incarnation of this host,
+    /// whose epochs counted from 0 as well, so its announcements are not applied (C5).
+    pub(super) may_know_an_old_us: bool,
 }
 
 impl PeerView {
@@ -126,7 +130,13 @@ impl Node {
                 sets: Sets::from_info(id, hosts, info),
                 t_rec: Timestamp { clock: 0, id },
                 departed: Timestamp { clock: 0, id },
-                peers: alloc::vec![PeerView::default(); hosts as usize],
+                peers: alloc::vec![
+                    PeerView {
+                        may_know_an_old_us: incarnation > 0,
+                        ..PeerView::default()
+                    };
+                    hosts as usize
+                ],
                 reconnect_pending: false,
             },
             out: Outbox::default(),
@@ -338,9 +348,11 @@ impl Node {
         }
     }
 
-    /// A valid message from `from`: evidence of life.
+    /// A valid message from `from`: evidence of life, which readmits it if excluded, unless
+    /// it is absent (its DISCONNECT applied: only a message of a later epoch, which clears
+    /// that, brings it back, as in the paper; a late REPLY of it must not).
     pub(super) fn heard(&mut self, from: NodeId) {
-        if self.s.core.heard(from) {
+        if self.s.core.heard(from) && !self.s.peers[from.index()].absent {
             self.readmit(from);
         }
     }
@@ -508,6 +520,8 @@ impl Node {
         }
         // A newer epoch means the announcement was lost or overtaken; it is now superseded.
         self.s.peers[from.index()].heard(epoch);
+        // No longer absent, if it was: an excluded host is readmitted now.
+        self.heard(from);
         // Our REPLY (now or on exit) moves us into the requester's Status_set, so it must be in
         // our Info_set: of two hosts, at least one always asks the other.
         self.s.sets.set(from, Relation::Info);
@@ -556,6 +570,8 @@ impl Node {
             self.out.anomaly(from, Anomaly::Stale);
             return;
         }
+        // It answered a request of this incarnation: its records of us are of this one.
+        self.s.peers[from.index()].may_know_an_old_us = false;
         // The replier keeps us in its Info_set; unless we still owe it a REPLY (which will move
         // us into its Status_set), it moves into our Status_set.
         if !self.s.core.deferred.contains(from) {

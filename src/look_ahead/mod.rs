@@ -71,8 +71,9 @@
 //!   excluded and enters only with the grants of a strict majority; a DISCONNECT then excludes
 //!   its sender, and a DOZE no longer ends the wait for the dozer. A host restarted with empty
 //!   state must be built with a larger [`Config::with_incarnation`]: it asks everyone, numbers
-//!   its requests above its old ones, and seals its announcements with its incarnation (a
-//!   peer that has not yet seen one of its REQUESTs drops them, like corrupted ones).
+//!   its requests above its old ones, seals its announcements with its incarnation (a peer
+//!   that has not yet seen one of its REQUESTs drops them, like corrupted ones), and applies
+//!   no announcement of a peer that has not yet answered one of its requests.
 //!
 //! # Liveness with hosts away
 //! No host waits for one that disconnected voluntarily: receivers of its DISCONNECT count it as

@@ -73,7 +73,7 @@
 //!   state must be built with a larger [`Config::with_incarnation`]: it asks everyone, numbers
 //!   its requests above its old ones, seals its announcements with its incarnation (a peer
 //!   that has not yet seen one of its REQUESTs drops them, like corrupted ones), and applies
-//!   no announcement of a peer that has not yet answered one of its requests.
+//!   no DOZE or RECONNECT of a peer that has not yet answered one of its requests.
 //!
 //! # Liveness with hosts away
 //! No host waits for one that disconnected voluntarily: receivers of its DISCONNECT count it as

@@ -197,8 +197,10 @@ impl Node {
         // what it had seen is unknown: assume it had not).
         let departed_later = (ahead || self.s.departed.clock > a.seen) && self.s.departed > a.ts;
         // A peer that may still hold records of an earlier incarnation of ours: its `seen`
-        // proves nothing (our epochs started again), so nothing it announces is applied (C5).
-        let stale = self.s.peers[from.index()].may_know_an_old_us;
+        // proves nothing (our epochs started again), so what it announces is applied only
+        // where `seen` plays no part: a DISCONNECT, while we have not left ourselves (C5).
+        let stale = self.s.peers[from.index()].may_know_an_old_us
+            && (kind != Kind::Disconnect || self.s.departed.clock > 0);
         let applies = !a.absent
             && !stale
             && (!concurrent || (kind == Kind::Disconnect && !departed_later));

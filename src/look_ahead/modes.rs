@@ -201,9 +201,8 @@ impl Node {
         // where `seen` plays no part: a DISCONNECT, while we have not left ourselves (C5).
         let stale = self.s.peers[from.index()].may_know_an_old_us
             && (kind != Kind::Disconnect || self.s.departed.clock > 0);
-        let applies = !a.absent
-            && !stale
-            && (!concurrent || (kind == Kind::Disconnect && !departed_later));
+        let applies =
+            !a.absent && !stale && (!concurrent || (kind == Kind::Disconnect && !departed_later));
         if !applies {
             self.s.sets.set(from, Relation::Info);
         } else if self.s.settings.recovery.majority {

@@ -163,6 +163,24 @@ fn the_crash_schedules_crash_restart_partition_exclude_and_end_leases() {
 #[test]
 fn debug_one() {
     use manet_mutex_testkit::PermissionOp::*;
-    let knobs = Knobs { lease: None, exclusion: None, majority: true };
-    perfect::<look_ahead::Node>(4, 0, knobs, &[Request(19), Merge, Request(38), Merge, Deliver(238), Mode(182, 59), Request(6), Mode(93, 38)]);
+    let knobs = Knobs {
+        lease: None,
+        exclusion: None,
+        majority: true,
+    };
+    perfect::<look_ahead::Node>(
+        4,
+        0,
+        knobs,
+        &[
+            Request(19),
+            Merge,
+            Request(38),
+            Merge,
+            Deliver(238),
+            Mode(182, 59),
+            Request(6),
+            Mode(93, 38),
+        ],
+    );
 }

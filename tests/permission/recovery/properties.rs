@@ -160,27 +160,48 @@ fn the_crash_schedules_crash_restart_partition_exclude_and_end_leases() {
     assert!(s.iter().all(|&k| k > 0), "{s:?}");
 }
 
+/// Found by the perfect-detector property test, kept as it shrank (C7): in majority mode a
+/// DISCONNECT excludes its sender; a REPLY it had sent before leaving, delivered late, then
+/// readmitted it, and host 2 waited for a host that was away. A DISCONNECT now marks its
+/// sender absent too, and only a message of a later epoch readmits it.
 #[test]
-fn debug_one() {
+fn regression_a_late_reply_of_a_host_that_left_does_not_readmit_it_in_majority_mode() {
     use manet_mutex_testkit::PermissionOp::*;
-    let knobs = Knobs {
-        lease: None,
-        exclusion: None,
-        majority: true,
-    };
-    perfect::<look_ahead::Node>(
-        4,
-        0,
-        knobs,
-        &[
-            Request(19),
-            Merge,
-            Request(38),
-            Merge,
-            Deliver(238),
-            Mode(182, 59),
-            Request(6),
-            Mode(93, 38),
-        ],
-    );
+    let knobs = Knobs::default().majority();
+    let ops = [
+        Request(19),
+        Merge,
+        Request(38),
+        Merge,
+        Deliver(238),
+        Mode(182, 59),
+        Request(6),
+        Mode(93, 38),
+    ];
+    perfect::<look_ahead::Node>(4, 0, knobs, &ops);
+}
+
+/// Found by the perfect-detector property test (C2): host 3 disconnected, crashed and
+/// restarted; host 0's detector trusted it again, and host 0 asked it while still counting it
+/// as absent (`absent-not-asked`). Readmission now clears the absent mark.
+#[test]
+fn regression_a_trusted_host_that_had_left_is_no_longer_absent() {
+    use manet_mutex_testkit::PermissionOp::*;
+    let ops = [
+        Request(0),
+        Mode(218, 86),
+        Request(0),
+        Crash(11),
+        Duplicate(0),
+        Request(13),
+        Deliver(0),
+        Request(0),
+        Request(0),
+        Request(0),
+        Crash(18),
+        Detect(105),
+        Restart(78),
+        Request(46),
+    ];
+    perfect::<look_ahead::Node>(5, 248208379727775956, Knobs::default(), &ops);
 }

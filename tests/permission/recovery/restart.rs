@@ -202,3 +202,30 @@ fn look_ahead_refuses_an_old_incarnations_announcement_once_the_new_one_is_known
     let la::Message::Doze(a) = msg else { panic!() };
     assert!(a.is_intact_in(1) && !a.is_intact_in(0) && !a.is_intact_in(2));
 }
+
+/// Found by the adversarial property test (C5), kept as it shrank: five hosts; host 1
+/// disconnects, crashes and restarts; host 0, which has not seen the new incarnation yet,
+/// applies the old DISCONNECT and reconnects; the new host 1 took host 0's RECONNECT (`seen`
+/// 0, a record of its old incarnation) for causal and applied it: each host in the other's
+/// `Status_set`. A restarted host now applies no DOZE or RECONNECT of a peer that has not
+/// answered one of its requests.
+#[test]
+fn regression_a_restarted_host_takes_no_record_of_its_old_incarnation_for_causal() {
+    use manet_mutex_testkit::fuzz::permission_network::{self, Input};
+    use manet_mutex_testkit::PermissionOp::*;
+    let input = Input {
+        hosts: 107,
+        seed: 0,
+        ops: vec![
+            Release(0),
+            Crash(12),
+            Mode(146, 2),
+            Restart(216),
+            Mode(200, 15),
+            Deliver(51),
+            Deliver(135),
+            Request(0),
+        ],
+    };
+    permission_network::run::<la::Node>(&input);
+}

@@ -312,8 +312,11 @@ pub(crate) trait Recover: TokenNode {
     /// The fence of the token of id `lane` held here.
     fn held(&mut self, lane: u32) -> Option<&mut Fence>;
     /// Destroy the token of `newer`'s id held here if its generation is below `newer`'s
-    /// (reported); an entry made with it ends (F6).
-    fn destroy_older(&mut self, newer: Fence);
+    /// (reported); an entry made with it ends (F6). Whether one was destroyed.
+    fn destroy_older(&mut self, newer: Fence) -> bool;
+    /// A token held here was destroyed and no other takes its place: the node is no longer a
+    /// sink of the requests routed to it, so it routes its queue on (F6).
+    fn token_gone(&mut self);
     /// Hold a token just made again, beacon it (`beacon`), then use it as one that just
     /// arrived.
     fn adopt_regenerated(&mut self, token: Fence);
@@ -439,7 +442,8 @@ pub(crate) trait Recover: TokenNode {
             return false;
         }
         lane.latest = fence.value;
-        lane.claim = None;
+        // The best claim heard is kept: copies of it still in flight are old news, and a
+        // later claim goes a round above it (F4).
         let claimed = core::mem::take(&mut lane.claiming);
         if claimed {
             self.cancel(Timer::Claim(fence.lane));
@@ -490,7 +494,9 @@ pub(crate) trait Recover: TokenNode {
             // An echo of a beacon already heard (or sent), or an older generation's.
             return self.out().anomaly(from, Anomaly::Stale);
         }
-        self.destroy_older(fence);
+        if self.destroy_older(fence) {
+            self.token_gone();
+        }
         // A held token of this generation is never behind its own beacons, except by a forged
         // or corrupted beacon: catch up, so this node's next beacon is news again.
         if let Some(mine) = self.held(fence.lane) {
@@ -529,18 +535,21 @@ pub(crate) trait Recover: TokenNode {
         if round(claim) - known_round > ROUND_REACH {
             return self.out().anomaly(from, Anomaly::OutOfRange);
         }
-        if self.held(lane).is_some() {
-            // The token is here: answer with a beacon at once, which reaches the claimer
-            // before its claim wait ends (F4), and do not pass the claim on.
-            return self.beacon(lane, None);
-        }
         if known.claim.is_some_and(|best| !beats(claim, best)) {
+            // A copy of a claim heard already, or a worse one: answered or passed on once.
             return self.out().anomaly(from, Anomaly::Stale);
         }
+        let holds = self.held(lane).is_some();
         let Some(l) = self.watch().and_then(|w| w.lanes.get_mut(lane as usize)) else {
             return;
         };
         l.claim = Some(claim);
+        if holds {
+            // The token is here: answer with a beacon at once, which reaches the claimer
+            // before its claim wait ends (F4), and do not pass the claim on. Once per claim:
+            // answering every copy floods beacons without end (found by the simulator).
+            return self.beacon(lane, None);
+        }
         let yielded = core::mem::take(&mut l.claiming);
         if yielded {
             self.cancel(Timer::Claim(lane));

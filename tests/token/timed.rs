@@ -115,6 +115,7 @@ impl Algo for prioritized::Node {
 
 #[derive(Default)]
 pub struct Counts {
+    pub sent: u64,
     pub entries: u64,
     pub regenerated: u64,
     pub destroyed: u64,
@@ -217,6 +218,7 @@ where
         }
         match action {
             Action::Send { to, msg } => {
+                self.counts.sent += 1;
                 if self.nodes.get(to.index()).is_some_and(Option::is_none) {
                     return; // to a crashed host: lost
                 }

@@ -5,6 +5,8 @@ use crate::ns2::LinkChange;
 use crate::topology::{Graph, LinkPick};
 use crate::workload::Workload;
 use crate::Time;
+
+use super::Faults;
 use manet_mutex::NodeId;
 
 /// A token-network simulation: `P` is the network to build ([`super::Params`]), `L` how
@@ -56,6 +58,11 @@ pub struct Config<P, L = FixedDelay> {
     /// brings it back first. `keep_connected` does not apply to them; after the load phase
     /// the simulator joins what they cut apart, as for random changes.
     pub replay: Vec<LinkChange>,
+    /// Crashes and partitions ([`Faults::NONE`] by default). Only for an algorithm that
+    /// recovers lost tokens ([`super::TokenAlgorithm::recovery`] is `Some`); a run with faults
+    /// checks what recovery promises instead of a constant token count (see
+    /// [`Config::check_every_step`]).
+    pub faults: Faults,
     /// After the load phase, how long waiting nodes may take to enter before it is starvation.
     pub drain_limit: f64,
     /// After the drain, at most how many events the protocol may take to settle (deliver
@@ -113,6 +120,7 @@ impl<P> Config<P> {
             prefetch_from: Self::PREFETCH_FROM,
             duration: 1_000.0,
             replay: Vec::new(),
+            faults: Faults::NONE,
             script: Vec::new(),
             drain_limit: 100_000.0,
             settle_steps: 50 * n * n,
@@ -140,6 +148,7 @@ impl<P, L: LinkModel> Config<P, L> {
             duration: self.duration,
             script: self.script,
             replay: self.replay,
+            faults: self.faults,
             drain_limit: self.drain_limit,
             settle_steps: self.settle_steps,
             check_every_step: self.check_every_step,

@@ -108,7 +108,9 @@ impl TokenAlgorithm for reverse_link::Node {
     fn carried_lane(msg: &Self::Message) -> Option<u32> {
         match msg {
             // A token whose fence does not read still is one: `u32::MAX` stands for its id.
-            reverse_link::Message::Token(_, fence) => Some(fence.read().map_or(u32::MAX, |f| f.lane)),
+            reverse_link::Message::Token(_, fence) => {
+                Some(fence.read().map_or(u32::MAX, |f| f.lane))
+            }
             _ => None,
         }
     }

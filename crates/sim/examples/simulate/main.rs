@@ -11,6 +11,9 @@
 //! cargo run --release --example simulate -- --algorithm prioritized   # h-out-of-k policies
 //! cargo run --release --example simulate -- --algorithm look-ahead    # vs Ricart–Agrawala
 //! cargo run --release --example simulate -- --ns2 examples/data/waypoint-20.ns2  # a mobility trace
+//! cargo run --release --example simulate -- --algorithm krl --recovery --crash-rate 1e-4 \
+//!     --restart-after 100                                         # crashes, recovered
+//! cargo run --release --example simulate -- --recovery-figure     # recovery against crash rate
 //! ```
 
 mod figures;
@@ -18,6 +21,7 @@ mod krl;
 mod look_ahead;
 mod plot;
 mod prioritized;
+mod recovery;
 
 use clap::builder::PossibleValue;
 use clap::{Parser, ValueEnum};
@@ -163,6 +167,32 @@ pub struct Args {
     /// an invariant fails (look-ahead: the first host count, load and mobility, uniform load).
     #[arg(long = "trace", value_name = "FILE.html")]
     trace_html: Option<std::path::PathBuf>,
+    /// KRL/KRLF: recover lost tokens (beacons, claims, regeneration, entry leases;
+    /// docs/ALGORITHMS.md F2–F6), with bounds derived from the network and the unit message
+    /// delay (printed).
+    #[arg(long)]
+    recovery: bool,
+    /// With --recovery: crashes per node per time unit (comma separated: one grid point each).
+    /// A crashed node loses its state and what is in flight on its links.
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+    crash_rate: Option<Vec<f64>>,
+    /// With --crash-rate: time units a crashed node stays down before it restarts with empty
+    /// state, or `never` (crash-stop, the default).
+    #[arg(long, allow_negative_numbers = true)]
+    restart_after: Option<recovery::RestartAfter>,
+    /// With --recovery: partitions per time unit (the nodes split into two random halves; the
+    /// links between them go down, losing what is in flight on them).
+    #[arg(long, allow_negative_numbers = true)]
+    partition_rate: Option<f64>,
+    /// With --partition-rate: time units each partition stands before the halves merge
+    /// (default 500).
+    #[arg(long, allow_negative_numbers = true)]
+    partition_for: Option<f64>,
+    /// Availability and time to recover against the crash rate (KRL and KRLF with recovery,
+    /// k = 1 and 2, with and without mobility), as SVG and CSV into --out (default
+    /// docs/figures); the other flags set seeds, checks and threads.
+    #[arg(long)]
+    recovery_figure: bool,
     /// The parsed --ns2 file.
     #[arg(skip)]
     trace: Option<std::sync::Arc<manet_mutex_sim::ns2::Trace>>,
@@ -220,12 +250,13 @@ impl Args {
         if self.seeds == 0 {
             return Err("--seeds 0: need at least one run per point".into());
         }
-        if self.smoke && !self.figures {
-            return Err("--smoke: only with --figures".into());
+        if self.smoke && !(self.figures || self.recovery_figure) {
+            return Err("--smoke: only with --figures or --recovery-figure".into());
         }
         if self.figures && (self.ns2.is_some() || self.csv) {
             return Err("--figures: the papers' setups; drop --ns2 and --csv".into());
         }
+        recovery::validate(self)?;
         if !(self.requests.is_finite() && self.requests > 0.0) {
             return Err(format!(
                 "--requests {}: must be a positive number",
@@ -329,26 +360,32 @@ pub struct Point {
     connectivity: f64,
     mobility: f64,
     load: f64,
+    /// Crashes per node per time unit (`--crash-rate`; 0 without).
+    crash_rate: f64,
     seed: u64,
 }
 
-/// Every (connectivity, mobility, load, seed) combination, in table order: the command
-/// line's values, or an experiment's defaults.
+/// Every (connectivity, mobility, load, crash rate, seed) combination, in table order: the
+/// command line's values, or an experiment's defaults (no crashes).
 fn grid(args: &Args, connectivity: &[f64], mobility: &[f64], load: &[f64]) -> Vec<Point> {
     let connectivity = args.connectivity.as_deref().unwrap_or(connectivity);
     let mobility = args.mobility.as_deref().unwrap_or(mobility);
     let load = args.load.as_deref().unwrap_or(load);
+    let crash_rates = args.crash_rate.as_deref().unwrap_or(&[0.0]);
     let mut points = Vec::new();
     for &connectivity in connectivity {
         for &mobility in mobility {
             for &load in load {
-                for seed in 1..=args.seeds {
-                    points.push(Point {
-                        connectivity,
-                        mobility,
-                        load,
-                        seed,
-                    });
+                for &crash_rate in crash_rates {
+                    for seed in 1..=args.seeds {
+                        points.push(Point {
+                            connectivity,
+                            mobility,
+                            load,
+                            crash_rate,
+                            seed,
+                        });
+                    }
                 }
             }
         }
@@ -546,6 +583,22 @@ fn main() {
         println!("{} ({} steps)", path.display(), recording.steps());
         std::process::exit(i32::from(failure.is_some()));
     }
+    if args.recovery_figure {
+        let started = std::time::Instant::now();
+        match recovery::figure(&args) {
+            Ok(written) => {
+                for path in written {
+                    println!("{}", path.display());
+                }
+                eprintln!("{:.1} s wall", started.elapsed().as_secs_f64());
+                return;
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
     if args.figures {
         let started = std::time::Instant::now();
         match figures::run(&args) {
@@ -580,6 +633,7 @@ fn main() {
         eprintln!("wrote {}", dir.join("runs.csv").display());
     }
     if args.csv {
+        recovery::describe(&args, &mut std::io::stderr());
         print!("{}", to_csv(&rows));
         eprintln!("{wall:.1} s wall");
         eprintln!("{}", anomalies(&rows));
@@ -588,7 +642,11 @@ fn main() {
     match args.algorithm {
         Choice::One(Algorithm::Prioritized) => prioritized::print_table(&args, &rows),
         Choice::One(Algorithm::LookAhead) => look_ahead::print_table(&args, &rows),
-        _ => krl::print_table(&args, &rows),
+        _ => {
+            recovery::describe(&args, &mut std::io::stdout());
+            krl::print_table(&args, &rows);
+            recovery::print_table(&args, &rows);
+        }
     }
     footer(&args, &rows, wall);
 }

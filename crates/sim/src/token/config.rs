@@ -65,6 +65,11 @@ pub struct Config<P, L = FixedDelay> {
     pub faults: Faults,
     /// After the load phase, how long waiting nodes may take to enter before it is starvation.
     pub drain_limit: f64,
+    /// A run with more messages in flight at once fails as a message storm, rather than
+    /// growing until memory runs out (a storm is a protocol bug, or faults its recovery cannot
+    /// absorb). [`Config::new`] sets `1,000 n`, which no run of the papers' algorithms comes
+    /// near.
+    pub max_in_flight: usize,
     /// After the drain, at most how many events the protocol may take to settle (deliver
     /// what is in flight) before the final checks. Not measured: the measurement window
     /// ends when the last request issued has been served and released (see [`crate::Metrics`]).
@@ -123,6 +128,7 @@ impl<P> Config<P> {
             faults: Faults::NONE,
             script: Vec::new(),
             drain_limit: 100_000.0,
+            max_in_flight: 1_000 * n,
             settle_steps: 50 * n * n,
             check_every_step: true,
             full_check_every,
@@ -150,6 +156,7 @@ impl<P, L: LinkModel> Config<P, L> {
             replay: self.replay,
             faults: self.faults,
             drain_limit: self.drain_limit,
+            max_in_flight: self.max_in_flight,
             settle_steps: self.settle_steps,
             check_every_step: self.check_every_step,
             full_check_every: self.full_check_every,

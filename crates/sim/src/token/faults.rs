@@ -67,12 +67,16 @@ impl Faults {
             return Err(format!("crash rate {}: must be ≥ 0", self.crash_rate));
         }
         if !rate(self.partition_rate) {
-            return Err(format!("partition rate {}: must be ≥ 0", self.partition_rate));
+            return Err(format!(
+                "partition rate {}: must be ≥ 0",
+                self.partition_rate
+            ));
         }
         if let Some(after) = self.restart_after.filter(|&t| !rate(t)) {
             return Err(format!("restart delay {after}: must be ≥ 0"));
         }
-        if self.partition_rate > 0.0 && !(self.partition_for.is_finite() && self.partition_for > 0.0)
+        if self.partition_rate > 0.0
+            && !(self.partition_for.is_finite() && self.partition_for > 0.0)
         {
             return Err(format!(
                 "partition duration {}: must be > 0",

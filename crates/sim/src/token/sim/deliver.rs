@@ -156,6 +156,12 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
             self.tally += P::message_tally(&self.config.params.settings, &msg);
         }
         self.channels.push_on(link, msg);
+        if self.channels.total() > self.config.max_in_flight {
+            return Err(format!(
+                "message storm: more than {} messages in flight",
+                self.config.max_in_flight
+            ));
+        }
         self.queue.schedule(delay, SimEvent::Deliver { link, to });
         if self.prefetching {
             lookahead::first(&self.nodes, &self.channels, to);

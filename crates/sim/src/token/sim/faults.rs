@@ -135,7 +135,9 @@ pub(super) const ANY: u32 = u32::MAX;
 impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
     /// The incarnation of `node` that events scheduled now belong to.
     pub(super) fn incarnation(&self, node: NodeId) -> u32 {
-        self.faults.as_ref().map_or(0, |f| f.incarnation[node.index()])
+        self.faults
+            .as_ref()
+            .map_or(0, |f| f.incarnation[node.index()])
     }
 
     /// Whether the link `a`–`b`, present in the radio graph, is up for the nodes.
@@ -324,8 +326,7 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
             f.side = Some(side);
         }
         self.metrics.recovery.partitions += 1;
-        self.queue
-            .schedule(faults.partition_for, SimEvent::Merge);
+        self.queue.schedule(faults.partition_for, SimEvent::Merge);
         let mut lost = Vec::new();
         for &(a, b) in &crossing {
             self.cut(a, b, &mut lost);
@@ -494,12 +495,14 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
             return Ok(());
         }
         let mut seen: HashMap<(u32, u32), NodeId> = HashMap::new();
-        let mut note = |part: u32, lane: u32, at: NodeId| match seen.insert((part, lane), at) {
+        let mut note = |part: u32, lane: u32, at: NodeId| {
+            match seen.insert((part, lane), at) {
             Some(other) => Err(self.failure(format!(
                 "two tokens of id {lane} in one connected part, quiet since t={}: at {other:?} and {at:?}",
                 f.changed_at
             ))),
             None => Ok(()),
+        }
         };
         for (i, node) in self.nodes.iter().enumerate() {
             if f.alive[i] {

@@ -244,7 +244,8 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
             self.queue.schedule(dt, SimEvent::Mobility);
         }
         for &(at, node) in &self.config.script {
-            self.queue.schedule(at, SimEvent::Request(node, faults::ANY));
+            self.queue
+                .schedule(at, SimEvent::Request(node, faults::ANY));
         }
         if let Some(first) = self.config.replay.first() {
             self.queue.schedule(first.time, SimEvent::Replay);

@@ -144,11 +144,11 @@ pub struct Args {
     #[arg(long)]
     out: Option<std::path::PathBuf>,
     /// Regenerate the papers' figures as SVG, each with its points as CSV (KRL Figs. 6–9,
-    /// look-ahead Figs. 4–7, prioritized policies); the other flags set seeds, checks and
-    /// threads.
+    /// look-ahead Figs. 4–7, prioritized policies), and --recovery-figure's; the other flags
+    /// set seeds, checks and threads.
     #[arg(long)]
     figures: bool,
-    /// With --figures: a tiny grid (for CI), not the papers' experiments.
+    /// With --figures or --recovery-figure: a tiny grid (for CI), not the papers' experiments.
     #[arg(long)]
     smoke: bool,
     /// Skip the per-step invariant checks (they are on by default).
@@ -255,6 +255,13 @@ impl Args {
         }
         if self.figures && (self.ns2.is_some() || self.csv) {
             return Err("--figures: the papers' setups; drop --ns2 and --csv".into());
+        }
+        if self.recovery_figure && (self.figures || self.ns2.is_some() || self.csv) {
+            return Err(
+                "--recovery-figure: its own setup (--figures includes it); drop --figures, --ns2 \
+                 and --csv"
+                    .into(),
+            );
         }
         recovery::validate(self)?;
         if !(self.requests.is_finite() && self.requests > 0.0) {
@@ -585,10 +592,11 @@ fn main() {
     }
     if args.recovery_figure {
         let started = std::time::Instant::now();
-        match recovery::figure(&args) {
+        let dir = figures::dir(&args);
+        match recovery::figure(&args, &dir) {
             Ok(written) => {
-                for path in written {
-                    println!("{}", path.display());
+                for name in written {
+                    println!("{}", dir.join(format!("{name}.svg")).display());
                 }
                 eprintln!("{:.1} s wall", started.elapsed().as_secs_f64());
                 return;
@@ -645,8 +653,196 @@ fn main() {
         _ => {
             recovery::describe(&args, &mut std::io::stdout());
             krl::print_table(&args, &rows);
-            recovery::print_table(&args, &rows);
+            recovery::print_table(&args, &rows, &mut std::io::stdout());
         }
     }
     footer(&args, &rows, wall);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The command line `flags` parsed and validated: the error message if refused.
+    fn check(flags: &[&str]) -> Result<Args, String> {
+        let args = Args::try_parse_from(std::iter::once("simulate").chain(flags.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        args.validate().map(|()| args)
+    }
+
+    /// Refused, with a message that names `flag` and says `why`.
+    fn refused(flags: &[&str], flag: &str, why: &str) {
+        match check(flags) {
+            Ok(_) => panic!("{flags:?} accepted"),
+            Err(e) => assert!(e.contains(flag) && e.contains(why), "{flags:?}: {e}"),
+        }
+    }
+
+    #[test]
+    fn fault_flags_are_checked_before_anything_runs() {
+        refused(
+            &["--crash-rate", "1e-4"],
+            "--crash-rate",
+            "needs --recovery",
+        );
+        refused(
+            &["--partition-rate", "1e-3"],
+            "--partition-rate",
+            "needs --recovery",
+        );
+        for rate in ["-1", "nan", "inf"] {
+            refused(&["--recovery", "--crash-rate", rate], "--crash-rate", "≥ 0");
+        }
+        refused(
+            &["--recovery", "--crash-rate", "0,-1e-4"],
+            "--crash-rate -0.0001",
+            "≥ 0",
+        );
+        refused(
+            &["--recovery", "--restart-after", "5"],
+            "--restart-after",
+            "--crash-rate",
+        );
+        refused(
+            &[
+                "--recovery",
+                "--crash-rate",
+                "1e-4",
+                "--restart-after",
+                "-3",
+            ],
+            "--restart-after -3",
+            "never",
+        );
+        refused(
+            &[
+                "--recovery",
+                "--crash-rate",
+                "1e-4",
+                "--restart-after",
+                "soon",
+            ],
+            "soon",
+            "never",
+        );
+        refused(
+            &["--recovery", "--partition-for", "10"],
+            "--partition-for",
+            "--partition-rate",
+        );
+        refused(
+            &[
+                "--recovery",
+                "--partition-rate",
+                "1e-3",
+                "--partition-for",
+                "0",
+            ],
+            "--partition-for 0",
+            "> 0",
+        );
+        refused(
+            &["--recovery", "--partition-rate", "-2"],
+            "--partition-rate -2",
+            "≥ 0",
+        );
+        refused(&["--recovery", "--nodes", "70000"], "--recovery", "65,536");
+        refused(
+            &["--recovery", "--figures"],
+            "--recovery",
+            "figures set their own",
+        );
+        refused(
+            &["--recovery-figure", "--csv"],
+            "--recovery-figure",
+            "--csv",
+        );
+        refused(&["--smoke"], "--smoke", "--recovery-figure");
+    }
+
+    #[test]
+    fn recovery_is_refused_where_it_is_not_built_yet() {
+        for algorithm in ["prioritized", "look-ahead"] {
+            refused(
+                &["--algorithm", algorithm, "--recovery"],
+                "--recovery",
+                "not built yet",
+            );
+            refused(
+                &["--algorithm", algorithm, "--crash-rate", "1e-4"],
+                "--crash-rate",
+                "not built yet",
+            );
+        }
+    }
+
+    #[test]
+    fn good_fault_flags_are_taken_and_set_the_runs() {
+        let args = check(&[
+            "--algorithm",
+            "krlf",
+            "--recovery",
+            "--crash-rate",
+            "0,1e-4",
+            "--restart-after",
+            "never",
+            "--partition-rate",
+            "1e-3",
+            "--partition-for",
+            "50",
+        ])
+        .unwrap();
+        let p = grid(&args, &[0.2], &[0.0], &[0.1]);
+        let rates: Vec<f64> = p.iter().map(|p| p.crash_rate).collect();
+        assert_eq!(
+            rates,
+            [0.0; 5]
+                .iter()
+                .chain(&[1e-4; 5])
+                .copied()
+                .collect::<Vec<_>>()
+        );
+        let f = recovery::faults(&args, &p[5]);
+        assert_eq!(
+            (
+                f.crash_rate,
+                f.restart_after,
+                f.partition_rate,
+                f.partition_for
+            ),
+            (1e-4, None, 1e-3, 50.0)
+        );
+        let restart = check(&[
+            "--recovery",
+            "--crash-rate",
+            "1e-4",
+            "--restart-after",
+            "100",
+        ]);
+        assert_eq!(
+            recovery::faults(&restart.unwrap(), &p[5]).restart_after,
+            Some(100.0)
+        );
+        assert!(check(&["--recovery-figure", "--smoke", "--seeds", "2"]).is_ok());
+    }
+
+    /// 30 nodes: any connected part is at most 29 hops across, a message takes 1 unit.
+    #[test]
+    fn recovery_bounds_come_from_the_network() {
+        let r = recovery::settings(30);
+        assert_eq!(
+            (r.beacon_every, r.lease, r.hop_bound, r.diameter),
+            (29, 10, 1, 29)
+        );
+        // ⌈(⌈29 / (1 − 10⁻⁴)⌉ + 88) · (1 + 10⁻⁴)⌉ and ⌈58 · (1 + 10⁻⁴)⌉.
+        assert_eq!((r.silence(), r.claim_wait()), (119, 59));
+        let plain = check(&[]).unwrap();
+        assert!(recovery::of(&plain).is_none());
+        let p = grid(&plain, &[0.2], &[0.0], &[0.1])[0];
+        let m = manet_mutex_sim::Metrics::default();
+        assert!(
+            recovery::extra(&plain, &p, &m).is_empty(),
+            "no new columns without --recovery"
+        );
+    }
 }

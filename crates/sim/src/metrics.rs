@@ -161,16 +161,27 @@ pub struct RecoveryCounts {
     /// For each token lost to a fault that was used again: the time from its loss to the next
     /// entry with a token of its id, in time units.
     pub recover_times: Vec<f64>,
+    /// For each token lost to a fault and made again: the time from its loss to the first
+    /// regeneration of its id after it (the part of [`RecoveryCounts::recover_times`] that
+    /// recovery bounds by a silence and a claim wait; the rest is service).
+    pub regen_times: Vec<f64>,
 }
 
 impl RecoveryCounts {
     /// The mean and the largest time to recover, or `None` if no lost token was used again.
     pub fn recover(&self) -> Option<(f64, f64)> {
-        (!self.recover_times.is_empty()).then(|| {
-            let max = self.recover_times.iter().copied().fold(0.0, f64::max);
-            (mean(&self.recover_times), max)
-        })
+        mean_max(&self.recover_times)
     }
+
+    /// The mean and the largest time to regenerate, or `None` if no lost token was made again.
+    pub fn regen(&self) -> Option<(f64, f64)> {
+        mean_max(&self.regen_times)
+    }
+}
+
+/// The mean and the largest of `xs`, or `None` for no samples.
+fn mean_max(xs: &[f64]) -> Option<(f64, f64)> {
+    (!xs.is_empty()).then(|| (mean(xs), xs.iter().copied().fold(f64::MIN, f64::max)))
 }
 
 impl Metrics {

@@ -197,11 +197,14 @@ pub fn extra(args: &Args, p: &Point, m: &Metrics) -> Vec<(&'static str, String)>
     }
     let f = faults(args, p);
     let r = &m.recovery;
-    let (mean, max) = r
-        .recover()
-        .map_or((String::new(), String::new()), |(a, b)| {
+    // Empty cells when there is nothing to average.
+    let cells = |x: Option<(f64, f64)>| {
+        x.map_or((String::new(), String::new()), |(a, b)| {
             (format!("{a:.4}"), format!("{b:.4}"))
-        });
+        })
+    };
+    let (mean, max) = cells(r.recover());
+    let (regen_mean, regen_max) = cells(r.regen());
     vec![
         ("crash_rate", f.crash_rate.to_string()),
         (
@@ -223,6 +226,8 @@ pub fn extra(args: &Args, p: &Point, m: &Metrics) -> Vec<(&'static str, String)>
         ("recoveries", r.recover_times.len().to_string()),
         ("recover_mean", mean),
         ("recover_max", max),
+        ("regen_mean", regen_mean),
+        ("regen_max", regen_max),
         ("window", format!("{:.4}", m.sim_time)),
         ("availability", format!("{:.6}", m.availability())),
     ]

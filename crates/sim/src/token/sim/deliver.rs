@@ -109,8 +109,9 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
                 self.metrics.recovery.lease_expired += 1;
                 self.stop_acting(node, Some(fence))
             }
-            Action::Report(Report::TokenRegenerated { .. }) => {
+            Action::Report(Report::TokenRegenerated { fence }) => {
                 self.metrics.recovery.regenerated += 1;
+                self.regenerated(fence.lane);
                 Ok(())
             }
             Action::Report(Report::TokenDestroyed { .. }) => {

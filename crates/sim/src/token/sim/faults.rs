@@ -52,8 +52,9 @@ pub(super) struct FaultState {
     acting: Vec<Option<Fence>>,
     /// Hosts acting.
     acting_count: u32,
-    /// Per token id, when a fault lost it, until the next entry with that id.
-    lost_at: Vec<Option<Time>>,
+    /// Per token id, when a fault lost it, until the next entry with that id; and whether it
+    /// was made again since.
+    lost_at: Vec<Option<(Time, bool)>>,
     /// The faults' own random stream: the same fault times for every algorithm of a seed.
     rng: ChaCha8Rng,
 }
@@ -236,7 +237,7 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
                 if f.lost_at.len() <= slot {
                     f.lost_at.resize(slot + 1, None);
                 }
-                f.lost_at[slot].get_or_insert(now);
+                f.lost_at[slot].get_or_insert((now, false));
             }
         }
     }
@@ -416,7 +417,7 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
         let Some(f) = &mut self.faults else {
             return Ok(());
         };
-        if let Some(at) = f
+        if let Some((at, _)) = f
             .lost_at
             .get_mut(fence.lane as usize)
             .and_then(Option::take)
@@ -433,6 +434,19 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
                 Ok(())
             }
             None => Ok(()),
+        }
+    }
+
+    /// A token of id `lane` was made again: the first time since a fault lost it, its time to
+    /// regenerate is measured.
+    pub(super) fn regenerated(&mut self, lane: u32) {
+        let now = self.queue.now();
+        let Some(f) = &mut self.faults else { return };
+        if let Some((at, made)) = f.lost_at.get_mut(lane as usize).and_then(Option::as_mut) {
+            if !*made {
+                *made = true;
+                self.metrics.recovery.regen_times.push(now - *at);
+            }
         }
     }
 

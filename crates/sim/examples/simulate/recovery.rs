@@ -241,17 +241,20 @@ pub fn print_table(args: &Args, rows: &[Row], out: &mut impl Write) {
     }
     let _ = writeln!(
         out,
-        "\nRecovery: avail = entries per time unit; recover = time from a token's loss to the \
-         next entry with its id (mean, and the largest of any run); the rest per run"
+        "\nRecovery: avail = entries per time unit; regen = time from a token's loss to its \
+         regeneration, recover = to the next entry with its id (means, and the largest of any \
+         run); the rest per run"
     );
     let header = format!(
-        "{:>6} {:>9} {:>7} {:>10} {:>10} {:>15} {:>15} {:>8} {:>7} {:>7} {:>7} {:>9} {:>8} {:>6}",
+        "{:>6} {:>9} {:>7} {:>10} {:>10} {:>15} {:>15} {:>7} {:>15} {:>7} {:>7} {:>7} {:>7} {:>9} {:>8} {:>6}",
         "conn",
         "mobility",
         "load",
         "crash rate",
         "algorithm",
         "avail",
+        "regen",
+        "max",
         "recover",
         "max",
         "crashes",
@@ -292,22 +295,26 @@ pub fn print_table(args: &Args, rows: &[Row], out: &mut impl Write) {
                 let total: f64 = matching.iter().filter_map(|r| plot::extra(r, column)).sum();
                 format!("{:.1}", total / matching.len() as f64)
             };
-            let max = matching
-                .iter()
-                .filter_map(|r| plot::extra(r, "recover_max"))
-                .fold(None, |a: Option<f64>, b| Some(a.map_or(b, |a| a.max(b))))
-                .map_or("-".into(), |m| format!("{m:.1}"));
+            let largest = |column: &str| {
+                matching
+                    .iter()
+                    .filter_map(|r| plot::extra(r, column))
+                    .fold(None, |a: Option<f64>, b| Some(a.map_or(b, |a| a.max(b))))
+                    .map_or("-".into(), |m| format!("{m:.1}"))
+            };
             let _ = writeln!(
                 out,
-                "{:>6} {:>9} {:>7} {:>10} {:>10} {} {} {:>8} {:>7} {:>7} {:>7} {:>9} {:>8} {:>6}",
+                "{:>6} {:>9} {:>7} {:>10} {:>10} {} {} {:>7} {} {:>7} {:>7} {:>7} {:>7} {:>9} {:>8} {:>6}",
                 conn_name(args, c.parse().unwrap_or(0.0)),
                 mobility_name(args, m.parse().unwrap_or(0.0)),
                 l,
                 rate,
                 name,
                 ci(rows, at, |r| plot::extra(r, "availability"), 15, 3),
+                ci(rows, at, |r| plot::extra(r, "regen_mean"), 15, 1),
+                largest("regen_max"),
                 ci(rows, at, |r| plot::extra(r, "recover_mean"), 15, 1),
-                max,
+                largest("recover_max"),
                 per_run("crashes"),
                 per_run("tokens_lost"),
                 per_run("regenerated"),

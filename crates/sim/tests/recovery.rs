@@ -2,7 +2,7 @@
 //! KRL and KRLF with recovery (`docs/ALGORITHMS.md`, F2–F6). Every run here is checked after
 //! every step: the fence rule (a) at every entry (a refusal only for a generation older than
 //! one the resource admitted), the nodes' own invariants, (b) at most `k` acting while the
-//! network has been one unchanged part for two silences, and then at most one token of each
+//! network has been one unchanged part for a silence, and then at most one token of each
 //! id per connected part; a run that completes has served every live requester (the drain).
 //!
 //! Two protocol bugs this simulator found make some fault runs fail on liveness (starvation,

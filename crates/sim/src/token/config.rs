@@ -88,6 +88,16 @@ pub struct Config<P, L = FixedDelay> {
     /// full check still runs after the first step, every [`Config::full_check_every`] steps
     /// and at the end, and there it also compares the running sum with a recount; a failure
     /// is always reported with the full check's message.
+    ///
+    /// In *fault mode* (a run with [`Config::faults`], or with recovery on a topology that
+    /// may come apart: `keep_connected` off or a replay) the number of tokens is no longer
+    /// constant, so recovery's promises replace [`super::TokenAlgorithm::check_tally`]: each
+    /// touched node's own invariants (not while it is in the critical section on a token
+    /// recovery destroyed under it), after every step at most `k` hosts acting (in the
+    /// critical section, lease not expired) while the network has been one unchanged part
+    /// for a silence, and at the full checks, once quiet, at most one token of each id
+    /// per connected part. The fence rule is checked at every entry of every run: a fence is
+    /// refused only if a newer generation of its token was admitted before.
     pub check_every_step: bool,
     /// With [`Config::check_every_step`], how many incremental checks run between two full
     /// ones (every node, every message, and a recount of the running tally): 0 runs the full

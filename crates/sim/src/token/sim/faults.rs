@@ -5,7 +5,7 @@
 //!   generation of its token was admitted before (in `deliver`, for every run);
 //! - (b): at most `k` hosts *acting* (in the critical section, lease not expired, not
 //!   crashed) while the live network is one connected part whose shape has not changed for
-//!   the quiet time (two silences, see [`FaultState::quiet`]);
+//!   the quiet time (a silence, see [`FaultState::quiet`]);
 //! - once quiet, at most one token of each id in every connected part.
 //!
 //! A run is in *fault mode* when it injects faults, or runs recovery on a topology that may
@@ -90,9 +90,11 @@ impl FaultState {
             parts: vec![0; n],
             connected: true,
             changed_at: 0.0,
-            // A merge settles within a silence and a claim wait (every node hears the newest
-            // generation, which destroys the older, F3–F6); a silence covers the claim wait.
-            quiet_for: 2.0 * recovery.silence() as f64,
+            // A merge settles within a silence: a claim running then ends within a claim wait
+            // and its beacon floods within D hops, and every older token meets the newest
+            // generation's beacon within a beacon period and two floods (F3–F6); a silence
+            // exceeds both.
+            quiet_for: recovery.silence() as f64,
             lost_deliveries: Vec::new(),
             acting: vec![None; n],
             acting_count: 0,

@@ -21,7 +21,7 @@ use rand_chacha::ChaCha8Rng;
 use super::{exp_sample, Sim, SimEvent};
 use crate::link::LinkModel;
 use crate::token::{Config, Params, TokenAlgorithm};
-use crate::{Failure, Graph, Time};
+use crate::{Failure, Time};
 use manet_mutex::{Event, Fence, NodeId, Status};
 
 /// The part label of a crashed host.
@@ -60,11 +60,10 @@ pub(super) struct FaultState {
 }
 
 impl FaultState {
-    /// The fault state of a run of `config` on `graph`, if the run is in fault mode; an
-    /// error if it has faults its algorithm cannot recover from.
+    /// The fault state of a run of `config`, if the run is in fault mode; an error if it has
+    /// faults its algorithm cannot recover from.
     pub(super) fn new<P: TokenAlgorithm, L>(
         config: &Config<Params<P::Settings>, L>,
-        graph: &Graph,
     ) -> Result<Option<Self>, String> {
         let faults = config.faults;
         faults.check()?;
@@ -80,7 +79,7 @@ impl FaultState {
         let Some(recovery) = recovery.filter(|_| faults.any() || may_split) else {
             return Ok(None);
         };
-        let n = graph.n();
+        let n = config.graph.n();
         let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
         rng.set_stream(1);
         Ok(Some(FaultState {

@@ -174,7 +174,7 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
         let nodes = P::build(&config.graph, &config.params).map_err(|e| {
             Failure::at_start(config.seed, format!("cannot build the network: {e}"))
         })?;
-        let faults = faults::FaultState::new::<P, L>(&config, &config.graph)
+        let faults = faults::FaultState::new::<P, L>(&config)
             .map_err(|e| Failure::at_start(config.seed, e))?;
         let n = nodes.len();
         let mut tally = P::Tally::default();

@@ -55,7 +55,7 @@ impl Node {
             watch: config
                 .settings
                 .recovery
-                .map(|r| Watch::new(r, config.settings.k)),
+                .map(|r| Watch::new(r, config.settings.k, config.restarted)),
             outbox: Outbox::default(),
         })
     }

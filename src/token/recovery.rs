@@ -170,6 +170,11 @@ pub(crate) struct Lane {
     pub(crate) claim: Option<u32>,
     /// The node's own claim, waiting out the claim timer.
     pub(crate) claiming: bool,
+    /// The best claim this node answered as the token's holder: a copy of it, or a worse
+    /// claim, is not answered again (F4).
+    pub(crate) answered: Option<u32>,
+    /// The node may claim this token id lost: not before a restarted node heard of it (F4).
+    pub(crate) may_claim: bool,
     /// The arming number of each timer of the id (fresh, silent, claim): only the expiry of
     /// the current arming counts.
     pub(crate) armings: [u32; 3],
@@ -207,10 +212,14 @@ pub(crate) struct Watch {
 }
 
 impl Watch {
-    pub(crate) fn new(recovery: Recovery, k: u32) -> Self {
+    pub(crate) fn new(recovery: Recovery, k: u32, restarted: bool) -> Self {
+        let lane = Lane {
+            may_claim: !restarted,
+            ..Lane::default()
+        };
         Watch {
             recovery,
-            lanes: alloc::vec![Lane::default(); k as usize],
+            lanes: alloc::vec![lane; k as usize],
             armed: false,
             leased: None,
             lease_arming: [0; 2],
@@ -442,8 +451,8 @@ pub(crate) trait Recover: TokenNode {
             return false;
         }
         lane.latest = fence.value;
-        // The best claim heard is kept: copies of it still in flight are old news, and a
-        // later claim goes a round above it (F4).
+        lane.claim = None;
+        lane.may_claim = true;
         let claimed = core::mem::take(&mut lane.claiming);
         if claimed {
             self.cancel(Timer::Claim(fence.lane));
@@ -535,21 +544,27 @@ pub(crate) trait Recover: TokenNode {
         if round(claim) - known_round > ROUND_REACH {
             return self.out().anomaly(from, Anomaly::OutOfRange);
         }
+        if self.held(lane).is_some() {
+            // The token is here: answer with a beacon at once, which reaches the claimer
+            // before its claim wait ends (F4), and do not pass the claim on. Once per claim:
+            // a beacon makes the claim's copies still in flight new again where it clears the
+            // claim heard, so answering every copy floods beacons without end (F4).
+            let Some(l) = self.watch().and_then(|w| w.lanes.get_mut(lane as usize)) else {
+                return;
+            };
+            if l.answered.is_some_and(|done| !beats(claim, done)) {
+                return self.out().anomaly(from, Anomaly::Stale);
+            }
+            l.answered = Some(claim);
+            return self.beacon(lane, None);
+        }
         if known.claim.is_some_and(|best| !beats(claim, best)) {
-            // A copy of a claim heard already, or a worse one: answered or passed on once.
             return self.out().anomaly(from, Anomaly::Stale);
         }
-        let holds = self.held(lane).is_some();
         let Some(l) = self.watch().and_then(|w| w.lanes.get_mut(lane as usize)) else {
             return;
         };
         l.claim = Some(claim);
-        if holds {
-            // The token is here: answer with a beacon at once, which reaches the claimer
-            // before its claim wait ends (F4), and do not pass the claim on. Once per claim:
-            // answering every copy floods beacons without end (found by the simulator).
-            return self.beacon(lane, None);
-        }
         let yielded = core::mem::take(&mut l.claiming);
         if yielded {
             self.cancel(Timer::Claim(lane));
@@ -613,6 +628,11 @@ pub(crate) trait Recover: TokenNode {
         let Some(l) = watch.lanes.get_mut(lane as usize) else {
             return;
         };
+        if !l.may_claim {
+            // Restarted and never heard of it: a generation this node made before it crashed
+            // may live on; wait to hear of the token id (or of a claim's outcome) first.
+            return self.set(Timer::Silent(lane), silence);
+        }
         let Some(claim) = l.next_claim(id) else {
             // Every round is used up: nothing can be made again (2^16 failed claims).
             return;

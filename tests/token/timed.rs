@@ -68,7 +68,7 @@ impl Algo for reverse_link::Node {
     }
     fn restarted(id: NodeId, settings: Self::Settings) -> Self {
         let config = reverse_link::Config::new(id, settings, 0, Height::new(0, 0, id), vec![]);
-        Self::new(config).unwrap()
+        Self::new(config.restarted()).unwrap()
     }
     fn tokens(&self) -> u32 {
         reverse_link::Node::tokens(self)

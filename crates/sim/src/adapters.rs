@@ -90,11 +90,12 @@ impl TokenAlgorithm for reverse_link::Node {
     }
 
     /// As the crate's timed recovery driver restarts a host: height `(0, 0, id)`, no token,
-    /// no neighbour; its links come up afterwards.
+    /// no neighbour, marked restarted (it claims nothing before it hears of each token id);
+    /// its links come up afterwards.
     fn restarted(settings: &Self::Settings, id: NodeId) -> Option<Self> {
         let height = Height::new(0, 0, id);
         let config = reverse_link::Config::new(id, *settings, 0, height, Vec::new());
-        Self::new(config).ok()
+        Self::new(config.restarted()).ok()
     }
 
     fn revoked(&self) -> bool {

@@ -7,7 +7,7 @@
 //!
 //! Two protocol bugs this simulator found make some fault runs fail on liveness (starvation,
 //! or a storm of claims and beacons); the tests that need every run to complete use faults
-//! that cannot trigger them, and the two `#[ignore]`d tests at the end pin each bug with a
+//! that cannot trigger them, and the two tests at the end pin each bug (found here, fixed) with a
 //! run that shows it (they pass once the protocol is fixed).
 
 use manet_mutex::reverse_link::{Node, Settings};
@@ -92,6 +92,7 @@ fn crashes_and_restarts_keep_the_fences_and_every_live_requester_is_served() {
     let bound = recovery(11);
     let (silence, wait) = (bound.silence() as f64, bound.claim_wait() as f64);
     let mut recovered = 0;
+    let (mut one_attempt, mut attempts) = (0u32, 0u32);
     for seed in 0..6 {
         for (k, forwarding) in VARIANTS {
             let mut c = config(circulant(12, &[1, 2, 3]), k, forwarding, seed);
@@ -110,14 +111,22 @@ fn crashes_and_restarts_keep_the_fences_and_every_live_requester_is_served() {
             assert!(r.recover_times.len() as u64 <= r.tokens_lost);
             for &t in &r.regen_times {
                 // The silence runs from the last beacon a node heard, which may still have
-                // been on its way (11 hops at most) when the token was lost.
-                assert!(t <= silence + wait + 11.0, "{t}, {r:?}");
+                // been on its way (11 hops at most) when the token was lost. That bound is per
+                // attempt: a claimer that crashes in its claim wait costs another silence and
+                // claim wait (F4), which these crash rates make rare, not impossible.
+                assert!(t <= 2.0 * (silence + wait) + 11.0, "{t}, {r:?}");
+                one_attempt += u32::from(t <= silence + wait + 11.0);
+                attempts += 1;
             }
             assert!(r.regen_times.len() as u64 == r.regenerated, "{r:?}");
             recovered += r.recover_times.len();
         }
     }
     assert!(recovered > 20, "{recovered} recoveries measured");
+    assert!(
+        one_attempt * 10 >= attempts * 9,
+        "{one_attempt} of {attempts} regenerations within one attempt"
+    );
 }
 
 /// Crash-stop on a sparse network: crashes cut it into parts for good, each part without a
@@ -144,7 +153,7 @@ fn crash_stop_splits_the_network_and_every_part_recovers() {
 }
 
 /// Partitions come and go. Safety holds after every step of every run; liveness fails in some
-/// runs because of the protocol bugs the `#[ignore]`d tests below pin (a starved part, a
+/// runs because of the protocol bugs the last two tests below pin (a starved part, a
 /// storm, or at the end a sink without a token): those runs are told apart by their failure,
 /// and a safety violation in any run fails the test.
 #[test]
@@ -255,7 +264,6 @@ fn faults_are_refused_without_recovery_or_out_of_range() {
 /// token; after 0's release, 1 waits for ever. `reverse_link::recovery::destroy_older` removes
 /// the token without re-routing the node's queue (`reroute` runs only on link events).
 #[test]
-#[ignore = "protocol bug: a destroyed token leaves a sink without a token that never re-routes its queue"]
 fn a_token_destroyed_at_a_sink_with_a_queue_does_not_starve_it() {
     let mut c = config(random(12, 24, 3), 1, false, 3);
     c.workload.lambda_req = 0.05;
@@ -280,7 +288,6 @@ fn a_token_destroyed_at_a_sink_with_a_queue_does_not_starve_it() {
 /// (`LinkUp` both ways): from then on about 25 messages per time unit for ever, against 1.2
 /// before, and no token was lost.
 #[test]
-#[ignore = "protocol bug: every copy of a claim draws a beacon flood, which re-admits the claim's copies"]
 fn a_claim_answered_by_a_beacon_does_not_storm() {
     let graph = random(30, 87, 1);
     let settings = Settings::new(2).with_recovery(recovery(29));

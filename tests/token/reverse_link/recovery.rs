@@ -236,6 +236,31 @@ fn a_claim_answered_by_the_holder_does_not_storm() {
     assert_eq!(net.tokens(), 1);
 }
 
+/// A restarted node knows neither the generations alive nor the ones it made before its crash:
+/// cut off before it hears of the token, it must not make one (it could repeat a generation it
+/// made before, its id and a round it forgot). Once linked to the part with the token, it hears
+/// of it and is served.
+#[test]
+fn a_restarted_node_claims_nothing_before_it_has_heard_of_the_token() {
+    let mut net = Net::<Node>::new(4, &ring(4), &[0], krl(1));
+    net.crash(2);
+    net.restart(2, &[]);
+    net.staying.insert(2);
+    net.feed(2, Event::Request(CsRequest::ONE));
+    net.run(net.now + 4 * (recovery().silence() + recovery().claim_wait()));
+    assert_eq!(
+        net.counts.regenerated, 0,
+        "an isolated restarted node made a token"
+    );
+    net.join(2, 1);
+    net.join(2, 3);
+    net.run(net.now + 2_000);
+    assert_eq!(net.nodes[2].as_ref().unwrap().status(), Status::Critical);
+    net.staying.clear();
+    net.serve_all(5_000);
+    assert_eq!((net.counts.regenerated, net.tokens()), (0, 1));
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 

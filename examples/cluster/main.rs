@@ -89,6 +89,12 @@ impl Algorithm {
         )
     }
 
+    /// Whether the cluster runs the algorithm with recovery from crashes (`--recovery`), and
+    /// kills its nodes (`--kill`).
+    pub fn has_recovery(self) -> bool {
+        matches!(self, Algorithm::Krl | Algorithm::Krlf)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Algorithm::Krl => "krl",
@@ -112,22 +118,35 @@ pub enum Shape {
 /// The links of the token algorithms: a named shape, or explicit edges.
 #[derive(Debug, Clone, Args)]
 pub struct Topology {
-    /// A named topology over all nodes (token algorithms).
-    #[arg(long, value_enum, default_value_t = Shape::Ring)]
-    topology: Shape,
+    /// A named topology over all nodes (token algorithms; default ring).
+    #[arg(long, value_enum)]
+    topology: Option<Shape>,
     /// Explicit links instead, e.g. `0-1,1-2,2-0` (token algorithms).
     #[arg(long, value_delimiter = ',', value_parser = parse_edge)]
     edges: Option<Vec<(NodeId, NodeId)>>,
 }
 
 impl Topology {
+    /// Exactly `edges`.
+    pub fn explicit(edges: Vec<(NodeId, NodeId)>) -> Self {
+        Topology {
+            topology: None,
+            edges: Some(edges),
+        }
+    }
+
+    /// Whether the command line named a topology.
+    pub fn is_given(&self) -> bool {
+        self.topology.is_some() || self.edges.is_some()
+    }
+
     /// The undirected edges over nodes `0..n`.
     pub fn edges(&self, n: u32) -> Vec<(NodeId, NodeId)> {
         if let Some(edges) = &self.edges {
             return edges.clone();
         }
         let e = |a: u32, b: u32| (NodeId(a), NodeId(b));
-        match self.topology {
+        match self.topology.unwrap_or(Shape::Ring) {
             Shape::Line => (1..n).map(|i| e(i - 1, i)).collect(),
             Shape::Ring if n > 2 => (0..n).map(|i| e(i, (i + 1) % n)).collect(),
             Shape::Ring => (1..n).map(|i| e(i - 1, i)).collect(),
@@ -146,13 +165,13 @@ impl Topology {
                     .collect();
                 vec!["--edges".into(), list.join(",")]
             }
-            None => {
-                let shape = self
-                    .topology
-                    .to_possible_value()
-                    .expect("no skipped shapes");
-                vec!["--topology".into(), shape.get_name().into()]
-            }
+            None => match self.topology {
+                Some(shape) => {
+                    let shape = shape.to_possible_value().expect("no skipped shapes");
+                    vec!["--topology".into(), shape.get_name().into()]
+                }
+                None => vec![],
+            },
         }
     }
 }

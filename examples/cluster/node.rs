@@ -30,7 +30,9 @@ use manet_mutex::session::{self, Datagram, Session, SessionEvent};
 use manet_mutex::timers::Timers;
 use manet_mutex::token::{Height, Recovery};
 use manet_mutex::{look_ahead, prioritized, reverse_link, ricart_agrawala};
-use manet_mutex::{Action, CsRequest, Event, Fence, NodeId, Protocol, Report as Recovered, Severity};
+use manet_mutex::{
+    Action, CsRequest, Event, Fence, NodeId, Protocol, Report as Recovered, Severity,
+};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use tokio::io::AsyncBufReadExt;
@@ -175,8 +177,7 @@ pub fn run(args: NodeArgs) -> Outcome {
                 // The core starts with no links: it learns each from the session's `LinkUp`,
                 // so it never sends over a link the session has not formed yet.
                 // (Keeping the token ids `network` gave it: each token's fences are its own.)
-                let bare =
-                    reverse_link::Config::new(me, settings, c.tokens, c.height, Vec::new());
+                let bare = reverse_link::Config::new(me, settings, c.tokens, c.height, Vec::new());
                 match c.first_token {
                     Some(first) => bare.with_first_token(first),
                     None => bare,
@@ -525,10 +526,7 @@ where
         if acked.is_some() && acked == front {
             let report = self.reports.pop_front();
             self.resend_report = None;
-            if matches!(
-                report,
-                Some(Report::Exit { .. } | Report::Expired { .. })
-            ) {
+            if matches!(report, Some(Report::Exit { .. } | Report::Expired { .. })) {
                 self.release();
             }
             self.send_report();

@@ -169,7 +169,14 @@ mod tests {
             assert_eq!(Report::parse(&report.line()), Some(report));
             assert_eq!(Report::parse(&format!("{} 1", report.line())), None);
         }
-        for garbage in ["", "exit", "exit 1 0", "exit x 0 1", "stay 1 0 1", "done -1 0 1"] {
+        for garbage in [
+            "",
+            "exit",
+            "exit 1 0",
+            "exit x 0 1",
+            "stay 1 0 1",
+            "done -1 0 1",
+        ] {
             assert_eq!(Report::parse(garbage), None, "{garbage:?}");
         }
     }

@@ -436,7 +436,11 @@ mod tests {
         c.take(exit(2));
         assert_eq!((c.refused_stale, c.violations.len()), (1, 0));
         c.take(enter(2, 0, 3, 1));
-        assert_eq!(c.violations.len(), 1, "the same generation, not above: a violation");
+        assert_eq!(
+            c.violations.len(),
+            1,
+            "the same generation, not above: a violation"
+        );
     }
 
     #[test]
@@ -460,7 +464,10 @@ mod tests {
         assert!(c.receive(enter(0, 0, 0, 1), addr));
         c.crashed(NodeId(0), 0, false);
         assert_eq!((c.crashed_inside, c.held), (1, 0));
-        assert!(!c.receive(exit(0), addr), "the dead incarnation's last datagram");
+        assert!(
+            !c.receive(exit(0), addr),
+            "the dead incarnation's last datagram"
+        );
         let restarted = Report::Enter {
             node: NodeId(0),
             incarnation: 1,

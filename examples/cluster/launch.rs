@@ -119,6 +119,10 @@ pub struct LaunchArgs {
     /// With --mobility: the radio range, in the trace's unit (metres).
     #[arg(long, default_value_t = 250.0)]
     range: f64,
+    /// Print the run's events as they happen (kills, restarts, tokens lost, made again and
+    /// destroyed, lease expiries, link changes), each with its time since the start.
+    #[arg(long)]
+    verbose: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -494,7 +498,7 @@ impl RunOutcome {
              links_up={} links_abandoned={} loss_reports={} tokens_reported_lost={} garbage_dropped={} wall={:.1}s\n  resource: {}",
             algorithm.name(),
             if self.problems.is_empty() { "ok" } else { "FAILED" },
-            t("entries"),
+            self.entries_seen,
             t("messages"),
             t("sent"),
             t("dropped"),
@@ -533,29 +537,22 @@ impl RunOutcome {
         }
         if !self.kills.is_empty() || self.kills_wanted != (0, 0) {
             let holders = || self.kills.iter().filter(|k| k.inside == Some(true));
-            let waiting = self
-                .kills
-                .iter()
-                .filter(|k| k.inside == Some(false))
-                .count();
+            let waiting = || self.kills.iter().filter(|k| k.inside == Some(false));
             out += &format!(
                 "\n  kills: {} holders, {} waiting (asked {} + {}), restarted {}\n  \
                  holder killed -> next entry anywhere: {}\n  \
                  holder killed -> token regenerated: {}\n  \
-                 waiting host killed -> next entry anywhere: {}",
+                 waiting host killed -> next entry anywhere: {}\n  \
+                 waiting host killed -> a token lost with it made again: {}",
                 holders().count(),
-                waiting,
+                waiting().count(),
                 self.kills_wanted.0,
                 self.kills_wanted.1,
                 self.kills.iter().filter(|k| k.restarted.is_some()).count(),
                 mean_max(holders().filter_map(|k| Some(k.next_entry? - k.at))),
                 mean_max(holders().filter_map(|k| Some(k.regenerated? - k.at))),
-                mean_max(
-                    self.kills
-                        .iter()
-                        .filter(|k| k.inside == Some(false))
-                        .filter_map(|k| Some(k.next_entry? - k.at))
-                ),
+                mean_max(waiting().filter_map(|k| Some(k.next_entry? - k.at))),
+                mean_max(waiting().filter_map(|k| Some(k.regenerated? - k.at))),
             );
         }
         out
@@ -586,6 +583,12 @@ struct Run<'a> {
     /// A holder asked to linger, to be killed once inside.
     lingerer: Option<usize>,
     restarts: Vec<(Duration, usize)>,
+    /// The last report of a token possibly lost on a breaking link, and the last token made
+    /// again: a kill waits for the one to be followed by the other, or for the longest
+    /// recovery (`recovery_bound`) after it (the token may have arrived after all).
+    last_loss: Option<Duration>,
+    last_regeneration: Option<Duration>,
+    recovery_bound: Duration,
     rng: ChaCha8Rng,
     outcome: RunOutcome,
 }
@@ -697,6 +700,12 @@ fn run_one(
         victims,
         lingerer: None,
         restarts: vec![],
+        last_loss: None,
+        last_regeneration: None,
+        recovery_bound: {
+            let r = crate::node::recovery(args.beacon_ms, args.lease_ms, args.diameter, n);
+            Duration::from_millis(r.silence() + r.claim_wait() + 1000)
+        },
         rng: ChaCha8Rng::seed_from_u64(args.seed ^ 0x6b69_6c6c),
         outcome: RunOutcome {
             kills_wanted: if recovering {
@@ -768,6 +777,17 @@ impl Run<'_> {
         self.start.elapsed()
     }
 
+    /// With --verbose, `what` happened now.
+    fn event(&self, what: std::fmt::Arguments) {
+        if self.args.verbose {
+            println!(
+                "  {:>7.3}s {} {what}",
+                secs(self.elapsed()),
+                self.algorithm.name()
+            );
+        }
+    }
+
     /// Start node `i`'s next process (its first, or a restart), owing `entries` entries.
     fn start_node(&mut self, i: usize, incarnation: u32, entries: u64) -> std::io::Result<()> {
         let mut a = self.node_args[i].clone();
@@ -836,6 +856,10 @@ impl Run<'_> {
         let _ = child.kill();
         let _ = child.wait();
         let incarnation = self.nodes[i].incarnation;
+        self.event(format_args!(
+            "kill -9 node {i} (incarnation {incarnation}, {:?})",
+            self.nodes[i].seen
+        ));
         let restart = self.args.restart_after;
         let word = if restart.is_some() { "crashed" } else { "gone" };
         self.tell_resource(&format!("{word} {i} {incarnation}"));
@@ -858,20 +882,31 @@ impl Run<'_> {
         });
     }
 
-    /// Whether the last kill has been recovered from: an entry after it, and after its
-    /// node's restart if it restarts. Then the next may come, `--kill-every-ms` after it.
+    /// Whether the last kill has been recovered from: an entry after it, the token of a
+    /// killed holder made again, every token reported lost made again (or given up on), and
+    /// an entry after the node's restart if it restarts. Then the next may come,
+    /// `--kill-every-ms` after it. (So each kill's numbers are its own.)
     fn ready_to_kill(&self) -> bool {
         let now = self.elapsed();
+        if let Some(lost) = self.last_loss {
+            if self.last_regeneration.is_none_or(|r| r < lost) && now < lost + self.recovery_bound {
+                return false;
+            }
+        }
         let first = Duration::from_millis(WARMUP_MS + self.args.kill_every_ms);
         match self.outcome.kills.last() {
             None => now >= first,
             Some(k) => {
+                let token = match k.inside {
+                    None => false,
+                    Some(inside) => !inside || k.regenerated.is_some(),
+                };
                 let settled = match (self.args.restart_after, k.restarted) {
                     (None, _) => k.next_entry.is_some(),
                     (Some(_), None) => false,
                     (Some(_), Some(r)) => self.outcome.last_entry.is_some_and(|l| l > r),
                 };
-                settled && now >= k.at + Duration::from_millis(self.args.kill_every_ms)
+                token && settled && now >= k.at + Duration::from_millis(self.args.kill_every_ms)
             }
         }
     }
@@ -964,6 +999,10 @@ impl Run<'_> {
             }
             while let Some((_, a, b, up)) = moves.next_if(|&(at, ..)| at <= ms) {
                 self.outcome.moves += 1;
+                self.event(format_args!(
+                    "link {a}-{b} {}",
+                    if up { "up" } else { "down" }
+                ));
                 self.cut_link(a, b, !up);
             }
             if !self.outcome.garbage_sent
@@ -1037,6 +1076,7 @@ impl Run<'_> {
         // Its last lines, read by now or never: what it was doing when it died.
         self.classify(i, self.nodes[i].incarnation);
         let owed = self.per_node.saturating_sub(self.nodes[i].entries);
+        self.event(format_args!("restart node {i}, owing {owed} entries"));
         self.start_node(i, self.nodes[i].incarnation + 1, owed)?;
         let at = self.elapsed();
         if let Some(k) = self.outcome.kills.iter_mut().rev().find(|k| k.node == i) {
@@ -1071,8 +1111,10 @@ impl Run<'_> {
         let mut words = line.split_whitespace();
         let first = words.next();
         let now = self.elapsed();
-        // A node's application steps, from its current (or last) process only.
+        // A node's application steps, from its current (or last) process only; a killed
+        // process's last lines tell what it did before it died.
         let current = who < self.n && incarnation == self.nodes[who].incarnation;
+        let alive = current && self.nodes[who].proc.is_some();
         match first {
             Some("requested") if current => self.nodes[who].seen = Seen::Waiting,
             Some("left") if current => self.nodes[who].seen = Seen::Thinking,
@@ -1099,18 +1141,51 @@ impl Run<'_> {
                 }
                 self.outcome.entries_seen += 1;
                 self.outcome.first_entry.get_or_insert(now);
+                if !alive {
+                    return;
+                }
                 self.outcome.last_entry = Some(now);
-                for k in &mut self.outcome.kills {
+                if let Some(k) = self.outcome.kills.last().filter(|k| k.next_entry.is_none()) {
+                    let (node, at) = (k.node, k.at);
+                    self.event(format_args!(
+                        "node {who} entered, {:.3} s after the kill of node {node}",
+                        secs(now - at)
+                    ));
+                }
+                // Kills are paced: only the last one can still wait for its first entry.
+                if let Some(k) = self.outcome.kills.last_mut() {
                     k.next_entry.get_or_insert(now);
                 }
             }
             Some("regenerated") => {
                 self.outcome.regenerated += 1;
-                for k in &mut self.outcome.kills {
+                self.last_regeneration = Some(now);
+                if let Some(k) = self
+                    .outcome
+                    .kills
+                    .last()
+                    .filter(|k| k.regenerated.is_none())
+                {
+                    let (node, at) = (k.node, k.at);
+                    self.event(format_args!(
+                        "a token made again {:.3} s after the kill of node {node}",
+                        secs(now - at)
+                    ));
+                }
+                if let Some(k) = self.outcome.kills.last_mut() {
                     k.regenerated.get_or_insert(now);
                 }
             }
             Some("destroyed") => self.outcome.destroyed += 1,
+            _ => {}
+        }
+        if matches!(
+            first,
+            Some("regenerated" | "destroyed" | "lost" | "expired")
+        ) {
+            self.event(format_args!("node {who}: {line}"));
+        }
+        match first {
             Some("stats") => {
                 let o = &mut self.outcome;
                 for (key, value) in words.filter_map(|w| w.split_once('=')) {
@@ -1130,6 +1205,9 @@ impl Run<'_> {
             }
             Some("lost") => {
                 let precious: u64 = words.nth(2).and_then(|w| w.parse().ok()).unwrap_or(0);
+                if precious > 0 {
+                    self.last_loss = Some(now);
+                }
                 *self
                     .outcome
                     .totals
@@ -1182,7 +1260,7 @@ impl Run<'_> {
         if self.args.duration.is_none() && !served && (recovering || t(o, "lost_precious") == 0) {
             o.problems.push(format!(
                 "{} of {} entries, {} nodes not served at the end ({}){}",
-                t(o, "entries"),
+                o.entries_seen,
                 self.per_node * self.n as u64,
                 t(o, "unserved"),
                 short.join(", "),

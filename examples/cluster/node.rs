@@ -123,6 +123,12 @@ const REPORT_RETRY_MS: u64 = 100;
 const HOP_BOUND_MS: u64 =
     session::Settings::DEFAULT.liveness_after + session::Settings::DEFAULT.retransmit_after;
 
+/// The recovery settings of a cluster of `n` nodes (every node computes the same).
+pub fn recovery(beacon_ms: u64, lease_ms: u64, diameter: Option<u32>, n: u32) -> Recovery {
+    let diameter = diameter.unwrap_or(n - 1).max(1);
+    Recovery::new(beacon_ms, lease_ms, HOP_BOUND_MS, diameter)
+}
+
 pub fn run(args: NodeArgs) -> Outcome {
     let n = args.peers.len() as u32;
     if args
@@ -146,10 +152,9 @@ pub fn run(args: NodeArgs) -> Outcome {
     let edges = args.topology.edges(n);
     let k = args.k;
     let restarted = args.incarnation > 0;
-    let recovery = args.recovery.then(|| {
-        let diameter = args.diameter.unwrap_or(n - 1).max(1);
-        Recovery::new(args.beacon_ms, args.lease_ms, HOP_BOUND_MS, diameter)
-    });
+    let recovery = args
+        .recovery
+        .then(|| recovery(args.beacon_ms, args.lease_ms, args.diameter, n));
     // Above every epoch of the earlier incarnations (each used fewer than 2^32).
     let epoch_base = u64::from(args.incarnation) << 32;
     // The session's defaults, in ms (the unit of `now` here): resend after 20, a link silent
@@ -309,6 +314,8 @@ struct Node<P: Protocol> {
     app: App,
     /// The next critical section lasts until the process is killed.
     linger: bool,
+    /// `CLUSTER_TRACE` set: every core event and action on standard error, with the time.
+    trace: bool,
     /// Reports for the resource, the first sent and not acknowledged yet.
     reports: VecDeque<Report>,
     next_report: u64,
@@ -333,6 +340,7 @@ where
             rng: ChaCha8Rng::seed_from_u64(args.seed),
             app: App::Thinking { until: args.warmup },
             linger: false,
+            trace: std::env::var_os("CLUSTER_TRACE").is_some(),
             cut: args.cut.iter().copied().map(NodeId).collect(),
             args,
             core,
@@ -565,12 +573,25 @@ where
     /// Feed `event` to the core and carry out its actions.
     fn feed(&mut self, event: Event<P::Message>) {
         let now = self.now();
+        if self.trace {
+            eprintln!(
+                "{now} n{}.{} <- {event:?}",
+                self.id.0, self.args.incarnation
+            );
+        }
         let mut out = std::mem::take(&mut self.out);
         if let Err(e) = self.core.handle_into(event, &mut out) {
             eprintln!("node {}: {e}", self.id.0);
             self.counts.errors += 1;
         }
         for action in out.drain(..) {
+            if self.trace && !matches!(action, Action::SetTimer { .. } | Action::CancelTimer { .. })
+            {
+                eprintln!(
+                    "{now} n{}.{} -> {action:?}",
+                    self.id.0, self.args.incarnation
+                );
+            }
             if self.timers.apply(&action, now) {
                 continue;
             }

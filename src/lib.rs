@@ -137,8 +137,8 @@
 //! [`Error::Unsupported`], except KRLF with an idle pause
 //! ([`reverse_link::Settings::with_idle_pause`]), which sets one ([`reverse_link::IDLE_PAUSE`])
 //! to forward an idle token later and ignores expiries it no longer needs, and KRL/KRLF with
-//! recovery ([`reverse_link::Settings::with_recovery`]), which set beacon, silence, claim and
-//! lease timers (ids with bit 63 set, numbered per arming, so an expiry of a timer re-armed or
+//! recovery ([`reverse_link::Settings::with_recovery`], [`prioritized::Settings::with_recovery`]),
+//! which set beacon, silence, claim and lease timers (the prioritized token a turnover timer too) (ids with bit 63 set, numbered per arming, so an expiry of a timer re-armed or
 //! cancelled since changes nothing) and start them at the node's first accepted event.
 //!
 //! - A node reads no clock. Durations are in *the embedder's time unit*: whatever unit the
@@ -195,10 +195,10 @@
 //! | action | [`reverse_link`] | [`prioritized`] | [`look_ahead`] | [`ricart_agrawala`] |
 //! | --- | --- | --- | --- | --- |
 //! | `Send` to | a linked neighbour | a linked neighbour | any host | any host |
-//! | messages | REQUEST, TOKEN, LinkInfo, Probe, TokenAck (recovery: Beacon, Claim) | TOKEN, REQUEST, UPDATE, RELEASE, LINK, Probe, TokenAck | REQUEST, REPLY, DOZE, DISCONNECT, RECONNECT | REQUEST, REPLY |
+//! | messages | REQUEST, TOKEN, LinkInfo, Probe, TokenAck (recovery: Beacon, Claim) | TOKEN, REQUEST, UPDATE, RELEASE, LINK, Probe, TokenAck (recovery: Beacon, Claim) | REQUEST, REPLY, DOZE, DISCONNECT, RECONNECT | REQUEST, REPLY |
 //! | `EnterCritical { resources, fence }` | 1; `fence` lane: the token's id | `h`, the request's `resources`; lane 0 | 1; lane 0 | 1; lane 0 |
-//! | `SetTimer`, `CancelTimer` | with an idle pause or recovery, else never | never | yes | yes |
-//! | `LeaseExpired`, `Report` | with recovery | never | with a lease; exclusion | with a lease; exclusion |
+//! | `SetTimer`, `CancelTimer` | with an idle pause or recovery, else never | with recovery, else never | yes | yes |
+//! | `LeaseExpired`, `Report` | with recovery | with recovery | with a lease; exclusion | with a lease; exclusion |
 //! | `Anomaly` kinds | `UnknownPeer`, `OutOfRange`, `Stale`, `RedundantLinkEvent`, `Unexpected` | all of [`Anomaly`] | `UnknownPeer`, `OutOfRange`, `Stale`, `Unexpected` | `UnknownPeer`, `OutOfRange`, `Stale`, `Unexpected` |
 //!
 //! ### Anomalies
@@ -289,13 +289,13 @@
 //! | algorithm, mode | (a) | (b) | (c) | (d) |
 //! | --- | --- | --- | --- | --- |
 //! | token algorithms, the papers' (default) | yes | yes: nothing is ever made again | yes | only without crashes and losses: a lost token is gone, reported by the session |
-//! | KRL/KRLF with [`token::Recovery`] | yes | crashes and losses, in a part whose beacons arrive within the bounds; not across a partition | one token per id and part; a merge destroys the older | after the last fault, within the silence and claim bounds plus service |
+//! | KRL/KRLF and prioritized with [`token::Recovery`] | yes | crashes and losses, in a part whose beacons arrive within the bounds; not across a partition | one token per id and part; a merge destroys the older | after the last fault, within the silence and claim bounds plus service (prioritized: a crashed holder's units within a lease bound) |
 //! | permission algorithms, the papers' (default) | yes | yes: nobody is excluded | n/a | only without crashes |
 //! | permission algorithms with exclusion ([`Event::Suspect`] or a timeout) | yes | when every exclusion is of a crashed host or after the lease and delivery bounds; not across a partition | n/a | after the last crash, within the exclusion timeout plus service |
 //! | permission algorithms with exclusion and majority | yes | also across partitions: only a part with a majority enters | n/a | in the part with a majority |
 //!
-//! What is not built yet is said as such in `docs/ALGORITHMS.md`: token recovery for
-//! [`prioritized`], and a majority mode for the token algorithms.
+//! What is not built yet is said as such in `docs/ALGORITHMS.md`: a majority mode for the
+//! token algorithms.
 //!
 //! ## Examples
 //!

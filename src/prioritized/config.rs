@@ -5,7 +5,7 @@ use alloc::vec::Vec;
 
 use super::Policy;
 use crate::token::neighbors::initial_next;
-use crate::token::{layout, Height};
+use crate::token::{layout, Height, Recovery};
 use crate::{Error, NodeId};
 
 /// What every node of a network agrees on.
@@ -18,6 +18,9 @@ pub struct Settings {
     pub policy: Policy,
     /// How much `aging(Q)` raises every queued priority, `≥ 1` (0 would allow starvation).
     pub aging_step: u64,
+    /// Recovery of a lost token and of units held by crashed hosts
+    /// ([`Settings::with_recovery`]); `None` (the default) is the paper.
+    pub recovery: Option<Recovery>,
 }
 
 impl Settings {
@@ -27,12 +30,24 @@ impl Settings {
             k,
             policy,
             aging_step: 1,
+            recovery: None,
         }
     }
 
     /// With aging step `aging_step`.
     pub const fn with_aging_step(self, aging_step: u64) -> Self {
         Settings { aging_step, ..self }
+    }
+
+    /// With recovery: the token's beacons, claims and regeneration as KRL's, entry leases,
+    /// and a holder that waited out every lease of its token's generation without a grant
+    /// starts a new generation with all `k` units free (`docs/ALGORITHMS.md`, F7). Node ids
+    /// must then be below 2^16.
+    pub const fn with_recovery(self, recovery: Recovery) -> Self {
+        Settings {
+            recovery: Some(recovery),
+            ..self
+        }
     }
 }
 
@@ -83,6 +98,12 @@ impl Config {
         }
         if self.settings.aging_step == 0 {
             return Err(bad("aging step must be at least 1, or requests can starve"));
+        }
+        if let Some(recovery) = self.settings.recovery {
+            recovery.validate().map_err(bad)?;
+            if self.id.0 > 0xffff {
+                return Err(bad("recovery needs node ids below 65,536"));
+            }
         }
         initial_next(self.id, self.height, &self.neighbors, self.holder).map_err(bad)
     }

@@ -10,7 +10,8 @@ use crate::queue::Priority;
 use crate::token::height::{Height, Sealed};
 use crate::token::links::{Take, TokenNode};
 use crate::token::neighbors::Said;
-use crate::{Anomaly, FenceCopies, NodeId};
+use crate::token::recovery::Recover;
+use crate::{Anomaly, Fence, FenceCopies, NodeId};
 
 use super::message::Resources;
 use super::{Message, Node, Policy};
@@ -33,13 +34,18 @@ impl Node {
                 resources,
                 lost,
                 height,
-            } => self.on_release(from, [resources, lost], height),
+                generation,
+            } => self.on_release(from, [resources, lost], height, generation),
             Message::Link { height } => self.on_link(from, height.open(), Said::Info),
             Message::Probe { height } => self.on_link(from, height.open(), Said::Probe),
             Message::TokenAck { height, tokens } => {
                 let count = height.is_intact_with(u64::from(tokens)).then_some(tokens);
                 self.on_link(from, height.open_with(u64::from(tokens)), Said::Ack(count));
             }
+            Message::Beacon { fence, hops, .. } => self.on_beacon(from, fence, hops),
+            Message::Claim {
+                lane, generation, ..
+            } => self.on_claim(from, lane, generation),
         }
     }
 
@@ -76,13 +82,26 @@ impl Node {
         fence: FenceCopies,
     ) {
         let k = self.settings.k;
+        let linked = self.links.neighbors.get(from).is_some();
+        // With recovery, a token of a generation older than one known here is destroyed
+        // (its resources were counted free by the later one), and one newer than the token
+        // held here destroys that (F7); without, every generation is 0.
+        let incoming = fence.read_in(0).map(|value| Fence::new(0, value));
+        if let Some(incoming) = incoming.filter(|_| self.watch.is_some()) {
+            if !self.admit_generation(incoming) {
+                if linked {
+                    self.links.hear(from, ht, Said::Info, &mut self.outbox);
+                    self.links.ack_token(from, &mut self.outbox);
+                }
+                return;
+            }
+        }
         if self.token.is_some() {
             // There is one token; a second one is a duplicate or a faulty peer. Adding its
             // resources could let more than k be used, so it is refused, loudly.
             self.outbox.anomaly(from, Anomaly::Unexpected);
             return;
         }
-        let linked = self.links.neighbors.get(from).is_some();
         if linked {
             // A TOKEN carries the sender's height: from a forming link it completes the
             // handshake (T1).
@@ -95,7 +114,13 @@ impl Node {
         // possible copy, which may lose resources but never creates them (T4). Our own unsent
         // releases join the token here instead of chasing it.
         let (t, intact) = available.read(k);
-        let backlog = core::mem::take(&mut self.backlog);
+        let generation = incoming.map_or(0, Fence::generation);
+        let mut backlog = core::mem::take(&mut self.backlog);
+        if self.backlog_generation != generation {
+            // Released under another generation: counted free already, or void (F7).
+            backlog = 0;
+            self.backlog_lost = 0;
+        }
         if !intact || t.saturating_add(backlog) > k {
             self.outbox.anomaly(from, Anomaly::OutOfRange);
         }
@@ -104,14 +129,14 @@ impl Node {
             .lost_with(from, available, lost)
             .saturating_add(backlog_lost)
             .min(k);
-        self.grants = match fence.read_in(0) {
-            Some(value) => value,
+        self.grants = match incoming {
+            Some(fence) => fence,
             None => {
                 // Copies that disagree (or a lane other than 0): a forgery, which no single
                 // corrupted field makes. The token is kept, as ever, with the largest copy:
                 // if any copy is true, the fences still never go backwards (F1).
                 self.outbox.anomaly(from, Anomaly::OutOfRange);
-                fence.0.iter().map(|f| f.value).max().unwrap_or(0)
+                Fence::new(0, fence.0.iter().map(|f| f.value).max().unwrap_or(0))
             }
         };
         let granted = self.sanitize(from, granted);
@@ -128,6 +153,8 @@ impl Node {
             // Always acknowledged: until it is, the sender ignores what we say of our height.
             self.links.ack_token(from, &mut self.outbox);
         }
+        self.heard_token(self.grants);
+        self.rearm_rebuild();
         self.settle(before);
     }
 
@@ -162,7 +189,13 @@ impl Node {
         self.settle(before);
     }
 
-    fn on_release(&mut self, from: NodeId, [resources, lost]: [Resources; 2], height: Sealed) {
+    fn on_release(
+        &mut self,
+        from: NodeId,
+        [resources, lost]: [Resources; 2],
+        height: Sealed,
+        generation: [u32; 3],
+    ) {
         let k = self.settings.k;
         let ht = height.open();
         if self.links.neighbors.get(from).is_some() && self.hear_height(from, ht, Said::Info) {
@@ -201,6 +234,23 @@ impl Node {
             // Still accepted: dropping it would lose resources for good.
             self.outbox.anomaly(from, Anomaly::UnknownPeer);
         }
+        // The granting generation by majority; copies without one are a forgery, read as the
+        // oldest copy (the resources then count only for a token that old: lost, at worst,
+        // until a later generation frees them; F7).
+        let generation = match self.watch {
+            Some(_) => crate::fence::majority(generation)
+                .unwrap_or_else(|| generation.into_iter().min().unwrap_or(0)),
+            None => 0,
+        };
+        if self.token.is_some() && generation != self.grants.generation() {
+            if generation < self.grants.generation() {
+                // A later generation counted them free already.
+                return self.outbox.anomaly(from, Anomaly::Stale);
+            }
+            // Granted by a later generation than the token here, which is then destroyed;
+            // the resources chase the later one.
+            self.destroy_older(Fence::first_of(0, generation));
+        }
         match self.token.map(|t| t.checked_add(r).filter(|&sum| sum <= k)) {
             Some(Some(sum)) => {
                 self.token = Some(sum);
@@ -208,7 +258,7 @@ impl Node {
                 self.serve();
             }
             Some(None) => self.outbox.anomaly(from, Anomaly::OutOfRange),
-            None => self.forward_release(r, lost),
+            None => self.forward_release(r, lost, generation),
         }
     }
 

@@ -57,6 +57,10 @@ pub enum Message {
         /// receiver can tell when the sender's view of it is wrong (and two wrong views would
         /// otherwise pass it back and forth for ever; T2).
         height: Sealed,
+        /// The generation of the token that granted the resources, in three copies (0
+        /// without recovery): a token of a later generation counted them free already and
+        /// adds nothing (F7).
+        generation: [u32; 3],
     },
     /// LINK: the sender's height, on link formation, after a change or in answer to a Probe.
     Link {
@@ -81,6 +85,26 @@ pub enum Message {
         /// (modulo 2^16): the acknowledgement settles exactly those, and any later one
         /// repairs a lost one (R13). Build one with [`Message::token_ack`].
         tokens: u16,
+    },
+    /// The token exists (recovery, [`crate::token::Recovery`]): the fence its holder raised
+    /// for this beacon (lane 0, the generation in the value's high half; three copies).
+    /// Forwarded once by every node that had not heard of it.
+    Beacon {
+        /// The token's fence, raised for the beacon.
+        fence: FenceCopies,
+        /// Hops travelled.
+        hops: u16,
+        /// The sender's height, unread.
+        height: Sealed,
+    },
+    /// A claim that the token is lost (recovery): the generation to make it again with.
+    Claim {
+        /// The token id (always 0: there is one token).
+        lane: u32,
+        /// The claimed generation, in three copies.
+        generation: [u32; 3],
+        /// The sender's height, unread.
+        height: Sealed,
     },
 }
 
@@ -125,10 +149,12 @@ impl Message {
                 resources,
                 lost,
                 height,
+                generation,
             } => Message::Release {
                 resources,
                 lost,
                 height: height.tagged(tag(3)),
+                generation,
             },
             Message::Link { height } => Message::Link {
                 height: height.tagged(tag(4)),
@@ -139,6 +165,24 @@ impl Message {
             Message::TokenAck { height, tokens } => Message::TokenAck {
                 height: height.tagged(tag(6)),
                 tokens,
+            },
+            Message::Beacon {
+                fence,
+                hops,
+                height,
+            } => Message::Beacon {
+                fence,
+                hops,
+                height: height.tagged(tag(7)),
+            },
+            Message::Claim {
+                lane,
+                generation,
+                height,
+            } => Message::Claim {
+                lane,
+                generation,
+                height: height.tagged(tag(8)),
             },
         }
     }
@@ -154,7 +198,9 @@ impl Message {
             | Message::Request { height, .. }
             | Message::Release { height, .. }
             | Message::Link { height }
-            | Message::Probe { height } => height.is_intact(),
+            | Message::Probe { height }
+            | Message::Beacon { height, .. }
+            | Message::Claim { height, .. } => height.is_intact(),
             Message::Update { .. } => true,
         }
     }

@@ -29,8 +29,11 @@
 //! # Events and actions
 //! `Request` (`resources` in `1..=k`; `priority` used as the [`Policy`] says), `Release`,
 //! `Cancel` (a waiting node withdraws; a waiting holder serves the rest of its queue),
-//! `Receive`, `LinkUp` and `LinkDown`; any other event is
-//! [`Error::Unsupported`](crate::Error::Unsupported). The node sets no timers. It emits `Send`
+//! `Receive`, `LinkUp` and `LinkDown`, and with recovery ([`Settings::with_recovery`]: lost
+//! tokens made again, entries leased, a crashed holder's units freed by a new generation;
+//! `docs/ALGORITHMS.md`, F7) `Timeout`; any other event is
+//! [`Error::Unsupported`](crate::Error::Unsupported). Without recovery the node sets no
+//! timers; with it, it also emits `SetTimer`, `CancelTimer`, `LeaseExpired` and `Report`. It emits `Send`
 //! (to a linked neighbour), `EnterCritical { resources: h, fence }` with the `h` requested
 //! (the fence: lane 0, the token's count of grants; see [`crate::fence`]), and `Anomaly`. The crate's [driving contract](crate#driving-contract) has the errors per state.
 //!
@@ -73,6 +76,7 @@ mod message;
 mod node;
 mod policy;
 mod procedures;
+mod recovery;
 
 pub use config::{network, Config, Settings};
 pub use message::{Message, Resources};

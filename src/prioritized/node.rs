@@ -5,7 +5,8 @@ use crate::queue::{Priority, PriorityQueue};
 use crate::token::height::Height;
 use crate::token::links::{Links, TokenNode};
 use crate::token::neighbors::Neighbors;
-use crate::{Anomaly, CsRequest, Error, Event, NodeId, Protocol, Severity, Status};
+use crate::token::recovery::{Recover, Watch};
+use crate::{Anomaly, CsRequest, Error, Event, Fence, NodeId, Protocol, Severity, Status};
 
 use super::Message;
 use super::{Config, Settings};
@@ -23,9 +24,10 @@ pub struct Node {
     pub(super) links: Links,
     /// `Some(t)` while holding the token with `t` free resources.
     pub(super) token: Option<u32>,
-    /// While holding the token, its grant counter: the fence value of its last grant (it
-    /// travels with the token; 0 without it).
-    pub(super) grants: u64,
+    /// While holding the token, its grant counter: the fence of its last grant (lane 0; it
+    /// travels with the token; with recovery, beacons raise it too and its generation is the
+    /// token's).
+    pub(super) grants: Fence,
     /// While holding the token, the resources it knows may have been lost to corrupted
     /// counts (it travels with the token; 0 without it): `k - lost` is what can ever be free,
     /// and a request above it waits without holding up the others (P15).
@@ -39,6 +41,12 @@ pub struct Node {
     /// News of resources lost on the way that came with the backlog's releases, sent with
     /// them (P15).
     pub(super) backlog_lost: u32,
+    /// The token generation that granted the backlog's resources (F7).
+    pub(super) backlog_generation: u32,
+    /// The token generation that granted the node's current entry (F7).
+    pub(super) entry_generation: u32,
+    /// Recovery's state ([`Settings::recovery`]), `None` without it.
+    pub(super) watch: Option<Watch>,
     pub(super) outbox: Outbox<Message>,
 }
 
@@ -52,12 +60,15 @@ impl Node {
             status: Status::Remainder,
             links: Links::new(config.height, config.neighbors, next),
             token: config.holder.then_some(config.settings.k),
-            grants: 0,
+            grants: Fence::new(0, 0),
             lost: 0,
             queue: PriorityQueue::new(),
             wanted: 0,
             backlog: 0,
             backlog_lost: 0,
+            backlog_generation: 0,
+            entry_generation: 0,
+            watch: config.settings.recovery.map(|r| Watch::new(r, 1)),
             outbox: Outbox::default(),
         })
     }
@@ -167,14 +178,18 @@ impl Node {
         let r = self.wanted;
         self.status = Status::Remainder;
         self.wanted = 0;
+        self.end_lease();
         self.queue.age(self.settings.aging_step);
+        let current = self.entry_generation == self.grants.generation();
         match self.token.as_mut() {
-            Some(t) => {
-                // Cannot exceed k unless a peer already corrupted t (reported when it did).
+            // Cannot exceed k unless a peer already corrupted t (reported when it did).
+            Some(t) if current => {
                 *t = t.saturating_add(r).min(self.settings.k);
                 self.serve();
             }
-            None => self.forward_release(r, 0),
+            // A later generation of the token counted them free already (F7).
+            Some(_) => self.serve(),
+            None => self.forward_release(r, 0, self.entry_generation),
         }
     }
 }
@@ -193,8 +208,10 @@ impl crate::node::Buffered for Node {
             Event::Receive { from, msg } => self.receive(from, msg),
             Event::LinkUp(peer) => self.link_up(peer),
             Event::LinkDown(peer) => self.link_down(peer),
+            Event::Timeout(timer) if self.watch.is_some() => self.on_timer(timer),
             other => return Err(Error::Unsupported(other.name())),
         }
+        self.arm();
         Ok(())
     }
 }

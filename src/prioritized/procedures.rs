@@ -5,6 +5,7 @@ use crate::node::Outbox;
 use crate::queue::Priority;
 use crate::token::height::{Height, Sealed};
 use crate::token::links::{LinkMessages, Links, TokenNode};
+use crate::token::recovery::{Recover, Timer};
 use crate::{Action, Fence, NodeId, Status};
 
 use super::message::Resources;
@@ -83,11 +84,15 @@ impl Node {
             if front == self.id {
                 self.token = Some(t - self.wanted);
                 self.status = Status::Critical;
-                self.grants = self.grants.saturating_add(1);
+                self.grants = self.grants.next();
+                self.entry_generation = self.grants.generation();
+                let fence = self.grants;
                 self.outbox.push(Action::EnterCritical {
                     resources: self.wanted,
-                    fence: Fence::new(0, self.grants),
+                    fence,
                 });
+                self.start_lease(fence);
+                self.rearm_rebuild();
                 continue;
             }
             // Entries are deleted with their link, so a queued peer always has one: a bug
@@ -103,8 +108,9 @@ impl Node {
                 continue;
             }
             self.token = None;
-            let grants = core::mem::take(&mut self.grants);
+            let grants = core::mem::replace(&mut self.grants, Fence::new(0, 0));
             let lost = core::mem::take(&mut self.lost);
+            self.cancel(Timer::Rebuild);
             self.outbox.send(
                 front,
                 Message::Token {
@@ -112,7 +118,7 @@ impl Node {
                     lost: Resources::new(lost),
                     priority: granted,
                     height: self.links.height.into(),
-                    fence: Fence::new(0, grants).into(),
+                    fence: grants.into(),
                 },
             );
             if let Some(priority) = rest {
@@ -133,7 +139,7 @@ impl Node {
     /// news of `lost` resources lost on the way (P15). Unlike the paper it leaves `next`
     /// alone: `next` tracks where this node's REQUEST went, and moving it would hide a later
     /// failure or reversal of that link. An isolated node keeps both in its backlog.
-    pub(super) fn forward_release(&mut self, resources: u32, lost: u32) {
+    pub(super) fn forward_release(&mut self, resources: u32, lost: u32, generation: u32) {
         let k = self.settings.k;
         match self.links.neighbors.lowest() {
             Some(lowest) => self.outbox.send(
@@ -142,11 +148,22 @@ impl Node {
                     resources: Resources::new(resources),
                     lost: Resources::new(lost),
                     height: self.links.height.into(),
+                    generation: [generation; 3],
                 },
             ),
             None => {
-                self.backlog = self.backlog.saturating_add(resources).min(k);
-                self.backlog_lost = self.backlog_lost.saturating_add(lost).min(k);
+                // Releases of one generation add up; a later generation voids the earlier
+                // ones' (it counted their resources free), and an earlier one is void (F7).
+                let empty = self.backlog == 0 && self.backlog_lost == 0;
+                if empty || generation > self.backlog_generation {
+                    self.backlog = 0;
+                    self.backlog_lost = 0;
+                    self.backlog_generation = generation;
+                }
+                if generation == self.backlog_generation {
+                    self.backlog = self.backlog.saturating_add(resources).min(k);
+                    self.backlog_lost = self.backlog_lost.saturating_add(lost).min(k);
+                }
                 // The way to the token may lie through a link still forming (T1).
                 self.links.ask_forming(&mut self.outbox);
             }
@@ -157,7 +174,7 @@ impl Node {
         if (self.backlog > 0 || self.backlog_lost > 0) && !self.links.neighbors.is_empty() {
             let r = core::mem::take(&mut self.backlog);
             let lost = core::mem::take(&mut self.backlog_lost);
-            self.forward_release(r, lost);
+            self.forward_release(r, lost, self.backlog_generation);
         }
     }
 

@@ -8,7 +8,7 @@ use crate::queue::FifoQueue;
 use crate::token::height::{Height, Sealed};
 use crate::token::links::{LinkMessages, Links, Take, TokenNode};
 use crate::token::neighbors::{Neighbors, Said};
-use crate::token::recovery::Watch;
+use crate::token::recovery::{Recover, Watch};
 use crate::{
     Action, Anomaly, Error, Event, Fence, FenceCopies, NodeId, Protocol, Severity, Status, TimerId,
 };
@@ -511,7 +511,7 @@ impl crate::node::Buffered for Node {
                 if timer == IDLE_PAUSE && self.settings.idle_pause.is_some() {
                     self.on_idle_pause();
                 } else {
-                    self.on_recovery_timer(timer);
+                    self.recovery_timer(timer);
                 }
             }
             other => return Err(Error::Unsupported(other.name())),

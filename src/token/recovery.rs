@@ -15,7 +15,10 @@
 //! older generation than one a node has heard of is destroyed where it arrives
 //! ([`Report::TokenDestroyed`](crate::Report::TokenDestroyed)), never used.
 
-use crate::{Fence, NodeId, TimerId};
+use crate::node::Outbox;
+use crate::token::height::Sealed;
+use crate::token::links::TokenNode;
+use crate::{Action, Anomaly, Fence, FenceCopies, NodeId, Report, Status, TimerId};
 
 /// Token recovery settings: every node of a network must agree on them. Times are in
 /// [the embedder's time unit](crate#timers).
@@ -94,6 +97,12 @@ impl Recovery {
             .saturating_mul(u64::from(self.diameter))
             .saturating_mul(2);
         self.fastest(floods)
+    }
+
+    /// How long, on any clock, until every lease that began before now has ended (a local
+    /// timer): the longest lease on the slowest clock, measured by the fastest (F7).
+    pub(crate) fn lease_bound(&self) -> u64 {
+        self.fastest(self.slowest(self.lease))
     }
 
     /// Whether the settings are usable; the problem otherwise.
@@ -190,8 +199,8 @@ pub(crate) struct Watch {
     pub(crate) armed: bool,
     /// The fence of the entry whose lease runs.
     pub(crate) leased: Option<Fence>,
-    /// The arming number of the lease timer.
-    pub(crate) lease_arming: u32,
+    /// The arming numbers of the lease and rebuild timers.
+    pub(crate) lease_arming: [u32; 2],
     /// The token of the current entry was destroyed (a newer generation arrived): the node
     /// stays in the critical section until `Release`, holding no token for it.
     pub(crate) revoked: bool,
@@ -204,7 +213,7 @@ impl Watch {
             lanes: alloc::vec![Lane::default(); k as usize],
             armed: false,
             leased: None,
-            lease_arming: 0,
+            lease_arming: [0; 2],
             revoked: false,
         }
     }
@@ -212,7 +221,8 @@ impl Watch {
     /// The arming number of `timer` (`None` for a token id beyond `k`).
     pub(crate) fn arming(&mut self, timer: Timer) -> Option<&mut u32> {
         match timer {
-            Timer::Lease => Some(&mut self.lease_arming),
+            Timer::Lease => Some(&mut self.lease_arming[0]),
+            Timer::Rebuild => Some(&mut self.lease_arming[1]),
             Timer::Fresh(l) => self.lanes.get_mut(l as usize).map(|l| &mut l.armings[0]),
             Timer::Silent(l) => self.lanes.get_mut(l as usize).map(|l| &mut l.armings[1]),
             Timer::Claim(l) => self.lanes.get_mut(l as usize).map(|l| &mut l.armings[2]),
@@ -231,6 +241,9 @@ pub(crate) enum Timer {
     Claim(u32),
     /// The lease of the current entry ended.
     Lease,
+    /// The prioritized token's holder waited out every lease of its generation without a
+    /// grant (F7).
+    Rebuild,
 }
 
 /// Recovery's timer ids have bit 63 set; below it the arming's number (31 bits), then the token
@@ -246,6 +259,7 @@ impl Timer {
             Timer::Silent(l) => (l, 1),
             Timer::Claim(l) => (l, 2),
             Timer::Lease => (0, 3),
+            Timer::Rebuild => (1, 3),
         }
     }
 
@@ -266,6 +280,7 @@ impl Timer {
         let lane = ((id.0 >> 2) & 0x3fff_ffff) as u32;
         let timer = match (id.0 & 3, lane) {
             (3, 0) => Timer::Lease,
+            (3, 1) => Timer::Rebuild,
             (3, _) => return None,
             (_, l) if l >= k => return None,
             (0, l) => Timer::Fresh(l),
@@ -280,6 +295,383 @@ impl Timer {
 /// entries, so each is newer than every one before).
 pub(crate) fn beacon_of(fence: Fence) -> Fence {
     fence.next()
+}
+
+/// A token node with recovery: what the shared mechanism needs of KRL's and the prioritized
+/// algorithm's nodes. The mechanism (beacons, claims, regeneration, leases) is the provided
+/// methods; each algorithm says how it holds, destroys and makes a token.
+pub(crate) trait Recover: TokenNode {
+    /// The node's id.
+    fn node_id(&self) -> NodeId;
+    /// Token ids (`k` for KRL, 1 for the prioritized token).
+    fn lanes(&self) -> u32;
+    /// Whether the node is in the critical section.
+    fn status_now(&self) -> Status;
+    /// Recovery's state, `None` without recovery.
+    fn watch(&mut self) -> Option<&mut Watch>;
+    /// The fence of the token of id `lane` held here.
+    fn held(&mut self, lane: u32) -> Option<&mut Fence>;
+    /// Destroy the token of `newer`'s id held here if its generation is below `newer`'s
+    /// (reported); an entry made with it ends (F6).
+    fn destroy_older(&mut self, newer: Fence);
+    /// Hold a token just made again, beacon it (`beacon`), then use it as one that just
+    /// arrived.
+    fn adopt_regenerated(&mut self, token: Fence);
+    /// A beacon for `fence`, the sender's height riding along.
+    fn beacon_message(height: Sealed, fence: FenceCopies, hops: u16) -> Self::Message;
+    /// A claim for `generation` of token `lane`.
+    fn claim_message(height: Sealed, lane: u32, generation: u32) -> Self::Message;
+
+    /// The outbox.
+    fn out(&mut self) -> &mut Outbox<Self::Message> {
+        self.links_mut().1
+    }
+
+    /// Arm (or re-arm) `timer` under a new arming number.
+    fn set(&mut self, timer: Timer, after: u64) {
+        let Some(arming) = self.watch().and_then(|w| w.arming(timer)) else {
+            return;
+        };
+        *arming = arming.wrapping_add(1);
+        let timer = timer.id(*arming);
+        self.out().push(Action::SetTimer { timer, after });
+    }
+
+    /// Cancel `timer`: its current arming is told to the embedder, and a later expiry of it
+    /// is stale.
+    fn cancel(&mut self, timer: Timer) {
+        let Some(arming) = self.watch().and_then(|w| w.arming(timer)) else {
+            return;
+        };
+        let old = timer.id(*arming);
+        *arming = arming.wrapping_add(1);
+        self.out().push(Action::CancelTimer { timer: old });
+    }
+
+    /// Send `msg` to every neighbour of the table but `except`.
+    fn flood(&mut self, msg: Self::Message, except: Option<NodeId>)
+    where
+        Self::Message: Clone,
+    {
+        let id = self.node_id();
+        let (links, out) = self.links_mut();
+        for n in links.neighbors.entries() {
+            if Some(n.id()) != except && n.id() != id {
+                out.send(n.id(), msg.clone());
+            }
+        }
+    }
+
+    /// The node's height, sealed, for a flooded message.
+    fn sealed_height(&self) -> Sealed {
+        self.links().height.into()
+    }
+
+    /// Start recovery's timers at the node's first accepted event: a silence timer per token
+    /// id, and a beacon for every token held (a node cannot act before it is first called).
+    fn arm(&mut self)
+    where
+        Self::Message: Clone,
+    {
+        let Some(watch) = self.watch().filter(|w| !w.armed) else {
+            return;
+        };
+        watch.armed = true;
+        let silence = watch.recovery.silence();
+        for lane in 0..self.lanes() {
+            self.set(Timer::Silent(lane), silence);
+        }
+        for lane in 0..self.lanes() {
+            self.beacon(lane, None);
+        }
+    }
+
+    /// Whether an arriving `token` may be kept: not if a newer generation of its id is known
+    /// here (it is destroyed, and reported). A token held here of an older generation than
+    /// the arriving one is destroyed instead.
+    fn admit_generation(&mut self, token: Fence) -> bool {
+        let Some(known) = self
+            .watch()
+            .and_then(|w| w.lanes.get(token.lane as usize))
+            .map(Lane::generation)
+        else {
+            return true;
+        };
+        if token.generation() < known {
+            self.out()
+                .push(Action::Report(Report::TokenDestroyed { fence: token }));
+            return false;
+        }
+        self.destroy_older(token);
+        true
+    }
+
+    /// A token was kept here: it is the newest evidence of its id; beacon it if none went
+    /// out within the window.
+    fn heard_token(&mut self, token: Fence)
+    where
+        Self::Message: Clone,
+    {
+        if !self.evidence(token) {
+            return;
+        }
+        let fresh = self
+            .watch()
+            .and_then(|w| w.lanes.get(token.lane as usize))
+            .is_some_and(|l| l.fresh);
+        if !fresh {
+            self.beacon(token.lane, None);
+        }
+    }
+
+    /// Take `fence` (a token's or a beacon's) as evidence that its token exists: it becomes
+    /// the latest heard of, any claim is void, and the silence starts over. `false` if
+    /// recovery is off or the evidence is older than what the node knows.
+    fn evidence(&mut self, fence: Fence) -> bool {
+        let Some(watch) = self.watch() else {
+            return false;
+        };
+        let silence = watch.recovery.silence();
+        let Some(lane) = watch.lanes.get_mut(fence.lane as usize) else {
+            return false;
+        };
+        if fence.value < lane.latest {
+            return false;
+        }
+        lane.latest = fence.value;
+        lane.claim = None;
+        let claimed = core::mem::take(&mut lane.claiming);
+        if claimed {
+            self.cancel(Timer::Claim(fence.lane));
+        }
+        self.set(Timer::Silent(fence.lane), silence);
+        true
+    }
+
+    /// Flood a beacon for the token of id `lane` held here: raise its fence (so the beacon is
+    /// newer than every one before), and open a beacon window.
+    fn beacon(&mut self, lane: u32, except: Option<NodeId>)
+    where
+        Self::Message: Clone,
+    {
+        let Some(token) = self.held(lane) else {
+            return;
+        };
+        *token = beacon_of(*token);
+        let fence = *token;
+        let Some(watch) = self.watch() else {
+            return;
+        };
+        let every = watch.recovery.beacon_every;
+        if let Some(l) = watch.lanes.get_mut(lane as usize) {
+            l.fresh = true;
+        }
+        self.set(Timer::Fresh(lane), every);
+        self.evidence(fence);
+        let msg = Self::beacon_message(self.sealed_height(), fence.into(), 0);
+        self.flood(msg, except);
+    }
+
+    /// A beacon from `from`: forward it if it is news, destroying an older generation here.
+    fn on_beacon(&mut self, from: NodeId, fence: FenceCopies, hops: u16)
+    where
+        Self::Message: Clone,
+    {
+        let lanes = self.lanes();
+        let Some(fence) = fence.read().filter(|f| f.lane < lanes) else {
+            return self.out().anomaly(from, Anomaly::OutOfRange);
+        };
+        let Some(watch) = self.watch() else {
+            // A beacon at a node without recovery: the network disagrees on its settings.
+            return self.out().anomaly(from, Anomaly::Unexpected);
+        };
+        let every = watch.recovery.beacon_every;
+        if fence.value <= watch.lanes[fence.lane as usize].latest {
+            // An echo of a beacon already heard (or sent), or an older generation's.
+            return self.out().anomaly(from, Anomaly::Stale);
+        }
+        self.destroy_older(fence);
+        // A held token of this generation is never behind its own beacons, except by a forged
+        // or corrupted beacon: catch up, so this node's next beacon is news again.
+        if let Some(mine) = self.held(fence.lane) {
+            mine.value = mine.value.max(fence.value);
+        }
+        self.evidence(fence);
+        if let Some(l) = self
+            .watch()
+            .and_then(|w| w.lanes.get_mut(fence.lane as usize))
+        {
+            l.fresh = true;
+        }
+        self.set(Timer::Fresh(fence.lane), every);
+        let msg = Self::beacon_message(self.sealed_height(), fence.into(), hops.saturating_add(1));
+        self.flood(msg, Some(from));
+    }
+
+    /// A claim from `from` that token `lane` is lost.
+    fn on_claim(&mut self, from: NodeId, lane: u32, generation: [u32; 3])
+    where
+        Self::Message: Clone,
+    {
+        let claim = crate::fence::majority(generation);
+        let Some(watch) = self.watch() else {
+            return self.out().anomaly(from, Anomaly::Unexpected);
+        };
+        let silence = watch.recovery.silence();
+        let (Some(claim), Some(&known)) = (claim, watch.lanes.get(lane as usize)) else {
+            return self.out().anomaly(from, Anomaly::OutOfRange);
+        };
+        let known_round = round(known.generation());
+        if round(claim) <= known_round {
+            // A claim for a generation this node knows already, or an older one.
+            return self.out().anomaly(from, Anomaly::Stale);
+        }
+        if round(claim) - known_round > ROUND_REACH {
+            return self.out().anomaly(from, Anomaly::OutOfRange);
+        }
+        if self.held(lane).is_some() {
+            // The token is here: answer with a beacon at once, which reaches the claimer
+            // before its claim wait ends (F4), and do not pass the claim on.
+            return self.beacon(lane, None);
+        }
+        if known.claim.is_some_and(|best| !beats(claim, best)) {
+            return self.out().anomaly(from, Anomaly::Stale);
+        }
+        let Some(l) = self.watch().and_then(|w| w.lanes.get_mut(lane as usize)) else {
+            return;
+        };
+        l.claim = Some(claim);
+        let yielded = core::mem::take(&mut l.claiming);
+        if yielded {
+            self.cancel(Timer::Claim(lane));
+        }
+        // Wait for the claimer's token; if it never comes, claim in turn.
+        self.set(Timer::Silent(lane), silence);
+        let msg = Self::claim_message(self.sealed_height(), lane, claim);
+        self.flood(msg, Some(from));
+    }
+
+    /// A recovery timer expired: the timer and what it is for, if it is the current arming
+    /// (a re-armed, cancelled or already fired one is stale: `None`). The lease and the beacon,
+    /// silence and claim timers are handled here; the rebuild is the algorithm's.
+    fn recovery_timer(&mut self, timer: TimerId) -> Option<Timer>
+    where
+        Self::Message: Clone,
+    {
+        let (timer, arming) = Timer::of(timer, self.lanes())?;
+        let current = self.watch().and_then(|w| w.arming(timer))?;
+        if *current & 0x7fff_ffff != arming {
+            return None;
+        }
+        *current = current.wrapping_add(1);
+        match timer {
+            Timer::Fresh(lane) => {
+                if let Some(l) = self.watch().and_then(|w| w.lanes.get_mut(lane as usize)) {
+                    l.fresh = false;
+                }
+                self.beacon(lane, None);
+            }
+            Timer::Silent(lane) => self.on_silence(lane),
+            Timer::Claim(lane) => self.on_claim_wait(lane),
+            Timer::Lease => {
+                let critical = self.status_now() == Status::Critical;
+                if let Some(fence) = self.watch().and_then(|w| w.leased.take()) {
+                    if critical {
+                        self.out().push(Action::LeaseExpired { fence });
+                    }
+                }
+            }
+            Timer::Rebuild => {}
+        }
+        Some(timer)
+    }
+
+    /// Nothing was heard of token `lane` for the silence: claim it lost.
+    fn on_silence(&mut self, lane: u32)
+    where
+        Self::Message: Clone,
+    {
+        let id = self.node_id();
+        let held = self.held(lane).is_some();
+        let Some(watch) = self.watch() else {
+            return;
+        };
+        let (silence, wait) = (watch.recovery.silence(), watch.recovery.claim_wait());
+        if held {
+            // Its own beacons keep a holder's silence from ending; a timer fired early.
+            return self.set(Timer::Silent(lane), silence);
+        }
+        let Some(l) = watch.lanes.get_mut(lane as usize) else {
+            return;
+        };
+        let Some(claim) = l.next_claim(id) else {
+            // Every round is used up: nothing can be made again (2^16 failed claims).
+            return;
+        };
+        l.claim = Some(claim);
+        l.claiming = true;
+        self.set(Timer::Claim(lane), wait);
+        self.set(Timer::Silent(lane), silence);
+        let msg = Self::claim_message(self.sealed_height(), lane, claim);
+        self.flood(msg, None);
+    }
+
+    /// The node's claim for token `lane` was not beaten within the claim wait: make the token
+    /// again, in the claimed generation.
+    fn on_claim_wait(&mut self, lane: u32)
+    where
+        Self::Message: Clone,
+    {
+        let Some(l) = self
+            .watch()
+            .and_then(|w| w.lanes.get_mut(lane as usize))
+            .filter(|l| l.claiming)
+        else {
+            return;
+        };
+        l.claiming = false;
+        let Some(generation) = l.claim.take() else {
+            return;
+        };
+        let token = Fence::first_of(lane, generation);
+        l.latest = token.value;
+        self.out()
+            .push(Action::Report(Report::TokenRegenerated { fence: token }));
+        self.adopt_regenerated(token);
+    }
+
+    /// The node entered with `fence`: its lease starts.
+    fn start_lease(&mut self, fence: Fence) {
+        let Some(watch) = self.watch() else {
+            return;
+        };
+        watch.leased = Some(fence);
+        let lease = watch.recovery.lease;
+        self.set(Timer::Lease, lease);
+    }
+
+    /// The node left the critical section: its lease, if it still runs, is over.
+    fn end_lease(&mut self) {
+        let Some(watch) = self.watch() else {
+            return;
+        };
+        watch.revoked = false;
+        if watch.leased.take().is_some() {
+            self.cancel(Timer::Lease);
+        }
+    }
+
+    /// The entry's token was destroyed under it: tell the application to stop now.
+    fn revoke(&mut self) {
+        let Some(watch) = self.watch() else {
+            return;
+        };
+        watch.revoked = true;
+        if let Some(fence) = watch.leased.take() {
+            self.cancel(Timer::Lease);
+            self.out().push(Action::LeaseExpired { fence });
+        }
+    }
 }
 
 #[cfg(test)]
@@ -299,7 +691,11 @@ mod tests {
         }
         assert_eq!(Timer::of(Timer::Fresh(4).id(1), 4), None, "id beyond k");
         assert_eq!(Timer::of(TimerId(0), 4), None, "the idle pause");
-        assert_eq!(Timer::of(TimerId(BASE | (1 << 2) | 3), 4), None);
+        assert_eq!(
+            Timer::of(Timer::Rebuild.id(5), 4),
+            Some((Timer::Rebuild, 5))
+        );
+        assert_eq!(Timer::of(TimerId(BASE | (2 << 2) | 3), 4), None);
     }
 
     #[test]

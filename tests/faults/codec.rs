@@ -205,16 +205,29 @@ pub(crate) fn prioritized_message() -> BoxedStrategy<prioritized::Message> {
         ),
         (priority(), sealed()).prop_map(|(priority, height)| Message::Request { priority, height }),
         priority().prop_map(|priority| Message::Update { priority }),
-        (resources(), resources(), sealed()).prop_map(|(resources, lost, height)| {
-            Message::Release {
+        (resources(), resources(), sealed(), any::<[u32; 3]>()).prop_map(
+            |(resources, lost, height, generation)| Message::Release {
                 lost,
                 resources,
                 height,
+                generation,
             }
-        }),
+        ),
         sealed().prop_map(|height| Message::Link { height }),
         sealed().prop_map(|height| Message::Probe { height }),
         (sealed(), any::<u16>()).prop_map(|(height, tokens)| Message::TokenAck { height, tokens }),
+        (fence(), any::<u16>(), sealed()).prop_map(|(fence, hops, height)| Message::Beacon {
+            fence,
+            hops,
+            height
+        }),
+        (any::<u32>(), any::<[u32; 3]>(), sealed()).prop_map(|(lane, generation, height)| {
+            Message::Claim {
+                lane,
+                generation,
+                height,
+            }
+        }),
     ]
     .boxed()
 }
@@ -649,7 +662,7 @@ fn bodies_no_message_encodes_to_are_malformed() {
     for f in past_last(7) {
         assert_eq!(decode::<reverse_link::Message>(&f), Err(malformed));
     }
-    for f in past_last(7) {
+    for f in past_last(9) {
         assert_eq!(decode::<prioritized::Message>(&f), Err(malformed));
     }
     for f in past_last(5) {
@@ -751,11 +764,14 @@ fn the_largest_frames_fit_max_frame() {
         Rl::LinkInfo(height(KRL, 2)),
         Rl::Probe(height(KRL, 3)),
         Rl::TokenAck(height(KRL, 4), u16::MAX),
+        Rl::Beacon(height(KRL, 5), fence, u16::MAX),
+        Rl::Claim(height(KRL, 6), u32::MAX, [u32::MAX; 3]),
     ];
     let rl = sizes(&rl);
     // Three fence copies at their longest take 3 × (5 + 10) = 45 bytes; every frame ends in
-    // the 4 bytes of the check; a count modulo 2^16 takes 3.
-    assert_eq!(rl, [41, 86, 41, 41, 44]);
+    // the 4 bytes of the check; a count modulo 2^16 takes 3; a claim's id and three
+    // generations take 4 × 5.
+    assert_eq!(rl, [41, 86, 41, 41, 44, 89, 61]);
 
     use prioritized::Message as Pr;
     let pr = [
@@ -775,6 +791,7 @@ fn the_largest_frames_fit_max_frame() {
             lost: resources,
             resources,
             height: height(PRIO, 3),
+            generation: [u32::MAX; 3],
         },
         Pr::Link {
             height: height(PRIO, 4),
@@ -786,10 +803,20 @@ fn the_largest_frames_fit_max_frame() {
             height: height(PRIO, 6),
             tokens: u16::MAX,
         },
+        Pr::Beacon {
+            fence,
+            hops: u16::MAX,
+            height: height(PRIO, 7),
+        },
+        Pr::Claim {
+            lane: u32::MAX,
+            generation: [u32::MAX; 3],
+            height: height(PRIO, 8),
+        },
     ];
     let pr = sizes(&pr);
-    // Three resource copies at their longest take 15 bytes.
-    assert_eq!(pr, [131, 56, 21, 71, 41, 41, 44]);
+    // Three resource copies (or generations) at their longest take 15 bytes.
+    assert_eq!(pr, [131, 56, 21, 86, 41, 41, 44, 89, 61]);
 
     use look_ahead::Message as La;
     let la = [
@@ -1056,6 +1083,7 @@ fn variant_indices_are_pinned() {
             lost: Resources::new(0),
             resources: r,
             height: h,
+            generation: [0; 3],
         },
         Pr::Link { height: h },
         Pr::Probe { height: h },

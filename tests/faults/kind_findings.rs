@@ -102,12 +102,14 @@ fn corrupt_release(
             resources,
             lost,
             mut height,
+            generation,
         } => {
             corrupt(&mut height);
             prioritized::Message::Release {
                 resources,
                 lost,
                 height,
+                generation,
             }
         }
         m => m,

@@ -89,12 +89,23 @@ fn prioritized_messages() -> Vec<prioritized::Message> {
             resources: Resources::new(1),
             lost: Resources::new(0),
             height,
+            generation: [0; 3],
         },
         Message::Link { height },
         Message::Probe { height },
         Message::TokenAck {
             height: Sealed::bound(H, 1),
             tokens: 1,
+        },
+        Message::Beacon {
+            fence: fence(),
+            hops: 3,
+            height,
+        },
+        Message::Claim {
+            lane: 0,
+            generation: [0x0002_0004; 3],
+            height,
         },
     ]
 }
@@ -171,6 +182,8 @@ fn the_kind_changes_of_every_algorithm_are_pinned() {
                 "Link -> Probe",
                 "Probe -> Link",
                 "TokenAck -> (none)",
+                "Beacon -> (none)",
+                "Claim -> (none)",
             ],
         ),
         (

@@ -82,7 +82,8 @@ impl Fingerprint for Node {
                 resources,
                 lost,
                 height,
-            } => (resources, lost, seal(height)).hash(hasher),
+                generation,
+            } => (resources, lost, seal(height), generation).hash(hasher),
             Message::Link { height }
             | Message::Probe { height }
             | Message::TokenAck { height, .. } => seal(height).hash(hasher),

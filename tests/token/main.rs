@@ -6,3 +6,4 @@ mod cancel;
 mod prioritized;
 mod reverse_link;
 mod session;
+mod timed;

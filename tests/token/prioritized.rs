@@ -4,6 +4,7 @@ mod fixtures;
 mod handlers;
 mod link_handlers;
 mod properties;
+mod recovery;
 mod scenarios;
 mod simulation;
 mod unit;

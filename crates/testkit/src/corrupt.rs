@@ -324,8 +324,24 @@ impl Fields for prioritized::Message {
                 resources: r,
                 lost,
                 height: h,
+                generation,
             } => resources(r)
                 .chain(resources(lost))
+                .chain(height(h))
+                .chain(generation.iter_mut().map(|g| Slot::U32(g, u32::MAX)))
+                .collect(),
+            M::Beacon {
+                fence: f,
+                hops,
+                height: h,
+            } => fence(f).chain([Slot::U16(hops)]).chain(height(h)).collect(),
+            M::Claim {
+                lane,
+                generation,
+                height: h,
+            } => [Slot::U32(lane, u32::MAX)]
+                .into_iter()
+                .chain(generation.iter_mut().map(|g| Slot::U32(g, u32::MAX)))
                 .chain(height(h))
                 .collect(),
             M::TokenAck { height: h, tokens } => {

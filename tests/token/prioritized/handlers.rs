@@ -160,6 +160,7 @@ fn release_returns_resources_towards_the_token_and_ages_the_queue() {
                 lost: Resources::new(0),
                 resources: Resources::new(5),
                 height: a.height().into(),
+                generation: [0; 3],
             }
         )]
     );
@@ -180,6 +181,7 @@ fn release_at_the_holder_adds_to_t_and_serves_the_queue() {
                 lost: Resources::new(0),
                 resources: Resources::new(3),
                 height: h(0, 1, 2).into(),
+                generation: [0; 3],
             },
         ),
     );
@@ -191,6 +193,7 @@ fn release_at_the_holder_adds_to_t_and_serves_the_queue() {
                 lost: Resources::new(0),
                 resources: Resources::new(2),
                 height: h(0, 2, 3).into(),
+                generation: [0; 3],
             },
         ),
     );
@@ -236,6 +239,7 @@ fn release_at_a_non_holder_is_forwarded_without_moving_next() {
                 lost: Resources::new(0),
                 resources: Resources::new(2),
                 height: h(0, 9, 3).into(),
+                generation: [0; 3],
             },
         ),
     );
@@ -249,6 +253,7 @@ fn release_at_a_non_holder_is_forwarded_without_moving_next() {
                     lost: Resources::new(0),
                     resources: Resources::new(2),
                     height: h(0, 5, 1).into(),
+                    generation: [0; 3],
                 }
             )
         ]

@@ -19,6 +19,7 @@ fn release_message_at_a_waiting_holder_completes_its_wait() {
                 lost: Resources::new(0),
                 resources: Resources::new(1),
                 height: h(0, 1, 2).into(),
+                generation: [0; 3],
             }
         )
     )
@@ -32,6 +33,7 @@ fn release_message_at_a_waiting_holder_completes_its_wait() {
                 lost: Resources::new(0),
                 resources: Resources::new(2),
                 height: h(0, 2, 3).into(),
+                generation: [0; 3],
             },
         ),
     );
@@ -52,6 +54,7 @@ fn impossible_release_amounts_are_refused_and_reported() {
                     lost: Resources::new(0),
                     resources: Resources::new(r),
                     height: h(0, 1, 2).into(),
+                    generation: [0; 3],
                 },
             ),
         );
@@ -66,6 +69,7 @@ fn impossible_release_amounts_are_refused_and_reported() {
                 lost: Resources::new(0),
                 resources: Resources::new(1),
                 height: h(0, 1, 2).into(),
+                generation: [0; 3],
             },
         ),
     );
@@ -80,6 +84,7 @@ fn impossible_release_amounts_are_refused_and_reported() {
                 lost: Resources::new(0),
                 resources: Resources::new(K + 1),
                 height: h(0, 1, 2).into(),
+                generation: [0; 3],
             },
         ),
     );
@@ -432,6 +437,7 @@ fn an_isolated_node_keeps_released_resources_until_a_link_forms() {
                     lost: Resources::new(0),
                     resources: Resources::new(2),
                     height: h(1, -1, 1).into(),
+                    generation: [0; 3],
                 }
             )
         ]

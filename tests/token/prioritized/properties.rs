@@ -196,7 +196,7 @@ proptest! {
                     0 => receive(Message::Token { lost: Resources::new(0), available: resources(x, level), priority, height, fence: FenceCopies::default() }),
                     1 => receive(Message::Request { priority, height }),
                     2 => receive(Message::Update { priority }),
-                    3 => receive(Message::Release { lost: Resources::new(0), resources: resources(x, level), height }),
+                    3 => receive(Message::Release { lost: Resources::new(0), resources: resources(x, level), height, generation: [0; 3] }),
                     4 => receive(Message::Link { height }),
                     5 => Event::Request(CsRequest { resources: x, priority: 0 }),
                     6 => Event::Release,

@@ -80,6 +80,8 @@ impl In {
                         resources: Resources([count, copy, count]),
                         lost,
                         height,
+                        // The generation of a node without recovery: the layout is frozen.
+                        generation: [0; 3],
                     },
                     Kind::Link => Message::Link { height },
                     Kind::Probe => Message::Probe { height },

@@ -1,0 +1,137 @@
+//! The prioritized algorithm's part in recovery (issue 23): how the one token is held,
+//! destroyed and made again, and the turnover that frees the units of crashed holders. The
+//! mechanism (beacons, claims, leases) is [`Recover`]'s; `docs/ALGORITHMS.md`, F7, has the
+//! rules.
+
+use super::{Message, Node};
+use crate::token::height::Sealed;
+use crate::token::recovery::{Recover, Timer, Watch};
+use crate::{Action, Fence, FenceCopies, NodeId, Report, Status, TimerId};
+
+impl Recover for Node {
+    fn node_id(&self) -> NodeId {
+        self.id
+    }
+
+    fn lanes(&self) -> u32 {
+        1
+    }
+
+    fn status_now(&self) -> Status {
+        self.status
+    }
+
+    fn watch(&mut self) -> Option<&mut Watch> {
+        self.watch.as_mut()
+    }
+
+    fn held(&mut self, lane: u32) -> Option<&mut Fence> {
+        (lane == 0 && self.token.is_some()).then_some(&mut self.grants)
+    }
+
+    fn destroy_older(&mut self, newer: Fence) {
+        if self.watch.is_none()
+            || self.token.is_none()
+            || self.grants.generation() >= newer.generation()
+        {
+            return;
+        }
+        let old = core::mem::replace(&mut self.grants, Fence::new(0, 0));
+        self.token = None;
+        self.lost = 0;
+        self.cancel(Timer::Rebuild);
+        self.outbox
+            .push(Action::Report(Report::TokenDestroyed { fence: old }));
+        if self.status == Status::Critical && self.entry_generation < newer.generation() {
+            // The entry's units are counted free by the later generation: stop now (F6).
+            self.revoke();
+        }
+    }
+
+    fn adopt_regenerated(&mut self, token: Fence) {
+        self.token = Some(self.settings.k);
+        self.lost = 0;
+        self.grants = token;
+        if self.backlog_generation < token.generation() {
+            self.backlog = 0;
+            self.backlog_lost = 0;
+        }
+        self.links.next = Some(self.id);
+        self.beacon(0, None);
+        self.rearm_rebuild();
+        let before = self.queue.front();
+        self.settle(before);
+    }
+
+    fn beacon_message(height: Sealed, fence: FenceCopies, hops: u16) -> Message {
+        Message::Beacon {
+            fence,
+            hops,
+            height,
+        }
+    }
+
+    fn claim_message(height: Sealed, lane: u32, generation: u32) -> Message {
+        Message::Claim {
+            lane,
+            generation: [generation; 3],
+            height,
+        }
+    }
+}
+
+impl Node {
+    /// A recovery timer expired.
+    pub(super) fn on_timer(&mut self, timer: TimerId) {
+        if self.recovery_timer(timer) == Some(Timer::Rebuild) {
+            self.turn_over();
+        }
+    }
+
+    /// The token arrived, was made again, or granted here: every grant of its generation
+    /// made elsewhere came before, so once every lease that began by now has ended, units not
+    /// back yet belong to holders that were told to stop (F7).
+    pub(super) fn rearm_rebuild(&mut self) {
+        let Some(after) = self.watch.as_ref().map(|w| w.recovery.lease_bound()) else {
+            return;
+        };
+        if self.token.is_some() {
+            self.set(Timer::Rebuild, after);
+        }
+    }
+
+    /// The token stayed here, without a grant, for as long as any lease of its generation can
+    /// last: if requests wait on units that have not come back, start a new generation with
+    /// all `k` units free. Releases of the old generation then add nothing (F7).
+    fn turn_over(&mut self) {
+        let k = self.settings.k;
+        let (Some(t), Some(watch)) = (self.token, self.watch.as_mut()) else {
+            return;
+        };
+        if t >= k || self.queue.is_empty() {
+            return;
+        }
+        let Some(lane) = watch.lanes.first_mut() else {
+            return;
+        };
+        let Some(generation) = lane.next_claim(self.id) else {
+            return;
+        };
+        let token = Fence::first_of(0, generation);
+        lane.latest = token.value;
+        lane.claim = None;
+        self.outbox
+            .push(Action::Report(Report::TokenRegenerated { fence: token }));
+        if self.status == Status::Critical {
+            // Our own entry's lease ended by now (it began no later than the last grant).
+            self.revoke();
+        }
+        self.adopt_regenerated(token);
+    }
+
+    /// Whether the node is in the critical section on units its token's later generation
+    /// counted free: it was told [`Action::LeaseExpired`].
+    pub fn revoked(&self) -> bool {
+        self.watch.as_ref().is_some_and(|w| w.revoked)
+    }
+}

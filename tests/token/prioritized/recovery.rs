@@ -1,0 +1,170 @@
+//! Prioritized recovery (`prioritized::Settings::with_recovery`, `docs/ALGORITHMS.md` F7) on
+//! the timed driver (`crate::timed`): a lost token made again with all `k` units free, the
+//! units of a crashed holder freed by a new generation, partitions and merges.
+
+use manet_mutex::prioritized::{Node, Policy, Settings};
+use manet_mutex::{CsRequest, Event, Protocol, Status};
+use proptest::prelude::*;
+
+use crate::timed::{recovery, ring, Net};
+
+fn prio(k: u32) -> Settings {
+    Settings::new(k, Policy::MaxConcurrency).with_recovery(recovery())
+}
+
+fn wheel() -> Vec<(u32, u32)> {
+    let mut edges = ring(6);
+    edges.extend((0..6).map(|i| (i, 6)));
+    edges
+}
+
+#[test]
+fn without_crashes_the_one_token_stays_and_at_most_k_units_are_used() {
+    for k in [1, 3] {
+        let mut net = Net::<Node>::new(6, &ring(6), &[0], prio(k));
+        for round in 0..20 {
+            net.serve_all(3_000);
+            assert_eq!(net.tokens(), 1, "round {round}, k {k}");
+        }
+        assert_eq!(net.counts.destroyed, 0);
+        assert_eq!(net.counts.refused_old, 0);
+    }
+}
+
+/// The finding: with k = 3, a host that crashed holding units made the rest stall
+/// for ever once requests needed them. Now the token's holder waits out every lease of its
+/// generation and starts a new one with all units free.
+#[test]
+fn the_units_of_a_holder_that_crashed_inside_are_freed_by_a_new_generation() {
+    let mut net = Net::<Node>::new(7, &wheel(), &[6], prio(3));
+    net.staying.insert(1);
+    net.feed(1, Event::Request(CsRequest::resources(2)));
+    while net.nodes[1].as_ref().unwrap().status() != Status::Critical {
+        net.step();
+    }
+    // The token moves on to serve another request, then the holder of two units crashes.
+    net.feed(3, Event::Request(CsRequest::resources(1)));
+    while net.nodes[3].as_ref().unwrap().status() != Status::Critical {
+        net.step();
+    }
+    assert!(!net.nodes[1].as_ref().unwrap().holds_token());
+    net.crash(1);
+    net.acting.remove(&1);
+    assert_eq!(net.tokens(), 1, "the token survived the crash");
+    // Everyone else asks for all three units.
+    let live: Vec<u32> = net.live().collect();
+    for _ in 0..3 {
+        for &i in &live {
+            if net.nodes[i as usize].as_ref().unwrap().status() == Status::Remainder {
+                net.feed(i, Event::Request(CsRequest::resources(3)));
+            }
+        }
+        net.serve_all(10_000);
+    }
+    assert!(
+        net.counts.regenerated >= 1,
+        "a new generation freed the units"
+    );
+    assert_eq!(net.tokens(), 1);
+}
+
+#[test]
+fn a_token_holder_that_crashes_is_replaced_and_everyone_is_served() {
+    let mut net = Net::<Node>::new(7, &wheel(), &[6], prio(2));
+    net.feed(6, Event::Request(CsRequest::resources(1)));
+    assert_eq!(net.nodes[6].as_ref().unwrap().status(), Status::Critical);
+    net.crash(6);
+    net.acting.remove(&6);
+    for _ in 0..3 {
+        net.serve_all(10_000);
+    }
+    assert_eq!(net.counts.regenerated, 1);
+    assert_eq!(net.tokens(), 1);
+}
+
+#[test]
+fn a_partition_makes_a_token_per_part_and_the_merge_keeps_the_newer() {
+    let mut net = Net::<Node>::new(6, &ring(6), &[0], prio(2));
+    net.check_b = false;
+    net.cut(2, 3);
+    net.cut(5, 0);
+    net.serve_all(10_000);
+    assert_eq!(net.tokens(), 2);
+    net.join(2, 3);
+    net.join(5, 0);
+    net.run(net.now + 3 * recovery().silence());
+    assert_eq!(net.tokens(), 1, "the merge left one token");
+    assert!(net.counts.destroyed >= 1);
+    net.check_b = true;
+    net.acting.clear();
+    for _ in 0..3 {
+        net.serve_all(10_000);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// One host crashes at a random time on a wheel (the rest stay connected): (b) after every
+    /// step, one token in the end, every live requester served.
+    #[test]
+    fn one_crash_keeps_at_most_k_units_in_use_and_everyone_served(
+        seed in any::<u64>(),
+        k in 1u32..=3,
+        victim in 0u32..7,
+        after in 0u64..600,
+    ) {
+        let mut net = Net::<Node>::new(7, &wheel(), &[6], prio(k)).seed(seed);
+        net.want_all();
+        net.run(after);
+        net.crash(victim);
+        for _ in 0..3 {
+            net.serve_all(30_000);
+        }
+        net.run(net.now + 3 * recovery().silence());
+        prop_assert_eq!(net.tokens_per_part(), vec![1]);
+    }
+
+    /// Crashes, restarts and breaking links: (a) after every step; after healing, one token per
+    /// connected part and every live requester served.
+    #[test]
+    fn crashes_restarts_and_breaks_keep_the_fences_and_recover(
+        seed in any::<u64>(),
+        k in 1u32..=3,
+        faults in proptest::collection::vec((0u8..3, 0u32..7, 0u64..400), 1..6),
+    ) {
+        let mut edges = ring(7);
+        edges.extend([(0, 3), (2, 5)]);
+        let mut net = Net::<Node>::new(7, &edges, &[0], prio(k)).seed(seed);
+        net.check_b = false;
+        for (kind, node, after) in faults {
+            net.want_all();
+            net.run(net.now + after);
+            match kind {
+                0 if net.live().count() > 3 => net.crash(node),
+                1 if net.nodes[node as usize].is_none() => {
+                    let around: Vec<_> = edges
+                        .iter()
+                        .filter_map(|&(a, b)| (a == node).then_some(b).or((b == node).then_some(a)))
+                        .collect();
+                    net.restart(node, &around);
+                }
+                _ => {
+                    if let Some(&(a, b)) = edges.get(node as usize) {
+                        net.cut(a, b);
+                        net.join(a, b);
+                    }
+                }
+            }
+        }
+        for &(a, b) in &edges {
+            net.join(a, b);
+        }
+        net.run(net.now + 3 * recovery().silence());
+        net.acting.clear();
+        net.serve_all(40_000);
+        net.run(net.now + 3 * recovery().silence());
+        let parts = net.tokens_per_part();
+        prop_assert!(parts.iter().all(|&t| t == 1), "tokens per part {parts:?}");
+    }
+}

@@ -92,7 +92,7 @@ impl Algorithm {
     /// Whether the cluster runs the algorithm with recovery from crashes (`--recovery`), and
     /// kills its nodes (`--kill`).
     pub fn has_recovery(self) -> bool {
-        matches!(self, Algorithm::Krl | Algorithm::Krlf)
+        self.uses_links()
     }
 
     pub fn name(self) -> &'static str {

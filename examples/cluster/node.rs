@@ -81,8 +81,9 @@ pub struct NodeArgs {
     /// Wait this long, in ms, before the first request, for the peers to start.
     #[arg(long, default_value_t = 300)]
     warmup: u64,
-    /// Recovery of lost tokens (KRL, KRLF): beacons, claims, regeneration, entry leases
-    /// (`reverse_link::Settings::with_recovery`). Every node of a cluster must agree.
+    /// Recovery of lost tokens (KRL, KRLF, prioritized): beacons, claims, regeneration, entry
+    /// leases (`reverse_link::Settings::with_recovery`, `prioritized::Settings::with_recovery`).
+    /// Every node of a cluster must agree.
     #[arg(long)]
     recovery: bool,
     /// With --recovery: a holder floods a beacon for its token at most this often, in ms.
@@ -194,14 +195,20 @@ pub fn run(args: NodeArgs) -> Outcome {
             drive(args, reverse_link::Node::new(c)?, Some(links))
         }
         Algorithm::Prioritized => {
-            if restarted || recovery.is_some() {
-                return Err("prioritized has no recovery yet: it cannot be restarted".into());
+            let mut settings = prioritized::Settings::new(k, prioritized::Policy::Equal);
+            if let Some(recovery) = recovery {
+                settings = settings.with_recovery(recovery);
             }
-            let settings = prioritized::Settings::new(k, prioritized::Policy::Equal);
-            let c =
-                prioritized::network(n, &edges, &[NodeId(0)], settings)?.swap_remove(me.index());
-            let c = prioritized::Config::new(me, settings, c.holder, c.height, Vec::new());
+            let c = if restarted {
+                // Empty: no token, no neighbour (each learnt from the session's `LinkUp`).
+                prioritized::Config::new(me, settings, false, Height::new(0, 0, me), Vec::new())
+            } else {
+                let c = prioritized::network(n, &edges, &[NodeId(0)], settings)?
+                    .swap_remove(me.index());
+                prioritized::Config::new(me, settings, c.holder, c.height, Vec::new())
+            };
             let links = Session::new(me, link_settings)?
+                .with_epoch_base(epoch_base)
                 .with_precious(prioritized::Message::carries_resources);
             drive(args, prioritized::Node::new(c)?, Some(links))
         }

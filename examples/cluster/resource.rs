@@ -65,8 +65,9 @@ struct Checker {
     entries: u64,
     /// The highest fence value admitted per lane.
     fences: Fences,
-    /// Every fence seen, with --concurrent-grants.
+    /// Every fence seen, and the newest generation per lane, with --concurrent-grants.
     seen: BTreeSet<(u32, u64)>,
+    generations: BTreeMap<u32, u32>,
     /// Entries refused because a later generation of their token was admitted already: a
     /// grant of a token from before a regeneration (expected after a crash or a partition,
     /// and harmless: the resource refused it).
@@ -145,6 +146,39 @@ impl Checker {
         }
     }
 
+    /// The fence rule when a lane's holders may be inside together (prioritized: one token
+    /// grants every unit, and grants can be reported out of order): a fence of an older
+    /// generation than the lane's newest is a stale grant, refused and counted; a value seen
+    /// before is a duplicated grant, a violation; a newer generation fences off every holder
+    /// of an older one. Whether the entry acts.
+    fn admit_concurrent(&mut self, node: NodeId, fence: Fence) -> bool {
+        let newest = self.generations.entry(fence.lane).or_insert(0);
+        if fence.generation() < *newest {
+            self.refused_stale += 1;
+            return false;
+        }
+        if !self.seen.insert((fence.lane, fence.value)) {
+            self.violations.push(format!(
+                "{node:?} entered with fence {}/{:#x} again",
+                fence.lane, fence.value
+            ));
+        }
+        if fence.generation() > *newest {
+            *newest = fence.generation();
+            for h in self.inside.values_mut() {
+                if h.acting
+                    && h.fence.lane == fence.lane
+                    && h.fence.generation() < fence.generation()
+                {
+                    h.acting = false;
+                    self.held -= u64::from(h.units);
+                    self.superseded += 1;
+                }
+            }
+        }
+        true
+    }
+
     /// `node` is no longer inside: its units are free.
     fn leave(&mut self, node: NodeId) -> Option<Holding> {
         let h = self.inside.remove(&node)?;
@@ -166,11 +200,7 @@ impl Checker {
                 self.entries += 1;
                 let fence = Fence::new(lane, value);
                 let acting = if self.check_fences && self.concurrent_grants {
-                    if !self.seen.insert((lane, value)) {
-                        self.violations
-                            .push(format!("{node:?} entered with fence {lane}/{value} again"));
-                    }
-                    true
+                    self.admit_concurrent(node, fence)
                 } else if self.check_fences {
                     self.admit(node, fence)
                 } else {
@@ -455,6 +485,25 @@ mod tests {
         c.take(enter(0, 0, 2, 2));
         c.take(enter(1, 0, 2, 3));
         assert!(!c.violations.is_empty(), "two holders of one token at once");
+    }
+
+    #[test]
+    fn concurrent_holders_share_a_generation_and_a_newer_one_fences_the_older_off() {
+        let mut c = Checker {
+            concurrent_grants: true,
+            ..checker(3)
+        };
+        c.take(enter(0, 0, 0, 1));
+        c.take(enter(1, 0, 0, 2));
+        assert_eq!((c.held, c.violations.len()), (2, 0));
+        c.take(enter(2, 0, 5, 1));
+        assert_eq!((c.held, c.superseded), (1, 2));
+        c.take(exit(0));
+        c.take(enter(0, 0, 0, 3));
+        assert_eq!((c.refused_stale, c.held), (1, 1));
+        c.take(exit(1));
+        c.take(enter(1, 0, 5, 1));
+        assert_eq!(c.violations.len(), 1, "a grant seen before");
     }
 
     #[test]

@@ -1042,7 +1042,8 @@ impl Run<'_> {
                 .totals
                 .get("lost_precious_live")
                 .is_some_and(|&l| l > 0);
-            let stalled = !recovering && lost && last_entry.elapsed() > STALL;
+            let stalled =
+                !recovering && args.duration.is_none() && lost && last_entry.elapsed() > STALL;
             let over = args
                 .duration
                 .is_some_and(|d| self.elapsed() > Duration::from_secs(d));

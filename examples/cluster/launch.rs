@@ -82,8 +82,9 @@ pub struct LaunchArgs {
     /// Have the resource check every grant's fence (always on with `--recovery`).
     #[arg(long)]
     check_fences: bool,
-    /// Recovery for the algorithms that have it (KRL, KRLF: beacons, claims, regeneration
-    /// of lost tokens, entry leases). Off by default: the papers' algorithms. Kills need it.
+    /// Recovery for the algorithms that have it (the token algorithms: beacons, claims,
+    /// regeneration of lost tokens, entry leases; prioritized also frees a crashed holder's
+    /// units). Off by default: the papers' algorithms. Kills need it.
     #[arg(long)]
     recovery: bool,
     /// With --recovery: a holder floods a beacon for its token at most this often, in ms.
@@ -612,7 +613,12 @@ fn run_one(
     let (tx, lines) = mpsc::channel();
     let start = Instant::now();
 
-    let mut resource_args = vec!["resource".into(), "--listen".into(), resource.to_string()];
+    let mut resource_args = vec![
+        "resource".into(),
+        "--supervised".into(),
+        "--listen".into(),
+        resource.to_string(),
+    ];
     resource_args.extend(["--k".into(), k.to_string(), "--nodes".into(), n.to_string()]);
     if args.check_fences || recovering {
         resource_args.push("--check-fences".into());
@@ -628,6 +634,7 @@ fn run_one(
         .map(|i| {
             let mut a: Vec<String> = [
                 "node",
+                "--supervised",
                 "--id",
                 &i.to_string(),
                 "--algorithm",

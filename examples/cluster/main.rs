@@ -6,13 +6,20 @@
 //!   session per neighbour of the topology. Every datagram carries a `codec` frame behind a
 //!   small header naming the sender (`wire.rs`). The node asks for the critical section at
 //!   random intervals and tells the resource process when it enters and leaves.
-//! - `resource`: the protected resource's checker: never more than `k` units held, fences.
-//! - `launch`: starts a resource and N nodes on loopback, injects loss, link flaps and
-//!   garbage, waits for every node to reach its target, and fails on any violation.
+//! - `resource`: the protected resource's checker: never more than `k` units held by acting
+//!   holders, fences (a stale generation's grant refused and counted, any other refusal a
+//!   violation).
+//! - `launch`: starts a resource and N nodes on loopback, injects loss, link flaps, link
+//!   cuts (random, or following an ns-2 mobility trace), garbage, and `kill -9` of nodes in
+//!   their critical section or waiting (restarted with empty state), waits for every live node
+//!   to reach its target, and fails on any violation.
 //!
 //! ```text
 //! cargo run --release --bin cluster -- launch --algorithm all \
 //!     --nodes 5 --entries 200 --loss 0.1 --flaps 10
+//! # crashes: 3 holders killed in their critical section and a waiting host, each restarted
+//! cargo run --release --bin cluster -- launch --algorithm krl,krlf,prioritized --k 1 \
+//!     --think 100 --recovery --kill 3 --kill-waiting 1 --restart-after 1000 --timeout 90
 //! ```
 //!
 //! On several machines, start the processes by hand with the same `--peers` list (see the

@@ -108,6 +108,10 @@ pub struct NodeArgs {
     /// Peers whose datagrams are dropped from the start, both ways (out of range).
     #[arg(long, value_delimiter = ',')]
     cut: Vec<u32>,
+    /// Started by a launcher: exit when standard input closes (the launcher ended, however
+    /// it ended), so that no node outlives its run.
+    #[arg(long)]
+    supervised: bool,
 }
 
 /// Resend timeout of the permission algorithms' REQUESTs, in ms: the session's default one
@@ -400,6 +404,8 @@ where
                 () = tokio::time::sleep_until(wake) => self.on_time(),
                 line = control.next_line(), if control_open => match line {
                     Ok(Some(line)) => self.on_control(&line),
+                    // The launcher is gone (whatever way it ended): so is its run.
+                    _ if self.args.supervised => Flow::Stop,
                     // No launcher: run on until the resource says stop.
                     _ => {
                         control_open = false;

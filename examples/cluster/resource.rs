@@ -49,6 +49,10 @@ pub struct ResourceArgs {
     /// new in its lane instead (a repeated value is a duplicated grant).
     #[arg(long)]
     concurrent_grants: bool,
+    /// Started by a launcher: quit when standard input closes (the launcher ended, however
+    /// it ended), so that the resource never outlives its run.
+    #[arg(long)]
+    supervised: bool,
 }
 
 /// What the resource saw.
@@ -334,9 +338,10 @@ pub fn run(args: ResourceArgs) -> Outcome {
     // A launcher stops the resource early with `quit` on standard input, and names the
     // nodes it kills.
     let (control_tx, control) = mpsc::channel();
+    let supervised = args.supervised;
     std::thread::spawn(move || {
         for line in std::io::stdin().lock().lines() {
-            let Ok(line) = line else { return };
+            let Ok(line) = line else { break };
             match parse_control(&line) {
                 Some(c) => {
                     if control_tx.send(c).is_err() {
@@ -345,6 +350,9 @@ pub fn run(args: ResourceArgs) -> Outcome {
                 }
                 None => eprintln!("resource: unknown control line {line:?}"),
             }
+        }
+        if supervised {
+            let _ = control_tx.send(Control::Quit);
         }
     });
     let mut c = Checker {

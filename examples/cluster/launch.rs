@@ -896,7 +896,11 @@ impl Run<'_> {
     fn ready_to_kill(&self) -> bool {
         let now = self.elapsed();
         if let Some(lost) = self.last_loss {
-            if self.last_regeneration.is_none_or(|r| r < lost) && now < lost + self.recovery_bound {
+            // A token made again after the last kill answers a loss the kill caused (the
+            // session reports it a liveness timeout after the kill, or later).
+            let since = self.outcome.kills.last().map_or(lost, |k| k.at.min(lost));
+            if self.last_regeneration.is_none_or(|r| r < since) && now < lost + self.recovery_bound
+            {
                 return false;
             }
         }

@@ -584,11 +584,12 @@ struct Run<'a> {
     /// A holder asked to linger, to be killed once inside.
     lingerer: Option<usize>,
     restarts: Vec<(Duration, usize)>,
-    /// The last report of a token possibly lost on a breaking link, and the last token made
-    /// again: a kill waits for the one to be followed by the other, or for the longest
-    /// recovery (`recovery_bound`) after it (the token may have arrived after all).
+    /// Tokens lost and not made again yet (each reported possibly lost on a breaking link, or
+    /// killed with a holder, less each made again), and when the last was lost: a kill waits
+    /// until none is owed, or the longest recovery (`recovery_bound`) passed since (a token
+    /// reported possibly lost may have arrived after all).
+    owed: u64,
     last_loss: Option<Duration>,
-    last_regeneration: Option<Duration>,
     recovery_bound: Duration,
     rng: ChaCha8Rng,
     outcome: RunOutcome,
@@ -707,8 +708,8 @@ fn run_one(
         victims,
         lingerer: None,
         restarts: vec![],
+        owed: 0,
         last_loss: None,
-        last_regeneration: None,
         recovery_bound: {
             let r = crate::node::recovery(args.beacon_ms, args.lease_ms, args.diameter, n);
             Duration::from_millis(r.silence() + r.claim_wait() + 1000)
@@ -895,14 +896,12 @@ impl Run<'_> {
     /// `--kill-every-ms` after it. (So each kill's numbers are its own.)
     fn ready_to_kill(&self) -> bool {
         let now = self.elapsed();
-        if let Some(lost) = self.last_loss {
-            // A token made again after the last kill answers a loss the kill caused (the
-            // session reports it a liveness timeout after the kill, or later).
-            let since = self.outcome.kills.last().map_or(lost, |k| k.at.min(lost));
-            if self.last_regeneration.is_none_or(|r| r < since) && now < lost + self.recovery_bound
-            {
-                return false;
-            }
+        if self.owed > 0
+            && self
+                .last_loss
+                .is_some_and(|l| now < l + self.recovery_bound)
+        {
+            return false;
         }
         let first = Duration::from_millis(WARMUP_MS + self.args.kill_every_ms);
         match self.outcome.kills.last() {
@@ -1108,6 +1107,10 @@ impl Run<'_> {
             .find(|k| k.node == node && k.incarnation == incarnation && k.inside.is_none())
         {
             k.inside = Some(inside);
+            if inside {
+                self.owed += 1;
+                self.last_loss = Some(self.elapsed());
+            }
         }
     }
 
@@ -1171,7 +1174,7 @@ impl Run<'_> {
             }
             Some("regenerated") => {
                 self.outcome.regenerated += 1;
-                self.last_regeneration = Some(now);
+                self.owed = self.owed.saturating_sub(1);
                 if let Some(k) = self
                     .outcome
                     .kills
@@ -1218,6 +1221,7 @@ impl Run<'_> {
             Some("lost") => {
                 let precious: u64 = words.nth(2).and_then(|w| w.parse().ok()).unwrap_or(0);
                 if precious > 0 {
+                    self.owed += precious;
                     self.last_loss = Some(now);
                 }
                 *self

@@ -16,7 +16,9 @@
 //!   - [`PermNet`]: a system of a permission algorithm ([`manet_mutex::look_ahead`],
 //!     [`manet_mutex::ricart_agrawala`]) whose messages form a bag: deliver any one, lose,
 //!     duplicate, replay or corrupt it (a field, its kind, or bits of its frame, which the
-//!     receiver's codec drops: a loss), fire any armed timer, change modes. Same checks.
+//!     receiver's codec drops: a loss), fire any armed timer, change modes; and hosts fail:
+//!     crash, restart under a new incarnation, are suspected or trusted by a peer's detector,
+//!     or are cut off by a partition, with an optional perfect failure detector. Same checks.
 //!   - [`SessionNet`]: a token network whose cores talk through link
 //!     [sessions](manet_mutex::session) over a datagram network that loses, duplicates, delays
 //!     and reorders, with links and nodes falling silent and links closed ([`datagram`]). It
@@ -59,7 +61,7 @@
 //! | rule | reported by | what must hold |
 //! | --- | --- | --- |
 //! | `driver-contract` | [`TokenNet::check_safety`], [`PermNet::check_safety`] (from [`TokenNet::fault`], [`PermNet::fault`]) | a node keeps the driving contract: it sends only over a link it knows (`TokenNet`) or to another existing host (`PermNet`), returns only actions the driver knows, accepts every valid event, and changes nothing when it returns an `Err` |
-//! | `fence-order` | the same | every entry's fence is above the highest fence of its lane so far |
+//! | `fence-order` | the same | every entry's fence is above the highest fence of its lane so far (`PermNet`: unless the run allows the resource to refuse one, [`PermNet::refusal_allowed`]: after wrong suspicions or two crashes) |
 //! | `liveness` | [`TokenNet::drain`], [`TokenNet::settle`], [`PermNet::drain`], [`PermNet::settle`], [`SessionNet::heal_and_drain`] | every waiting node is served within the drain's rounds (or budget), except where a fault destroyed what liveness needs (each driver's docs say where) |
 //! | `lossless-liveness` | [`PermNet::drain`], [`PermNet::settle`] | until a message is lost, the messages already sent serve every waiting host: no round is left with nothing to deliver while one waits |
 //! | `quiescence` | [`TokenNet::run`], [`PermNet::deliver_all`], [`SessionNet::heal_and_drain`] | the network goes quiet: nothing in flight within the delivery limit, or once every request is served |

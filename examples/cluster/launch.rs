@@ -82,9 +82,11 @@ pub struct LaunchArgs {
     /// Have the resource check every grant's fence (always on with `--recovery`).
     #[arg(long)]
     check_fences: bool,
-    /// Recovery for the algorithms that have it (the token algorithms: beacons, claims,
-    /// regeneration of lost tokens, entry leases; prioritized also frees a crashed holder's
-    /// units). Off by default: the papers' algorithms. Kills need it.
+    /// Recovery from crashes: the token algorithms make lost tokens again (beacons, claims,
+    /// regeneration, entry leases; prioritized also frees a crashed holder's units), the
+    /// permission algorithms exclude silent hosts (leases, exclusion after `--exclusion`
+    /// retransmission timeouts) and take restarted ones back. Off by default: the papers'
+    /// algorithms. Kills need it.
     #[arg(long)]
     recovery: bool,
     /// With --recovery: a holder floods a beacon for its token at most this often, in ms.
@@ -96,9 +98,16 @@ pub struct LaunchArgs {
     /// With --recovery: the most hops across a connected part (default: nodes less one).
     #[arg(long)]
     diameter: Option<u32>,
+    /// With --recovery, permission algorithms: exclude a host silent through this many
+    /// retransmission timeouts (default: the least that keeps one acting holder for the
+    /// lease, `Settings::exclusion_safe`; a smaller one is refused by the nodes).
+    #[arg(long)]
+    exclusion: Option<u32>,
+    /// With --recovery, permission algorithms: enter only with the grants of a majority.
+    #[arg(long)]
+    majority: bool,
     /// Kill this many nodes (`kill -9`) in their critical section, holding their grant, one
-    /// after the other (each once the previous kill has been recovered from). Only the
-    /// algorithms with recovery are killed; the others run without kills.
+    /// after the other (each once the previous kill has been recovered from).
     #[arg(long, default_value_t = 0)]
     kill: u32,
     /// Kill this many nodes while they wait for the critical section too (alternating with
@@ -161,11 +170,6 @@ impl LaunchArgs {
             .unwrap_or(if self.mobility.is_some() { 0 } else { 10 })
     }
 
-    /// Whether `algorithm` runs with recovery, and is killed, in this run.
-    fn recovers(&self, algorithm: Algorithm) -> bool {
-        self.recovery && algorithm.has_recovery()
-    }
-
     /// Everything the children would refuse, and every link the launcher would pick, checked
     /// before any process starts: a child that refuses its flags would leave the others
     /// waiting for it. The mobility trace, read and turned into link changes.
@@ -199,20 +203,9 @@ impl LaunchArgs {
             if !self.recovery {
                 return Err(
                     "--kill and --kill-waiting need --recovery: without it a killed \
-                            holder's token is gone for good"
+                     holder's token is gone for good, and a killed host is waited for for ever"
                         .into(),
                 );
-            }
-            if !self.algorithm.0.iter().any(|&a| a.has_recovery()) {
-                return Err(format!(
-                    "--kill: none of the algorithms selected has recovery yet (only {})",
-                    Algorithm::ALL
-                        .iter()
-                        .filter(|a| a.has_recovery())
-                        .map(|a| a.name())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
             }
             if self.kill_every_ms == 0 {
                 return Err("--kill-every-ms must be at least 1".into());
@@ -442,9 +435,11 @@ struct Kill {
     /// Whether the node was in its critical section when it died (known once its output
     /// ended).
     inside: Option<bool>,
-    /// The first entry anywhere after the kill, and the first token made again.
+    /// The first entry anywhere after the kill, and the first sign of recovery after it: a
+    /// token made again (token algorithms), or the killed host excluded by a peer
+    /// (permission algorithms).
     next_entry: Option<Duration>,
-    regenerated: Option<Duration>,
+    recovered: Option<Duration>,
     restarted: Option<Duration>,
 }
 
@@ -468,6 +463,8 @@ struct RunOutcome {
     last_entry: Option<Duration>,
     regenerated: u64,
     destroyed: u64,
+    excluded: u64,
+    readmitted: u64,
     wall: Duration,
     problems: Vec<String>,
 }
@@ -513,14 +510,20 @@ impl RunOutcome {
             self.wall.as_secs_f64(),
             self.resource,
         );
-        let recovering = args.recovers(algorithm);
+        let recovering = args.recovery;
+        let (made_again, lost_with) = if algorithm.uses_links() {
+            ("token regenerated", "a token lost with it made again")
+        } else {
+            ("the killed host excluded", "the killed host excluded")
+        };
         if args.recovery || args.mobility.is_some() || args.duration.is_some() {
             let span = self
                 .last_entry
                 .map_or(0.0, |l| secs(l) - (WARMUP_MS as f64 / 1000.0));
             out += &format!(
                 "\n  recovery={} entries_seen={} last_entry={} entries_per_s={:.1} \
-                 regenerated={} destroyed={} lease_expired={} link_changes={}",
+                 regenerated={} destroyed={} excluded={} readmitted={} lease_expired={} \
+                 link_changes={}",
                 if recovering { "on" } else { "off" },
                 self.entries_seen,
                 self.last_entry
@@ -532,6 +535,8 @@ impl RunOutcome {
                 },
                 self.regenerated,
                 self.destroyed,
+                self.excluded,
+                self.readmitted,
                 t("lease_expired"),
                 self.moves,
             );
@@ -542,18 +547,18 @@ impl RunOutcome {
             out += &format!(
                 "\n  kills: {} holders, {} waiting (asked {} + {}), restarted {}\n  \
                  holder killed -> next entry anywhere: {}\n  \
-                 holder killed -> token regenerated: {}\n  \
+                 holder killed -> {made_again}: {}\n  \
                  waiting host killed -> next entry anywhere: {}\n  \
-                 waiting host killed -> a token lost with it made again: {}",
+                 waiting host killed -> {lost_with}: {}",
                 holders().count(),
                 waiting().count(),
                 self.kills_wanted.0,
                 self.kills_wanted.1,
                 self.kills.iter().filter(|k| k.restarted.is_some()).count(),
                 mean_max(holders().filter_map(|k| Some(k.next_entry? - k.at))),
-                mean_max(holders().filter_map(|k| Some(k.regenerated? - k.at))),
+                mean_max(holders().filter_map(|k| Some(k.recovered? - k.at))),
                 mean_max(waiting().filter_map(|k| Some(k.next_entry? - k.at))),
-                mean_max(waiting().filter_map(|k| Some(k.regenerated? - k.at))),
+                mean_max(waiting().filter_map(|k| Some(k.recovered? - k.at))),
             );
         }
         out
@@ -610,7 +615,7 @@ fn run_one(
         .collect();
     let k = if algorithm.uses_links() { args.k } else { 1 };
     let per_node = args.entries.div_ceil(u64::from(n));
-    let recovering = args.recovers(algorithm);
+    let recovering = args.recovery;
     let (tx, lines) = mpsc::channel();
     let start = Instant::now();
 
@@ -625,6 +630,9 @@ fn run_one(
         resource_args.push("--check-fences".into());
         if algorithm == Algorithm::Prioritized {
             resource_args.push("--concurrent-grants".into());
+        }
+        if !algorithm.uses_links() {
+            resource_args.push("--permission".into());
         }
     }
     let topology = match mobility {
@@ -662,6 +670,14 @@ fn run_one(
                 a.extend(["--lease-ms".into(), args.lease_ms.to_string()]);
                 if let Some(d) = args.diameter {
                     a.extend(["--diameter".into(), d.to_string()]);
+                }
+                if !algorithm.uses_links() {
+                    if let Some(m) = args.exclusion {
+                        a.extend(["--exclusion".into(), m.to_string()]);
+                    }
+                    if args.majority {
+                        a.push("--majority".into());
+                    }
                 }
             }
             if mobility.is_some() {
@@ -885,7 +901,7 @@ impl Run<'_> {
             at,
             inside: None,
             next_entry: None,
-            regenerated: None,
+            recovered: None,
             restarted: None,
         });
     }
@@ -907,9 +923,13 @@ impl Run<'_> {
         match self.outcome.kills.last() {
             None => now >= first,
             Some(k) => {
+                // A permission host may come back (and be answered) before its peers
+                // excluded it: its restart and an entry after it are recovery enough.
                 let token = match k.inside {
                     None => false,
-                    Some(inside) => !inside || k.regenerated.is_some(),
+                    Some(inside) => {
+                        !inside || k.recovered.is_some() || !self.algorithm.uses_links()
+                    }
                 };
                 let settled = match (self.args.restart_after, k.restarted) {
                     (None, _) => k.next_entry.is_some(),
@@ -972,7 +992,7 @@ impl Run<'_> {
         mobility: Option<&Mobility>,
     ) -> std::io::Result<()> {
         let args = self.args;
-        let recovering = args.recovers(self.algorithm);
+        let recovering = args.recovery;
         let mut last_entry = Instant::now();
         let mut quit_sent = false;
         // The failures among the flaps, at random places.
@@ -1096,6 +1116,20 @@ impl Run<'_> {
         Ok(())
     }
 
+    /// The first sign of recovery after the last kill (`what`) came `now`.
+    fn recovered(&mut self, now: Duration, what: &str) {
+        if let Some(k) = self.outcome.kills.last().filter(|k| k.recovered.is_none()) {
+            let (node, at) = (k.node, k.at);
+            self.event(format_args!(
+                "{what} {:.3} s after the kill of node {node}",
+                secs(now - at)
+            ));
+        }
+        if let Some(k) = self.outcome.kills.last_mut() {
+            k.recovered.get_or_insert(now);
+        }
+    }
+
     /// The kill of `node`'s `incarnation`, if any: whether it died inside, from what it last
     /// printed (once, at the first of its output's end and its restart).
     fn classify(&mut self, node: usize, incarnation: u32) {
@@ -1107,7 +1141,8 @@ impl Run<'_> {
             .find(|k| k.node == node && k.incarnation == incarnation && k.inside.is_none())
         {
             k.inside = Some(inside);
-            if inside {
+            // A token algorithm's holder takes its token (prioritized: the units) with it.
+            if inside && self.algorithm.uses_links() {
                 self.owed += 1;
                 self.last_loss = Some(self.elapsed());
             }
@@ -1175,28 +1210,28 @@ impl Run<'_> {
             Some("regenerated") => {
                 self.outcome.regenerated += 1;
                 self.owed = self.owed.saturating_sub(1);
-                if let Some(k) = self
+                self.recovered(now, "a token made again");
+            }
+            Some("destroyed") => self.outcome.destroyed += 1,
+            Some("excluded") => {
+                self.outcome.excluded += 1;
+                // The first peer to stop waiting for the killed host.
+                let peer = line.split_whitespace().nth(1).and_then(|p| p.parse().ok());
+                if self
                     .outcome
                     .kills
                     .last()
-                    .filter(|k| k.regenerated.is_none())
+                    .is_some_and(|k| Some(k.node) == peer)
                 {
-                    let (node, at) = (k.node, k.at);
-                    self.event(format_args!(
-                        "a token made again {:.3} s after the kill of node {node}",
-                        secs(now - at)
-                    ));
-                }
-                if let Some(k) = self.outcome.kills.last_mut() {
-                    k.regenerated.get_or_insert(now);
+                    self.recovered(now, "the killed host excluded");
                 }
             }
-            Some("destroyed") => self.outcome.destroyed += 1,
+            Some("readmitted") => self.outcome.readmitted += 1,
             _ => {}
         }
         if matches!(
             first,
-            Some("regenerated" | "destroyed" | "lost" | "expired")
+            Some("regenerated" | "destroyed" | "lost" | "expired" | "excluded" | "readmitted")
         ) {
             self.event(format_args!("node {who}: {line}"));
         }
@@ -1272,7 +1307,7 @@ impl Run<'_> {
             .map(|(i, n)| format!("node {i}: {}/{}", n.entries, self.per_node))
             .collect();
         let served = short.is_empty() && t(o, "unserved") == 0;
-        let recovering = self.args.recovers(self.algorithm);
+        let recovering = self.args.recovery;
         if self.args.duration.is_none() && !served && (recovering || t(o, "lost_precious") == 0) {
             o.problems.push(format!(
                 "{} of {} entries, {} nodes not served at the end ({}){}",

@@ -96,12 +96,6 @@ impl Algorithm {
         )
     }
 
-    /// Whether the cluster runs the algorithm with recovery from crashes (`--recovery`), and
-    /// kills its nodes (`--kill`).
-    pub fn has_recovery(self) -> bool {
-        self.uses_links()
-    }
-
     pub fn name(self) -> &'static str {
         match self {
             Algorithm::Krl => "krl",

@@ -81,9 +81,10 @@ pub struct NodeArgs {
     /// Wait this long, in ms, before the first request, for the peers to start.
     #[arg(long, default_value_t = 300)]
     warmup: u64,
-    /// Recovery of lost tokens (KRL, KRLF, prioritized): beacons, claims, regeneration, entry
-    /// leases (`reverse_link::Settings::with_recovery`, `prioritized::Settings::with_recovery`).
-    /// Every node of a cluster must agree.
+    /// Recovery from crashes. Token algorithms: beacons, claims, regeneration of lost
+    /// tokens, entry leases (`Settings::with_recovery`). Permission algorithms: entry leases
+    /// and exclusion of silent peers (`Settings::with_lease`, `with_exclusion`). Every node of
+    /// a cluster must agree.
     #[arg(long)]
     recovery: bool,
     /// With --recovery: a holder floods a beacon for its token at most this often, in ms.
@@ -92,6 +93,14 @@ pub struct NodeArgs {
     /// With --recovery: an entry's lease, in ms; the node is told when it ends and leaves.
     #[arg(long, default_value_t = 250)]
     lease_ms: u64,
+    /// With --recovery, permission algorithms: exclude a peer silent through this many
+    /// retransmission timeouts (default: the least that keeps one acting holder,
+    /// `Settings::exclusion_safe`; a smaller one is refused).
+    #[arg(long)]
+    exclusion: Option<u32>,
+    /// With --recovery, permission algorithms: enter only with the grants of a majority.
+    #[arg(long)]
+    majority: bool,
     /// With --recovery: the most hops across a connected part of the network (default: the
     /// number of nodes less one, the longest a connected part can be).
     #[arg(long)]
@@ -127,6 +136,29 @@ const REPORT_RETRY_MS: u64 = 100;
 /// never delivers, since the link has failed by then (`token::Recovery::hop_bound`).
 const HOP_BOUND_MS: u64 =
     session::Settings::DEFAULT.liveness_after + session::Settings::DEFAULT.retransmit_after;
+
+/// The longest a permission algorithm's REQUEST takes to reach a live host, retransmissions
+/// included, in ms (`exclusion_safe`'s delivery bound): the session's liveness timeout and a
+/// retransmission timeout, as for the token algorithms; twenty retransmissions over loopback,
+/// all lost at a loss of 0.1 with a chance of 10^-20.
+const DELIVERY_MS: u64 = HOP_BOUND_MS;
+/// The clock drift the bounds allow for, in parts per million.
+const DRIFT_PPM: u32 = Recovery::DEFAULT_DRIFT_PPM;
+
+/// The permission algorithms' exclusion count: `given`, if it keeps at most one acting
+/// holder (`safe`), or else the least that does.
+fn exclusion(given: Option<u32>, safe: impl Fn(u32) -> bool) -> Result<u32, String> {
+    match given {
+        Some(m) if safe(m) => Ok(m),
+        Some(m) => Err(format!(
+            "--exclusion {m}: too few retransmission timeouts for the lease and delivery \
+             bounds (Settings::exclusion_safe)"
+        )),
+        None => (1..=100_000)
+            .find(|&m| safe(m))
+            .ok_or_else(|| "no exclusion count is safe for this lease".into()),
+    }
+}
 
 /// The recovery settings of a cluster of `n` nodes (every node computes the same).
 pub fn recovery(beacon_ms: u64, lease_ms: u64, diameter: Option<u32>, n: u32) -> Recovery {
@@ -216,17 +248,43 @@ pub fn run(args: NodeArgs) -> Outcome {
                 .with_precious(prioritized::Message::carries_resources);
             drive(args, prioritized::Node::new(c)?, Some(links))
         }
-        Algorithm::LookAhead | Algorithm::Ra if restarted || recovery.is_some() => {
-            Err("the permission algorithms have no crash exclusion here yet".into())
-        }
+        // With recovery: entries leased, a peer silent through the least number of
+        // retransmission timeouts that keeps one acting holder excluded (C3, C4), and the
+        // majority rule if asked; a restart under its incarnation (C5).
         Algorithm::LookAhead => {
-            let settings = look_ahead::Settings::new(n, RETRANSMIT_MS);
-            let c = look_ahead::network(settings)?.swap_remove(me.index());
+            let mut settings = look_ahead::Settings::new(n, RETRANSMIT_MS);
+            if args.recovery {
+                settings = settings
+                    .with_lease(args.lease_ms)
+                    .with_majority(args.majority);
+                let m = exclusion(args.exclusion, |m| {
+                    settings
+                        .with_exclusion(m)
+                        .exclusion_safe(DELIVERY_MS, DRIFT_PPM)
+                })?;
+                settings = settings.with_exclusion(m);
+            }
+            let c = look_ahead::network(settings)?
+                .swap_remove(me.index())
+                .with_incarnation(args.incarnation);
             drive(args, look_ahead::Node::new(c)?, None)
         }
         Algorithm::Ra => {
-            let settings = ricart_agrawala::Settings::new(n, RETRANSMIT_MS);
-            let c = ricart_agrawala::network(settings)?.swap_remove(me.index());
+            let mut settings = ricart_agrawala::Settings::new(n, RETRANSMIT_MS);
+            if args.recovery {
+                settings = settings
+                    .with_lease(args.lease_ms)
+                    .with_majority(args.majority);
+                let m = exclusion(args.exclusion, |m| {
+                    settings
+                        .with_exclusion(m)
+                        .exclusion_safe(DELIVERY_MS, DRIFT_PPM)
+                })?;
+                settings = settings.with_exclusion(m);
+            }
+            let c = ricart_agrawala::network(settings)?
+                .swap_remove(me.index())
+                .with_incarnation(args.incarnation);
             drive(args, ricart_agrawala::Node::new(c)?, None)
         }
     }

@@ -49,6 +49,12 @@ pub struct ResourceArgs {
     /// new in its lane instead (a repeated value is a duplicated grant).
     #[arg(long)]
     concurrent_grants: bool,
+    /// The nodes run a permission algorithm (look-ahead, Ricart–Agrawala): a fence refused
+    /// because a host killed since was admitted one at or above it is the documented cost of
+    /// several crashes (`docs/ALGORITHMS.md`, C6), counted as `refused_after_crash`, not a
+    /// violation.
+    #[arg(long)]
+    permission: bool,
     /// Started by a launcher: quit when standard input closes (the launcher ended, however
     /// it ended), so that the resource never outlives its run.
     #[arg(long)]
@@ -79,6 +85,14 @@ struct Checker {
     /// Holders fenced off while inside: a grant of a later generation of their token was
     /// admitted (the older holder can act no more).
     superseded: u64,
+    /// Permission algorithms: entries refused because a host killed since was admitted a
+    /// fence at or above theirs (C6: after several crashes, a dead host may have heard of a
+    /// generation no live host knows).
+    refused_after_crash: u64,
+    /// Who was admitted the highest fence of each lane (node, incarnation).
+    admitted_by: BTreeMap<u32, (NodeId, u32)>,
+    /// Permission algorithms: refusals after a crash are counted, not violations (C6).
+    permission: bool,
     /// Entries whose lease ended while inside (the node stopped acting and left early).
     expired: u64,
     /// Nodes killed while inside (their units are free from the kill on).
@@ -109,9 +123,10 @@ impl Checker {
     /// The fence rule of the protected resource ([`Fences`]): per lane, a value above every one
     /// admitted. A refused fence of an older generation than the lane's newest is a stale
     /// grant, refused as it must be; any other refusal is a violation. Whether the entry acts.
-    fn admit(&mut self, node: NodeId, fence: Fence) -> bool {
+    fn admit(&mut self, node: NodeId, incarnation: u32, fence: Fence) -> bool {
         match self.fences.admit(fence) {
             Ok(()) => {
+                self.admitted_by.insert(fence.lane, (node, incarnation));
                 // The lane's other holders: one of an older generation is fenced off from now
                 // on; one of the same generation holds the same token at once.
                 let others: Vec<NodeId> = self
@@ -141,10 +156,22 @@ impl Checker {
                 false
             }
             Err(highest) => {
-                self.violations.push(format!(
-                    "{node:?} entered with fence {}/{:#x}, not above {highest:#x}",
-                    fence.lane, fence.value
-                ));
+                let (by, by_incarnation) = self.admitted_by[&fence.lane];
+                let dead = self.dead.get(&by).is_some_and(|&d| by_incarnation <= d);
+                if dead && self.permission {
+                    // C6: a permission host that crashed may have heard of a generation no live
+                    // host knows; the next entry can then be at or below its fence, and the
+                    // resource refuses that entry (it costs the entry, never the fence rule).
+                    self.refused_after_crash += 1;
+                } else {
+                    self.violations.push(format!(
+                        "{node:?} (incarnation {incarnation}) entered with fence {}/{:#x}, not \
+                         above {highest:#x} (admitted for {by:?}, incarnation {by_incarnation}{})",
+                        fence.lane,
+                        fence.value,
+                        if dead { ", killed since" } else { "" }
+                    ));
+                }
                 false
             }
         }
@@ -196,6 +223,7 @@ impl Checker {
         match report {
             Report::Enter {
                 node,
+                incarnation,
                 resources,
                 lane,
                 value,
@@ -206,7 +234,7 @@ impl Checker {
                 let acting = if self.check_fences && self.concurrent_grants {
                     self.admit_concurrent(node, fence)
                 } else if self.check_fences {
-                    self.admit(node, fence)
+                    self.admit(node, incarnation, fence)
                 } else {
                     true
                 };
@@ -359,6 +387,7 @@ pub fn run(args: ResourceArgs) -> Outcome {
         k: args.k,
         check_fences: args.check_fences,
         concurrent_grants: args.concurrent_grants,
+        permission: args.permission,
         ..Checker::default()
     };
     let mut buf = [0u8; 256];
@@ -412,7 +441,8 @@ pub fn run(args: ResourceArgs) -> Outcome {
     }
     println!(
         "verdict {} entries={} max_held={} k={} done={} violations={} refused_stale={} \
-         superseded={} lease_expired={} crashed_inside={} from_dead={} garbage={}",
+         refused_after_crash={} superseded={} lease_expired={} crashed_inside={} from_dead={} \
+         garbage={}",
         if c.violations.is_empty() {
             "ok"
         } else {
@@ -424,6 +454,7 @@ pub fn run(args: ResourceArgs) -> Outcome {
         c.done.len(),
         c.violations.len(),
         c.refused_stale,
+        c.refused_after_crash,
         c.superseded,
         c.expired,
         c.crashed_inside,

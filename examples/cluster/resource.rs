@@ -546,6 +546,29 @@ mod tests {
     }
 
     #[test]
+    fn a_permission_entry_at_a_killed_hosts_fence_is_refused_and_counted_not_a_violation() {
+        let addr: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        for permission in [true, false] {
+            let mut c = Checker {
+                permission,
+                ..checker(1)
+            };
+            assert!(c.receive(enter(0, 0, 6, 0), addr));
+            c.crashed(NodeId(0), 0, false);
+            // The next entrant never heard of generation 6: it takes it too (C6).
+            c.take(enter(1, 0, 6, 0));
+            let expected = if permission { (1, 0) } else { (0, 1) };
+            assert_eq!((c.refused_after_crash, c.violations.len()), expected);
+            // The same refusal with the fence's holder alive is a violation either way.
+            c.take(exit(1));
+            c.take(enter(2, 0, 7, 0));
+            c.take(exit(2));
+            c.take(enter(3, 0, 7, 0));
+            assert_eq!(c.violations.len(), expected.1 + 1);
+        }
+    }
+
+    #[test]
     fn a_killed_incarnation_frees_its_units_and_its_late_reports_are_dropped() {
         let addr: SocketAddr = "127.0.0.1:1".parse().unwrap();
         let mut c = checker(1);

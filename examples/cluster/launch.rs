@@ -1116,6 +1116,14 @@ impl Run<'_> {
         Ok(())
     }
 
+    /// How many tokens the algorithm has: at most that many can be lost at once.
+    fn tokens(&self) -> u64 {
+        match self.algorithm {
+            Algorithm::Krl | Algorithm::Krlf => u64::from(self.args.k),
+            _ => 1,
+        }
+    }
+
     /// The first sign of recovery after the last kill (`what`) came `now`.
     fn recovered(&mut self, now: Duration, what: &str) {
         if let Some(k) = self.outcome.kills.last().filter(|k| k.recovered.is_none()) {
@@ -1143,7 +1151,7 @@ impl Run<'_> {
             k.inside = Some(inside);
             // A token algorithm's holder takes its token (prioritized: the units) with it.
             if inside && self.algorithm.uses_links() {
-                self.owed += 1;
+                self.owed = (self.owed + 1).min(self.tokens());
                 self.last_loss = Some(self.elapsed());
             }
         }
@@ -1254,9 +1262,20 @@ impl Run<'_> {
                 }
             }
             Some("lost") => {
+                let peer: Option<usize> =
+                    line.split_whitespace().nth(1).and_then(|w| w.parse().ok());
                 let precious: u64 = words.nth(2).and_then(|w| w.parse().ok()).unwrap_or(0);
-                if precious > 0 {
-                    self.owed += precious;
+                // Lost on the way to the node just killed, with a token made again since: the
+                // same loss (prioritized's turnover answers before the session reports it).
+                let answered = self.outcome.kills.last().is_some_and(|k| {
+                    Some(k.node) == peer
+                        && k.recovered.is_some()
+                        && now < k.at + Duration::from_millis(2 * crate::node::HOP_BOUND_MS)
+                });
+                if precious > 0 && !answered {
+                    // There are only so many tokens to lose ("possibly lost" ones may have
+                    // arrived, at a holder that died with them).
+                    self.owed = (self.owed + precious).min(self.tokens());
                     self.last_loss = Some(now);
                 }
                 *self

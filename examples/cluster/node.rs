@@ -134,7 +134,7 @@ const REPORT_RETRY_MS: u64 = 100;
 /// The longest a message over a link session takes to arrive, in ms: a message the session
 /// did not deliver within its liveness timeout (with a retransmission timeout of slack) it
 /// never delivers, since the link has failed by then (`token::Recovery::hop_bound`).
-const HOP_BOUND_MS: u64 =
+pub const HOP_BOUND_MS: u64 =
     session::Settings::DEFAULT.liveness_after + session::Settings::DEFAULT.retransmit_after;
 
 /// The longest a permission algorithm's REQUEST takes to reach a live host, retransmissions

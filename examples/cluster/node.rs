@@ -210,8 +210,10 @@ pub fn run(args: NodeArgs) -> Outcome {
                 settings = settings.with_recovery(recovery);
             }
             let c = if restarted {
-                // Empty: no token, no neighbour (each learnt from the session's `LinkUp`).
+                // Empty: no token, no neighbour (each learnt from the session's `LinkUp`); it
+                // makes no token again before it has heard of each (F4).
                 reverse_link::Config::new(me, settings, 0, Height::new(0, 0, me), Vec::new())
+                    .restarted()
             } else {
                 let holders: Vec<_> = (0..k).map(NodeId).collect();
                 let c =
@@ -236,8 +238,10 @@ pub fn run(args: NodeArgs) -> Outcome {
                 settings = settings.with_recovery(recovery);
             }
             let c = if restarted {
-                // Empty: no token, no neighbour (each learnt from the session's `LinkUp`).
+                // Empty: no token, no neighbour (each learnt from the session's `LinkUp`); it
+                // makes no token again before it has heard of it (F4).
                 prioritized::Config::new(me, settings, false, Height::new(0, 0, me), Vec::new())
+                    .restarted()
             } else {
                 let c = prioritized::network(n, &edges, &[NodeId(0)], settings)?
                     .swap_remove(me.index());

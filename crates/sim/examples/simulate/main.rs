@@ -834,8 +834,8 @@ mod tests {
             (r.beacon_every, r.lease, r.hop_bound, r.diameter),
             (29, 10, 1, 29)
         );
-        // ⌈(⌈29 / (1 − 10⁻⁴)⌉ + 88) · (1 + 10⁻⁴)⌉ and ⌈58 · (1 + 10⁻⁴)⌉.
-        assert_eq!((r.silence(), r.claim_wait()), (119, 59));
+        // ⌈(⌈29 / (1 − 10⁻⁴)⌉ + 88 + ⌈10 / (1 − 10⁻⁴)⌉) · (1 + 10⁻⁴)⌉ and ⌈58 · (1 + 10⁻⁴)⌉.
+        assert_eq!((r.silence(), r.claim_wait()), (130, 59));
         let plain = check(&[]).unwrap();
         assert!(recovery::of(&plain).is_none());
         let p = grid(&plain, &[0.2], &[0.0], &[0.1])[0];

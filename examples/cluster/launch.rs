@@ -195,6 +195,18 @@ impl LaunchArgs {
         if self.diameter == Some(0) {
             return Err("--diameter must be at least 1".into());
         }
+        if !self.recovery && (self.exclusion.is_some() || self.majority) {
+            return Err("--exclusion and --majority are recovery settings: give --recovery".into());
+        }
+        if let Some(m) = self.exclusion {
+            if !crate::node::exclusion_safe(self.nodes, self.lease_ms, m) {
+                return Err(format!(
+                    "--exclusion {m}: too few retransmission timeouts for leases of {} ms \
+                     (Settings::exclusion_safe; the nodes would refuse it)",
+                    self.lease_ms
+                ));
+            }
+        }
         if self.recovery && self.nodes > 1 << 16 {
             return Err("--recovery: node ids must be below 65,536".into());
         }

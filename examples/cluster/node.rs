@@ -160,6 +160,16 @@ fn exclusion(given: Option<u32>, safe: impl Fn(u32) -> bool) -> Result<u32, Stri
     }
 }
 
+/// Whether excluding a permission host after `m` silent retransmission timeouts keeps at most
+/// one acting holder with leases of `lease_ms` (the same bound for both permission algorithms,
+/// `permission::Recovery::exclusion_safe`), for a cluster of `n` hosts.
+pub fn exclusion_safe(n: u32, lease_ms: u64, m: u32) -> bool {
+    ricart_agrawala::Settings::new(n, RETRANSMIT_MS)
+        .with_lease(lease_ms)
+        .with_exclusion(m)
+        .exclusion_safe(DELIVERY_MS, DRIFT_PPM)
+}
+
 /// The recovery settings of a cluster of `n` nodes (every node computes the same).
 pub fn recovery(beacon_ms: u64, lease_ms: u64, diameter: Option<u32>, n: u32) -> Recovery {
     let diameter = diameter.unwrap_or(n - 1).max(1);

@@ -38,6 +38,15 @@ pub enum Error {
         /// The node's mode.
         mode: &'static str,
     },
+    /// `Suspect` or `Trust` naming the node itself or an id outside the system (permission
+    /// algorithms): only another host can be excluded or readmitted.
+    #[error("event {event} names {peer}, which is not another host of this system")]
+    NotAPeer {
+        /// The offending event.
+        event: &'static str,
+        /// The id it named.
+        peer: NodeId,
+    },
     /// A configuration that violates the algorithm's preconditions.
     #[error("invalid configuration for node {node}: {reason}")]
     InvalidConfig {

@@ -255,7 +255,7 @@ pub enum Report {
     },
     /// The node no longer waits for `peer` ([`Event::Suspect`], or a timeout of its own).
     PeerExcluded(NodeId),
-    /// The node counts `peer` again ([`Event::Trust`], or a message from a newer incarnation).
+    /// The node counts `peer` again ([`Event::Trust`], or a valid message from it).
     PeerReadmitted(NodeId),
 }
 

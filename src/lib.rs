@@ -56,8 +56,8 @@
 //! | --- | --- | --- | --- | --- |
 //! | [`reverse_link`] | `(k)` | `with_forwarding`, `with_idle_pause`, `Config::with_first_token` | `(id, settings, tokens, height, neighbors)` | `(n, edges, holders, settings)` |
 //! | [`prioritized`] | `(k, policy)` | `with_aging_step` | `(id, settings, holder, height, neighbors)` | `(n, edges, holders, settings)` |
-//! | [`look_ahead`] | `(hosts, retransmit_after)` | `with_seed`, `Config::with_info_set` | `(id, settings)` | `(settings)` |
-//! | [`ricart_agrawala`] | `(hosts, retransmit_after)` | none | `(id, settings)` | `(settings)` |
+//! | [`look_ahead`] | `(hosts, retransmit_after)` | `with_seed`, `with_lease`, `with_exclusion`, `with_majority`, `Config::with_info_set`, `Config::with_incarnation` | `(id, settings)` | `(settings)` |
+//! | [`ricart_agrawala`] | `(hosts, retransmit_after)` | `with_lease`, `with_exclusion`, `with_majority`, `Config::with_incarnation` | `(id, settings)` | `(settings)` |
 //!
 //! | `invariants` of | `check_safety` | `check_node` | `check_tally` | `check_settled`, `check_quiescent` |
 //! | --- | --- | --- | --- | --- |
@@ -70,7 +70,9 @@
 //! `holds_token()`, `height()`, `neighbors()`, `next()`, `queue()` and `raises()` (KRL its
 //! `tokens()` and `held_tokens()`, prioritized its resource counts); the
 //! permission nodes ([`look_ahead::Node`], [`ricart_agrawala::Node`]) add `timestamp()`,
-//! `clock()`, `outstanding()` and `deferred()`, and look-ahead its `mode()` and sets.
+//! `clock()`, `outstanding()`, `deferred()`, `excluded()`, `is_excluded()`, `probed()`,
+//! `incarnation()`, `peer_incarnation()` and `has_quorum()`, and look-ahead its `mode()` and
+//! sets.
 //!
 //! ```
 //! use manet_mutex::{look_ahead, prioritized, reverse_link, ricart_agrawala, NodeId, Protocol};
@@ -147,12 +149,17 @@
 //!   [`look_ahead::Settings::retransmit_after`]), passed through unchanged, so both are in
 //!   that unit, and so is the `now` that [`timers::Timers`] takes. `retransmit_after` must be
 //!   positive ([`Error::InvalidConfig`]).
-//! - One timer runs per peer whose REPLY the node awaits (`outstanding()`). Every `SetTimer`
-//!   names a fresh [`TimerId`], numbered per node (key timers by node and id). Asking a peer
-//!   again cancels its old timer first; its REPLY (in look-ahead also its applied DOZE or
-//!   DISCONNECT) cancels it.
+//! - One timer runs per peer whose REPLY the node awaits (`outstanding()`), and, with exclusion
+//!   by timeout, per excluded peer it probes while waiting (`probed()`); with a lease, one
+//!   more: the lease while inside, and while waiting the age of the grants collected. Every
+//!   `SetTimer` names a fresh [`TimerId`], numbered per node (key timers by node and id).
+//!   Asking a peer again cancels its old timer first (asking under a new number after a
+//!   lease keeps it); its REPLY (in look-ahead also its applied DOZE or DISCONNECT) or its
+//!   exclusion cancels it.
 //! - On the `Timeout` of a current timer the node resends that REQUEST and sets a fresh
-//!   timer. A `Timeout` of a timer that was cancelled, re-armed, already fired or never set
+//!   timer (or, after [`exclusion`](permission::Recovery::exclusion) silent ones, excludes the
+//!   peer); a lease timer ends the entry's lease ([`Action::LeaseExpired`]) or, while
+//!   waiting, asks again under a new number. A `Timeout` of a timer that was cancelled, re-armed, already fired or never set
 //!   returns no actions and changes nothing, so an embedder that lets cancelled timers fire
 //!   is still correct.
 //! - [`timers::Timers`] keeps one node's timers for an embedder, sans-IO like the nodes: it
@@ -178,13 +185,17 @@
 //! | `Timeout` | `Unsupported` (with an idle pause or recovery: always) | always | always |
 //! | `Doze`, `Wake`, `Disconnect`, `Reconnect` | `Unsupported` | by mode ([table](look_ahead#driving-contract)) | `Unsupported` |
 //! | `Cancel` | in `Waiting` | in `Waiting` | in `Waiting` |
+//! | `Suspect(peer)`, `Trust(peer)` | `Unsupported` | always; `peer` another host | always; `peer` another host |
 //!
 //! Otherwise the node returns, for `Request` outside `Remainder`,
 //! [`AlreadyRequested(status)`](Error::AlreadyRequested); for a bad `resources`,
 //! [`InvalidResources`](Error::InvalidResources); for `Release` outside `Critical`,
 //! [`NotInCritical(status)`](Error::NotInCritical); for `Cancel` outside `Waiting`,
 //! [`NotWaiting(status)`](Error::NotWaiting); for an event in the wrong look-ahead mode,
-//! or `Doze`/`Disconnect` outside `Remainder`, [`WrongMode`](Error::WrongMode). Every
+//! or `Doze`/`Disconnect` outside `Remainder`, [`WrongMode`](Error::WrongMode); for
+//! `Suspect` or `Trust` naming the node itself or no host,
+//! [`NotAPeer`](Error::NotAPeer) (suspecting an excluded peer, or trusting one that is not,
+//! does nothing). Every
 //! algorithm checks in one order and returns the first failure: the section, then the
 //! resources, then (look-ahead) the mode; so a `Request` while `Waiting` for a bad number of
 //! resources is `AlreadyRequested(Waiting)` everywhere. [`CsRequest::priority`] is read only by
@@ -198,7 +209,8 @@
 //! | messages | REQUEST, TOKEN, LinkInfo, Probe, TokenAck (recovery: Beacon, Claim) | TOKEN, REQUEST, UPDATE, RELEASE, LINK, Probe, TokenAck (recovery: Beacon, Claim) | REQUEST, REPLY, DOZE, DISCONNECT, RECONNECT | REQUEST, REPLY |
 //! | `EnterCritical { resources, fence }` | 1; `fence` lane: the token's id | `h`, the request's `resources`; lane 0 | 1; lane 0 | 1; lane 0 |
 //! | `SetTimer`, `CancelTimer` | with an idle pause or recovery, else never | with recovery, else never | yes | yes |
-//! | `LeaseExpired`, `Report` | with recovery | with recovery | with a lease; exclusion | with a lease; exclusion |
+//! | `LeaseExpired` | with recovery | with recovery | with a lease | with a lease |
+//! | `Report` | with recovery: `TokenRegenerated`, `TokenDestroyed` | with recovery: likewise | `PeerExcluded`, `PeerReadmitted` | `PeerExcluded`, `PeerReadmitted` |
 //! | `Anomaly` kinds | `UnknownPeer`, `OutOfRange`, `Stale`, `RedundantLinkEvent`, `Unexpected` | all of [`Anomaly`] | `UnknownPeer`, `OutOfRange`, `Stale`, `Unexpected` | `UnknownPeer`, `OutOfRange`, `Stale`, `Unexpected` |
 //!
 //! ### Anomalies
@@ -222,8 +234,11 @@
 //! their property tests assert it: symmetric churn (prioritized), one-sided link events
 //! (`UnknownPeer` by the hundred, both token algorithms), and loss, duplicates, late
 //! replays, timers firing at any time and mode changes (`Stale` and `Unexpected`, both
-//! permission algorithms, even with reliable delivery once a timer fires early). The
-//! adversarial tests, which corrupt fields, add `OutOfRange`.
+//! permission algorithms, even with reliable delivery once a timer fires early), crashes,
+//! restarts and partitions (`Stale`: an old incarnation's REQUESTs). The adversarial tests,
+//! which corrupt fields, add `OutOfRange`. One `OutOfRange` comes without corruption: a
+//! look-ahead announcement of a host restarted under an incarnation its receiver has not seen
+//! in a REQUEST yet fails its check word like a corrupted one (`docs/ALGORITHMS.md`, C5).
 //!
 //! ## Threat model
 //!
@@ -251,6 +266,12 @@
 //!   priorities below [`queue::Priority::LEVEL_LIMIT`], and requests are numbered by their
 //!   host, so no single message can make two requests alike, mute a peer, pin a queue or move
 //!   a node's height far from its neighbours'.
+//! - no message excludes a peer: only the embedder's [`Event::Suspect`] and the node's own
+//!   timeout do, and any valid message readmits its sender. A request number carries its
+//!   host's incarnation ([`permission::incarnation_of`]) under the REQUEST's check word, so a
+//!   corrupted one reads as a lost message; a forged higher one mutes that host's genuine
+//!   REQUESTs (refused as an older incarnation) until it restarts above it: liveness, never
+//!   safety or a fence (`docs/ALGORITHMS.md`, C8).
 //!
 //! What no protocol can recover is reported, never papered over: a prioritized RELEASE whose
 //! check word fails loses its resources (capacity drops below `k`, with an `OutOfRange`
@@ -290,9 +311,15 @@
 //! | --- | --- | --- | --- | --- |
 //! | token algorithms, the papers' (default) | yes | yes: nothing is ever made again | yes | only without crashes and losses: a lost token is gone, reported by the session |
 //! | KRL/KRLF and prioritized with [`token::Recovery`] | yes | crashes and losses, in a part whose beacons arrive within the bounds; not across a partition | one token per id and part; a merge destroys the older | after the last fault, within the silence and claim bounds plus service (prioritized: a crashed holder's units within a lease bound) |
-//! | permission algorithms, the papers' (default) | yes | yes: nobody is excluded | n/a | only without crashes |
-//! | permission algorithms with exclusion ([`Event::Suspect`] or a timeout) | yes | when every exclusion is of a crashed host or after the lease and delivery bounds; not across a partition | n/a | after the last crash, within the exclusion timeout plus service |
+//! | permission algorithms, the papers' (default) | yes | yes: nobody is excluded | n/a | only without crashes (a host restarted under a new incarnation is served again) |
+//! | permission algorithms with exclusion ([`Event::Suspect`] or a timeout) | yes | when every exclusion is of a crashed host, or by timeout with a lease and [`exclusion_safe`](ricart_agrawala::Settings::exclusion_safe); not across a partition | n/a | after the last crash, within the exclusion timeout plus service |
 //! | permission algorithms with exclusion and majority | yes | also across partitions: only a part with a majority enters | n/a | in the part with a majority |
+//!
+//! For the permission algorithms, (a) means: a later entry's fence is above every earlier
+//! one's where the later host heard of it (`docs/ALGORITHMS.md`, F1); an entry that may follow
+//! grants nobody heard of (a peer excluded or restarted since) starts a new fence generation
+//! above every fence its host knew, so after any one crash no entry is refused by the
+//! resource; after several, an entry may still be, which costs that entry, never (a).
 //!
 //! What is not built yet is said as such in `docs/ALGORITHMS.md`: a majority mode for the
 //! token algorithms.

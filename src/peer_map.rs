@@ -140,6 +140,7 @@ impl<E> PeerMap<E> {
     }
 
     /// Whether there are no entries.
+    #[cfg(test)]
     pub(crate) fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

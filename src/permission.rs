@@ -24,8 +24,8 @@ use alloc::format;
 use crate::node::Outbox;
 use crate::peer_map::PeerMap;
 use crate::{
-    Action, Anomaly, Error, Fence, FenceCopies, NodeId, Protocol, Severity, Status, TimerId,
-    Violation,
+    Action, Anomaly, Error, Fence, FenceCopies, NodeId, Protocol, Report, Severity, Status,
+    TimerId, Violation,
 };
 
 /// How far ahead of the receiver's clock a peer's clock value or epoch may be; beyond it the
@@ -112,31 +112,50 @@ fn decide(status: Status, own: Option<Timestamp>, incoming: Timestamp) -> Decisi
 }
 
 /// `TO_req`: the peers whose REPLY the node still waits for, each with its retransmission
-/// timer. At most one entry per peer, so it is bounded by the number of hosts.
+/// timer, and the excluded peers it *probes* (asks without waiting for their REPLY, so that a
+/// peer wrongly excluded, or back after a partition, is heard from again). At most one entry
+/// per peer, so it is bounded by the number of hosts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Waits {
-    timers: PeerMap<(NodeId, TimerId)>,
+    timers: PeerMap<(NodeId, Wait)>,
     next_timer: u64,
 }
 
+/// One entry of [`Waits`]: the peer's current timer, and whether it is only probed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Wait {
+    timer: TimerId,
+    probe: bool,
+}
+
 impl Waits {
-    /// Start (or restart) waiting for `peer`, arming a fresh timer. A fresh id per arming makes
-    /// a timeout of an earlier arming stale.
-    pub(crate) fn arm<M>(&mut self, peer: NodeId, after: u64, out: &mut Outbox<M>) {
-        if let Some((_, old)) = self.timers.remove(peer) {
-            out.push(Action::CancelTimer { timer: old });
-        }
+    /// A fresh timer id, above every id handed out before (numbered per node).
+    pub(crate) fn fresh(&mut self) -> TimerId {
         self.next_timer = self.next_timer.wrapping_add(1);
-        let timer = TimerId(self.next_timer);
-        self.timers.insert((peer, timer));
+        TimerId(self.next_timer)
+    }
+
+    /// The last timer id handed out: a timer with a larger id was armed after this moment.
+    fn mark(&self) -> u64 {
+        self.next_timer
+    }
+
+    /// Start (or restart) waiting for `peer` (or probing it, if `probe`), arming a fresh
+    /// timer. A fresh id per arming makes a timeout of an earlier arming stale.
+    pub(crate) fn arm<M>(&mut self, peer: NodeId, after: u64, probe: bool, out: &mut Outbox<M>) {
+        if let Some((_, old)) = self.timers.remove(peer) {
+            out.push(Action::CancelTimer { timer: old.timer });
+        }
+        let timer = self.fresh();
+        self.timers.insert((peer, Wait { timer, probe }));
         out.push(Action::SetTimer { timer, after });
     }
 
-    /// Stop waiting for `peer`. Returns whether it was waited for.
+    /// Stop waiting for (or probing) `peer`. Returns whether it was waited for or probed.
     pub(crate) fn resolve<M>(&mut self, peer: NodeId, out: &mut Outbox<M>) -> bool {
         match self.timers.remove(peer) {
-            Some((_, timer)) => {
-                out.push(Action::CancelTimer { timer });
+            Some((_, wait)) => {
+                out.push(Action::CancelTimer { timer: wait.timer });
                 true
             }
             None => false,
@@ -144,37 +163,49 @@ impl Waits {
     }
 
     /// Timer `timer` fired: stop waiting for its peer (the caller re-arms after resending) and
-    /// return the peer. A stale or unknown timer gives `None` and changes nothing.
-    pub(crate) fn expire(&mut self, timer: TimerId) -> Option<NodeId> {
-        let peer = self
+    /// return the peer, and whether it was only probed. A stale or unknown timer gives `None`
+    /// and changes nothing.
+    fn expire(&mut self, timer: TimerId) -> Option<(NodeId, bool)> {
+        let (peer, wait) = self
             .timers
             .iter()
-            .find(|(_, t)| *t == timer)
-            .map(|(peer, _)| *peer)?;
+            .find(|(_, w)| w.timer == timer)
+            .copied()?;
         self.timers.remove(peer);
-        Some(peer)
+        Some((peer, wait.probe))
     }
 
-    /// Whether the node waits for `peer`.
+    /// Whether the node waits for `peer` (a probe is not a wait).
     pub(crate) fn contains(&self, peer: NodeId) -> bool {
-        self.timers.contains(peer)
+        self.timers.get(peer).is_some_and(|(_, w)| !w.probe)
     }
 
-    /// Stop waiting for anyone, cancelling every timer.
+    /// Stop waiting for anyone and probing anyone, cancelling every timer.
     pub(crate) fn clear<M>(&mut self, out: &mut Outbox<M>) {
-        for (_, timer) in self.timers.drain() {
-            out.push(Action::CancelTimer { timer });
+        for (_, wait) in self.timers.drain() {
+            out.push(Action::CancelTimer { timer: wait.timer });
         }
     }
 
-    /// Whether no REPLY is outstanding.
+    /// Whether no REPLY is outstanding (probes aside).
     pub(crate) fn is_empty(&self) -> bool {
-        self.timers.is_empty()
+        self.timers.iter().all(|(_, w)| w.probe)
     }
 
-    /// The peers still owing a REPLY, in id order.
+    /// The peers still owing a REPLY, in id order (probes aside).
     pub(crate) fn peers(&self) -> impl Iterator<Item = NodeId> + '_ {
-        self.timers.peers()
+        self.timers
+            .iter()
+            .filter(|(_, w)| !w.probe)
+            .map(|(peer, _)| *peer)
+    }
+
+    /// The peers probed, in id order.
+    pub(crate) fn probed(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.timers
+            .iter()
+            .filter(|(_, w)| w.probe)
+            .map(|(peer, _)| *peer)
     }
 }
 
@@ -232,15 +263,115 @@ impl<T: Copy> Deferred<T> {
     }
 }
 
+/// What both permission algorithms' `Settings` hold about failures: a lease, exclusion of
+/// silent peers, majority mode. All off by default, as in the papers. Build it through the
+/// algorithms' `Settings::with_lease`, `with_exclusion` and `with_majority`; the crate's
+/// [failure model](crate#failure-model) says what each buys, and `docs/ALGORITHMS.md` (C1–C8)
+/// derives the bounds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Recovery {
+    /// The lease of an entry, in [the embedder's time unit](crate#timers): `after` this long
+    /// in the critical section the node emits [`Action::LeaseExpired`] (once, unless it
+    /// released first). It also bounds how old a grant may be: a node still waiting a lease
+    /// after (re)numbering its request asks again under a new number. `None`: no lease.
+    pub lease: Option<u64>,
+    /// Exclude a peer the node waits for once it stayed silent through this many consecutive
+    /// retransmission timeouts (no valid message from it in between) and the node sent it no
+    /// REPLY for as long. `None`: only [`crate::Event::Suspect`] excludes.
+    pub exclusion: Option<u32>,
+    /// Enter only with the grants of a strict majority of the hosts, the node itself
+    /// included.
+    pub majority: bool,
+}
+
+impl Recovery {
+    /// Whether exclusion by timeout, with leases, keeps at most one holder acting at a time:
+    /// `exclusion · retransmit_after ≥ (1 + ρ)·(2·lease/(1 − ρ) + delivery_bound)`, with every
+    /// host's clock within a factor `1 ± ρ` of real time (`ρ = drift_ppm / 10^6`) and every
+    /// REQUEST reaching a live host within `delivery_bound` of its first sending,
+    /// retransmissions included (all in the embedder's time unit; `docs/ALGORITHMS.md`, C4,
+    /// derives it). False without a lease or without exclusion, or with `drift_ppm ≥ 10^6`.
+    pub fn exclusion_safe(
+        &self,
+        retransmit_after: u64,
+        delivery_bound: u64,
+        drift_ppm: u32,
+    ) -> bool {
+        const P: u128 = 1_000_000;
+        let (Some(lease), Some(m)) = (self.lease, self.exclusion) else {
+            return false;
+        };
+        let d = u128::from(drift_ppm);
+        if d >= P {
+            return false;
+        }
+        // m·R/(1+ρ) ≥ 2L/(1−ρ) + Δ, times P²·(1+ρ)(1−ρ)/P² ... in integers:
+        // m·R·(P−d)·P ≥ (P+d)·(2L·P + Δ·(P−d)).
+        let silence = u128::from(m) * u128::from(retransmit_after) * (P - d) * P;
+        let needed = (P + d) * (2 * u128::from(lease) * P + u128::from(delivery_bound) * (P - d));
+        silence >= needed
+    }
+}
+
+/// The incarnation a request number belongs to: its high 32 bits. A host restarted under
+/// incarnation `i` numbers its requests from `i << 32` on, above every number of its earlier
+/// incarnations (2^32 requests per incarnation).
+pub const fn incarnation_of(seq: u64) -> u32 {
+    (seq >> 32) as u32
+}
+
+/// The first value of the fence generation after the one `fence` is in: fences are
+/// `generation << 32 | count`. An entry that may follow grants this node could not hear of
+/// (a peer excluded, a peer restarted) takes it, so it is above every fence of the
+/// generations it knew (`docs/ALGORITHMS.md`, C6).
+const fn next_generation(fence: u64) -> u64 {
+    (fence | 0xFFFF_FFFF).saturating_add(1)
+}
+
+/// What the node knows of one peer, beyond the sets of its algorithm.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct PeerState {
+    /// Excluded: not waited for, not counted, not asked (only probed).
+    excluded: bool,
+    /// The highest incarnation seen in its REQUESTs.
+    incarnation: u32,
+    /// Consecutive timeouts of its timer counted towards exclusion.
+    quiet: u32,
+    /// Only timeouts of timers armed after this mark count (the last REPLY sent to it or
+    /// message heard from it).
+    quiet_since: u64,
+    /// It granted the open request under its current number.
+    granted: bool,
+}
+
+/// What a node does on the expiry of one of its timers ([`Core::timeout`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Expiry {
+    /// Not a current timer (or a lease that ended: reported already): nothing.
+    Nothing,
+    /// Ask `peer` again for the open request, waiting for its REPLY.
+    Ask(NodeId, Ticket),
+    /// Probe the excluded `peer` again.
+    Probe(NodeId, Ticket),
+    /// `peer` stayed silent long enough: exclude it.
+    Exclude(NodeId),
+    /// The grants collected are a lease old: ask again under a new number.
+    Refresh,
+}
+
 /// The state and rules every permission-based node shares: its section, Lamport clock, open
 /// request, its own request counter, outstanding REPLYs (`TO_req`) and deferred requests
-/// (`Q_req`, each with the `T` needed to answer it). The algorithms add their own state around
-/// it.
+/// (`Q_req`, each with the `T` needed to answer it), and what it knows of each peer's
+/// failures. The algorithms add their own state around it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Core<T> {
     pub(crate) id: NodeId,
     pub(crate) hosts: u32,
     pub(crate) retransmit_after: u64,
+    pub(crate) recovery: Recovery,
+    /// This host's incarnation.
+    pub(crate) incarnation: u32,
     pub(crate) status: Status,
     pub(crate) clock: LamportClock,
     /// The open request (`ts_req` and its number), `None` in the remainder section.
@@ -253,11 +384,29 @@ pub(crate) struct Core<T> {
     /// so it travels along every causal chain from one critical section's exit to the next
     /// entry, which is one above it (`docs/ALGORITHMS.md`, F1).
     pub(crate) fence_seen: u64,
+    /// The next entry starts a new fence generation (a peer was excluded or restarted since
+    /// the last entry).
+    bump: bool,
+    /// The fence of the current (or last) entry.
+    entry_fence: u64,
+    /// The lease timer while inside; while waiting with a lease, the timer after which the
+    /// grants collected are too old.
+    lease: Option<TimerId>,
+    /// One slot per host (the own slot unused).
+    peers: alloc::vec::Vec<PeerState>,
 }
 
 impl<T: Copy> Core<T> {
-    /// A node in the remainder section, after validating the shared configuration.
-    pub(crate) fn new(id: NodeId, hosts: u32, retransmit_after: u64) -> Result<Self, Error> {
+    /// A node in the remainder section, after validating the shared configuration. A host
+    /// of incarnation `i` numbers its requests from `i << 32` and has seen fences up to
+    /// `i << 32` (C5, C6).
+    pub(crate) fn new(
+        id: NodeId,
+        hosts: u32,
+        retransmit_after: u64,
+        recovery: Recovery,
+        incarnation: u32,
+    ) -> Result<Self, Error> {
         let bad = |reason| Err(Error::InvalidConfig { node: id, reason });
         if id.0 >= hosts {
             return bad("id must be below the number of hosts");
@@ -265,17 +414,30 @@ impl<T: Copy> Core<T> {
         if retransmit_after == 0 {
             return bad("retransmit_after must be positive");
         }
+        if recovery.lease == Some(0) {
+            return bad("a lease must be positive");
+        }
+        if recovery.exclusion == Some(0) {
+            return bad("exclusion needs at least one retransmission timeout");
+        }
+        let floor = u64::from(incarnation) << 32;
         Ok(Core {
             id,
             hosts,
             retransmit_after,
+            recovery,
+            incarnation,
             status: Status::Remainder,
             clock: LamportClock::default(),
             open: None,
-            seq: 0,
+            seq: floor,
             waits: Waits::default(),
             deferred: Deferred::default(),
-            fence_seen: 0,
+            fence_seen: floor,
+            bump: false,
+            entry_fence: 0,
+            lease: None,
+            peers: alloc::vec![PeerState::default(); hosts as usize],
         })
     }
 
@@ -290,6 +452,62 @@ impl<T: Copy> Core<T> {
         (0..self.hosts).map(NodeId).filter(move |&p| p != me)
     }
 
+    fn peer(&self, peer: NodeId) -> PeerState {
+        match self.peers.get(peer.index()) {
+            Some(state) if peer != self.id => *state,
+            _ => PeerState::default(),
+        }
+    }
+
+    fn peer_mut(&mut self, peer: NodeId) -> Option<&mut PeerState> {
+        if peer == self.id {
+            return None;
+        }
+        self.peers.get_mut(peer.index())
+    }
+
+    /// Whether `peer` is excluded.
+    pub(crate) fn is_excluded(&self, peer: NodeId) -> bool {
+        self.peer(peer).excluded
+    }
+
+    /// The excluded peers, in id order.
+    pub(crate) fn excluded(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.peers().filter(|&p| self.is_excluded(p))
+    }
+
+    /// The highest incarnation of `peer` seen.
+    pub(crate) fn peer_incarnation(&self, peer: NodeId) -> u32 {
+        self.peer(peer).incarnation
+    }
+
+    /// Whether `peer` granted the open request under its current number.
+    pub(crate) fn granted(&self, peer: NodeId) -> bool {
+        self.peer(peer).granted
+    }
+
+    /// Whether excluded peers are probed while waiting: when the node excludes by its own
+    /// timeout, nothing else would tell it a peer is back.
+    pub(crate) fn probes(&self) -> bool {
+        self.recovery.exclusion.is_some()
+    }
+
+    /// Whether the node may enter as far as majority mode goes: it and the peers that granted
+    /// its current request and are not excluded are a strict majority of the hosts.
+    pub(crate) fn quorum(&self) -> bool {
+        if !self.recovery.majority {
+            return true;
+        }
+        let granted = self
+            .peers()
+            .filter(|&p| {
+                let s = self.peer(p);
+                s.granted && !s.excluded
+            })
+            .count() as u64;
+        2 * (1 + granted) > u64::from(self.hosts)
+    }
+
     /// A fresh Lamport timestamp for a local event.
     pub(crate) fn stamp(&mut self) -> Timestamp {
         Timestamp {
@@ -298,9 +516,34 @@ impl<T: Copy> Core<T> {
         }
     }
 
+    /// Forget every grant (a new request, or a new number for it).
+    fn forget_grants(&mut self) {
+        for p in &mut self.peers {
+            p.granted = false;
+        }
+    }
+
+    /// (Re)arm the timer after which the grants collected are a lease old.
+    fn arm_lease<M>(&mut self, out: &mut Outbox<M>) {
+        if let Some(after) = self.recovery.lease {
+            if let Some(old) = self.lease.take() {
+                out.push(Action::CancelTimer { timer: old });
+            }
+            let timer = self.waits.fresh();
+            self.lease = Some(timer);
+            out.push(Action::SetTimer { timer, after });
+        }
+    }
+
+    fn cancel_lease<M>(&mut self, out: &mut Outbox<M>) {
+        if let Some(timer) = self.lease.take() {
+            out.push(Action::CancelTimer { timer });
+        }
+    }
+
     /// Open a request (the application's `Request`, after [`crate::node::check_local`]) and
-    /// return it.
-    pub(crate) fn open_request(&mut self) -> Ticket {
+    /// return it. With a lease, the grants it collects are good for one lease.
+    pub(crate) fn open_request<M>(&mut self, out: &mut Outbox<M>) -> Ticket {
         self.seq = self.seq.saturating_add(1);
         let ticket = Ticket {
             ts: self.stamp(),
@@ -308,34 +551,84 @@ impl<T: Copy> Core<T> {
         };
         self.open = Some(ticket);
         self.status = Status::Waiting;
+        self.forget_grants();
+        self.arm_lease(out);
         ticket
     }
 
-    /// Give the open request a new number, keeping its priority: look-ahead asks again under a
-    /// new epoch after a reconnection, and a REPLY to the earlier round must differ from one
-    /// to the new round in more than the epoch (one corrupted field could change that).
+    /// Give the open request a new number, keeping its priority: a REPLY to an earlier round
+    /// must differ from one to the new round in more than one field. Every grant of the
+    /// earlier number is void; the caller asks again. Look-ahead does this after a
+    /// reconnection; both algorithms when their grants are a lease old or a peer restarted.
     pub(crate) fn renumber(&mut self) -> Option<Ticket> {
         let ticket = self.open.as_mut()?;
         self.seq = self.seq.saturating_add(1);
         ticket.seq = self.seq;
-        Some(*ticket)
+        let ticket = *ticket;
+        self.forget_grants();
+        Some(ticket)
     }
 
-    /// Send the open request to `peer` with `msg` and (re)arm its timer.
+    /// Send the open request to `peer` with `msg` and (re)arm its timer: a wait, or a probe
+    /// if `peer` is excluded.
     pub(crate) fn ask<M>(&mut self, peer: NodeId, msg: M, out: &mut Outbox<M>) {
+        let probe = self.is_excluded(peer);
+        if !probe {
+            // Waited for again: its earlier grant no longer counts until it answers.
+            if let Some(state) = self.peer_mut(peer) {
+                state.granted = false;
+            }
+        }
         out.send(peer, msg);
-        self.waits.arm(peer, self.retransmit_after, out);
+        self.waits.arm(peer, self.retransmit_after, probe, out);
     }
 
-    /// Enter the critical section once every REPLY is in, fenced one above every fence seen.
+    /// Send the open request, under a new number, to `peer` again: like [`Core::ask`], but a
+    /// timer already running for it keeps running (its expiry resends the current number).
+    /// Renumbering when grants are a lease old must not keep a silent peer's retransmission
+    /// timer from ever expiring, which would keep the node from excluding it.
+    pub(crate) fn ask_again<M>(&mut self, peer: NodeId, msg: M, out: &mut Outbox<M>) {
+        if self.waits.timers.get(peer).is_none() {
+            return self.ask(peer, msg, out);
+        }
+        if !self.is_excluded(peer) {
+            if let Some(state) = self.peer_mut(peer) {
+                state.granted = false;
+            }
+        }
+        out.send(peer, msg);
+    }
+
+    /// Probe the excluded `peer` one retransmission timeout from now (its exclusion just
+    /// ended a wait: nothing is sent to it at once).
+    pub(crate) fn probe_later<M>(&mut self, peer: NodeId, out: &mut Outbox<M>) {
+        self.waits.arm(peer, self.retransmit_after, true, out);
+    }
+
+    /// Whether to send the open request to `peer` at all: every peer that is not excluded,
+    /// and excluded ones only as probes.
+    pub(crate) fn asks(&self, peer: NodeId) -> bool {
+        !self.is_excluded(peer) || self.probes()
+    }
+
+    /// Enter the critical section once every REPLY is in (and, in majority mode, a majority
+    /// granted), fenced one above every fence seen, or at the start of a new generation if a
+    /// peer was excluded or restarted since the last entry. With a lease, its timer starts.
     pub(crate) fn try_enter<M>(&mut self, out: &mut Outbox<M>) {
-        if self.status == Status::Waiting && self.waits.is_empty() {
+        if self.status == Status::Waiting && self.waits.is_empty() && self.quorum() {
             self.status = Status::Critical;
-            self.fence_seen = self.fence_seen.saturating_add(1);
+            self.waits.clear(out);
+            self.fence_seen = if core::mem::take(&mut self.bump) {
+                next_generation(self.fence_seen)
+            } else {
+                self.fence_seen.saturating_add(1)
+            };
+            self.entry_fence = self.fence_seen;
             out.push(Action::EnterCritical {
                 resources: 1,
                 fence: Fence::new(0, self.fence_seen),
             });
+            self.arm_lease(out);
         }
     }
 
@@ -374,22 +667,68 @@ impl<T: Copy> Core<T> {
     }
 
     /// Back to the remainder section (on `Release`, after [`crate::node::check_local`], or
-    /// on withdrawing): no open request, every deferred request answered with `reply`.
+    /// on withdrawing): no open request, no lease, every deferred request answered with
+    /// `reply`.
     pub(crate) fn close<M>(
         &mut self,
         out: &mut Outbox<M>,
-        reply: impl FnMut(NodeId, Ticket, T) -> M,
+        mut reply: impl FnMut(NodeId, Ticket, T) -> M,
     ) {
         self.status = Status::Remainder;
         self.open = None;
-        self.deferred.answer_all(out, reply);
+        self.cancel_lease(out);
+        let (mark, counts) = (self.waits.mark(), self.recovery.exclusion.is_some());
+        let peers = &mut self.peers;
+        self.deferred.answer_all(out, |peer, ticket, tag| {
+            match peers.get_mut(peer.index()) {
+                Some(state) if counts => {
+                    state.quiet = 0;
+                    state.quiet_since = mark;
+                }
+                _ => {}
+            }
+            reply(peer, ticket, tag)
+        });
     }
 
-    /// Timer `timer` fired: the peer to ask again and the open request, or `None` for a timer
-    /// that is not current (cancelled or re-armed since), which is a no-op.
-    pub(crate) fn expired(&mut self, timer: TimerId) -> Option<(NodeId, Ticket)> {
-        let open = self.open?;
-        self.waits.expire(timer).map(|peer| (peer, open))
+    /// Timer `timer` fired: what to do (see [`Expiry`]). A lease that ends inside the critical
+    /// section is reported here ([`Action::LeaseExpired`], once); a timer that is not current
+    /// (cancelled or re-armed since) is a no-op.
+    pub(crate) fn timeout<M>(&mut self, timer: TimerId, out: &mut Outbox<M>) -> Expiry {
+        if self.lease == Some(timer) {
+            self.lease = None;
+            return match self.status {
+                Status::Critical => {
+                    out.push(Action::LeaseExpired {
+                        fence: Fence::new(0, self.entry_fence),
+                    });
+                    Expiry::Nothing
+                }
+                Status::Waiting => {
+                    self.arm_lease(out);
+                    Expiry::Refresh
+                }
+                Status::Remainder => Expiry::Nothing,
+            };
+        }
+        let Some(open) = self.open else {
+            return Expiry::Nothing;
+        };
+        let Some((peer, probe)) = self.waits.expire(timer) else {
+            return Expiry::Nothing;
+        };
+        if probe {
+            return Expiry::Probe(peer, open);
+        }
+        if let (Some(limit), Some(state)) = (self.recovery.exclusion, self.peer_mut(peer)) {
+            if timer.0 > state.quiet_since {
+                state.quiet = state.quiet.saturating_add(1);
+            }
+            if state.quiet >= limit {
+                return Expiry::Exclude(peer);
+            }
+        }
+        Expiry::Ask(peer, open)
     }
 
     /// Whether a REQUEST `ticket` from `from` is current, i.e. not older than the request of
@@ -410,16 +749,133 @@ impl<T: Copy> Core<T> {
         decide(self.status, self.open.map(|t| t.ts), incoming)
     }
 
-    /// Whether a REPLY naming `ticket` answers the open request and `from` still owed it; if
-    /// so the wait ends (its timer is cancelled).
+    /// Whether a REPLY naming `ticket` answers the open request and `from` still owed it
+    /// (waited for, probed, or excluded before its grant came); if so the wait ends (its timer
+    /// is cancelled) and `from` has granted.
     pub(crate) fn accept_reply<M>(
         &mut self,
         from: NodeId,
         ticket: Ticket,
         out: &mut Outbox<M>,
     ) -> bool {
-        self.open == Some(ticket) && self.waits.resolve(from, out)
+        if self.open != Some(ticket) {
+            return false;
+        }
+        let owed = self.waits.resolve(from, out) || (self.is_excluded(from) && !self.granted(from));
+        if owed {
+            if let Some(state) = self.peer_mut(from) {
+                state.granted = true;
+            }
+        }
+        owed
     }
+
+    /// The node sent `peer` a REPLY: its silence counts towards exclusion only from now (a
+    /// host it granted may be inside for up to its lease).
+    pub(crate) fn replied(&mut self, peer: NodeId) {
+        let mark = self.waits.mark();
+        if self.recovery.exclusion.is_none() {
+            return; // nothing counts silence
+        }
+        if let Some(state) = self.peer_mut(peer) {
+            state.quiet = 0;
+            state.quiet_since = mark;
+        }
+    }
+
+    /// A valid message from `peer` arrived: its silence counts from now. Returns whether it
+    /// was excluded (the caller readmits it: [`Core::readmit`] and its own rules).
+    pub(crate) fn heard(&mut self, peer: NodeId) -> bool {
+        let (mark, counts) = (self.waits.mark(), self.recovery.exclusion.is_some());
+        match self.peer_mut(peer) {
+            Some(state) => {
+                if counts {
+                    state.quiet = 0;
+                    state.quiet_since = mark;
+                }
+                state.excluded
+            }
+            None => false,
+        }
+    }
+
+    /// Exclude `peer`: stop waiting for it (and probing it), drop its deferred request, stop
+    /// counting it, start a new fence generation at the next entry, report it. Returns false (and does nothing) if it
+    /// was excluded already. The caller then probes it if waiting ([`Core::probes`]) and
+    /// tries to enter.
+    pub(crate) fn exclude<M>(&mut self, peer: NodeId, out: &mut Outbox<M>) -> bool {
+        match self.peer_mut(peer) {
+            Some(state) if !state.excluded => {
+                state.excluded = true;
+                state.quiet = 0;
+            }
+            _ => return false,
+        }
+        self.waits.resolve(peer, out);
+        // Its deferred request goes, as a DISCONNECT's does: if it is alive it asks again,
+        // and its REQUEST readmits it. (Look-ahead must drop it: the REPLY would move this
+        // node into the peer's `Status_set` while the peer sits in this node's.)
+        self.deferred.remove(peer);
+        self.bump = true;
+        out.push(Action::Report(Report::PeerExcluded(peer)));
+        true
+    }
+
+    /// Readmit `peer`: count it again and report it. Returns false (and does nothing) if it
+    /// was not excluded. The caller then asks it if waiting without its grant.
+    pub(crate) fn readmit<M>(&mut self, peer: NodeId, out: &mut Outbox<M>) -> bool {
+        match self.peer_mut(peer) {
+            Some(state) if state.excluded => state.excluded = false,
+            _ => return false,
+        }
+        self.waits.resolve(peer, out);
+        out.push(Action::Report(Report::PeerReadmitted(peer)));
+        true
+    }
+
+    /// Whether a waiting node must ask `peer` now: it is not excluded and has not granted the
+    /// current number, and is not waited for already.
+    pub(crate) fn must_ask(&self, peer: NodeId) -> bool {
+        self.status == Status::Waiting
+            && !self.is_excluded(peer)
+            && !self.granted(peer)
+            && !self.waits.contains(peer)
+    }
+
+    /// Judge the incarnation of a REQUEST numbered `seq` from `from` (C5): an older
+    /// incarnation than one seen is refused; a newer one means the host restarted with empty
+    /// state, so its deferred request (of the old incarnation) is dropped, the next entry
+    /// starts a new fence generation, and the caller readmits it and, if waiting, asks
+    /// everyone again under a new number (its old incarnation's REPLYs, late copies
+    /// included, must no longer count).
+    pub(crate) fn incarnation_check(&mut self, from: NodeId, seq: u64) -> Incarnation {
+        let claimed = incarnation_of(seq);
+        let Some(state) = self.peer_mut(from) else {
+            return Incarnation::Current;
+        };
+        match claimed.cmp(&state.incarnation) {
+            core::cmp::Ordering::Less => Incarnation::Old,
+            core::cmp::Ordering::Equal => Incarnation::Current,
+            core::cmp::Ordering::Greater => {
+                state.incarnation = claimed;
+                state.granted = false;
+                self.deferred.remove(from);
+                self.bump = true;
+                Incarnation::New
+            }
+        }
+    }
+}
+
+/// A REQUEST's incarnation, against the sender's highest seen ([`Core::incarnation_check`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Incarnation {
+    /// Older: refused.
+    Old,
+    /// The one known.
+    Current,
+    /// Newer: the host restarted.
+    New,
 }
 
 /// How the permission algorithms read an anomaly (the reasons are on [`Anomaly`]'s variants):
@@ -451,19 +907,37 @@ pub(crate) fn one_inside<P: Protocol>(nodes: &[P]) -> Result<(), Violation> {
 }
 
 /// A waiting host always has a REPLY outstanding (with its retransmission timer), otherwise it
-/// would have entered; other hosts wait for nothing (rule `outstanding-replies`). This is
-/// what makes a waiting host's request impossible to lose.
+/// would have entered, unless majority mode keeps it out (`quorum` false: too few grants);
+/// other hosts wait for nothing (rule `outstanding-replies`). This is what makes a waiting
+/// host's request impossible to lose.
 pub(crate) fn waits_match_status(
     me: NodeId,
     status: Status,
     outstanding: usize,
+    quorum: bool,
 ) -> Result<(), Violation> {
     let detail = match (status, outstanding) {
-        (Status::Waiting, 0) => "waiting with no REPLY outstanding".into(),
+        (Status::Waiting, 0) if quorum => "waiting with no REPLY outstanding".into(),
         (Status::Waiting, _) | (_, 0) => return Ok(()),
         (s, k) => format!("{k} REPLYs outstanding while {s:?}"),
     };
     Err(Violation::new("outstanding-replies", Some(me), detail))
+}
+
+/// An excluded peer is not waited for (rule `excluded-not-awaited`).
+pub(crate) fn excluded_not_awaited(
+    me: NodeId,
+    mut outstanding: impl Iterator<Item = NodeId>,
+    excluded: impl Fn(NodeId) -> bool,
+) -> Result<(), Violation> {
+    match outstanding.find(|&p| excluded(p)) {
+        Some(p) => Err(Violation::new(
+            "excluded-not-awaited",
+            Some(me),
+            format!("waits for the REPLY of {p:?}, which it excludes"),
+        )),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -509,12 +983,13 @@ mod tests {
 
     #[test]
     fn requests_of_one_host_never_share_a_ticket_even_with_a_pinned_clock() {
-        let mut core: Core<()> = Core::new(NodeId(0), 2, 1).unwrap();
+        let mut core: Core<()> = Core::new(NodeId(0), 2, 1, Recovery::default(), 0).unwrap();
+        let mut out: Outbox<()> = Outbox::default();
         core.clock = LamportClock(u64::MAX);
-        let first = core.open_request();
+        let first = core.open_request(&mut out);
         core.status = Status::Remainder;
         core.open = None;
-        let second = core.open_request();
+        let second = core.open_request(&mut out);
         assert_eq!(first.ts, second.ts, "the clock is pinned");
         assert_ne!(first, second);
         assert_eq!(second.seq, first.seq + 1);
@@ -533,15 +1008,15 @@ mod tests {
     fn waits_rearm_with_fresh_ids_and_ignore_stale_timers() {
         let mut out: Outbox<()> = Outbox::default();
         let mut w = Waits::default();
-        w.arm(NodeId(1), 10, &mut out);
-        w.arm(NodeId(2), 10, &mut out);
+        w.arm(NodeId(1), 10, false, &mut out);
+        w.arm(NodeId(2), 10, false, &mut out);
         let actions: alloc::vec::Vec<_> = out.drain().collect();
         let Action::SetTimer { timer: first, .. } = actions[0] else {
             panic!("{actions:?}")
         };
-        assert_eq!(w.expire(first), Some(NodeId(1)));
+        assert_eq!(w.expire(first), Some((NodeId(1), false)));
         assert_eq!(w.expire(first), None, "already expired");
-        w.arm(NodeId(1), 10, &mut out);
+        w.arm(NodeId(1), 10, false, &mut out);
         assert_eq!(w.expire(first), None, "re-armed with a new id");
         assert!(w.resolve(NodeId(2), &mut out));
         assert!(!w.resolve(NodeId(2), &mut out));
@@ -585,7 +1060,7 @@ mod tests {
             ts: ts(seq, 1),
             seq,
         };
-        let mut core: Core<()> = Core::new(NodeId(0), 2, 1).unwrap();
+        let mut core: Core<()> = Core::new(NodeId(0), 2, 1, Recovery::default(), 0).unwrap();
         // Nothing deferred: any number is current (no permanent mark to poison).
         assert!(core.current_request(NodeId(1), ticket(u64::MAX)));
         assert!(core.current_request(NodeId(1), ticket(1)));

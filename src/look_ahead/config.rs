@@ -3,6 +3,7 @@
 
 use alloc::vec::Vec;
 
+use crate::permission::Recovery;
 use crate::{Error, NodeId};
 
 /// What every host of a network agrees on.
@@ -16,6 +17,8 @@ pub struct Settings {
     pub retransmit_after: u64,
     /// Seed of the random matrix of Fig. 1 that gives every host its initial `Info_set`.
     pub seed: u64,
+    /// Lease, exclusion by timeout and majority mode (all off by default, as in the paper).
+    pub recovery: Recovery,
 }
 
 impl Settings {
@@ -26,12 +29,48 @@ impl Settings {
             hosts,
             retransmit_after,
             seed: 0,
+            recovery: Recovery {
+                lease: None,
+                exclusion: None,
+                majority: false,
+            },
         }
     }
 
     /// Initial sets from `seed`.
     pub const fn with_seed(self, seed: u64) -> Self {
         Settings { seed, ..self }
+    }
+
+    /// Every entry leased for `after` ([`Recovery::lease`]; must be > 0).
+    pub const fn with_lease(mut self, after: u64) -> Self {
+        self.recovery.lease = Some(after);
+        self
+    }
+
+    /// Exclude a peer silent through `retransmissions` consecutive retransmission timeouts
+    /// that was sent no REPLY for as long ([`Recovery::exclusion`]; must be > 0), as if it
+    /// had sent a DISCONNECT.
+    pub const fn with_exclusion(mut self, retransmissions: u32) -> Self {
+        self.recovery.exclusion = Some(retransmissions);
+        self
+    }
+
+    /// Enter only with the grants of a strict majority of the hosts ([`Recovery::majority`]).
+    /// A host then asks every peer it does not exclude (the look-ahead saving is given up:
+    /// a peer in `Status_set` behind a partition would never be waited for, so never
+    /// excluded), and a DISCONNECT excludes its sender.
+    pub const fn with_majority(mut self, on: bool) -> Self {
+        self.recovery.majority = on;
+        self
+    }
+
+    /// Whether the exclusion timeout outlasts every lease it could cut short, for REQUESTs
+    /// delivered within `delivery_bound` and clocks within `drift_ppm` parts per million
+    /// ([`Recovery::exclusion_safe`]).
+    pub fn exclusion_safe(&self, delivery_bound: u64, drift_ppm: u32) -> bool {
+        self.recovery
+            .exclusion_safe(self.retransmit_after, delivery_bound, drift_ppm)
     }
 }
 
@@ -45,8 +84,11 @@ pub struct Config {
     pub settings: Settings,
     /// The initial `Info_set`: `None` for the host's row of the seeded matrix of Fig. 1;
     /// explicit sets must be consistent across hosts (of two hosts, exactly one has the other
-    /// in its `Info_set`).
+    /// in its `Info_set`). A restarted host (incarnation above 0) asks everyone whatever this
+    /// says: its peers' sets moved on while it ran before.
     pub info_set: Option<Vec<NodeId>>,
+    /// This run of the host: 0 at first, larger after every restart with empty state.
+    pub incarnation: u32,
 }
 
 impl Config {
@@ -56,6 +98,18 @@ impl Config {
             id,
             settings,
             info_set: None,
+            incarnation: 0,
+        }
+    }
+
+    /// The host restarted with empty state as incarnation `incarnation`, which must be larger
+    /// than every incarnation it ran as before: its request numbers start at
+    /// `incarnation << 32`, its announcements are sealed with it, and it starts with every
+    /// peer in `Info_set` (`docs/ALGORITHMS.md`, C5).
+    pub fn with_incarnation(self, incarnation: u32) -> Self {
+        Config {
+            incarnation,
+            ..self
         }
     }
 

@@ -12,8 +12,10 @@
 //! | `pairwise-info` | [`check_safety`] | of any two hosts, at least one has the other in its `Info_set` |
 //! | `set-partition` | [`check_node`] | `Info_set` and `Status_set` partition the other hosts |
 //! | `deferred-in-info` | [`check_node`] | every deferred requester is in `Info_set` |
-//! | `absent-not-asked` | [`check_node`] | a peer counted as absent is neither asked nor waited for |
-//! | `outstanding-replies` | [`check_node`] | REPLYs are awaited exactly while waiting |
+//! | `absent-not-asked` | [`check_node`] | a peer counted as absent or excluded is neither asked nor waited for |
+//! | `outstanding-replies` | [`check_node`] | REPLYs are awaited exactly while waiting (in majority mode, a waiting host may await none while it lacks a majority of grants) |
+//!
+//! With hosts crashed, check the live ones: a crashed host's state is no longer anyone's.
 
 use alloc::format;
 use alloc::vec::Vec;
@@ -82,10 +84,12 @@ pub fn check_node(node: &Node) -> Result<(), Violation> {
     let needed = expected.iter().copied().filter(|&p| asks(node, p));
     if let Some(p) = needed
         .chain(node.outstanding())
-        .find(|&p| node.is_absent(p))
+        .find(|&p| node.is_absent(p) || node.is_excluded(p))
     {
-        let detail = format!("counts {p:?} as absent but asks it or waits for its REPLY");
+        let detail =
+            format!("counts {p:?} as absent or excludes it but asks it or waits for its REPLY");
         return broken("absent-not-asked", detail);
     }
-    waits_match_status(me, node.status(), node.outstanding().count())
+    let outstanding = node.outstanding().count();
+    waits_match_status(me, node.status(), outstanding, node.has_quorum())
 }

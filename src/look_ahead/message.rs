@@ -157,29 +157,53 @@ impl Announcement {
     // Hidden: the workspace's test kit and tests build messages with it; not stable API.
     #[doc(hidden)]
     pub fn new(ts: Timestamp, seen: u64, absent: bool, fence: u64) -> Self {
+        Self::new_in(ts, seen, absent, fence, 0)
+    }
+
+    /// An announcement of a sender of incarnation `incarnation` ([`Announcement::new`] is
+    /// incarnation 0): its check word covers the incarnation, which the message does not
+    /// carry, so a receiver that knows a later incarnation of the sender refuses it, like a
+    /// corrupted copy (`docs/ALGORITHMS.md`, C5).
+    // Hidden: the workspace's test kit and tests build messages with it; not stable API.
+    #[doc(hidden)]
+    pub fn new_in(ts: Timestamp, seen: u64, absent: bool, fence: u64, incarnation: u32) -> Self {
         Announcement {
             ts,
             seen,
             absent,
-            check: Self::seal(ts, seen, absent),
+            check: Self::seal(ts, seen, absent, incarnation),
             fence: Fence::new(0, fence).into(),
         }
     }
 
-    /// The check word of the fields ([`check_word`]).
-    pub(crate) fn seal(ts: Timestamp, seen: u64, absent: bool) -> u64 {
+    /// The check word of the fields and the sender's incarnation ([`check_word`], with a
+    /// scrambled incarnation added to the kind; incarnation 0 adds nothing, so it seals as
+    /// before incarnations existed). Scrambled, so that the one value of a field that would
+    /// make an older incarnation's word pass as a newer one's is no small change of it.
+    pub(crate) fn seal(ts: Timestamp, seen: u64, absent: bool, incarnation: u32) -> u64 {
         const KIND: u64 = 0x6c6f_6f6b_2d61_6865; // "look-ahe"
+        let mut tag = u64::from(incarnation).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        tag ^= tag >> 29;
+        tag = tag.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        tag ^= tag >> 32;
         check_word(
-            KIND,
+            KIND.wrapping_add(tag),
             [ts.clock, u64::from(ts.id.0), seen, u64::from(absent)],
         )
     }
 
-    /// Whether the check word matches the fields.
+    /// Whether the check word matches the fields, for a sender of incarnation 0.
     // Hidden: the workspace's tests and model checkers use it; not stable API.
     #[doc(hidden)]
     pub fn is_intact(&self) -> bool {
-        self.check == Self::seal(self.ts, self.seen, self.absent)
+        self.is_intact_in(0)
+    }
+
+    /// Whether the check word matches the fields, for a sender of incarnation `incarnation`.
+    // Hidden: the workspace's tests use it; not stable API.
+    #[doc(hidden)]
+    pub fn is_intact_in(&self, incarnation: u32) -> bool {
+        self.check == Self::seal(self.ts, self.seen, self.absent, incarnation)
     }
 
     /// The announcement with its check word XORed with `tag` (W2).

@@ -8,12 +8,17 @@
 //! is left. Every REQUEST has its own retransmission timer, so lost messages are recovered.
 //!
 //! The module follows the crate's common shape: [`Settings::new`]`(hosts, retransmit_after)`
-//! (with [`Settings::with_seed`] for the initial sets), [`Config::new`] (with
-//! [`Config::with_info_set`] for explicit sets), [`network`]`(settings)`, [`Node::new`],
-//! [`Message`] and [`invariants`]. Beyond `id()`, `status()` and [`Node::settings`], a node reports
-//! its [`Mode`] ([`Node::mode`]), its sets ([`Node::info_set`], [`Node::status_set`],
-//! [`Node::relation`]), its open request ([`Node::timestamp`]), the REPLYs it awaits
-//! ([`Node::outstanding`]) and those it defers ([`Node::deferred`]).
+//! (with [`Settings::with_seed`] for the initial sets, and [`Settings::with_lease`],
+//! [`Settings::with_exclusion`], [`Settings::with_majority`] and
+//! [`Settings::exclusion_safe`] for failures), [`Config::new`] (with
+//! [`Config::with_info_set`] for explicit sets and [`Config::with_incarnation`] for a restarted
+//! host), [`network`]`(settings)`, [`Node::new`], [`Message`] and [`invariants`]. Beyond
+//! `id()`, `status()` and [`Node::settings`], a node reports its [`Mode`] ([`Node::mode`]), its
+//! sets ([`Node::info_set`], [`Node::status_set`], [`Node::relation`]), its open request
+//! ([`Node::timestamp`]), the REPLYs it awaits ([`Node::outstanding`]) and those it defers
+//! ([`Node::deferred`]), and for failures [`Node::excluded`], [`Node::is_excluded`],
+//! [`Node::probed`], [`Node::incarnation`], [`Node::peer_incarnation`] and
+//! [`Node::has_quorum`].
 //!
 //! # Driving contract
 //! The crate's [driving contract](crate#driving-contract) applies; in short:
@@ -49,6 +54,26 @@
 //!   request is answered, as on `Release` (a reconnection announced on `Release` is announced
 //!   then too); the sets move only as those REPLYs move them, and REPLYs to the withdrawn
 //!   request grant nothing.
+//! - Failures (`docs/ALGORITHMS.md`, C1–C8; the guarantees: the crate's
+//!   [failure model](crate#failure-model)), in every mode and section. `Suspect(peer)`
+//!   excludes `peer` as if it had sent a DISCONNECT the host applied: into `Status_set`, its
+//!   wait ended, not asked (its copy of this host's announcements says `absent`), its deferred
+//!   request dropped; the host enters if it waits for nothing else. `Trust(peer)`, or any
+//!   valid message from it, readmits it as a RECONNECT that is not applied would: into
+//!   `Info_set`, and a waiting host without its REPLY for the current request asks it at once.
+//!   Both are reported (`Report::PeerExcluded`, `Report::PeerReadmitted`); naming the host
+//!   itself or no host is [`Error::NotAPeer`](crate::Error::NotAPeer). With
+//!   [`Settings::with_exclusion`]`(m)` a peer waited for that stayed silent through `m`
+//!   retransmission timeouts, and was sent no REPLY for as long, is excluded as if suspected,
+//!   and excluded peers are probed while waiting. With [`Settings::with_lease`] every entry
+//!   ends with `LeaseExpired { fence }` unless released first, and a grant a lease old is
+//!   asked for again under a new number. [`Settings::with_majority`] asks every peer not
+//!   excluded and enters only with the grants of a strict majority; a DISCONNECT then excludes
+//!   its sender, and a DOZE no longer ends the wait for the dozer. A host restarted with empty
+//!   state must be built with a larger [`Config::with_incarnation`]: it asks everyone, numbers
+//!   its requests above its old ones, seals its announcements with its incarnation (a peer
+//!   that has not yet seen one of its REQUESTs drops them, like corrupted ones), and applies
+//!   no DOZE or RECONNECT of a peer that has not yet answered one of its requests.
 //!
 //! # Liveness with hosts away
 //! No host waits for one that disconnected voluntarily: receivers of its DISCONNECT count it as

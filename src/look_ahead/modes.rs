@@ -72,10 +72,10 @@ impl Node {
         }
     }
 
-    /// Move every peer that is not absent into `Info_set`.
+    /// Move every peer that is not away (absent or excluded) into `Info_set`.
     fn ask_everyone_present(&mut self) {
         for peer in self.s.core.peers() {
-            if !self.s.peers[peer.index()].absent {
+            if !self.away(peer) {
                 self.s.sets.set(peer, Relation::Info);
             }
         }
@@ -89,9 +89,10 @@ impl Node {
             self.s.departed = ts;
         }
         self.ask_everyone_present();
+        let incarnation = self.s.core.incarnation;
         for peer in self.s.core.peers() {
-            let view = self.s.peers[peer.index()];
-            let a = Announcement::new(ts, view.epoch, view.absent, self.s.core.fence_seen);
+            let (seen, away) = (self.s.peers[peer.index()].epoch, self.away(peer));
+            let a = Announcement::new_in(ts, seen, away, self.s.core.fence_seen, incarnation);
             self.out.send(peer, kind.message(a));
         }
     }
@@ -168,18 +169,23 @@ impl Node {
 
     /// A DOZE, DISCONNECT or RECONNECT from `from`.
     pub(super) fn on_announce(&mut self, from: NodeId, kind: Kind, a: Announcement) {
-        if !a.is_intact() || !a.ts.names(from) || !self.s.core.clock.admit([a.ts.clock]) {
-            // Corrupted on the way (or impossible): dropped like a lost announcement.
+        let incarnation = self.s.core.peer_incarnation(from);
+        if !a.is_intact_in(incarnation)
+            || !a.ts.names(from)
+            || !self.s.core.clock.admit([a.ts.clock])
+        {
+            // Corrupted on the way (or impossible, or sealed by another incarnation of its
+            // sender than the one known): dropped like a lost announcement.
             self.out.anomaly(from, Anomaly::OutOfRange);
             return;
         }
-        let view = &mut self.s.peers[from.index()];
-        if a.ts.clock <= view.epoch {
+        if a.ts.clock <= self.s.peers[from.index()].epoch {
             // Older than something we already got from this host: it no longer describes it.
             self.out.anomaly(from, Anomaly::Stale);
             return;
         }
-        view.heard(a.ts.clock);
+        self.s.peers[from.index()].heard(a.ts.clock);
+        self.heard(from);
         // A request it sent before announcing is superseded (it resends one if still waiting).
         self.s.core.deferred.remove(from);
         // `seen` beyond our own epoch: the sender's record of us was corrupted on the way.
@@ -190,9 +196,24 @@ impl Node {
         // Our own DISCONNECT is concurrent with it unless it had seen that one (with `ahead`,
         // what it had seen is unknown: assume it had not).
         let departed_later = (ahead || self.s.departed.clock > a.seen) && self.s.departed > a.ts;
-        let applies = !a.absent && (!concurrent || (kind == Kind::Disconnect && !departed_later));
+        // A peer that may still hold records of an earlier incarnation of ours: its `seen`
+        // proves nothing (our epochs started again), so what it announces is applied only
+        // where `seen` plays no part: a DISCONNECT, while we have not left ourselves (C5).
+        let stale = self.s.peers[from.index()].may_know_an_old_us
+            && (kind != Kind::Disconnect || self.s.departed.clock > 0);
+        let applies =
+            !a.absent && !stale && (!concurrent || (kind == Kind::Disconnect && !departed_later));
         if !applies {
             self.s.sets.set(from, Relation::Info);
+        } else if self.s.settings.recovery.majority {
+            // Majority mode counts grants: a host that dozes is still asked (it answers), and
+            // one that leaves is excluded, so it does not count, and absent, so that only a
+            // message of a later epoch readmits it (C7).
+            self.s.sets.set(from, Relation::Status);
+            if kind == Kind::Disconnect {
+                self.s.peers[from.index()].absent = true;
+                self.exclude(from);
+            }
         } else {
             self.s.sets.set(from, Relation::Status);
             self.s.peers[from.index()].absent = kind == Kind::Disconnect;

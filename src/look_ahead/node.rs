@@ -7,7 +7,7 @@ use super::modes::Kind;
 use super::sets::{initial_info_set, Relation, Sets};
 use super::{Config, Settings};
 use crate::node::Outbox;
-use crate::permission::{Core, Decision, Ticket, Timestamp};
+use crate::permission::{Core, Decision, Expiry, Incarnation, Ticket, Timestamp};
 use crate::{Anomaly, Error, Event, Fence, NodeId, Protocol, Severity, Status};
 
 /// The host's mode (section III-A).
@@ -62,6 +62,10 @@ pub(super) struct PeerView {
     /// The peer's last word was a DISCONNECT this host applied: it is away, in `Status_set`,
     /// and not asked until it is heard from again (under a newer epoch).
     pub(super) absent: bool,
+    /// This host restarted (incarnation above 0) and the peer has not yet answered one of its
+    /// requests: the peer's `seen` may be a record of an earlier incarnation of this host,
+    /// whose epochs counted from 0 as well, so its announcements are not applied (C5).
+    pub(super) may_know_an_old_us: bool,
 }
 
 impl PeerView {
@@ -87,10 +91,17 @@ impl Node {
             id,
             settings,
             info_set,
+            incarnation,
         } = config;
         let hosts = settings.hosts;
-        let core = Core::new(id, hosts, settings.retransmit_after)?;
-        let info = match info_set {
+        let core = Core::new(
+            id,
+            hosts,
+            settings.retransmit_after,
+            settings.recovery,
+            incarnation,
+        )?;
+        let mut info = match info_set {
             None => initial_info_set(hosts, settings.seed, id),
             Some(info) => {
                 let bad = |reason| Err(Error::InvalidConfig { node: id, reason });
@@ -106,6 +117,11 @@ impl Node {
                 info
             }
         };
+        if incarnation > 0 {
+            // Restarted with empty state: its peers' sets moved on while it ran before, so it
+            // asks everyone (always safe).
+            info = core.peers().collect();
+        }
         Ok(Node {
             s: State {
                 settings,
@@ -114,7 +130,13 @@ impl Node {
                 sets: Sets::from_info(id, hosts, info),
                 t_rec: Timestamp { clock: 0, id },
                 departed: Timestamp { clock: 0, id },
-                peers: alloc::vec![PeerView::default(); hosts as usize],
+                peers: alloc::vec![
+                    PeerView {
+                        may_know_an_old_us: incarnation > 0,
+                        ..PeerView::default()
+                    };
+                    hosts as usize
+                ],
                 reconnect_pending: false,
             },
             out: Outbox::default(),
@@ -188,6 +210,45 @@ impl Node {
         self.peer(peer).absent
     }
 
+    /// The excluded peers the node probes while it waits (it excludes by its own timeout,
+    /// so only a probe's answer tells it a peer is back), in id order.
+    pub fn probed(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.s.core.waits.probed()
+    }
+
+    /// Whether `peer` is excluded ([`Event::Suspect`], or the host's own timeout): treated as
+    /// if it had sent a DISCONNECT (in `Status_set`, neither asked nor waited for, and told
+    /// `absent` in this host's announcements) until it is readmitted.
+    pub fn is_excluded(&self, peer: NodeId) -> bool {
+        self.s.core.is_excluded(peer)
+    }
+
+    /// The excluded peers, in id order.
+    pub fn excluded(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.s.core.excluded()
+    }
+
+    /// This host's incarnation ([`Config::with_incarnation`]).
+    pub fn incarnation(&self) -> u32 {
+        self.s.core.incarnation
+    }
+
+    /// The highest incarnation of `peer` seen in its REQUESTs (0 for none or an unknown host).
+    pub fn peer_incarnation(&self, peer: NodeId) -> u32 {
+        self.s.core.peer_incarnation(peer)
+    }
+
+    /// Whether, in majority mode, the host and the peers that granted its open request
+    /// (excluded ones aside) are a strict majority of the hosts; always true otherwise.
+    pub fn has_quorum(&self) -> bool {
+        self.s.core.quorum()
+    }
+
+    /// Whether the host does not ask `peer`: it left (an applied DISCONNECT) or is excluded.
+    pub(super) fn away(&self, peer: NodeId) -> bool {
+        self.s.peers[peer.index()].absent || self.s.core.is_excluded(peer)
+    }
+
     fn peer(&self, peer: NodeId) -> PeerView {
         match self.s.peers.get(peer.index()) {
             Some(view) if peer != self.s.core.id => *view,
@@ -207,14 +268,101 @@ impl Node {
             .ask(peer, Message::request(ts, seq, epoch, fence), &mut self.out);
     }
 
-    /// Send the open request to every member of `Info_set`.
+    /// Send the open request to every member of `Info_set` (in majority mode, to every peer
+    /// not excluded, moved into `Info_set`), and probe the excluded peers if the host
+    /// excludes by its own timeout.
     pub(super) fn ask_info_set(&mut self, ticket: Ticket) {
+        self.ask_needed(ticket, false);
+    }
+
+    /// [`Node::ask_info_set`]; `again`: the timers already running keep running
+    /// ([`Core::ask_again`]).
+    fn ask_needed(&mut self, ticket: Ticket, again: bool) {
         // By id rather than through `sets.info()`, which would borrow the sets while `ask`
         // needs the node (and collecting them would allocate on every request).
+        let majority = self.s.settings.recovery.majority;
         for peer in self.s.core.peers() {
-            if self.s.sets.get(peer) == Some(Relation::Info) {
+            let asks = if self.s.core.is_excluded(peer) {
+                self.s.core.probes()
+            } else if again && self.s.core.waits.contains(peer) {
+                // Still waited for (in `Status_set` after its RECONNECT, say): the new number
+                // goes to it now, not only with its next retransmission.
+                true
+            } else if majority || self.s.sets.get(peer) == Some(Relation::Info) {
+                self.s.sets.set(peer, Relation::Info);
+                true
+            } else {
+                false
+            };
+            if asks && again {
+                let Ticket { ts, seq } = ticket;
+                let (epoch, fence) = (self.epoch(), self.s.core.fence_seen);
+                let msg = Message::request(ts, seq, epoch, fence);
+                self.s.core.ask_again(peer, msg, &mut self.out);
+            } else if asks {
                 self.ask(peer, ticket);
             }
+        }
+    }
+
+    /// Ask again under a new number (the grants are a lease old, or a peer restarted): every
+    /// REPLY to the old number is void.
+    pub(super) fn renew(&mut self) {
+        if self.s.core.status != Status::Waiting {
+            return;
+        }
+        if let Some(ticket) = self.s.core.renumber() {
+            self.ask_needed(ticket, true);
+            self.s.core.try_enter(&mut self.out);
+        }
+    }
+
+    /// Exclude `peer`, as if it had sent a DISCONNECT: into `Status_set`, not waited for,
+    /// not asked (only probed, if the host excludes by its own timeout), its deferred request
+    /// dropped (if it is alive it asks again, which readmits it); enter if nothing else is
+    /// awaited.
+    pub(super) fn exclude(&mut self, peer: NodeId) {
+        if self.s.core.exclude(peer, &mut self.out) {
+            self.s.sets.set(peer, Relation::Status);
+            if self.s.core.status == Status::Waiting && self.s.core.probes() {
+                self.s.core.probe_later(peer, &mut self.out);
+            }
+            self.s.core.try_enter(&mut self.out);
+        }
+    }
+
+    /// Readmit `peer`, as if it had sent a RECONNECT that is not applied: into `Info_set`,
+    /// and a waiting host without its grant for the current number asks it now.
+    pub(super) fn readmit(&mut self, peer: NodeId) {
+        if self.s.core.readmit(peer, &mut self.out) {
+            // Back, whatever was known of it: not absent either (as after its RECONNECT).
+            self.s.peers[peer.index()].absent = false;
+            self.s.sets.set(peer, Relation::Info);
+            if self.s.core.must_ask(peer) {
+                if let Some(ticket) = self.s.core.open {
+                    self.ask(peer, ticket);
+                }
+            }
+            // Its grant, if it gave one, counts again (majority mode).
+            self.s.core.try_enter(&mut self.out);
+        }
+    }
+
+    /// A valid message from `from`: evidence of life, which readmits it if excluded, unless
+    /// it is absent (its DISCONNECT applied: only a message of a later epoch, which clears
+    /// that, brings it back, as in the paper; a late REPLY of it must not).
+    pub(super) fn heard(&mut self, from: NodeId) {
+        if self.s.core.heard(from) && !self.s.peers[from.index()].absent {
+            self.readmit(from);
+        }
+    }
+
+    /// `Suspect` and `Trust` must name another host (local misuse otherwise).
+    fn check_peer(&self, event: &'static str, peer: NodeId) -> Result<(), Error> {
+        if self.s.core.is_peer(peer) {
+            Ok(())
+        } else {
+            Err(Error::NotAPeer { event, peer })
         }
     }
 
@@ -245,7 +393,7 @@ impl Node {
                 mode: self.s.mode.name(),
             });
         }
-        let ticket = self.s.core.open_request();
+        let ticket = self.s.core.open_request(&mut self.out);
         self.ask_info_set(ticket);
         self.s.core.try_enter(&mut self.out);
         Ok(())
@@ -279,8 +427,11 @@ impl Node {
     }
 
     fn timeout(&mut self, timer: crate::TimerId) {
-        if let Some((peer, ticket)) = self.s.core.expired(timer) {
-            self.ask(peer, ticket);
+        match self.s.core.timeout(timer, &mut self.out) {
+            Expiry::Nothing => {}
+            Expiry::Ask(peer, ticket) | Expiry::Probe(peer, ticket) => self.ask(peer, ticket),
+            Expiry::Exclude(peer) => self.exclude(peer),
+            Expiry::Refresh => self.renew(),
         }
     }
 
@@ -330,6 +481,25 @@ impl Node {
             self.out.anomaly(from, Anomaly::OutOfRange);
             return;
         }
+        match self.s.core.incarnation_check(from, ticket.seq) {
+            // A host that restarted since: its old incarnation's request is dead.
+            Incarnation::Old => {
+                self.out.anomaly(from, Anomaly::Stale);
+                return;
+            }
+            // It restarted with empty state: its epochs start again, it asks everyone, and
+            // everyone is asked again under a new number, so no REPLY of its old
+            // incarnation counts any more.
+            Incarnation::New => {
+                self.s.peers[from.index()] = PeerView::default();
+                if self.s.core.heard(from) {
+                    self.s.core.readmit(from, &mut self.out);
+                }
+                self.s.sets.set(from, Relation::Info);
+                self.renew();
+            }
+            Incarnation::Current => self.heard(from),
+        }
         let known = self.s.peers[from.index()].epoch;
         if epoch < known {
             // A copy sent before an announcement we already have, or our record of the peer
@@ -350,6 +520,8 @@ impl Node {
         }
         // A newer epoch means the announcement was lost or overtaken; it is now superseded.
         self.s.peers[from.index()].heard(epoch);
+        // No longer absent, if it was: an excluded host is readmitted now.
+        self.heard(from);
         // Our REPLY (now or on exit) moves us into the requester's Status_set, so it must be in
         // our Info_set: of two hosts, at least one always asks the other.
         self.s.sets.set(from, Relation::Info);
@@ -359,6 +531,7 @@ impl Node {
                 self.s.core.deferred.remove(from);
                 let reply = Self::reply(&self.s.peers, self.s.core.fence_seen, from, ticket, epoch);
                 self.out.send(from, reply);
+                self.s.core.replied(from);
                 // Waiting with lower priority: the requester will enter first, so we need its
                 // permission as well (it defers us until it leaves the critical section).
                 if let Some(mine) = self.s.core.open {
@@ -384,15 +557,21 @@ impl Node {
             return;
         }
         if self.s.core.status != Status::Waiting {
+            self.heard(from);
             self.out.anomaly(from, Anomaly::Unexpected);
             return;
         }
-        if epoch != self.epoch() || !self.s.core.accept_reply(from, ticket, &mut self.out) {
+        let accepted =
+            epoch == self.epoch() && self.s.core.accept_reply(from, ticket, &mut self.out);
+        self.heard(from);
+        if !accepted {
             // A REPLY to an older request, to a copy sent before our last reconnect, or a
             // duplicate: it grants nothing and must not move any set.
             self.out.anomaly(from, Anomaly::Stale);
             return;
         }
+        // It answered a request of this incarnation: its records of us are of this one.
+        self.s.peers[from.index()].may_know_an_old_us = false;
         // The replier keeps us in its Info_set; unless we still owe it a REPLY (which will move
         // us into its Status_set), it moves into our Status_set.
         if !self.s.core.deferred.contains(from) {
@@ -433,6 +612,10 @@ impl crate::node::Buffered for Node {
                 self.cancel();
                 Ok(())
             }
+            Event::Suspect(peer) => self
+                .check_peer("Suspect", peer)
+                .map(|()| self.exclude(peer)),
+            Event::Trust(peer) => self.check_peer("Trust", peer).map(|()| self.readmit(peer)),
             other => Err(Error::Unsupported(other.name())),
         };
         self.out.settle(result)

@@ -249,7 +249,9 @@ impl Node {
             }
             // Granted by a later generation than the token here, which is then destroyed;
             // the resources chase the later one.
-            self.destroy_older(Fence::first_of(0, generation));
+            if self.destroy_older(Fence::first_of(0, generation)) {
+                self.token_gone();
+            }
         }
         match self.token.map(|t| t.checked_add(r).filter(|&sum| sum <= k)) {
             Some(Some(sum)) => {

@@ -68,7 +68,10 @@ impl Node {
             backlog_lost: 0,
             backlog_generation: 0,
             entry_generation: 0,
-            watch: config.settings.recovery.map(|r| Watch::new(r, 1)),
+            watch: config
+                .settings
+                .recovery
+                .map(|r| Watch::new(r, 1, config.restarted)),
             outbox: Outbox::default(),
         })
     }

@@ -29,12 +29,12 @@ impl Recover for Node {
         (lane == 0 && self.token.is_some()).then_some(&mut self.grants)
     }
 
-    fn destroy_older(&mut self, newer: Fence) {
+    fn destroy_older(&mut self, newer: Fence) -> bool {
         if self.watch.is_none()
             || self.token.is_none()
             || self.grants.generation() >= newer.generation()
         {
-            return;
+            return false;
         }
         let old = core::mem::replace(&mut self.grants, Fence::new(0, 0));
         self.token = None;
@@ -46,6 +46,14 @@ impl Recover for Node {
             // The entry's units are counted free by the later generation: stop now (F6).
             self.revoke();
         }
+        true
+    }
+
+    fn token_gone(&mut self) {
+        // `next` was this node; the queue's request must find the token elsewhere.
+        self.links.next = None;
+        let before = self.queue.front();
+        self.settle(before);
     }
 
     fn adopt_regenerated(&mut self, token: Fence) {

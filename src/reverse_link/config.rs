@@ -81,6 +81,10 @@ pub struct Config {
     pub height: Height,
     /// The initial neighbours' heights (their ids identify them).
     pub neighbors: Vec<Height>,
+    /// The node restarted with empty state ([`Config::restarted`]): with recovery it makes no
+    /// token again until it has heard of each token id once, since a generation it made
+    /// before it crashed (its id and a round it no longer knows) may still exist (F4).
+    pub restarted: bool,
 }
 
 impl Config {
@@ -101,6 +105,17 @@ impl Config {
             first_token: None,
             height,
             neighbors,
+            restarted: false,
+        }
+    }
+
+    /// A node that restarted with empty state (no token, heights and neighbours learned
+    /// anew): with recovery it claims no token id lost until it has heard of that id once,
+    /// so it never makes a generation it made before its crash again (F4).
+    pub fn restarted(self) -> Self {
+        Config {
+            restarted: true,
+            ..self
         }
     }
 

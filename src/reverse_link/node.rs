@@ -55,7 +55,7 @@ impl Node {
             watch: config
                 .settings
                 .recovery
-                .map(|r| Watch::new(r, config.settings.k)),
+                .map(|r| Watch::new(r, config.settings.k, config.restarted)),
             outbox: Outbox::default(),
         })
     }
@@ -317,7 +317,7 @@ impl Node {
 
     /// A non-holder whose links changed: raise if no way down is left, else trim, and send
     /// the queue's request again if `next` no longer leads down.
-    fn reroute(&mut self) {
+    pub(super) fn reroute(&mut self) {
         if self.links.neighbors.all_higher(self.links.height) {
             self.raise_height();
         } else {

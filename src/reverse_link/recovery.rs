@@ -28,13 +28,13 @@ impl Recover for Node {
         self.held.iter_mut().find(|t| t.lane == lane)
     }
 
-    fn destroy_older(&mut self, newer: Fence) {
+    fn destroy_older(&mut self, newer: Fence) -> bool {
         let Some(i) = self
             .held
             .iter()
             .position(|t| t.lane == newer.lane && t.generation() < newer.generation())
         else {
-            return;
+            return false;
         };
         // The token in use by the critical section is first in `held`: the node stays inside,
         // without it, until `Release` (F6).
@@ -44,6 +44,15 @@ impl Recover for Node {
         let old = self.held.remove(i);
         self.outbox
             .push(Action::Report(Report::TokenDestroyed { fence: old }));
+        true
+    }
+
+    fn token_gone(&mut self) {
+        if !self.holds_token() {
+            // `next` was this node; requests queued here must find the token elsewhere.
+            self.links.next = None;
+            self.reroute();
+        }
     }
 
     fn adopt_regenerated(&mut self, token: Fence) {

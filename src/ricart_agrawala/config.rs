@@ -3,6 +3,7 @@
 
 use alloc::vec::Vec;
 
+use crate::permission::Recovery;
 use crate::{Error, NodeId};
 
 /// What every host of a network agrees on.
@@ -14,6 +15,8 @@ pub struct Settings {
     /// Retransmission timeout of a REQUEST, in [the embedder's time unit](crate#timers)
     /// (must be > 0).
     pub retransmit_after: u64,
+    /// Lease, exclusion by timeout and majority mode (all off by default, as in the paper).
+    pub recovery: Recovery,
 }
 
 impl Settings {
@@ -22,7 +25,39 @@ impl Settings {
         Settings {
             hosts,
             retransmit_after,
+            recovery: Recovery {
+                lease: None,
+                exclusion: None,
+                majority: false,
+            },
         }
+    }
+
+    /// Every entry leased for `after` ([`Recovery::lease`]; must be > 0).
+    pub const fn with_lease(mut self, after: u64) -> Self {
+        self.recovery.lease = Some(after);
+        self
+    }
+
+    /// Exclude a peer silent through `retransmissions` consecutive retransmission timeouts
+    /// that was sent no REPLY for as long ([`Recovery::exclusion`]; must be > 0).
+    pub const fn with_exclusion(mut self, retransmissions: u32) -> Self {
+        self.recovery.exclusion = Some(retransmissions);
+        self
+    }
+
+    /// Enter only with the grants of a strict majority of the hosts ([`Recovery::majority`]).
+    pub const fn with_majority(mut self, on: bool) -> Self {
+        self.recovery.majority = on;
+        self
+    }
+
+    /// Whether the exclusion timeout outlasts every lease it could cut short, for REQUESTs
+    /// delivered within `delivery_bound` and clocks within `drift_ppm` parts per million
+    /// ([`Recovery::exclusion_safe`]).
+    pub fn exclusion_safe(&self, delivery_bound: u64, drift_ppm: u32) -> bool {
+        self.recovery
+            .exclusion_safe(self.retransmit_after, delivery_bound, drift_ppm)
     }
 }
 
@@ -34,12 +69,29 @@ pub struct Config {
     pub id: NodeId,
     /// What the network agrees on.
     pub settings: Settings,
+    /// This run of the host: 0 at first, larger after every restart with empty state.
+    pub incarnation: u32,
 }
 
 impl Config {
-    /// Host `id`.
+    /// Host `id`, incarnation 0.
     pub fn new(id: NodeId, settings: Settings) -> Self {
-        Config { id, settings }
+        Config {
+            id,
+            settings,
+            incarnation: 0,
+        }
+    }
+
+    /// The host restarted with empty state as incarnation `incarnation`, which must be larger
+    /// than every incarnation it ran as before: its request numbers start at
+    /// `incarnation << 32`, above all of theirs, so its peers take neither its new requests
+    /// for old ones nor old ones for new (`docs/ALGORITHMS.md`, C5).
+    pub fn with_incarnation(self, incarnation: u32) -> Self {
+        Config {
+            incarnation,
+            ..self
+        }
     }
 }
 

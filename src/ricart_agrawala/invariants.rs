@@ -8,10 +8,13 @@
 //! | rule | check | what must hold |
 //! | --- | --- | --- |
 //! | `mutual-exclusion` | [`check_safety`] | at most one host in the critical section |
-//! | `outstanding-replies` | [`check_node`] | REPLYs are awaited exactly while waiting |
+//! | `outstanding-replies` | [`check_node`] | REPLYs are awaited exactly while waiting (in majority mode, a waiting host may await none while it lacks a majority of grants) |
+//! | `excluded-not-awaited` | [`check_node`] | no excluded peer's REPLY is awaited |
+//!
+//! With hosts crashed, check the live ones: a crashed host's state is no longer anyone's.
 
 use super::Node;
-use crate::permission::{one_inside, waits_match_status};
+use crate::permission::{excluded_not_awaited, one_inside, waits_match_status};
 use crate::{Protocol, Violation};
 
 /// At most one host is in the critical section, and every host's own invariants
@@ -21,7 +24,10 @@ pub fn check_safety(nodes: &[Node]) -> Result<(), Violation> {
     nodes.iter().try_for_each(check_node)
 }
 
-/// One host's own invariant: it awaits REPLYs exactly while it waits.
+/// One host's own invariants: it awaits REPLYs exactly while it waits (unless majority mode
+/// keeps it out), and none of a peer it excludes.
 pub fn check_node(node: &Node) -> Result<(), Violation> {
-    waits_match_status(node.id(), node.status(), node.outstanding().count())
+    excluded_not_awaited(node.id(), node.outstanding(), |p| node.is_excluded(p))?;
+    let outstanding = node.outstanding().count();
+    waits_match_status(node.id(), node.status(), outstanding, node.has_quorum())
 }

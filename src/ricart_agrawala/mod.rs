@@ -9,26 +9,50 @@
 //! request has its host's own number, so a corrupted or late REPLY never grants the wrong one.
 //!
 //! # API
-//! [`Settings::new`]`(hosts, retransmit_after)` (no other settings),
-//! [`Config::new`]`(id, settings)`, [`network`]`(settings)` for hosts `0..hosts`,
-//! [`Node::new`], [`Message`] and [`invariants`]. Besides `id()`, `status()` and
-//! [`Node::settings`], a node reports [`Node::timestamp`], [`Node::clock`],
-//! [`Node::outstanding`] and [`Node::deferred`].
+//! [`Settings::new`]`(hosts, retransmit_after)`, with [`Settings::with_lease`],
+//! [`Settings::with_exclusion`] and [`Settings::with_majority`] for failures (all off by
+//! default, as in the paper; [`Settings::exclusion_safe`] checks the timing bound),
+//! [`Config::new`]`(id, settings)` with [`Config::with_incarnation`] for a restarted host,
+//! [`network`]`(settings)` for hosts `0..hosts`, [`Node::new`], [`Message`] and [`invariants`].
+//! Besides `id()`, `status()` and [`Node::settings`], a node reports [`Node::timestamp`],
+//! [`Node::clock`], [`Node::outstanding`], [`Node::deferred`], and for failures
+//! [`Node::excluded`], [`Node::is_excluded`], [`Node::probed`], [`Node::incarnation`],
+//! [`Node::peer_incarnation`] and [`Node::has_quorum`].
 //!
 //! # Driving contract
 //! - Any delivery order; messages may be lost, duplicated or delayed, as long as a REQUEST
 //!   retransmitted often enough gets through (see the crate's threat model for corruption).
 //! - Events: `Request` (one resource; `priority` is ignored), `Release`, `Cancel` (a waiting
 //!   host withdraws: its timers are cancelled and every deferred request answered, as on
-//!   release; REPLYs to the withdrawn request grant nothing), `Receive` and `Timeout`; link
-//!   and mode events are [`Error::Unsupported`](crate::Error::Unsupported).
+//!   release; REPLYs to the withdrawn request grant nothing), `Receive`, `Timeout`, and a
+//!   failure detector's `Suspect(peer)` and `Trust(peer)` (below); link and mode events are
+//!   [`Error::Unsupported`](crate::Error::Unsupported).
+//! - Failures (`docs/ALGORITHMS.md`, C1–C8; the guarantees: the crate's
+//!   [failure model](crate#failure-model)). `Suspect(peer)` excludes `peer`: the node stops
+//!   waiting for it (its timer is cancelled), does not count it, asks it nothing and may enter
+//!   without it; it still answers its REQUESTs. `Trust(peer)`, or any valid message from it,
+//!   readmits it, and a waiting node without its REPLY for the current request asks it at once
+//!   and waits for it. Each is reported (`Report::PeerExcluded`, `Report::PeerReadmitted`).
+//!   `Suspect` or `Trust` naming the node itself or no host is
+//!   [`Error::NotAPeer`](crate::Error::NotAPeer); suspecting an excluded peer, or trusting a
+//!   counted one, does nothing. With [`Settings::with_exclusion`]`(m)` a peer waited for that
+//!   stayed silent through `m` consecutive retransmission timeouts, and was sent no REPLY for
+//!   as long, is excluded as if suspected, and a waiting node probes the peers it excludes
+//!   (a REQUEST every `retransmit_after`, whose answer readmits them). With
+//!   [`Settings::with_lease`]`(after)` every entry sets a lease timer and emits
+//!   `LeaseExpired { fence }` if it fires inside; a node still waiting a lease after
+//!   (re)numbering its request asks everyone again under a new number. With
+//!   [`Settings::with_majority`] it enters only with the grants of a strict majority of the
+//!   hosts, itself included. A host restarted with empty state must be built with a larger
+//!   [`Config::with_incarnation`]: its request numbers start above its old ones, its peers
+//!   refuse its old incarnation's REQUESTs once they see the new one, and ask it again.
 //! - Each REQUEST awaiting its REPLY has a timer: `SetTimer` with `after` =
 //!   [`Settings::retransmit_after`], in [the embedder's time unit](crate#timers), and a fresh
 //!   [`TimerId`](crate::TimerId); a REPLY cancels it (`CancelTimer`). On a current `Timeout`
 //!   the node resends the REQUEST and sets a new timer; any other `Timeout` does nothing.
 //! - It emits `Send` (to any host), `EnterCritical { resources: 1, fence }` (lane 0,
 //!   above the fence of every section that ended before; see [`crate::fence`]), `SetTimer`,
-//!   `CancelTimer` and `Anomaly`.
+//!   `CancelTimer`, `LeaseExpired`, `Report` and `Anomaly`.
 //!
 //! The crate's [driving contract](crate#driving-contract) has the errors per state; the
 //! [look-ahead example](crate::look_ahead#example-an-embedder-with-a-clock) shows an embedder

@@ -3,7 +3,7 @@
 use super::message::Message;
 use super::{Config, Settings};
 use crate::node::Outbox;
-use crate::permission::{Core, Decision, Ticket, Timestamp};
+use crate::permission::{Core, Decision, Expiry, Incarnation, Ticket, Timestamp};
 use crate::{Anomaly, Error, Event, NodeId, Protocol, Severity, Status};
 
 /// A Ricart–Agrawala node. `Clone` and `PartialEq` (which compares state) let tests snapshot
@@ -23,6 +23,8 @@ impl Node {
                 config.id,
                 config.settings.hosts,
                 config.settings.retransmit_after,
+                config.settings.recovery,
+                config.incarnation,
             )?,
             settings: config.settings,
             out: Outbox::default(),
@@ -49,19 +51,83 @@ impl Node {
         self.s.deferred.peers()
     }
 
-    /// The peers whose REPLY is still outstanding, in id order.
+    /// The peers whose REPLY is still outstanding, in id order (excluded peers that are only
+    /// probed are not).
     pub fn outstanding(&self) -> impl Iterator<Item = NodeId> + '_ {
         self.s.waits.peers()
     }
 
-    fn request(&mut self) {
-        let Ticket { ts, seq } = self.s.open_request();
+    /// The excluded peers (by [`Event::Suspect`] or the node's own timeout), in id order.
+    pub fn excluded(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.s.excluded()
+    }
+
+    /// The excluded peers the node probes while it waits (it excludes by its own timeout,
+    /// so only a probe's answer tells it a peer is back), in id order.
+    pub fn probed(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.s.waits.probed()
+    }
+
+    /// Whether `peer` is excluded.
+    pub fn is_excluded(&self, peer: NodeId) -> bool {
+        self.s.is_excluded(peer)
+    }
+
+    /// This host's incarnation ([`Config::with_incarnation`]).
+    pub fn incarnation(&self) -> u32 {
+        self.s.incarnation
+    }
+
+    /// The highest incarnation of `peer` seen in its REQUESTs (0 for none or an unknown host).
+    pub fn peer_incarnation(&self, peer: NodeId) -> u32 {
+        self.s.peer_incarnation(peer)
+    }
+
+    /// Whether, in majority mode, the node and the peers that granted its open request
+    /// (excluded ones aside) are a strict majority of the hosts; always true otherwise.
+    pub fn has_quorum(&self) -> bool {
+        self.s.quorum()
+    }
+
+    fn ask(&mut self, peer: NodeId, Ticket { ts, seq }: Ticket) {
+        let fence = self.s.fence_seen;
+        self.s
+            .ask(peer, Message::request(ts, seq, fence), &mut self.out);
+    }
+
+    /// Ask every peer for `ticket` (excluded ones only as probes, if at all); `again`: the
+    /// timers already running keep running ([`Core::ask_again`]).
+    fn ask_everyone(&mut self, ticket: Ticket, again: bool) {
         for peer in self.s.peers() {
-            let fence = self.s.fence_seen;
-            self.s
-                .ask(peer, Message::request(ts, seq, fence), &mut self.out);
+            if self.s.asks(peer) {
+                let Ticket { ts, seq } = ticket;
+                let msg = Message::request(ts, seq, self.s.fence_seen);
+                if again {
+                    self.s.ask_again(peer, msg, &mut self.out);
+                } else {
+                    self.s.ask(peer, msg, &mut self.out);
+                }
+            }
         }
+    }
+
+    fn request(&mut self) {
+        let ticket = self.s.open_request(&mut self.out);
+        self.ask_everyone(ticket, false);
         self.s.try_enter(&mut self.out);
+    }
+
+    /// Ask everyone again under a new number: every grant of the old number is void (the
+    /// grants are a lease old, or a peer restarted and its old incarnation's REPLYs must not
+    /// count).
+    fn renew(&mut self) {
+        if self.s.status != Status::Waiting {
+            return;
+        }
+        if let Some(ticket) = self.s.renumber() {
+            self.ask_everyone(ticket, true);
+            self.s.try_enter(&mut self.out);
+        }
     }
 
     fn release(&mut self) {
@@ -76,6 +142,48 @@ impl Node {
         self.s.withdraw(&mut self.out, |_, Ticket { ts, seq }, ()| {
             Message::reply(ts, seq, fence)
         });
+    }
+
+    /// Exclude `peer` (a suspicion, or its silence): stop waiting for it, probe it if the
+    /// node excludes by timeout, and enter if nothing else is awaited.
+    fn exclude(&mut self, peer: NodeId) {
+        if self.s.exclude(peer, &mut self.out) {
+            if self.s.status == Status::Waiting && self.s.probes() {
+                self.s.probe_later(peer, &mut self.out);
+            }
+            self.s.try_enter(&mut self.out);
+        }
+    }
+
+    /// Readmit `peer` (trusted again, or heard from): a waiting node without its grant for the
+    /// current number asks it now and waits for it, which keeps safety when the suspicion was
+    /// wrong.
+    fn readmit(&mut self, peer: NodeId) {
+        if self.s.readmit(peer, &mut self.out) {
+            if self.s.must_ask(peer) {
+                if let Some(ticket) = self.s.open {
+                    self.ask(peer, ticket);
+                }
+            }
+            // Its grant, if it gave one, counts again (majority mode).
+            self.s.try_enter(&mut self.out);
+        }
+    }
+
+    /// `Suspect` and `Trust` must name another host (local misuse otherwise).
+    fn check_peer(&self, event: &'static str, peer: NodeId) -> Result<(), Error> {
+        if self.s.is_peer(peer) {
+            Ok(())
+        } else {
+            Err(Error::NotAPeer { event, peer })
+        }
+    }
+
+    /// A valid message from `from`: evidence of life.
+    fn heard(&mut self, from: NodeId) {
+        if self.s.heard(from) {
+            self.readmit(from);
+        }
     }
 
     fn receive(&mut self, from: NodeId, msg: Message) {
@@ -94,6 +202,22 @@ impl Node {
                     self.out.anomaly(from, Anomaly::OutOfRange);
                     return;
                 }
+                match self.s.incarnation_check(from, seq) {
+                    // A host that restarted since: its old incarnation's request is dead.
+                    Incarnation::Old => {
+                        self.out.anomaly(from, Anomaly::Stale);
+                        return;
+                    }
+                    // It restarted: readmitted, and asked again with everyone else under a new
+                    // number, so no REPLY of its old incarnation counts any more.
+                    Incarnation::New => {
+                        if self.s.heard(from) {
+                            self.s.readmit(from, &mut self.out);
+                        }
+                        self.renew();
+                    }
+                    Incarnation::Current => self.heard(from),
+                }
                 let ticket = Ticket { ts, seq };
                 if !self.s.current_request(from, ticket) {
                     self.out.anomaly(from, Anomaly::Stale);
@@ -105,19 +229,32 @@ impl Node {
                         self.s.deferred.remove(from);
                         let fence = self.s.fence_seen;
                         self.out.send(from, Message::reply(ts, seq, fence));
+                        self.s.replied(from);
                     }
                 }
             }
             Message::Reply { ts, seq, .. } if ts.id == self.s.id => {
-                if self.s.status != Status::Waiting {
-                    self.out.anomaly(from, Anomaly::Unexpected);
-                } else if self.s.accept_reply(from, Ticket { ts, seq }, &mut self.out) {
+                let accepted = self.s.status == Status::Waiting
+                    && self.s.accept_reply(from, Ticket { ts, seq }, &mut self.out);
+                self.heard(from);
+                if accepted {
                     self.s.try_enter(&mut self.out);
+                } else if self.s.status != Status::Waiting {
+                    self.out.anomaly(from, Anomaly::Unexpected);
                 } else {
                     self.out.anomaly(from, Anomaly::Stale);
                 }
             }
             _ => self.out.anomaly(from, Anomaly::OutOfRange),
+        }
+    }
+
+    fn timeout(&mut self, timer: crate::TimerId) {
+        match self.s.timeout(timer, &mut self.out) {
+            Expiry::Nothing => {}
+            Expiry::Ask(peer, ticket) | Expiry::Probe(peer, ticket) => self.ask(peer, ticket),
+            Expiry::Exclude(peer) => self.exclude(peer),
+            Expiry::Refresh => self.renew(),
         }
     }
 }
@@ -135,12 +272,14 @@ impl crate::node::Buffered for Node {
             Event::Release => self.release(),
             Event::Cancel => self.cancel(),
             Event::Receive { from, msg } => self.receive(from, msg),
-            Event::Timeout(timer) => {
-                if let Some((peer, Ticket { ts, seq })) = self.s.expired(timer) {
-                    let fence = self.s.fence_seen;
-                    self.s
-                        .ask(peer, Message::request(ts, seq, fence), &mut self.out);
-                }
+            Event::Timeout(timer) => self.timeout(timer),
+            Event::Suspect(peer) => {
+                self.check_peer("Suspect", peer)?;
+                self.exclude(peer);
+            }
+            Event::Trust(peer) => {
+                self.check_peer("Trust", peer)?;
+                self.readmit(peer);
             }
             other => return Err(Error::Unsupported(other.name())),
         }

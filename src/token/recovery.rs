@@ -170,6 +170,11 @@ pub(crate) struct Lane {
     pub(crate) claim: Option<u32>,
     /// The node's own claim, waiting out the claim timer.
     pub(crate) claiming: bool,
+    /// The best claim this node answered as the token's holder: a copy of it, or a worse
+    /// claim, is not answered again (F4).
+    pub(crate) answered: Option<u32>,
+    /// The node may claim this token id lost: not before a restarted node heard of it (F4).
+    pub(crate) may_claim: bool,
     /// The arming number of each timer of the id (fresh, silent, claim): only the expiry of
     /// the current arming counts.
     pub(crate) armings: [u32; 3],
@@ -207,10 +212,14 @@ pub(crate) struct Watch {
 }
 
 impl Watch {
-    pub(crate) fn new(recovery: Recovery, k: u32) -> Self {
+    pub(crate) fn new(recovery: Recovery, k: u32, restarted: bool) -> Self {
+        let lane = Lane {
+            may_claim: !restarted,
+            ..Lane::default()
+        };
         Watch {
             recovery,
-            lanes: alloc::vec![Lane::default(); k as usize],
+            lanes: alloc::vec![lane; k as usize],
             armed: false,
             leased: None,
             lease_arming: [0; 2],
@@ -312,8 +321,11 @@ pub(crate) trait Recover: TokenNode {
     /// The fence of the token of id `lane` held here.
     fn held(&mut self, lane: u32) -> Option<&mut Fence>;
     /// Destroy the token of `newer`'s id held here if its generation is below `newer`'s
-    /// (reported); an entry made with it ends (F6).
-    fn destroy_older(&mut self, newer: Fence);
+    /// (reported); an entry made with it ends (F6). Whether one was destroyed.
+    fn destroy_older(&mut self, newer: Fence) -> bool;
+    /// A token held here was destroyed and no other takes its place: the node is no longer a
+    /// sink of the requests routed to it, so it routes its queue on (F6).
+    fn token_gone(&mut self);
     /// Hold a token just made again, beacon it (`beacon`), then use it as one that just
     /// arrived.
     fn adopt_regenerated(&mut self, token: Fence);
@@ -440,6 +452,7 @@ pub(crate) trait Recover: TokenNode {
         }
         lane.latest = fence.value;
         lane.claim = None;
+        lane.may_claim = true;
         let claimed = core::mem::take(&mut lane.claiming);
         if claimed {
             self.cancel(Timer::Claim(fence.lane));
@@ -490,7 +503,9 @@ pub(crate) trait Recover: TokenNode {
             // An echo of a beacon already heard (or sent), or an older generation's.
             return self.out().anomaly(from, Anomaly::Stale);
         }
-        self.destroy_older(fence);
+        if self.destroy_older(fence) {
+            self.token_gone();
+        }
         // A held token of this generation is never behind its own beacons, except by a forged
         // or corrupted beacon: catch up, so this node's next beacon is news again.
         if let Some(mine) = self.held(fence.lane) {
@@ -531,7 +546,16 @@ pub(crate) trait Recover: TokenNode {
         }
         if self.held(lane).is_some() {
             // The token is here: answer with a beacon at once, which reaches the claimer
-            // before its claim wait ends (F4), and do not pass the claim on.
+            // before its claim wait ends (F4), and do not pass the claim on. Once per claim:
+            // a beacon makes the claim's copies still in flight new again where it clears the
+            // claim heard, so answering every copy floods beacons without end (F4).
+            let Some(l) = self.watch().and_then(|w| w.lanes.get_mut(lane as usize)) else {
+                return;
+            };
+            if l.answered.is_some_and(|done| !beats(claim, done)) {
+                return self.out().anomaly(from, Anomaly::Stale);
+            }
+            l.answered = Some(claim);
             return self.beacon(lane, None);
         }
         if known.claim.is_some_and(|best| !beats(claim, best)) {
@@ -604,6 +628,11 @@ pub(crate) trait Recover: TokenNode {
         let Some(l) = watch.lanes.get_mut(lane as usize) else {
             return;
         };
+        if !l.may_claim {
+            // Restarted and never heard of it: a generation this node made before it crashed
+            // may live on; wait to hear of the token id (or of a claim's outcome) first.
+            return self.set(Timer::Silent(lane), silence);
+        }
         let Some(claim) = l.next_claim(id) else {
             // Every round is used up: nothing can be made again (2^16 failed claims).
             return;

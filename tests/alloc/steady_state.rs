@@ -28,12 +28,18 @@ struct Run<P: Protocol> {
     entries: u64,
     /// Call `handle_in` (the run's buffer lent to the node) instead of `handle_into`.
     lend: bool,
+    /// Rounds so far; with `churn`, node 0 suspects a peer before each round's requests and
+    /// trusts it again after (failure-detector input, issue 23).
+    rounds: u32,
+    churn: bool,
 }
 
 impl<P: Protocol> Run<P> {
     fn new(nodes: Vec<P>, lend: bool) -> Self {
         Run {
             lend,
+            rounds: 0,
+            churn: false,
             timers: vec![Timers::new(); nodes.len()],
             nodes,
             steps: VecDeque::with_capacity(1 << 14),
@@ -78,6 +84,11 @@ impl<P: Protocol> Run<P> {
 
     /// Every idle node requests, then everything is delivered and every entrant releases.
     fn round(&mut self, request: CsRequest) {
+        self.rounds += 1;
+        let suspect = NodeId(1 + self.rounds % (self.nodes.len() as u32 - 1));
+        if self.churn {
+            self.feed(NodeId(0), Event::Suspect(suspect));
+        }
         for i in 0..self.nodes.len() {
             if self.nodes[i].status() == Status::Remainder {
                 self.feed(NodeId(i as u32), Event::Request(request));
@@ -88,6 +99,9 @@ impl<P: Protocol> Run<P> {
                 Step::Deliver { from, to, msg } => self.feed(to, Event::Receive { from, msg }),
                 Step::Release(at) => self.feed(at, Event::Release),
             }
+        }
+        if self.churn {
+            self.feed(NodeId(0), Event::Trust(suspect));
         }
         assert!(self.nodes.iter().all(|n| n.status() == Status::Remainder));
         // Delivery is reliable and prompt: every timer was cancelled before it could fire.
@@ -115,8 +129,23 @@ fn both<P: Protocol + Clone>(
     warmup: usize,
     rounds: usize,
 ) -> (u64, u64) {
-    let (into, entries) = Run::new(nodes.clone(), false).measure(request, warmup, rounds);
-    let (lent, lent_entries) = Run::new(nodes, true).measure(request, warmup, rounds);
+    both_with(nodes, request, warmup, rounds, false)
+}
+
+/// [`both`], with node 0 suspecting and trusting a peer every round if `churn`.
+fn both_with<P: Protocol + Clone>(
+    nodes: Vec<P>,
+    request: CsRequest,
+    warmup: usize,
+    rounds: usize,
+    churn: bool,
+) -> (u64, u64) {
+    let run = |lend| Run {
+        churn,
+        ..Run::new(nodes.clone(), lend)
+    };
+    let (into, entries) = run(false).measure(request, warmup, rounds);
+    let (lent, lent_entries) = run(true).measure(request, warmup, rounds);
     assert_eq!(entries, lent_entries, "the same run either way");
     (into + lent, entries)
 }
@@ -186,4 +215,37 @@ fn ricart_agrawala_steady_state_handle_does_not_allocate() {
     let (allocations, entries) = both(nodes, CsRequest::ONE, 30, 300);
     assert_eq!(entries, 300 * 5);
     assert_eq!(allocations, 0);
+}
+
+/// With the recovery settings (a lease, exclusion by timeout, majority mode) and a failure
+/// detector's input every round (node 0 suspects a peer, which then asks it and is readmitted,
+/// and trusts it again), steady-state `handle` still allocates nothing: every per-peer record
+/// is sized at construction (issue 23).
+#[test]
+fn permission_recovery_steady_state_handle_does_not_allocate() {
+    let la = (0..5)
+        .map(|i| {
+            let s = look_ahead::Settings::new(5, 100)
+                .with_seed(7)
+                .with_lease(1_000)
+                .with_exclusion(3)
+                .with_majority(true);
+            look_ahead::Node::new(look_ahead::Config::new(NodeId(i), s)).unwrap()
+        })
+        .collect();
+    let (allocations, entries) = both_with(la, CsRequest::ONE, 30, 300, true);
+    assert_eq!(entries, 300 * 5);
+    assert_eq!(allocations, 0, "look-ahead");
+    let ra = (0..5)
+        .map(|i| {
+            let s = ricart_agrawala::Settings::new(5, 100)
+                .with_lease(1_000)
+                .with_exclusion(3)
+                .with_majority(true);
+            ricart_agrawala::Node::new(ricart_agrawala::Config::new(NodeId(i), s)).unwrap()
+        })
+        .collect();
+    let (allocations, entries) = both_with(ra, CsRequest::ONE, 30, 300, true);
+    assert_eq!(entries, 300 * 5);
+    assert_eq!(allocations, 0, "Ricart-Agrawala");
 }

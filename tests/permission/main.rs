@@ -3,5 +3,6 @@
 
 mod fixtures;
 mod look_ahead;
+mod recovery;
 mod ricart_agrawala;
 mod withdraw;

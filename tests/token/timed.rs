@@ -68,7 +68,7 @@ impl Algo for reverse_link::Node {
     }
     fn restarted(id: NodeId, settings: Self::Settings) -> Self {
         let config = reverse_link::Config::new(id, settings, 0, Height::new(0, 0, id), vec![]);
-        Self::new(config).unwrap()
+        Self::new(config.restarted()).unwrap()
     }
     fn tokens(&self) -> u32 {
         reverse_link::Node::tokens(self)
@@ -115,6 +115,7 @@ impl Algo for prioritized::Node {
 
 #[derive(Default)]
 pub struct Counts {
+    pub sent: u64,
     pub entries: u64,
     pub regenerated: u64,
     pub destroyed: u64,
@@ -217,6 +218,7 @@ where
         }
         match action {
             Action::Send { to, msg } => {
+                self.counts.sent += 1;
                 if self.nodes.get(to.index()).is_some_and(Option::is_none) {
                     return; // to a crashed host: lost
                 }

@@ -3,7 +3,8 @@
 
 use super::token::{Channels, Params, TokenAlgorithm};
 use super::{Algorithm, Graph, Plugin};
-use manet_mutex::{prioritized, reverse_link, Error};
+use manet_mutex::token::{Height, Recovery};
+use manet_mutex::{prioritized, reverse_link, Error, NodeId};
 
 impl Plugin for reverse_link::Node {
     type Shape = Graph;
@@ -82,6 +83,37 @@ impl TokenAlgorithm for reverse_link::Node {
 
     fn prefetch(&self) {
         self.heap_regions(&mut crate::prefetch::bytes);
+    }
+
+    fn recovery(settings: &Self::Settings) -> Option<Recovery> {
+        settings.recovery
+    }
+
+    /// As the crate's timed recovery driver restarts a host: height `(0, 0, id)`, no token,
+    /// no neighbour, marked restarted (it claims nothing before it hears of each token id);
+    /// its links come up afterwards.
+    fn restarted(settings: &Self::Settings, id: NodeId) -> Option<Self> {
+        let height = Height::new(0, 0, id);
+        let config = reverse_link::Config::new(id, *settings, 0, height, Vec::new());
+        Self::new(config.restarted()).ok()
+    }
+
+    fn revoked(&self) -> bool {
+        Self::revoked(self)
+    }
+
+    fn held_lanes(&self) -> Vec<u32> {
+        self.held_tokens().map(|t| t.lane).collect()
+    }
+
+    fn carried_lane(msg: &Self::Message) -> Option<u32> {
+        match msg {
+            // A token whose fence does not read still is one: `u32::MAX` stands for its id.
+            reverse_link::Message::Token(_, fence) => {
+                Some(fence.read().map_or(u32::MAX, |f| f.lane))
+            }
+            _ => None,
+        }
     }
 }
 

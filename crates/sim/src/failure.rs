@@ -5,8 +5,8 @@ use std::fmt;
 use super::Time;
 
 /// A failed run: an invariant broken, a suspect anomaly in a checked run, a starved or
-/// deadlocked node, or a configuration the simulator cannot run; everything needed to replay
-/// it.
+/// deadlocked node, a message storm, or a configuration the simulator cannot run; everything
+/// needed to replay it.
 #[derive(Debug, Clone)]
 pub struct Failure {
     /// The seed of the run.

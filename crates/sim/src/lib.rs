@@ -41,7 +41,7 @@ pub mod workload;
 
 pub use clock::{EventQueue, Time};
 pub use failure::Failure;
-pub use metrics::{mean_ci95, Anomalies, Metrics, Summary};
+pub use metrics::{mean_ci95, Anomalies, Metrics, RecoveryCounts, Summary};
 pub use plugin::Plugin;
 pub use registry::{Algorithm, Simulator, UnknownAlgorithm};
 pub use token::{Channels, Params, TokenAlgorithm};

@@ -14,7 +14,8 @@ use manet_mutex::{Anomaly, CsRequest, NodeId, Protocol, Severity};
 /// issued is counted exactly once, with its whole wait, and every message counted was sent
 /// while some request was outstanding or about to be issued. Only [`Metrics::events`] and
 /// [`Metrics::wall_seconds`], which measure the simulator rather than the algorithm, and
-/// [`Metrics::anomalies`], which are about correctness rather than cost, cover the whole run.
+/// [`Metrics::anomalies`] and [`Metrics::recovery`], which are about correctness and faults
+/// rather than cost, cover the whole run.
 #[derive(Debug, Clone, Default)]
 pub struct Metrics {
     /// Critical-section entries (one per request issued).
@@ -37,6 +38,9 @@ pub struct Metrics {
     pub events: u64,
     /// Anomalies the nodes reported, in the whole run, by severity.
     pub anomalies: Anomalies,
+    /// Faults injected and what token recovery did about them, in the whole run (all zero
+    /// without recovery).
+    pub recovery: RecoveryCounts,
     /// Virtual time at the end of the window (the utilization's denominator).
     pub sim_time: f64,
     /// Wall-clock seconds the run took (measured by the caller, not asserted anywhere).
@@ -124,7 +128,72 @@ impl core::ops::AddAssign for Anomalies {
     }
 }
 
+/// Faults injected into a token-network run and what token recovery did (issue 23), over the
+/// whole run: every count is about correctness or recovery, so warm-up, drain and settling
+/// count, as for [`Anomalies`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RecoveryCounts {
+    /// Hosts crashed.
+    pub crashes: u64,
+    /// Crashed hosts restarted.
+    pub restarts: u64,
+    /// Partitions made.
+    pub partitions: u64,
+    /// Tokens lost to faults: held by a host that crashed, or in flight on a link that a
+    /// crash or a partition cut.
+    pub tokens_lost: u64,
+    /// Tokens made again (`Report::TokenRegenerated`).
+    pub regenerated: u64,
+    /// Tokens of an older generation destroyed (`Report::TokenDestroyed`).
+    pub destroyed: u64,
+    /// Entries whose lease ended while the host was in the critical section
+    /// (`Action::LeaseExpired`).
+    pub lease_expired: u64,
+    /// Entries the protected resource refused because a newer generation of their token had
+    /// been admitted: the fence rule at work (any other refusal fails the run).
+    pub refused_stale: u64,
+    /// Entries admitted by the protected resource (with `refused_stale`, every entry: a second
+    /// count of [`Metrics::cs_entries`], kept where the fences are checked).
+    pub admitted: u64,
+    /// Entries that left more than `k` hosts acting while the network had been connected and
+    /// unchanged for the quiet time (counted in a run without checks; a checked run fails).
+    pub overlaps: u64,
+    /// For each token lost to a fault that was used again: the time from its loss to the next
+    /// entry with a token of its id, in time units.
+    pub recover_times: Vec<f64>,
+    /// For each token lost to a fault and made again: the time from its loss to the first
+    /// regeneration of its id after it (the part of [`RecoveryCounts::recover_times`] that
+    /// recovery bounds by a silence and a claim wait; the rest is service).
+    pub regen_times: Vec<f64>,
+}
+
+impl RecoveryCounts {
+    /// The mean and the largest time to recover, or `None` if no lost token was used again.
+    pub fn recover(&self) -> Option<(f64, f64)> {
+        mean_max(&self.recover_times)
+    }
+
+    /// The mean and the largest time to regenerate, or `None` if no lost token was made again.
+    pub fn regen(&self) -> Option<(f64, f64)> {
+        mean_max(&self.regen_times)
+    }
+}
+
+/// The mean and the largest of `xs`, or `None` for no samples.
+fn mean_max(xs: &[f64]) -> Option<(f64, f64)> {
+    (!xs.is_empty()).then(|| (mean(xs), xs.iter().copied().fold(f64::MIN, f64::max)))
+}
+
 impl Metrics {
+    /// Critical-section entries per time unit of the window (0 for an empty window).
+    pub fn availability(&self) -> f64 {
+        if self.sim_time > 0.0 {
+            self.cs_entries as f64 / self.sim_time
+        } else {
+            0.0
+        }
+    }
+
     /// Record a critical-section entry for `request` after waiting `wait` time units.
     pub fn entered(&mut self, wait: f64, request: CsRequest) {
         self.cs_entries += 1;

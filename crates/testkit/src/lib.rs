@@ -19,7 +19,9 @@
 //!   - [`PermNet`]: a system of a permission algorithm ([`manet_mutex::look_ahead`],
 //!     [`manet_mutex::ricart_agrawala`]) whose messages form a bag: deliver any one, lose,
 //!     duplicate, replay or corrupt it (a field, its kind, or bits of its frame, which the
-//!     receiver's codec drops: a loss), fire any armed timer, change modes. Same checks.
+//!     receiver's codec drops: a loss), fire any armed timer, change modes; and hosts fail:
+//!     crash, restart under a new incarnation, are suspected or trusted by a peer's detector,
+//!     or are cut off by a partition, with an optional perfect failure detector. Same checks.
 //!   - [`SessionNet`]: a token network whose cores talk through link
 //!     [sessions](manet_mutex::session) over a datagram network that loses, duplicates, delays
 //!     and reorders, with links and nodes falling silent and links closed ([`datagram`]). It
@@ -63,7 +65,7 @@
 //! | rule | reported by | what must hold |
 //! | --- | --- | --- |
 //! | `driver-contract` | [`TokenNet::check_safety`], [`PermNet::check_safety`] (from [`TokenNet::fault`], [`PermNet::fault`]) | a node keeps the driving contract: it sends only over a link it knows (`TokenNet`) or to another existing host (`PermNet`), returns only actions the driver knows, accepts every valid event, and changes nothing when it returns an `Err` |
-//! | `fence-order` | the same | every entry's fence is above the highest fence of its lane so far (`TokenNet` with recovery: unless its generation is older than one admitted, or was made twice, [`TokenNet::remade`]) |
+//! | `fence-order` | the same | every entry's fence is above the highest fence of its lane so far (`PermNet`: unless the run allows the resource to refuse one, [`PermNet::refusal_allowed`]: after wrong suspicions or two crashes; `TokenNet` with recovery: unless its generation is older than one admitted, or was made twice, [`TokenNet::remade`]) |
 //! | `suspect-anomaly` | [`TokenNet`] with recovery, after every event | no suspect anomaly but those a failure explains (and none checked after a corruption) |
 //! | `regeneration` | [`TokenNet`] with recovery, after every event | no token is made again by a claim while every timer kept time and no failure destroyed or cut off anything |
 //! | `lease-exclusion` | [`TokenNet::check_safety`] with recovery, every timer on time | at most `k` units acting (in the critical section, lease not expired) per connected part (rule (b)) |

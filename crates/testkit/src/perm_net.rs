@@ -28,12 +28,31 @@
 //! REPLY corrects it. A DISCONNECT so dropped waives the strict drain too, and so does a record
 //! ahead of a host that is away: its DISCONNECT looks stale, or it looks back (as a REQUEST of
 //! its next epoch would make it), and no REPLY can correct that until it returns.
+//!
+//! Hosts fail too (the crate's failure model): a host may crash ([`PermNet::crash`]: it stops,
+//! its timers die, messages to it are dropped, messages from it already in flight still
+//! arrive), restart with empty state under a larger incarnation ([`PermNet::restart`]), be
+//! suspected or trusted by a peer's failure detector ([`PermNet::suspect`], [`PermNet::trust`]),
+//! or be cut off by a partition ([`PermNet::partition`]: messages between the two sides are
+//! dropped, until [`PermNet::merge`]). With [`PermNet::detector`] the driver plays a *perfect*
+//! failure detector ([`PermNet::detect`]): it suspects only crashed hosts and trusts every
+//! live one, so safety is still checked strictly. Without one, the nodes exclude only by
+//! their own timeouts, which this driver (it has no clock) fires at any time: that is a wrong
+//! suspicion at will, so only each host's own invariants are checked then, and liveness
+//! ([`PermNet::mutual_exclusion`]). Crashed hosts are left out of every check; a drain first
+//! merges the partition and, where nothing would exclude a crashed host (neither a detector nor
+//! the hosts' own timeouts), restarts every crashed host. A host restarted while another is
+//! away has forgotten that DISCONNECT, and waits for the host away until it returns: that
+//! waives strict liveness, like a lost DISCONNECT; so does a DISCONNECT of a restarted host
+//! that reaches a peer which has not learnt its new incarnation yet (its seal does not match
+//! the incarnation the peer knows: dropped, like a corrupted one).
 
 use manet_mutex::fence::Fences;
 use manet_mutex::look_ahead::{self, Mode};
+use manet_mutex::permission::Recovery;
 use manet_mutex::{
-    ricart_agrawala, Action, Anomaly, CsRequest, Error, Event, Fence, NodeId, Protocol, Status,
-    TimerId, Violation,
+    ricart_agrawala, Action, Anomaly, CsRequest, Error, Event, Fence, NodeId, Protocol, Report,
+    Status, TimerId, Violation,
 };
 use manet_mutex_sim::routed::{Host, HostParams};
 
@@ -68,9 +87,46 @@ pub trait PermissionHarness:
     fn absent(&self, _peer: NodeId) -> bool {
         false
     }
+
+    /// Whether the host excludes `peer`.
+    fn excludes(&self, peer: NodeId) -> bool;
+
+    /// What the network agreed on about failures.
+    fn recovery(&self) -> Recovery;
+
+    /// The host restarted with empty state as incarnation `incarnation`.
+    fn restarted(&self, incarnation: u32) -> Self;
+
+    /// The host's incarnation.
+    fn incarnation(&self) -> u32;
+
+    /// The highest incarnation of `peer` the host has seen.
+    fn peer_incarnation(&self, peer: NodeId) -> u32;
 }
 
-impl PermissionHarness for ricart_agrawala::Node {}
+impl PermissionHarness for ricart_agrawala::Node {
+    fn excludes(&self, peer: NodeId) -> bool {
+        self.is_excluded(peer)
+    }
+
+    fn recovery(&self) -> Recovery {
+        self.settings().recovery
+    }
+
+    fn restarted(&self, incarnation: u32) -> Self {
+        let config = ricart_agrawala::Config::new(self.id(), self.settings());
+        ricart_agrawala::Node::new(config.with_incarnation(incarnation))
+            .expect("the configuration it ran with")
+    }
+
+    fn incarnation(&self) -> u32 {
+        ricart_agrawala::Node::incarnation(self)
+    }
+
+    fn peer_incarnation(&self, peer: NodeId) -> u32 {
+        ricart_agrawala::Node::peer_incarnation(self, peer)
+    }
+}
 
 impl PermissionHarness for look_ahead::Node {
     fn reachable(&self) -> bool {
@@ -91,6 +147,28 @@ impl PermissionHarness for look_ahead::Node {
 
     fn absent(&self, peer: NodeId) -> bool {
         self.is_absent(peer)
+    }
+
+    fn excludes(&self, peer: NodeId) -> bool {
+        self.is_excluded(peer)
+    }
+
+    fn recovery(&self) -> Recovery {
+        self.settings().recovery
+    }
+
+    fn restarted(&self, incarnation: u32) -> Self {
+        let config = look_ahead::Config::new(self.id(), self.settings());
+        look_ahead::Node::new(config.with_incarnation(incarnation))
+            .expect("the configuration it ran with")
+    }
+
+    fn incarnation(&self) -> u32 {
+        look_ahead::Node::incarnation(self)
+    }
+
+    fn peer_incarnation(&self, peer: NodeId) -> u32 {
+        look_ahead::Node::peer_incarnation(self, peer)
     }
 }
 
@@ -157,8 +235,29 @@ pub struct PermNet<H: PermissionHarness> {
     /// The run for the viewer (unless `MANET_MUTEX_RECORD=0`): a failure's
     /// [`PermNet::trace_text`] writes it as a page and names the file. Hosts may talk to
     /// any host, so the page draws no links, and a delivery is drawn as the oldest message
-    /// between its two hosts (this driver delivers in any order).
+    /// between its two hosts (this driver delivers in any order). A restart ends it (the
+    /// viewer replays events on the first incarnations).
     pub tape: Option<manet_mutex_sim::trace::Tape<H>>,
+    /// Which hosts are crashed (and not restarted).
+    pub crashed: Vec<bool>,
+    /// Crashes so far (a restart of a live host counts as one).
+    pub crashes: usize,
+    /// The side of each host while the network is partitioned (messages between sides are
+    /// dropped); `None` when it is whole.
+    pub sides: Option<Vec<bool>>,
+    /// Whether the driver plays a perfect failure detector ([`PermNet::detect`]).
+    pub detector: bool,
+    /// Whether mutual exclusion (and, for look-ahead, pairwise consistency) is checked
+    /// across the live hosts, or only each host's own invariants: off when the hosts exclude
+    /// by their own timeouts, which this driver fires at any time (wrong suspicions).
+    pub mutual_exclusion: bool,
+    /// Every `LeaseExpired`: `(host, fence)`.
+    pub lease_ends: Vec<(NodeId, Fence)>,
+    /// Every `Report`: `(host, report)`.
+    pub reports: Vec<(NodeId, Report)>,
+    /// Entries whose fence the protected resource refused (not above the highest so far):
+    /// a contract breach when the run allows no refusal ([`PermNet::refusal_allowed`]).
+    pub refused: Vec<(NodeId, Fence)>,
 }
 
 impl<H: PermissionHarness> PermNet<H> {
@@ -173,6 +272,7 @@ impl<H: PermissionHarness> PermNet<H> {
     /// A system of the given hosts (host `i` at index `i`), nothing in flight.
     pub fn with_nodes(nodes: Vec<H>) -> Self {
         let hosts = nodes.len();
+        let timeouts = nodes.iter().any(|n| n.recovery().exclusion.is_some());
         PermNet {
             nodes,
             in_flight: Vec::new(),
@@ -192,8 +292,199 @@ impl<H: PermissionHarness> PermNet<H> {
             checked: false,
             trace: None,
             tape: None,
+            crashed: vec![false; hosts],
+            crashes: 0,
+            sides: None,
+            detector: false,
+            mutual_exclusion: !timeouts,
+            lease_ends: Vec::new(),
+            reports: Vec::new(),
+            refused: Vec::new(),
         }
         .traced(std::env::var_os("MANET_MUTEX_TRACE").is_some())
+    }
+
+    /// With a perfect failure detector ([`PermNet::detect`]), which a drain consults after
+    /// every round.
+    pub fn with_detector(mut self) -> Self {
+        self.detector = true;
+        self
+    }
+
+    /// Whether an entry the protected resource refuses is allowed: after a wrong suspicion
+    /// (the hosts' own timeouts, fired at any time here) a stale holder may enter below a
+    /// newer one, and the resource must refuse it; after two or more crashes an entry may
+    /// follow grants no live host heard of (`docs/ALGORITHMS.md`, C6). Otherwise every entry
+    /// is above every earlier one (F1), and a refusal is a `fence-order` breach.
+    pub fn refusal_allowed(&self) -> bool {
+        !self.mutual_exclusion || self.crashes > 1
+    }
+
+    /// Whether host `id` is live (not crashed).
+    pub fn live(&self, id: NodeId) -> bool {
+        !self.crashed[id.index()]
+    }
+
+    /// The live hosts, in id order.
+    pub fn live_hosts(&self) -> Vec<NodeId> {
+        (0..self.nodes.len() as u32)
+            .map(NodeId)
+            .filter(|&h| self.live(h))
+            .collect()
+    }
+
+    /// Host `host` crashes (crash-stop): it handles nothing more, its timers die, the
+    /// messages in flight to it are lost and later ones dropped. Messages it sent that are in
+    /// flight still arrive. A crashed host stays crashed.
+    pub fn crash(&mut self, host: NodeId) {
+        if !self.live(host) {
+            return;
+        }
+        self.crashed[host.index()] = true;
+        self.crashes += 1;
+        self.timers[host.index()].clear();
+        let mut i = 0;
+        while i < self.in_flight.len() {
+            if self.in_flight[i].to == host {
+                self.in_flight.remove(i);
+                self.marks.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        self.lost = true;
+        if let Some(trace) = &mut self.trace {
+            trace.push(format!("{host:?} crashes"));
+        }
+        self.after_fault();
+    }
+
+    /// Host `host` restarts with empty state under incarnation `incarnation` (a live host
+    /// crashes first): a fresh node from its configuration
+    /// (`Config::new(..).with_incarnation(incarnation)`).
+    pub fn restart(&mut self, host: NodeId, incarnation: u32) {
+        self.crash(host);
+        let node = self.nodes[host.index()].restarted(incarnation);
+        self.nodes[host.index()] = node;
+        self.crashed[host.index()] = false;
+        let away = (0..self.nodes.len())
+            .any(|j| self.live(NodeId(j as u32)) && !self.nodes[j].reachable());
+        if away && self.waived.is_none() {
+            // It forgot the DISCONNECTs it had applied: it asks the hosts away, and waits for
+            // them until they return (as after a lost DISCONNECT, V4).
+            self.waived = Some("a host restarted while another was away");
+        }
+        // The viewer replays events on the first incarnations: a restart ends the tape.
+        self.tape = None;
+        if let Some(trace) = &mut self.trace {
+            trace.push(format!("{host:?} restarts as incarnation {incarnation}"));
+        }
+        self.after_fault();
+    }
+
+    /// Restart `host` under the incarnation after its current one.
+    pub fn restart_next(&mut self, host: NodeId) {
+        let next = self.nodes[host.index()].incarnation().saturating_add(1);
+        self.restart(host, next);
+    }
+
+    /// `at`'s failure detector suspects `peer` (`Event::Suspect`).
+    pub fn suspect(&mut self, at: NodeId, peer: NodeId) {
+        self.apply_valid(at, Event::Suspect(peer));
+    }
+
+    /// `at`'s failure detector trusts `peer` again (`Event::Trust`).
+    pub fn trust(&mut self, at: NodeId, peer: NodeId) {
+        self.apply_valid(at, Event::Trust(peer));
+    }
+
+    /// The perfect failure detector at live host `at` catches up: it suspects every crashed
+    /// peer `at` does not exclude, and trusts every live one it does that is not away
+    /// (disconnected) (strong completeness
+    /// and accuracy, lazily: the driver decides when each host's detector runs).
+    pub fn detect(&mut self, at: NodeId) {
+        if !self.live(at) {
+            return;
+        }
+        for j in 0..self.nodes.len() as u32 {
+            let peer = NodeId(j);
+            if peer == at {
+                continue;
+            }
+            let excludes = self.nodes[at.index()].excludes(peer);
+            let reachable = self.nodes[peer.index()].reachable();
+            match (self.live(peer), excludes) {
+                (false, false) => self.suspect(at, peer),
+                // A host that disconnected is away, not back: it is not trusted yet.
+                (true, true) if reachable => self.trust(at, peer),
+                _ => {}
+            }
+        }
+    }
+
+    /// Every live host's perfect detector catches up ([`PermNet::detect`]).
+    pub fn detect_all(&mut self) {
+        for at in self.live_hosts() {
+            self.detect(at);
+        }
+    }
+
+    /// The network splits: `side` (hosts) on one side, the rest on the other. Messages in
+    /// flight between the sides are lost, and later ones dropped, until [`PermNet::merge`].
+    pub fn partition(&mut self, side: &[NodeId]) {
+        let mut sides = vec![false; self.nodes.len()];
+        for h in side {
+            sides[h.index()] = true;
+        }
+        let mut i = 0;
+        while i < self.in_flight.len() {
+            let f = &self.in_flight[i];
+            if sides[f.from.index()] != sides[f.to.index()] {
+                self.marks.remove(i);
+                let flight = self.in_flight.remove(i);
+                self.dropped(&flight.msg);
+            } else {
+                i += 1;
+            }
+        }
+        if let Some(trace) = &mut self.trace {
+            trace.push(format!("partition {side:?} | the rest"));
+        }
+        self.sides = Some(sides);
+    }
+
+    /// The partition heals.
+    pub fn merge(&mut self) {
+        if self.sides.take().is_some() {
+            if let Some(trace) = &mut self.trace {
+                trace.push("merge".into());
+            }
+        }
+    }
+
+    /// `msg` was dropped by a partition (or sent to a crashed host): a loss, and a lost
+    /// DISCONNECT waives strict liveness.
+    fn dropped(&mut self, msg: &H::Message) {
+        self.lost = true;
+        if H::departure(msg) {
+            self.waived = Some("a DISCONNECT was lost");
+        }
+    }
+
+    /// Whether `from` can reach `to` now (the same side of a partition, if any).
+    fn connected(&self, from: NodeId, to: NodeId) -> bool {
+        self.sides
+            .as_ref()
+            .is_none_or(|s| s[from.index()] == s[to.index()])
+    }
+
+    /// After a crash or restart in hand-driven mode: the live hosts must still be safe.
+    fn after_fault(&mut self) {
+        if self.checked {
+            if let Err(e) = self.check_safety() {
+                panic!("invariant violated: {e}\n{}", self.trace_text());
+            }
+        }
     }
 
     /// Keep the trace and the recording from now on, if `on`.
@@ -225,17 +516,25 @@ impl<H: PermissionHarness> PermNet<H> {
     /// Feed `event` to `at` and carry out its actions. Local misuse returns the host's `Err`
     /// (and the host must be unchanged).
     pub fn apply(&mut self, at: NodeId, event: Event<H::Message>) -> Result<(), Error> {
+        if !self.live(at) {
+            // A crashed host handles nothing.
+            return Ok(());
+        }
         let departs = matches!(event, Event::Disconnect);
         let departure_from = match &event {
             Event::Receive { from, msg } if H::departure(msg) => Some(*from),
             _ => None,
         };
+        // A DISCONNECT sealed by an incarnation its receiver has not learnt yet is dropped.
+        let unknown_incarnation = departure_from.is_some_and(|from| {
+            self.nodes[from.index()].incarnation() > self.nodes[at.index()].peer_incarnation(from)
+        });
         let Some(outcome) = self.handle(at, event) else {
             return Ok(());
         };
         let actions = outcome?;
         if let Some(from) = departure_from {
-            self.departure_received(from, &actions);
+            self.departure_received(from, &actions, unknown_incarnation);
         }
         self.check_records_ahead();
         if departs {
@@ -258,13 +557,23 @@ impl<H: PermissionHarness> PermNet<H> {
     /// A DISCONNECT from `from` was received, and the receiver answered with `actions`: one
     /// dropped for its clock (out of range) after a corruption waives strict liveness, unless
     /// the message itself was corrupted.
-    fn departure_received(&mut self, from: NodeId, actions: &[Action<H::Message>]) {
+    fn departure_received(
+        &mut self,
+        from: NodeId,
+        actions: &[Action<H::Message>],
+        unknown_incarnation: bool,
+    ) {
         let dropped = Action::Anomaly {
             from,
             kind: Anomaly::OutOfRange,
         };
-        if self.corrupted && !self.receiving_corrupted && actions.contains(&dropped) {
-            self.waived = Some("a DISCONNECT was dropped after a corrupted clock");
+        if !self.receiving_corrupted && actions.contains(&dropped) {
+            if unknown_incarnation {
+                self.waived =
+                    Some("a DISCONNECT of a restarted host was dropped: its incarnation was new");
+            } else if self.corrupted {
+                self.waived = Some("a DISCONNECT was dropped after a corrupted clock");
+            }
         }
     }
 
@@ -322,6 +631,14 @@ impl<H: PermissionHarness> PermNet<H> {
                 self.anomalies.push((at, from, kind));
                 Ok(())
             }
+            Action::LeaseExpired { fence } => {
+                self.lease_ends.push((at, fence));
+                Ok(())
+            }
+            Action::Report(report) => {
+                self.reports.push((at, report));
+                Ok(())
+            }
             other => Err(contract(
                 at,
                 format!("returned an action this driver does not know: {other:?}"),
@@ -334,6 +651,11 @@ impl<H: PermissionHarness> PermNet<H> {
     fn send(&mut self, at: NodeId, to: NodeId, msg: H::Message) -> Result<(), Violation> {
         if to == at || to.index() >= self.nodes.len() {
             return Err(contract(at, format!("sent {msg:?} to {to:?}")));
+        }
+        if !self.live(to) || !self.connected(at, to) {
+            // To a crashed host, or across the partition: dropped.
+            self.dropped(&msg);
+            return Ok(());
         }
         let flight = Flight { from: at, to, msg };
         if self.checked {
@@ -358,9 +680,14 @@ impl<H: PermissionHarness> PermNet<H> {
     /// `at` enters the critical section with `fence`, which must be above the highest so far.
     fn enter(&mut self, at: NodeId, fence: Fence) -> Result<(), Violation> {
         self.entries.push((at, fence));
-        self.fences
-            .admit(fence)
-            .map_err(|highest| fence_went_back(at, fence, highest))
+        match self.fences.admit(fence) {
+            Ok(()) => Ok(()),
+            Err(_) if self.refusal_allowed() => {
+                self.refused.push((at, fence));
+                Ok(())
+            }
+            Err(highest) => Err(fence_went_back(at, fence, highest)),
+        }
     }
 
     /// The trace, if one was kept (`MANET_MUTEX_TRACE=1`), for a failure message; with it, the
@@ -525,7 +852,7 @@ impl<H: PermissionHarness> PermNet<H> {
         outcome
     }
 
-    /// Every armed timer, as `(host, timer)`.
+    /// Every armed timer of a live host, as `(host, timer)` (a crashed host has none).
     pub fn armed(&self) -> Vec<(NodeId, TimerId)> {
         self.timers
             .iter()
@@ -554,14 +881,56 @@ impl<H: PermissionHarness> PermNet<H> {
     /// pairwise consistency of the sets), plus the contract breaches recorded by `apply`
     /// ([`PermNet::fault`]).
     pub fn check_safety(&self) -> Result<(), Violation> {
-        match &self.fault {
-            Some(fault) => Err(fault.clone()),
-            None => H::check_safety(&self.nodes, &()),
+        if let Some(fault) = &self.fault {
+            return Err(fault.clone());
+        }
+        if self.crashes == 0 && self.mutual_exclusion {
+            return H::check_safety(&self.nodes, &());
+        }
+        let live: Vec<H> = self
+            .nodes
+            .iter()
+            .filter(|n| self.live(n.id()))
+            .cloned()
+            .collect();
+        if self.mutual_exclusion {
+            H::check_safety(&live, &())
+        } else {
+            live.iter()
+                .try_for_each(|n| H::check_safety(std::slice::from_ref(n), &()))
         }
     }
 
     fn busy(&self) -> Vec<NodeId> {
-        manet_mutex_sim::busy(&self.nodes).map(|n| n.id()).collect()
+        manet_mutex_sim::busy(&self.nodes)
+            .map(|n| n.id())
+            .filter(|&id| self.live(id))
+            .collect()
+    }
+
+    /// Whether a majority-mode system has too few live hosts to enter at all: liveness is not
+    /// owed then.
+    fn short_of_majority(&self) -> bool {
+        let majority = self.nodes.iter().any(|n| n.recovery().majority);
+        majority && 2 * self.live_hosts().len() <= self.nodes.len()
+    }
+
+    /// Prepare a drain: the partition heals; where nothing would exclude a crashed host
+    /// (neither a detector nor the hosts' own timeouts) every crashed host restarts under its
+    /// next incarnation; the detectors catch up.
+    fn heal(&mut self) {
+        self.merge();
+        let timeouts = self.nodes.iter().any(|n| n.recovery().exclusion.is_some());
+        if !self.detector && !timeouts {
+            for i in 0..self.nodes.len() as u32 {
+                if !self.live(NodeId(i)) {
+                    self.restart_next(NodeId(i));
+                }
+            }
+        }
+        if self.detector {
+            self.detect_all();
+        }
     }
 
     /// Liveness as a check on one state: with no further requests, losses or mode changes,
@@ -572,24 +941,34 @@ impl<H: PermissionHarness> PermNet<H> {
     /// The error is the algorithm's violation, or the driver's own (`liveness`,
     /// `lossless-liveness`), with the trace added to its detail.
     pub fn drain(&self, rounds: usize) -> Result<(), Violation> {
+        let mut healed = self.clone();
+        healed.heal();
+        if healed.short_of_majority() {
+            return Ok(());
+        }
         let away: Vec<NodeId> = (0..self.nodes.len())
-            .filter(|&i| !self.nodes[i].reachable())
+            .filter(|&i| self.live(NodeId(i as u32)) && !self.nodes[i].reachable())
             .map(|i| NodeId(i as u32))
             .collect();
         // With nobody away the two drains are the same one: run it once.
         if away.is_empty() {
-            return self.clone().settle(rounds);
+            return healed.settle(rounds);
         }
-        if self.waived.is_none() {
+        let majority = self.nodes.iter().any(|n| n.recovery().majority);
+        let present = self.live_hosts().len() - away.len();
+        // In majority mode the hosts away count against the majority: with too few present,
+        // nobody can enter until they return.
+        let strict_owed = !majority || 2 * present > self.nodes.len();
+        if self.waived.is_none() && strict_owed {
             // A waiver can also arise in the drain (a DISCONNECT still in flight, dropped).
-            let mut strict = self.clone();
+            let mut strict = healed.clone();
             if let Err(e) = strict.settle(rounds) {
                 if strict.waived.is_none() {
                     return Err(amend(e, ", with the disconnected hosts away"));
                 }
             }
         }
-        let mut net = self.clone();
+        let mut net = healed;
         for host in away {
             net.apply_valid(host, Event::Reconnect);
         }
@@ -613,9 +992,14 @@ impl<H: PermissionHarness> PermNet<H> {
                 return Ok(());
             }
             for i in 0..self.nodes.len() {
-                if self.status(NodeId(i as u32)) == Status::Critical {
-                    self.release(NodeId(i as u32));
+                let host = NodeId(i as u32);
+                if self.live(host) && self.status(host) == Status::Critical {
+                    self.release(host);
                 }
+            }
+            if self.detector {
+                // Late messages of crashed hosts readmit them: the detectors suspect again.
+                self.detect_all();
             }
             let deliverable = self.deliverable();
             if deliverable.is_empty() {

@@ -374,6 +374,14 @@ pub struct PermissionFaults {
     /// Flip 1 to 4 bits of the frame of a message in flight (the frame check fails and the
     /// receiver's codec drops it: a loss).
     pub flip: u32,
+    /// A host crashes for good.
+    pub crash: u32,
+    /// A host restarts with empty state (after a crash, or crashing now).
+    pub restart: u32,
+    /// The network splits in two, or heals (each with this weight).
+    pub partition: u32,
+    /// A host's perfect failure detector catches up (only where the system has one).
+    pub detect: u32,
 }
 
 impl PermissionFaults {
@@ -386,6 +394,25 @@ impl PermissionFaults {
         corrupt: 2,
         kind: 1,
         flip: 1,
+        crash: 1,
+        restart: 1,
+        partition: 1,
+        detect: 0,
+    };
+    /// Hosts failing, and nothing else but loss, duplicates and timers: crash-stop,
+    /// crash-restart, partitions and merges, and a perfect detector's suspicions.
+    pub const CRASHES: PermissionFaults = PermissionFaults {
+        lose: 1,
+        duplicate: 1,
+        fire: 2,
+        modes: 0,
+        corrupt: 0,
+        kind: 0,
+        flip: 0,
+        crash: 1,
+        restart: 1,
+        partition: 1,
+        detect: 2,
     };
     /// No faults: reliable delivery in any order.
     pub const NONE: PermissionFaults = PermissionFaults {
@@ -396,24 +423,59 @@ impl PermissionFaults {
         corrupt: 0,
         kind: 0,
         flip: 0,
+        crash: 0,
+        restart: 0,
+        partition: 0,
+        detect: 0,
     };
 }
 
 /// A permission-system step: deliveries first, then requests, releases and the faults of
-/// `profile`.
+/// `profile` (a fault of weight 0 never comes).
 pub fn permission_op(profile: PermissionFaults) -> impl Strategy<Value = PermissionOp> {
-    prop_oneof![
-        3 => any::<u8>().prop_map(PermissionOp::Request),
-        2 => any::<u8>().prop_map(PermissionOp::Release),
-        8 => any::<u8>().prop_map(PermissionOp::Deliver),
-        profile.lose => any::<u8>().prop_map(PermissionOp::Lose),
-        profile.duplicate => any::<u8>().prop_map(PermissionOp::Duplicate),
-        profile.fire => any::<u8>().prop_map(PermissionOp::Fire),
-        profile.modes => (any::<u8>(), any::<u8>()).prop_map(|(x, m)| PermissionOp::Mode(x, m)),
-        profile.corrupt + profile.kind + profile.flip =>
-            corruption(profile.corrupt, profile.kind, profile.flip)
-                .prop_map(PermissionOp::Corrupt),
-    ]
+    let host = || any::<u8>();
+    let mut options: Vec<(u32, BoxedStrategy<PermissionOp>)> = vec![
+        (3, host().prop_map(PermissionOp::Request).boxed()),
+        (2, host().prop_map(PermissionOp::Release).boxed()),
+        (8, host().prop_map(PermissionOp::Deliver).boxed()),
+        (profile.lose, host().prop_map(PermissionOp::Lose).boxed()),
+        (
+            profile.duplicate,
+            host().prop_map(PermissionOp::Duplicate).boxed(),
+        ),
+        (profile.fire, host().prop_map(PermissionOp::Fire).boxed()),
+        (
+            profile.modes,
+            (host(), host())
+                .prop_map(|(x, m)| PermissionOp::Mode(x, m))
+                .boxed(),
+        ),
+        (profile.crash, host().prop_map(PermissionOp::Crash).boxed()),
+        (
+            profile.restart,
+            host().prop_map(PermissionOp::Restart).boxed(),
+        ),
+        (
+            profile.partition,
+            host().prop_map(PermissionOp::Partition).boxed(),
+        ),
+        (profile.partition, Just(PermissionOp::Merge).boxed()),
+        (
+            profile.detect,
+            host().prop_map(PermissionOp::Detect).boxed(),
+        ),
+    ];
+    let corrupt = profile.corrupt + profile.kind + profile.flip;
+    if corrupt > 0 {
+        let step = corruption(profile.corrupt, profile.kind, profile.flip);
+        options.push((corrupt, step.prop_map(PermissionOp::Corrupt).boxed()));
+    }
+    proptest::strategy::Union::new_weighted(
+        options
+            .into_iter()
+            .filter(|(weight, _)| *weight > 0)
+            .collect(),
+    )
 }
 
 /// A permission-system schedule: `ops` steps of [`permission_op`] with the faults of

@@ -1,5 +1,6 @@
 //! `simulate --figures`: the papers' evaluation figures, regenerated as SVG (with their numbers
-//! as CSV) into `--out` (default `docs/figures`). `--smoke` runs a tiny grid, for CI.
+//! as CSV) into `--out` (default `docs/figures`), and recovery against the crash rate
+//! (`super::recovery`). `--smoke` runs a tiny grid, for CI.
 
 use std::path::{Path, PathBuf};
 
@@ -15,16 +16,21 @@ const CONNECTIVITY: [f64; 8] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8];
 /// The KRL paper's mobility levels: zero, low (1/500) and high (1/50) link changes per unit.
 const MOBILITY: [(f64, &str); 3] = [(0.0, "zero"), (0.002, "low"), (0.02, "high")];
 
-pub fn run(args: &Args) -> Result<Vec<PathBuf>, String> {
-    let dir = args
-        .out
+/// Where the figures go: `--out`, or `docs/figures`.
+pub fn dir(args: &Args) -> PathBuf {
+    args.out
         .clone()
-        .unwrap_or_else(|| PathBuf::from("docs/figures"));
+        .unwrap_or_else(|| PathBuf::from("docs/figures"))
+}
+
+pub fn run(args: &Args) -> Result<Vec<PathBuf>, String> {
+    let dir = dir(args);
     let mut written = Vec::new();
     written.extend(krl_load(args, &dir)?);
     written.extend(krl_connectivity(args, &dir)?);
     written.extend(look_ahead_figures(args, &dir)?);
     written.extend(prioritized_figures(args, &dir)?);
+    written.extend(super::recovery::figure(args, &dir)?);
     Ok(written
         .into_iter()
         .map(|name| dir.join(format!("{name}.svg")))

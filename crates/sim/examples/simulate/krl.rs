@@ -7,7 +7,7 @@ use manet_mutex_sim::{Algorithm, Graph, Params, Plugin, Workload};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{ci, conn_name, grid, mobility_name, run_all, Args, Choice, Point};
+use super::{ci, conn_name, grid, mobility_name, recovery, run_all, Args, Choice, Point};
 
 const CONNECTIVITY: [f64; 2] = [0.2, 0.8];
 const MOBILITY: [f64; 3] = [0.0, 0.002, 0.02];
@@ -63,11 +63,17 @@ fn job(args: &Args, algorithm: Algorithm, p: &Point) -> Config<Params<Settings>>
     if forwarding && args.idle_pause > 0 {
         settings = settings.with_idle_pause(args.idle_pause);
     }
+    if let Some(r) = recovery::of(args) {
+        settings = settings.with_recovery(r);
+    }
     let mut config = config(args, p, Params::first_nodes(settings, k(args)));
     config.workload = Workload {
         lambda_req: p.load,
         ..Workload::default()
     };
+    if args.recovery {
+        config.faults = recovery::faults(args, p);
+    }
     config
 }
 
@@ -77,10 +83,13 @@ pub fn record(args: &Args) -> Result<super::Recorded, String> {
     super::record_run::<Node>(job(args, variants(args)[0], &p))
 }
 
-fn run_one(args: &Args, algorithm: Algorithm, p: &Point) -> Result<Row, String> {
+/// One run: `algorithm` at grid point `p`, as a row (with the recovery columns when recovery
+/// is on), or the failure.
+pub fn run_one(args: &Args, algorithm: Algorithm, p: &Point) -> Result<Row, String> {
     let config = job(args, algorithm, p);
     let name = Node::name(&config.params);
     let outcome = token::run::<Node>(config).map_err(|f| f.to_string())?;
+    let extra = recovery::extra(args, p, &outcome.metrics);
     Ok(Row {
         algorithm: name.into(),
         params: vec![
@@ -93,7 +102,7 @@ fn run_one(args: &Args, algorithm: Algorithm, p: &Point) -> Result<Row, String> 
         ],
         seed: p.seed,
         summary: outcome.metrics.summary(),
-        extra: Vec::new(),
+        extra,
     })
 }
 
@@ -116,6 +125,11 @@ pub fn print_table(args: &Args, rows: &[Row]) {
     );
     println!("time = mean wait per CS entry; msgs = messages per CS entry\n");
     let mut header = format!("{:>6} {:>9} {:>7}", "conn", "mobility", "load");
+    // A column for the crash rate only when it varies: the table is otherwise as it was.
+    let crash_rates = args.crash_rate.as_deref();
+    if crash_rates.is_some() {
+        header += &format!(" {:>10}", "crash rate");
+    }
     for n in &names {
         header += &format!(" {:>15} {:>13}", format!("{n} time"), format!("{n} msgs"));
     }
@@ -124,39 +138,46 @@ pub fn print_table(args: &Args, rows: &[Row]) {
     for &c in args.connectivity.as_deref().unwrap_or(&CONNECTIVITY) {
         for &m in args.mobility.as_deref().unwrap_or(&MOBILITY) {
             for &l in args.load.as_deref().unwrap_or(&LOAD) {
-                let mut line = format!(
-                    "{:>6} {:>9} {:>7}",
-                    conn_name(args, c),
-                    mobility_name(args, m),
-                    l
-                );
-                for name in &names {
-                    let at = |r: &Row| {
-                        r.algorithm == *name
-                            && r.at(&[
-                                ("connectivity", c.to_string()),
-                                ("mobility", m.to_string()),
-                                ("load", l.to_string()),
-                            ])
-                    };
-                    let served = |r: &Row| r.summary.cs_entries > 0;
-                    let time = ci(
-                        rows,
-                        at,
-                        |r| served(r).then_some(r.summary.mean_wait),
-                        15,
-                        2,
+                for &rate in crash_rates.unwrap_or(&[0.0]) {
+                    let mut line = format!(
+                        "{:>6} {:>9} {:>7}",
+                        conn_name(args, c),
+                        mobility_name(args, m),
+                        l
                     );
-                    let msgs = ci(
-                        rows,
-                        at,
-                        |r| served(r).then_some(r.summary.messages_per_cs),
-                        13,
-                        2,
-                    );
-                    line += &format!(" {time} {msgs}");
+                    if crash_rates.is_some() {
+                        line += &format!(" {rate:>10}");
+                    }
+                    for name in &names {
+                        let at = |r: &Row| {
+                            r.algorithm == *name
+                                && r.at(&[
+                                    ("connectivity", c.to_string()),
+                                    ("mobility", m.to_string()),
+                                    ("load", l.to_string()),
+                                ])
+                                && (crash_rates.is_none()
+                                    || super::plot::extra(r, "crash_rate") == Some(rate))
+                        };
+                        let served = |r: &Row| r.summary.cs_entries > 0;
+                        let time = ci(
+                            rows,
+                            at,
+                            |r| served(r).then_some(r.summary.mean_wait),
+                            15,
+                            2,
+                        );
+                        let msgs = ci(
+                            rows,
+                            at,
+                            |r| served(r).then_some(r.summary.messages_per_cs),
+                            13,
+                            2,
+                        );
+                        line += &format!(" {time} {msgs}");
+                    }
+                    println!("{line}");
                 }
-                println!("{line}");
             }
         }
     }

@@ -11,6 +11,9 @@
 //! cargo run --release --example simulate -- --algorithm prioritized   # h-out-of-k policies
 //! cargo run --release --example simulate -- --algorithm look-ahead    # vs Ricart–Agrawala
 //! cargo run --release --example simulate -- --ns2 examples/data/waypoint-20.ns2  # a mobility trace
+//! cargo run --release --example simulate -- --algorithm krl --recovery --crash-rate 1e-4 \
+//!     --restart-after 100                                         # crashes, recovered
+//! cargo run --release --example simulate -- --recovery-figure     # recovery against crash rate
 //! ```
 
 mod figures;
@@ -18,6 +21,7 @@ mod krl;
 mod look_ahead;
 mod plot;
 mod prioritized;
+mod recovery;
 
 use clap::builder::PossibleValue;
 use clap::{Parser, ValueEnum};
@@ -140,11 +144,11 @@ pub struct Args {
     #[arg(long)]
     out: Option<std::path::PathBuf>,
     /// Regenerate the papers' figures as SVG, each with its points as CSV (KRL Figs. 6–9,
-    /// look-ahead Figs. 4–7, prioritized policies); the other flags set seeds, checks and
-    /// threads.
+    /// look-ahead Figs. 4–7, prioritized policies), and --recovery-figure's; the other flags
+    /// set seeds, checks and threads.
     #[arg(long)]
     figures: bool,
-    /// With --figures: a tiny grid (for CI), not the papers' experiments.
+    /// With --figures or --recovery-figure: a tiny grid (for CI), not the papers' experiments.
     #[arg(long)]
     smoke: bool,
     /// Skip the per-step invariant checks (they are on by default).
@@ -163,6 +167,32 @@ pub struct Args {
     /// an invariant fails (look-ahead: the first host count, load and mobility, uniform load).
     #[arg(long = "trace", value_name = "FILE.html")]
     trace_html: Option<std::path::PathBuf>,
+    /// KRL/KRLF: recover lost tokens (beacons, claims, regeneration, entry leases;
+    /// docs/ALGORITHMS.md F2–F6), with bounds derived from the network and the unit message
+    /// delay (printed).
+    #[arg(long)]
+    recovery: bool,
+    /// With --recovery: crashes per node per time unit (comma separated: one grid point each).
+    /// A crashed node loses its state and what is in flight on its links.
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+    crash_rate: Option<Vec<f64>>,
+    /// With --crash-rate: time units a crashed node stays down before it restarts with empty
+    /// state, or `never` (crash-stop, the default).
+    #[arg(long, allow_negative_numbers = true)]
+    restart_after: Option<recovery::RestartAfter>,
+    /// With --recovery: partitions per time unit (the nodes split into two random halves; the
+    /// links between them go down, losing what is in flight on them).
+    #[arg(long, allow_negative_numbers = true)]
+    partition_rate: Option<f64>,
+    /// With --partition-rate: time units each partition stands before the halves merge
+    /// (default 500).
+    #[arg(long, allow_negative_numbers = true)]
+    partition_for: Option<f64>,
+    /// Availability and time to recover against the crash rate (KRL and KRLF with recovery,
+    /// k = 1 and 2, with and without mobility), as SVG and CSV into --out (default
+    /// docs/figures); the other flags set seeds, checks and threads.
+    #[arg(long)]
+    recovery_figure: bool,
     /// The parsed --ns2 file.
     #[arg(skip)]
     trace: Option<std::sync::Arc<manet_mutex_sim::ns2::Trace>>,
@@ -220,12 +250,20 @@ impl Args {
         if self.seeds == 0 {
             return Err("--seeds 0: need at least one run per point".into());
         }
-        if self.smoke && !self.figures {
-            return Err("--smoke: only with --figures".into());
+        if self.smoke && !(self.figures || self.recovery_figure) {
+            return Err("--smoke: only with --figures or --recovery-figure".into());
         }
         if self.figures && (self.ns2.is_some() || self.csv) {
             return Err("--figures: the papers' setups; drop --ns2 and --csv".into());
         }
+        if self.recovery_figure && (self.figures || self.ns2.is_some() || self.csv) {
+            return Err(
+                "--recovery-figure: its own setup (--figures includes it); drop --figures, --ns2 \
+                 and --csv"
+                    .into(),
+            );
+        }
+        recovery::validate(self)?;
         if !(self.requests.is_finite() && self.requests > 0.0) {
             return Err(format!(
                 "--requests {}: must be a positive number",
@@ -329,26 +367,32 @@ pub struct Point {
     connectivity: f64,
     mobility: f64,
     load: f64,
+    /// Crashes per node per time unit (`--crash-rate`; 0 without).
+    crash_rate: f64,
     seed: u64,
 }
 
-/// Every (connectivity, mobility, load, seed) combination, in table order: the command
-/// line's values, or an experiment's defaults.
+/// Every (connectivity, mobility, load, crash rate, seed) combination, in table order: the
+/// command line's values, or an experiment's defaults (no crashes).
 fn grid(args: &Args, connectivity: &[f64], mobility: &[f64], load: &[f64]) -> Vec<Point> {
     let connectivity = args.connectivity.as_deref().unwrap_or(connectivity);
     let mobility = args.mobility.as_deref().unwrap_or(mobility);
     let load = args.load.as_deref().unwrap_or(load);
+    let crash_rates = args.crash_rate.as_deref().unwrap_or(&[0.0]);
     let mut points = Vec::new();
     for &connectivity in connectivity {
         for &mobility in mobility {
             for &load in load {
-                for seed in 1..=args.seeds {
-                    points.push(Point {
-                        connectivity,
-                        mobility,
-                        load,
-                        seed,
-                    });
+                for &crash_rate in crash_rates {
+                    for seed in 1..=args.seeds {
+                        points.push(Point {
+                            connectivity,
+                            mobility,
+                            load,
+                            crash_rate,
+                            seed,
+                        });
+                    }
                 }
             }
         }
@@ -546,6 +590,23 @@ fn main() {
         println!("{} ({} steps)", path.display(), recording.steps());
         std::process::exit(i32::from(failure.is_some()));
     }
+    if args.recovery_figure {
+        let started = std::time::Instant::now();
+        let dir = figures::dir(&args);
+        match recovery::figure(&args, &dir) {
+            Ok(written) => {
+                for name in written {
+                    println!("{}", dir.join(format!("{name}.svg")).display());
+                }
+                eprintln!("{:.1} s wall", started.elapsed().as_secs_f64());
+                return;
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
     if args.figures {
         let started = std::time::Instant::now();
         match figures::run(&args) {
@@ -580,6 +641,7 @@ fn main() {
         eprintln!("wrote {}", dir.join("runs.csv").display());
     }
     if args.csv {
+        recovery::describe(&args, &mut std::io::stderr());
         print!("{}", to_csv(&rows));
         eprintln!("{wall:.1} s wall");
         eprintln!("{}", anomalies(&rows));
@@ -588,7 +650,199 @@ fn main() {
     match args.algorithm {
         Choice::One(Algorithm::Prioritized) => prioritized::print_table(&args, &rows),
         Choice::One(Algorithm::LookAhead) => look_ahead::print_table(&args, &rows),
-        _ => krl::print_table(&args, &rows),
+        _ => {
+            recovery::describe(&args, &mut std::io::stdout());
+            krl::print_table(&args, &rows);
+            recovery::print_table(&args, &rows, &mut std::io::stdout());
+        }
     }
     footer(&args, &rows, wall);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The command line `flags` parsed and validated: the error message if refused.
+    fn check(flags: &[&str]) -> Result<Args, String> {
+        let args = Args::try_parse_from(std::iter::once("simulate").chain(flags.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        args.validate().map(|()| args)
+    }
+
+    /// Refused, with a message that names `flag` and says `why`.
+    fn refused(flags: &[&str], flag: &str, why: &str) {
+        match check(flags) {
+            Ok(_) => panic!("{flags:?} accepted"),
+            Err(e) => assert!(e.contains(flag) && e.contains(why), "{flags:?}: {e}"),
+        }
+    }
+
+    #[test]
+    fn fault_flags_are_checked_before_anything_runs() {
+        refused(
+            &["--crash-rate", "1e-4"],
+            "--crash-rate",
+            "needs --recovery",
+        );
+        refused(
+            &["--partition-rate", "1e-3"],
+            "--partition-rate",
+            "needs --recovery",
+        );
+        for rate in ["-1", "nan", "inf"] {
+            refused(&["--recovery", "--crash-rate", rate], "--crash-rate", "≥ 0");
+        }
+        refused(
+            &["--recovery", "--crash-rate", "0,-1e-4"],
+            "--crash-rate -0.0001",
+            "≥ 0",
+        );
+        refused(
+            &["--recovery", "--restart-after", "5"],
+            "--restart-after",
+            "--crash-rate",
+        );
+        refused(
+            &[
+                "--recovery",
+                "--crash-rate",
+                "1e-4",
+                "--restart-after",
+                "-3",
+            ],
+            "--restart-after -3",
+            "never",
+        );
+        refused(
+            &[
+                "--recovery",
+                "--crash-rate",
+                "1e-4",
+                "--restart-after",
+                "soon",
+            ],
+            "soon",
+            "never",
+        );
+        refused(
+            &["--recovery", "--partition-for", "10"],
+            "--partition-for",
+            "--partition-rate",
+        );
+        refused(
+            &[
+                "--recovery",
+                "--partition-rate",
+                "1e-3",
+                "--partition-for",
+                "0",
+            ],
+            "--partition-for 0",
+            "> 0",
+        );
+        refused(
+            &["--recovery", "--partition-rate", "-2"],
+            "--partition-rate -2",
+            "≥ 0",
+        );
+        refused(&["--recovery", "--nodes", "70000"], "--recovery", "65,536");
+        refused(
+            &["--recovery", "--figures"],
+            "--recovery",
+            "figures set their own",
+        );
+        refused(
+            &["--recovery-figure", "--csv"],
+            "--recovery-figure",
+            "--csv",
+        );
+        refused(&["--smoke"], "--smoke", "--recovery-figure");
+    }
+
+    #[test]
+    fn recovery_is_refused_where_it_is_not_built_yet() {
+        for algorithm in ["prioritized", "look-ahead"] {
+            refused(
+                &["--algorithm", algorithm, "--recovery"],
+                "--recovery",
+                "not built yet",
+            );
+            refused(
+                &["--algorithm", algorithm, "--crash-rate", "1e-4"],
+                "--crash-rate",
+                "not built yet",
+            );
+        }
+    }
+
+    #[test]
+    fn good_fault_flags_are_taken_and_set_the_runs() {
+        let args = check(&[
+            "--algorithm",
+            "krlf",
+            "--recovery",
+            "--crash-rate",
+            "0,1e-4",
+            "--restart-after",
+            "never",
+            "--partition-rate",
+            "1e-3",
+            "--partition-for",
+            "50",
+        ])
+        .unwrap();
+        let p = grid(&args, &[0.2], &[0.0], &[0.1]);
+        let rates: Vec<f64> = p.iter().map(|p| p.crash_rate).collect();
+        assert_eq!(
+            rates,
+            [0.0; 5]
+                .iter()
+                .chain(&[1e-4; 5])
+                .copied()
+                .collect::<Vec<_>>()
+        );
+        let f = recovery::faults(&args, &p[5]);
+        assert_eq!(
+            (
+                f.crash_rate,
+                f.restart_after,
+                f.partition_rate,
+                f.partition_for
+            ),
+            (1e-4, None, 1e-3, 50.0)
+        );
+        let restart = check(&[
+            "--recovery",
+            "--crash-rate",
+            "1e-4",
+            "--restart-after",
+            "100",
+        ]);
+        assert_eq!(
+            recovery::faults(&restart.unwrap(), &p[5]).restart_after,
+            Some(100.0)
+        );
+        assert!(check(&["--recovery-figure", "--smoke", "--seeds", "2"]).is_ok());
+    }
+
+    /// 30 nodes: any connected part is at most 29 hops across, a message takes 1 unit.
+    #[test]
+    fn recovery_bounds_come_from_the_network() {
+        let r = recovery::settings(30);
+        assert_eq!(
+            (r.beacon_every, r.lease, r.hop_bound, r.diameter),
+            (29, 10, 1, 29)
+        );
+        // ⌈(⌈29 / (1 − 10⁻⁴)⌉ + 88 + ⌈10 / (1 − 10⁻⁴)⌉) · (1 + 10⁻⁴)⌉ and ⌈58 · (1 + 10⁻⁴)⌉.
+        assert_eq!((r.silence(), r.claim_wait()), (130, 59));
+        let plain = check(&[]).unwrap();
+        assert!(recovery::of(&plain).is_none());
+        let p = grid(&plain, &[0.2], &[0.0], &[0.1])[0];
+        let m = manet_mutex_sim::Metrics::default();
+        assert!(
+            recovery::extra(&plain, &p, &m).is_empty(),
+            "no new columns without --recovery"
+        );
+    }
 }

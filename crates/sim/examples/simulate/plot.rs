@@ -194,28 +194,49 @@ fn draw_panel(
             PathElement::new(vec![(x, lo), (x, scale(m + h, log_y))], color)
         }))?;
     }
-    // The legend goes in the upper corner the lines leave free: the right one when they fall.
+    // The legend goes in the upper corner the lines leave free: the right one when they fall;
+    // if points lie where it would be drawn, in the corner with the fewest.
     let mid = (x0 + x1) / 2.0;
     let (mut left, mut right) = ((0.0, 0), (0.0, 0));
+    // Points near each corner (upper left, upper right, lower left, lower right): within the
+    // outer 40% of the width and 35% of the height, about what a legend covers.
+    let mut corners_hit = [0; 4];
+    let (wide, high) = ((x1 - x0) * 0.4, (y1 - y0) * 0.35);
     for p in panel.series.iter().flat_map(|s| &s.points) {
-        let side = if scale(p.0, log_x) < mid {
-            &mut left
-        } else {
-            &mut right
-        };
-        side.0 += scale(p.1, log_y);
+        let (x, y) = (scale(p.0, log_x), scale(p.1, log_y));
+        let side = if x < mid { &mut left } else { &mut right };
+        side.0 += y;
         side.1 += 1;
+        for (i, hit) in corners_hit.iter_mut().enumerate() {
+            let near_x = if i % 2 == 0 {
+                x <= x0 + wide
+            } else {
+                x >= x1 - wide
+            };
+            let near_y = if i < 2 {
+                y >= y1 - high
+            } else {
+                y <= y0 + high
+            };
+            *hit += usize::from(near_x && near_y);
+        }
     }
     let falling = left.0 / f64::from(left.1.max(1)) > right.0 / f64::from(right.1.max(1));
+    let corners = [
+        SeriesLabelPosition::UpperLeft,
+        SeriesLabelPosition::UpperRight,
+        SeriesLabelPosition::LowerLeft,
+        SeriesLabelPosition::LowerRight,
+    ];
+    let mut corner = usize::from(falling);
+    if corners_hit[corner] > 0 {
+        corner = (0..4).min_by_key(|&q| corners_hit[q]).unwrap_or(corner);
+    }
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK.mix(0.3))
-        .position(if falling {
-            SeriesLabelPosition::UpperRight
-        } else {
-            SeriesLabelPosition::UpperLeft
-        })
+        .position(corners[corner].clone())
         .draw()?;
     Ok(())
 }

@@ -5,6 +5,7 @@ use std::ops::{AddAssign, SubAssign};
 
 use super::Channels;
 use crate::{Graph, Plugin};
+use manet_mutex::token::Recovery;
 use manet_mutex::{NodeId, Protocol};
 
 /// A token network to build: what its nodes agree on, and where the tokens start.
@@ -82,4 +83,33 @@ pub trait TokenAlgorithm:
     /// event will read (the simulator asks for the struct itself). It must change nothing;
     /// the default does nothing.
     fn prefetch(&self) {}
+
+    /// The token recovery a network with `settings` runs, if any: only such a network may be
+    /// run with [`super::Faults`], whose checks read its bounds. The default: none.
+    fn recovery(_settings: &Self::Settings) -> Option<Recovery> {
+        None
+    }
+
+    /// Node `id` of a network with `settings` as it restarts after a crash: empty state, no
+    /// token, no neighbour. Needed for [`super::Faults`] (the default, `None`, refuses them).
+    fn restarted(_settings: &Self::Settings, _id: NodeId) -> Option<Self> {
+        None
+    }
+
+    /// Whether the node is in the critical section on a token that recovery destroyed under
+    /// it (it was told `LeaseExpired` and holds nothing for the entry). The default: never.
+    fn revoked(&self) -> bool {
+        false
+    }
+
+    /// The ids of the tokens this node holds (for the per-part token check and the losses a
+    /// fault causes). The default: none.
+    fn held_lanes(&self) -> Vec<u32> {
+        Vec::new()
+    }
+
+    /// The id of the token `msg` carries, if it carries one. The default: none.
+    fn carried_lane(_msg: &Self::Message) -> Option<u32> {
+        None
+    }
 }

@@ -5,6 +5,8 @@ use crate::ns2::LinkChange;
 use crate::topology::{Graph, LinkPick};
 use crate::workload::Workload;
 use crate::Time;
+
+use super::Faults;
 use manet_mutex::NodeId;
 
 /// A token-network simulation: `P` is the network to build ([`super::Params`]), `L` how
@@ -56,8 +58,18 @@ pub struct Config<P, L = FixedDelay> {
     /// brings it back first. `keep_connected` does not apply to them; after the load phase
     /// the simulator joins what they cut apart, as for random changes.
     pub replay: Vec<LinkChange>,
+    /// Crashes and partitions ([`Faults::NONE`] by default). Only for an algorithm that
+    /// recovers lost tokens ([`super::TokenAlgorithm::recovery`] is `Some`); a run with faults
+    /// checks what recovery promises instead of a constant token count (see
+    /// [`Config::check_every_step`]).
+    pub faults: Faults,
     /// After the load phase, how long waiting nodes may take to enter before it is starvation.
     pub drain_limit: f64,
+    /// A run with more messages in flight at once fails as a message storm, rather than
+    /// growing until memory runs out (a storm is a protocol bug, or faults its recovery cannot
+    /// absorb). [`Config::new`] sets `1,000 n`, which no run of the papers' algorithms comes
+    /// near.
+    pub max_in_flight: usize,
     /// After the drain, at most how many events the protocol may take to settle (deliver
     /// what is in flight) before the final checks. Not measured: the measurement window
     /// ends when the last request issued has been served and released (see [`crate::Metrics`]).
@@ -76,6 +88,16 @@ pub struct Config<P, L = FixedDelay> {
     /// full check still runs after the first step, every [`Config::full_check_every`] steps
     /// and at the end, and there it also compares the running sum with a recount; a failure
     /// is always reported with the full check's message.
+    ///
+    /// In *fault mode* (a run with [`Config::faults`], or with recovery on a topology that
+    /// may come apart: `keep_connected` off or a replay) the number of tokens is no longer
+    /// constant, so recovery's promises replace [`super::TokenAlgorithm::check_tally`]: each
+    /// touched node's own invariants (not while it is in the critical section on a token
+    /// recovery destroyed under it), after every step at most `k` hosts acting (in the
+    /// critical section, lease not expired) while the network has been one unchanged part
+    /// for a silence, and at the full checks, once quiet, at most one token of each id
+    /// per connected part. The fence rule is checked at every entry of every run: a fence is
+    /// refused only if a newer generation of its token was admitted before.
     pub check_every_step: bool,
     /// With [`Config::check_every_step`], how many incremental checks run between two full
     /// ones (every node, every message, and a recount of the running tally): 0 runs the full
@@ -113,8 +135,10 @@ impl<P> Config<P> {
             prefetch_from: Self::PREFETCH_FROM,
             duration: 1_000.0,
             replay: Vec::new(),
+            faults: Faults::NONE,
             script: Vec::new(),
             drain_limit: 100_000.0,
+            max_in_flight: 1_000 * n,
             settle_steps: 50 * n * n,
             check_every_step: true,
             full_check_every,
@@ -140,7 +164,9 @@ impl<P, L: LinkModel> Config<P, L> {
             duration: self.duration,
             script: self.script,
             replay: self.replay,
+            faults: self.faults,
             drain_limit: self.drain_limit,
+            max_in_flight: self.max_in_flight,
             settle_steps: self.settle_steps,
             check_every_step: self.check_every_step,
             full_check_every: self.full_check_every,

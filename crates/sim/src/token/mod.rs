@@ -10,11 +10,13 @@
 //! - [`TokenAlgorithm`] and [`Params`]: what an algorithm plugs in, and the network to build;
 //! - [`Channels`]: the messages in flight, per directed link;
 //! - [`Config`] and [`Outcome`]: a run's settings and its result;
+//! - [`Faults`]: crashes and partitions, for algorithms that recover lost tokens;
 //! - [`run`]: the simulation loop (how a message travels: [`crate::link`]).
 
 mod algorithm;
 mod channels;
 mod config;
+mod faults;
 mod outcome;
 mod sim;
 #[cfg(test)]
@@ -23,5 +25,6 @@ mod tests;
 pub use algorithm::{Params, TokenAlgorithm};
 pub use channels::Channels;
 pub use config::Config;
+pub use faults::Faults;
 pub use outcome::Outcome;
 pub use sim::run;

@@ -33,6 +33,19 @@ pub enum PermissionOp {
     /// Corrupt a message in flight (a flipped frame is dropped by the receiver's codec: a
     /// loss).
     Corrupt(CorruptStep),
+    /// A live host crashes for good ([`PermNet::crash`]).
+    Crash(u8),
+    /// A host restarts with empty state under its next incarnation ([`PermNet::restart`]; a
+    /// live one crashes first).
+    Restart(u8),
+    /// The network splits: the hosts whose bit is set in the mask on one side
+    /// ([`PermNet::partition`]; all or none set: it heals).
+    Partition(u8),
+    /// The partition heals ([`PermNet::merge`]).
+    Merge,
+    /// A host's perfect failure detector catches up ([`PermNet::detect`]), if the system has
+    /// one.
+    Detect(u8),
 }
 
 /// Apply `ops` to `net`, checking safety after each, then drain ([`PermNet::drain`]): every
@@ -62,15 +75,18 @@ pub fn apply_permission_schedule<H: PermissionHarness>(
     for (i, &op) in ops.iter().take(MAX_OPS).enumerate() {
         match op {
             PermissionOp::Request(x) => {
-                let accepts = net.nodes[node(x).index()]
-                    .clone()
-                    .handle(Event::Request(manet_mutex::CsRequest::ONE))
-                    .is_ok();
+                let accepts = net.live(node(x))
+                    && net.nodes[node(x).index()]
+                        .clone()
+                        .handle(Event::Request(manet_mutex::CsRequest::ONE))
+                        .is_ok();
                 if accepts {
                     net.request(node(x));
                 }
             }
-            PermissionOp::Release(x) if net.status(node(x)) == Status::Critical => {
+            PermissionOp::Release(x)
+                if net.live(node(x)) && net.status(node(x)) == Status::Critical =>
+            {
                 net.release(node(x))
             }
             PermissionOp::Release(_) => {}
@@ -92,7 +108,7 @@ pub fn apply_permission_schedule<H: PermissionHarness>(
                     net.fire(at, timer);
                 }
             }
-            PermissionOp::Mode(x, which) if H::MODES => {
+            PermissionOp::Mode(x, which) if H::MODES && net.live(node(x)) => {
                 let event = [
                     Event::Doze,
                     Event::Wake,
@@ -115,6 +131,22 @@ pub fn apply_permission_schedule<H: PermissionHarness>(
                     net.corrupt_as(i, step.corruption());
                 }
             }
+            PermissionOp::Crash(x) => net.crash(node(x)),
+            PermissionOp::Restart(x) => net.restart_next(node(x)),
+            PermissionOp::Partition(mask) => {
+                let side: Vec<NodeId> = (0..hosts)
+                    .filter(|&i| mask >> (i % 8) & 1 == 1)
+                    .map(NodeId)
+                    .collect();
+                if side.is_empty() || side.len() == hosts as usize {
+                    net.merge();
+                } else {
+                    net.partition(&side);
+                }
+            }
+            PermissionOp::Merge => net.merge(),
+            PermissionOp::Detect(x) if net.detector => net.detect(node(x)),
+            PermissionOp::Detect(_) => {}
         }
         if let Err(e) = net.check_safety() {
             panic!(

@@ -4,7 +4,7 @@ use super::{lookahead, Sim, SimEvent};
 use crate::link::{LinkModel, Transit};
 use crate::token::TokenAlgorithm;
 use crate::Failure;
-use manet_mutex::{Action, Anomaly, Event, Fence, NodeId, Status};
+use manet_mutex::{Action, Anomaly, Event, Fence, NodeId, Report, Status};
 
 impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
     /// Feed `event` to `node` and carry out its actions, straight from the shared output
@@ -93,13 +93,31 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
             Action::EnterCritical { resources, fence } => self.enter(node, resources, fence),
             // Timer units are the simulator's time units.
             Action::SetTimer { timer, after } => {
-                self.queue
-                    .schedule(after as f64, SimEvent::Timeout { node, timer });
+                let incarnation = self.incarnation(node);
+                let timeout = SimEvent::Timeout {
+                    node,
+                    timer,
+                    incarnation,
+                };
+                self.queue.schedule(after as f64, timeout);
                 Ok(())
             }
             // Not tracked: nodes ignore the expiry of a cancelled timer.
             Action::CancelTimer { .. } => Ok(()),
             Action::Anomaly { from, kind } => self.anomaly(node, from, kind, handling),
+            Action::LeaseExpired { fence } => {
+                self.metrics.recovery.lease_expired += 1;
+                self.stop_acting(node, Some(fence))
+            }
+            Action::Report(Report::TokenRegenerated { fence }) => {
+                self.metrics.recovery.regenerated += 1;
+                self.regenerated(fence.lane);
+                Ok(())
+            }
+            Action::Report(Report::TokenDestroyed { .. }) => {
+                self.metrics.recovery.destroyed += 1;
+                Ok(())
+            }
             other => Err(format!(
                 "{node:?} returned an action this simulator does not know: {other:?}"
             )),
@@ -108,10 +126,15 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
 
     /// Put `msg` on the link `node → to` and schedule its arrival as the link model says.
     fn send(&mut self, node: NodeId, to: NodeId, msg: P::Message) -> Result<(), String> {
-        // A link has an id in `channels` only while it is in the graph.
+        // A link has an id in `channels` only while it is in the graph and up.
         let link = match self.channels.id(node, to) {
             Some(link) => link,
-            None if self.graph.has(node, to) => self.channels.open(node, to),
+            None if self.graph.has(node, to) && self.up(node, to) => self.channels.open(node, to),
+            // Down by a fault the sender has not heard of yet: the message is lost.
+            None if self.graph.has(node, to) => {
+                self.lost_in_sending(&msg);
+                return Ok(());
+            }
             None => return Err(format!("{node:?} sent {msg:?} to non-neighbour {to:?}")),
         };
         let now = self.queue.now();
@@ -134,6 +157,12 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
             self.tally += P::message_tally(&self.config.params.settings, &msg);
         }
         self.channels.push_on(link, msg);
+        if self.channels.total() > self.config.max_in_flight {
+            return Err(format!(
+                "message storm: more than {} messages in flight",
+                self.config.max_in_flight
+            ));
+        }
         self.queue.schedule(delay, SimEvent::Deliver { link, to });
         if self.prefetching {
             lookahead::first(&self.nodes, &self.channels, to);
@@ -141,14 +170,30 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
         Ok(())
     }
 
-    /// `node` enters the critical section: its fence must be admitted, and it must be
-    /// granted what it asked for.
+    /// `node` enters the critical section: its fence must be admitted unless a newer
+    /// generation of its token was (the fence rule, (a)), and it must be granted what it asked
+    /// for.
     fn enter(&mut self, node: NodeId, resources: u32, fence: Fence) -> Result<(), String> {
-        if let Err(highest) = self.fences.admit(fence) {
-            return Err(format!(
-                "{node:?} entered with {fence:?}, not above {highest} in its lane"
-            ));
+        let lane = fence.lane as usize;
+        if self.newest_generation.len() <= lane {
+            self.newest_generation.resize(lane + 1, 0);
         }
+        match self.fences.admit(fence) {
+            Ok(()) => {
+                self.metrics.recovery.admitted += 1;
+                let newest = &mut self.newest_generation[lane];
+                *newest = (*newest).max(fence.generation());
+            }
+            Err(_) if fence.generation() < self.newest_generation[lane] => {
+                self.metrics.recovery.refused_stale += 1;
+            }
+            Err(highest) => {
+                return Err(format!(
+                    "{node:?} entered with {fence:?}, not above {highest} in its lane"
+                ));
+            }
+        }
+        self.fault_enter(node, fence)?;
         let Some((at, request)) = self.requested_at[node.index()].take() else {
             return Err(format!("{node:?} entered without a request"));
         };
@@ -161,14 +206,16 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
         let now = self.queue.now();
         self.metrics.entered(now - at, request);
         self.usage.change(&mut self.metrics, node, resources, now);
+        let release = SimEvent::Release(node, self.incarnation(node));
         self.queue
-            .schedule(self.config.workload.cs_duration, SimEvent::Release(node));
+            .schedule(self.config.workload.cs_duration, release);
         Ok(())
     }
 
     /// Count an anomaly; a suspect one fails a checked run, as this simulator injects no
-    /// fault the token algorithms' contract excludes (it fails only idle links, and its links
-    /// deliver every message in order).
+    /// fault the token algorithms' contract excludes (mobility fails only idle links, its links
+    /// deliver every message in order, and crashes and partitions lose messages only with the
+    /// link that carried them, which recovery is built for).
     fn anomaly(
         &mut self,
         node: NodeId,

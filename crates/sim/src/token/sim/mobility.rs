@@ -37,10 +37,30 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
         let (c, d) = self.graph.pick_absent(&mut self.rng).unwrap_or((a, b));
         self.graph.add(c, d);
         self.metrics.link_changes += 2;
+        self.link_down(a, b)?;
+        self.link_up(c, d)?;
+        self.reshaped();
+        Ok(())
+    }
+
+    /// The radio link `a`–`b`, idle, failed: both ends hear of it if it was up for them (a
+    /// crashed host or a standing partition had taken it down already otherwise).
+    fn link_down(&mut self, a: NodeId, b: NodeId) -> Result<(), Failure> {
+        if !self.up(a, b) {
+            return Ok(());
+        }
         self.deliver(a, Event::LinkDown(b))?;
-        self.deliver(b, Event::LinkDown(a))?;
-        self.deliver(c, Event::LinkUp(d))?;
-        self.deliver(d, Event::LinkUp(c))
+        self.deliver(b, Event::LinkDown(a))
+    }
+
+    /// The radio link `a`–`b` formed: both ends hear of it if it is up for them (it comes up
+    /// for them when a crashed end restarts or the partition ends, otherwise).
+    fn link_up(&mut self, a: NodeId, b: NodeId) -> Result<(), Failure> {
+        if !self.up(a, b) {
+            return Ok(());
+        }
+        self.deliver(a, Event::LinkUp(b))?;
+        self.deliver(b, Event::LinkUp(a))
     }
 
     /// The next change of [`crate::token::Config::replay`], and the one after scheduled.
@@ -68,8 +88,9 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
             return Ok(());
         }
         self.metrics.link_changes += 2;
-        self.deliver(a, Event::LinkUp(b))?;
-        self.deliver(b, Event::LinkUp(a))
+        self.link_up(a, b)?;
+        self.reshaped();
+        Ok(())
     }
 
     /// A replayed failure that was waiting for its link to be idle, if it still is due.
@@ -92,8 +113,9 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
         self.graph.remove(a, b);
         self.channels.forget(a, b);
         self.metrics.link_changes += 2;
-        self.deliver(a, Event::LinkDown(b))?;
-        self.deliver(b, Event::LinkDown(a))
+        self.link_down(a, b)?;
+        self.reshaped();
+        Ok(())
     }
 
     /// The end of the load phase: no more requests or link changes, and random links until
@@ -104,9 +126,9 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
         while let Some((a, b)) = self.graph.pick_bridge_to_join(&mut self.rng) {
             self.graph.add(a, b);
             self.metrics.link_changes += 1;
-            self.deliver(a, Event::LinkUp(b))?;
-            self.deliver(b, Event::LinkUp(a))?;
+            self.link_up(a, b)?;
         }
+        self.reshaped();
         Ok(())
     }
 }

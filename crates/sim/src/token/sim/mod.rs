@@ -1,9 +1,11 @@
 //! The token simulator's loop: its events, in time order, until the run has drained and
 //! settled. The nodes' actions are carried out in `deliver`, the safety checks are in
-//! `checks`, link changes in `mobility`, and the cache look-ahead in `lookahead`.
+//! `checks`, link changes in `mobility`, crashes and partitions in `faults`, and the cache
+//! look-ahead in `lookahead`.
 
 mod checks;
 mod deliver;
+mod faults;
 mod lookahead;
 mod mobility;
 
@@ -28,18 +30,30 @@ enum SimEvent {
         to: NodeId,
     },
     /// A timer a node set expires (cancellations are not tracked: nodes ignore stale expiries).
+    /// The node's incarnation when it set it: a crash voids it.
     Timeout {
         node: NodeId,
         timer: TimerId,
+        incarnation: u32,
     },
-    Request(NodeId),
-    Release(NodeId),
+    /// A request of a node's incarnation (`faults::ANY`: of whichever is up).
+    Request(NodeId, u32),
+    /// The end of a critical section of a node's incarnation.
+    Release(NodeId, u32),
     Mobility,
     /// The next change of [`Config::replay`].
     Replay,
     /// A replayed failure of a link that was busy when it was due: try again.
     RetryDown(NodeId, NodeId),
     EndOfLoad,
+    /// A host may crash ([`crate::token::Faults::crash_rate`]).
+    Crash,
+    /// A crashed host restarts.
+    Restart(NodeId),
+    /// The network may split in two.
+    Partition,
+    /// The standing partition ends.
+    Merge,
 }
 
 impl SimEvent {
@@ -48,8 +62,8 @@ impl SimEvent {
         match *self {
             SimEvent::Deliver { to: node, .. }
             | SimEvent::Timeout { node, .. }
-            | SimEvent::Request(node)
-            | SimEvent::Release(node) => Some(node),
+            | SimEvent::Request(node, _)
+            | SimEvent::Release(node, _) => Some(node),
             _ => None,
         }
     }
@@ -109,6 +123,11 @@ struct Sim<P: TokenAlgorithm, L> {
     until_full_check: u64,
     /// The protected resource: per lane, every entry's fence must be above the last.
     fences: Fences,
+    /// Per token id, the newest generation the protected resource admitted: a refusal is
+    /// the fence rule at work only for an older generation than that.
+    newest_generation: Vec<u32>,
+    /// Crashes and partitions, and the checks of recovery, in fault mode (`faults`).
+    faults: Option<Box<faults::FaultState>>,
     /// The run so far, with [`Config::record`].
     recorder: Option<Recorder>,
     /// Whether to look ahead for the cache (`Sim::prefetch_upcoming`).
@@ -155,6 +174,8 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
         let nodes = P::build(&config.graph, &config.params).map_err(|e| {
             Failure::at_start(config.seed, format!("cannot build the network: {e}"))
         })?;
+        let faults = faults::FaultState::new::<P, L>(&config)
+            .map_err(|e| Failure::at_start(config.seed, e))?;
         let n = nodes.len();
         let mut tally = P::Tally::default();
         for node in &nodes {
@@ -189,6 +210,8 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
             tally,
             until_full_check: 0,
             fences: Fences::new(),
+            newest_generation: Vec::new(),
+            faults: faults.map(Box::new),
             recorder: None,
             prefetching: n >= config.prefetch_from,
             heap_top: (None, false),
@@ -221,18 +244,22 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
             self.queue.schedule(dt, SimEvent::Mobility);
         }
         for &(at, node) in &self.config.script {
-            self.queue.schedule(at, SimEvent::Request(node));
+            self.queue
+                .schedule(at, SimEvent::Request(node, faults::ANY));
         }
         if let Some(first) = self.config.replay.first() {
             self.queue.schedule(first.time, SimEvent::Replay);
         }
         self.queue
             .schedule(self.config.duration, SimEvent::EndOfLoad);
+        self.start_faults();
     }
 
     fn schedule_request(&mut self, node: NodeId) {
         if let Some(dt) = exp_sample(self.config.workload.lambda_req, &mut self.rng) {
-            self.queue.schedule(dt, SimEvent::Request(node));
+            let incarnation = self.incarnation(node);
+            self.queue
+                .schedule(dt, SimEvent::Request(node, incarnation));
         }
     }
 
@@ -308,14 +335,28 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
         match event {
             // Link changes stop with the load phase: such a step changes nothing to check.
             SimEvent::Mobility | SimEvent::Replay if !self.loading => return Ok(()),
+            // What a crashed host scheduled before it crashed does not happen.
+            SimEvent::Timeout {
+                node, incarnation, ..
+            }
+            | SimEvent::Request(node, incarnation)
+            | SimEvent::Release(node, incarnation)
+                if !self.is_current(node, incarnation) =>
+            {
+                return Ok(())
+            }
             SimEvent::Deliver { link, .. } => self.arrive(link)?,
-            SimEvent::Timeout { node, timer } => self.deliver(node, Event::Timeout(timer))?,
-            SimEvent::Request(node) => self.request(node)?,
-            SimEvent::Release(node) => self.release(node)?,
+            SimEvent::Timeout { node, timer, .. } => self.deliver(node, Event::Timeout(timer))?,
+            SimEvent::Request(node, _) => self.request(node)?,
+            SimEvent::Release(node, _) => self.release(node)?,
             SimEvent::Mobility => self.mobility()?,
             SimEvent::Replay => self.replay()?,
             SimEvent::RetryDown(a, b) => self.retry_down(a, b)?,
             SimEvent::EndOfLoad => self.end_load()?,
+            SimEvent::Crash => self.crash_due()?,
+            SimEvent::Restart(node) => self.restart(node)?,
+            SimEvent::Partition => self.partition_due()?,
+            SimEvent::Merge => self.merge()?,
         }
         if self.config.check_every_step {
             self.check_step()?;
@@ -323,8 +364,19 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
         Ok(())
     }
 
-    /// The oldest message on `link` arrives.
+    /// Whether an event of `node`'s incarnation `incarnation` still concerns it: always
+    /// without faults.
+    fn is_current(&self, node: NodeId, incarnation: u32) -> bool {
+        self.faults
+            .as_ref()
+            .is_none_or(|f| f.current(node, incarnation))
+    }
+
+    /// The oldest message on `link` arrives (unless a fault destroyed it).
     fn arrive(&mut self, link: u32) -> Result<(), Failure> {
+        if self.faults.as_mut().is_some_and(|f| f.lost_delivery(link)) {
+            return Ok(());
+        }
         let Some((from, to, msg)) = self.channels.pop_on(link) else {
             let (from, to) = self.channels.ends(link);
             return Err(self.failure(format!("delivery on empty link {from:?}->{to:?}")));
@@ -349,6 +401,7 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
     fn release(&mut self, node: NodeId) -> Result<(), Failure> {
         self.usage
             .change(&mut self.metrics, node, 0, self.queue.now());
+        self.stop_acting(node, None).map_err(|m| self.failure(m))?;
         self.deliver(node, Event::Release)?;
         if self.loading {
             self.schedule_request(node);

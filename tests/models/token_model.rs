@@ -358,7 +358,7 @@ impl<P: Fingerprint> Hash for State<P> {
 
 /// What a recovery profile's state adds to the hash: which nodes are live and started, their
 /// armed timers, the partition, the fence generations the resource admitted, who acts, the
-/// generations made, the holders stranded or bereft, and which kinds of failure struck (the
+/// generations made, and which kinds of failure struck (the
 /// checks owed depend on them).
 fn hash_recovery<P: Fingerprint, H: Hasher>(net: &Net<P>, hasher: &mut H) {
     (
@@ -369,8 +369,14 @@ fn hash_recovery<P: Fingerprint, H: Hasher>(net: &Net<P>, hasher: &mut H) {
         &net.cut,
     )
         .hash(hasher);
-    (&net.former, &net.made, &net.remade, &net.acting).hash(hasher);
-    (&net.bereft, &net.stranded, net.joined).hash(hasher);
+    (
+        &net.former,
+        &net.made,
+        &net.acting,
+        net.joined,
+        &net.stranded,
+    )
+        .hash(hasher);
     let lanes = net.nodes.first().map_or(0, |n| n.lanes());
     for lane in 0..lanes {
         net.fences
@@ -388,7 +394,6 @@ fn hash_recovery<P: Fingerprint, H: Hasher>(net: &Net<P>, hasher: &mut H) {
         f.regenerated,
         f.turnovers,
         f.destroyed,
-        f.storms,
     ];
     struck.map(|c| c > 0).hash(hasher);
 }

@@ -113,7 +113,8 @@ pub trait TokenHarness:
     }
 
     /// The node as it restarts after a crash: empty state (height `(0, 0, id)`), no token, no
-    /// neighbour; `None` (the default) if the algorithm cannot restart.
+    /// neighbour, configured as restarted (`Config::restarted`: it claims no token id it has
+    /// not heard of since); `None` (the default) if the algorithm cannot restart.
     fn restarted_empty(&self) -> Option<Self> {
         None
     }
@@ -180,12 +181,27 @@ pub trait TokenHarness:
         false
     }
 
+    /// Whether the node may claim token id `lane` lost: not a restarted node that has not
+    /// heard of it since (F4; the default: always).
+    fn may_claim(&self, _lane: u32) -> bool {
+        true
+    }
+
     /// Which timer `timer` is an arming of, if the node numbers its armings: a new arming
     /// of the same timer supersedes the old one, whose expiry the node ignores, so the
     /// driver forgets the old one (the default: every id is its own timer).
     fn timer_slot(_timer: TimerId) -> Option<u64> {
         None
     }
+}
+
+/// Whether a token node may claim token id `lane` lost, read from its `Debug` form (recovery's
+/// per-id state has no accessor): the `lane`-th `may_claim` (true without recovery).
+fn lane_may_claim(node: &impl std::fmt::Debug, lane: u32) -> bool {
+    let text = format!("{node:?}");
+    text.match_indices("may_claim: ")
+        .nth(lane as usize)
+        .is_none_or(|(at, field)| text[at + field.len()..].starts_with("true"))
 }
 
 /// The timer a token node's recovery timer id is an arming of: the id without its arming
@@ -222,7 +238,7 @@ impl TokenHarness for reverse_link::Node {
         let id = self.id();
         let height = Height::new(0, 0, id);
         let config = reverse_link::Config::new(id, self.settings(), 0, height, Vec::new());
-        reverse_link::Node::new(config).ok()
+        reverse_link::Node::new(config.restarted()).ok()
     }
 
     fn is_revoked(&self) -> bool {
@@ -261,6 +277,10 @@ impl TokenHarness for reverse_link::Node {
 
     fn timer_slot(timer: TimerId) -> Option<u64> {
         recovery_slot(timer)
+    }
+
+    fn may_claim(&self, lane: u32) -> bool {
+        lane_may_claim(self, lane)
     }
 }
 
@@ -325,7 +345,7 @@ impl TokenHarness for prioritized::Node {
         let id = self.id();
         let height = Height::new(0, 0, id);
         let config = prioritized::Config::new(id, self.settings(), false, height, Vec::new());
-        prioritized::Node::new(config).ok()
+        prioritized::Node::new(config.restarted()).ok()
     }
 
     fn is_revoked(&self) -> bool {
@@ -362,6 +382,10 @@ impl TokenHarness for prioritized::Node {
 
     fn timer_slot(timer: TimerId) -> Option<u64> {
         recovery_slot(timer)
+    }
+
+    fn may_claim(&self, lane: u32) -> bool {
+        lane_may_claim(self, lane)
     }
 }
 
@@ -438,25 +462,19 @@ pub struct TokenNet<P: TokenHarness> {
     pub cut: BTreeSet<(NodeId, NodeId)>,
     /// Each crashed node's neighbours when it crashed, linked again at its restart.
     pub former: Vec<Vec<NodeId>>,
-    /// Every `(lane, generation)` made again so far ([`Report::TokenRegenerated`]).
+    /// Every `(lane, generation)` made again so far ([`Report::TokenRegenerated`]): one made
+    /// twice is a `regeneration` violation (F2: two regenerations never make one generation).
     pub made: BTreeSet<(u32, u32)>,
-    /// The `(lane, generation)`s made twice: only a restarted node, which forgot the rounds
-    /// it used, makes one twice (`docs/ALGORITHMS.md`, F8).
-    pub remade: BTreeSet<(u32, u32)>,
     /// The nodes acting on the resource: in the critical section, lease not expired, with
     /// the entry's fence and units.
     pub acting: BTreeMap<NodeId, (Fence, u32)>,
     /// When parts of the network last joined ([`TokenNet::merge`], a restart's links), on
     /// [`TokenNet::now`]'s clock.
     pub joined: u64,
-    /// The nodes whose token recovery destroyed (a newer generation reached them), until
-    /// they hold one again: the prioritized node keeps `next` pointing at itself then, which
-    /// its own invariants refuse (a finding, `docs/ALGORITHMS.md` F8; waived for them).
-    pub bereft: BTreeSet<NodeId>,
-    /// The nodes at which recovery destroyed a token (held, or arriving) while requests were
-    /// queued there, until they hold one again: nothing forwards those requests again (a
-    /// finding, F8). A drain that starves only nodes whose way to a token ends at one of them
-    /// is not a liveness violation.
+    /// The nodes at which recovery destroyed a token as it arrived (an older generation)
+    /// while requests were queued there, until they hold a token again: nothing sends those
+    /// requests on (a finding, `docs/ALGORITHMS.md` F8). A drain that starves only nodes whose
+    /// way to a token ends at one of them is not a liveness violation.
     pub stranded: BTreeSet<NodeId>,
 }
 
@@ -508,10 +526,8 @@ impl<P: TokenHarness> TokenNet<P> {
             cut: BTreeSet::new(),
             former: vec![Vec::new(); n],
             made: BTreeSet::new(),
-            remade: BTreeSet::new(),
             acting: BTreeMap::new(),
             joined: 0,
-            bereft: BTreeSet::new(),
             stranded: BTreeSet::new(),
         }
         .traced(std::env::var_os("MANET_MUTEX_TRACE").is_some())
@@ -590,7 +606,6 @@ impl<P: TokenHarness> TokenNet<P> {
         let actions = outcome?;
         self.started[at.index()] = true;
         if self.nodes[at.index()].holds_token() {
-            self.bereft.remove(&at);
             self.stranded.remove(&at);
         }
         for action in &actions {

@@ -51,15 +51,10 @@ pub struct Failures {
     /// `LeaseExpired` actions.
     pub lease_ends: u32,
     /// Entries whose fence the protected resource refused: their generation was older than
-    /// one it admitted (rule (a) allows it), or it was made twice ([`TokenNet::remade`]).
+    /// one it admitted (rule (a) allows it).
     pub refused: u32,
-    /// Generations made a second time (by a restarted node: see [`TokenNet::remade`]).
-    pub remade: u32,
-    /// Holders whose token was destroyed with requests queued ([`TokenNet::stranded`]).
+    /// Tokens destroyed as they arrived at a node with requests queued ([`TokenNet::stranded`]).
     pub stranded: u32,
-    /// Drains cut short by a message storm after timers fired at will (more than
-    /// [`STORM`] messages in flight; a finding, `docs/ALGORITHMS.md` F8).
-    pub storms: u32,
 }
 
 /// Messages in flight beyond which a drain is a message storm: a few hundred at most are in
@@ -80,9 +75,7 @@ impl AddAssign for Failures {
         self.destroyed += o.destroyed;
         self.lease_ends += o.lease_ends;
         self.refused += o.refused;
-        self.remade += o.remade;
         self.stranded += o.stranded;
-        self.storms += o.storms;
     }
 }
 
@@ -193,19 +186,16 @@ impl<P: TokenHarness> TokenNet<P> {
     }
 
     /// Whether the protected resource may refuse `fence` after admitting `highest` in its
-    /// lane: with recovery, if its generation is older than `highest`'s (rule (a)), or if its
-    /// generation was made twice (a restarted node's: [`TokenNet::remade`]).
+    /// lane: with recovery, if its generation is older than `highest`'s (rule (a)).
     pub(super) fn refusal_allowed(&self, fence: Fence, highest: u64) -> bool {
         let newest = Fence::new(fence.lane, highest).generation();
-        self.recovery().is_some()
-            && (fence.generation() < newest
-                || self.remade.contains(&(fence.lane, fence.generation())))
+        self.recovery().is_some() && fence.generation() < newest
     }
 
     /// With recovery and no corruption, a suspect anomaly must be one the failure model
-    /// explains: a second copy of a token (`Unexpected`) once a generation was made twice, and
-    /// a claim's round out of reach (`OutOfRange`, more than 64 rounds above the round the
-    /// receiver knows) after a timer fired at will or a node restarted (it knows round 0).
+    /// explains: a claim's round out of reach (`OutOfRange`, more than 64 rounds above the
+    /// round the receiver knows) after a timer fired at will or a node restarted (it knows
+    /// round 0).
     pub(super) fn explain(
         &self,
         at: NodeId,
@@ -216,11 +206,9 @@ impl<P: TokenHarness> TokenNet<P> {
         if self.recovery().is_none() || self.corrupted || P::anomaly_severity(kind).is_noise() {
             return Ok(());
         }
-        let explained = match kind {
-            Anomaly::Unexpected => !self.remade.is_empty(),
-            Anomaly::OutOfRange => step.claim && (!self.timely() || self.failures.restarts > 0),
-            _ => false,
-        };
+        let explained = kind == Anomaly::OutOfRange
+            && step.claim
+            && (!self.timely() || self.failures.restarts > 0);
         if explained {
             return Ok(());
         }
@@ -254,10 +242,9 @@ impl<P: TokenHarness> TokenNet<P> {
         self.reports.push((at, report));
         match report {
             Report::TokenRegenerated { fence } => {
-                let made = (fence.lane, fence.generation());
-                if !self.made.insert(made) {
-                    self.remade.insert(made);
-                    self.failures.remade += 1;
+                if !self.made.insert((fence.lane, fence.generation())) {
+                    let detail = format!("made {fence:?} again: its generation was made before");
+                    return Err(Violation::new(rule::REGENERATION, Some(at), detail));
                 }
                 if step.held.contains(&fence.lane) {
                     self.failures.turnovers += 1;
@@ -276,14 +263,9 @@ impl<P: TokenHarness> TokenNet<P> {
             Report::TokenDestroyed { fence } => {
                 self.failures.destroyed += 1;
                 let node = &self.nodes[at.index()];
-                if !node.holds_token() {
-                    if step.held.contains(&fence.lane) {
-                        self.bereft.insert(at);
-                    }
-                    if node.queued() > 0 {
-                        self.stranded.insert(at);
-                        self.failures.stranded += 1;
-                    }
+                if !step.held.contains(&fence.lane) && !node.holds_token() && node.queued() > 0 {
+                    self.stranded.insert(at);
+                    self.failures.stranded += 1;
                 }
                 Ok(())
             }
@@ -304,11 +286,7 @@ impl<P: TokenHarness> TokenNet<P> {
             if node.status() == Status::Critical && node.is_revoked() {
                 continue;
             }
-            match node.check_node() {
-                // A holder whose token was destroyed keeps `next` at itself (F8's finding).
-                Err(e) if e.rule == "next-pointer" && self.bereft.contains(&v) => {}
-                outcome => outcome?,
-            }
+            node.check_node()?;
         }
         if self.exclusion_holds() {
             self.check_exclusion()?;
@@ -602,31 +580,20 @@ impl<P: TokenHarness> TokenNet<P> {
             }
             self.tick();
             self.check_safety()?;
-            if self.storm()? {
-                break;
-            }
+            self.storm()?;
         }
         Ok(())
     }
 
-    /// Whether the network is in a message storm (more than [`STORM`] messages in flight).
-    /// With every timer on time that is a `quiescence` violation; after timers fired at will
-    /// it is the claim storm of `docs/ALGORITHMS.md` F8 (a finding), counted in
-    /// [`Failures::storms`], and the drain stops there.
-    fn storm(&mut self) -> Result<bool, Violation> {
+    /// A message storm (more than [`STORM`] messages in flight) is a `quiescence` violation:
+    /// recovery's beacons and claims must not multiply (F4).
+    fn storm(&self) -> Result<(), Violation> {
         let flying = self.channels.total();
         if flying <= STORM {
-            return Ok(false);
+            return Ok(());
         }
-        if self.timely() {
-            let detail = format!("a message storm: {flying} messages in flight");
-            return Err(Violation::new(rule::QUIESCENCE, None, detail));
-        }
-        if self.failures.storms == 0 {
-            self.note(|| format!("a message storm: {flying} messages in flight"));
-        }
-        self.failures.storms += 1;
-        Ok(true)
+        let detail = format!("a message storm: {flying} messages in flight");
+        Err(Violation::new(rule::QUIESCENCE, None, detail))
     }
 
     /// [`TokenNet::settle`] with recovery (see [`TokenNet::drain`]).
@@ -644,18 +611,12 @@ impl<P: TokenHarness> TokenNet<P> {
             // the partition heals and every live node asks once more.
             waived(self.serve_refreshed(rounds))
                 .map_err(|v| amend(v, ", with the partition standing"))?;
-            if self.failures.storms > 0 {
-                return Ok(());
-            }
             self.merge();
             self.ask_everyone();
             waived(self.serve_refreshed(rounds))
                 .map_err(|v| amend(v, ", after the partition healed"))?;
         } else {
             waived(self.serve_refreshed(rounds))?;
-        }
-        if self.failures.storms > 0 {
-            return Ok(());
         }
         if self.corrupted || self.asymmetric {
             self.ask_everyone();
@@ -668,9 +629,7 @@ impl<P: TokenHarness> TokenNet<P> {
         for _ in 0..quiet {
             self.tick();
             self.check_safety()?;
-            if self.storm()? {
-                return Ok(());
-            }
+            self.storm()?;
         }
         self.check_tokens_per_part()
     }
@@ -702,8 +661,9 @@ impl<P: TokenHarness> TokenNet<P> {
 
     /// Rounds of one time unit until no live node waits: every pending notice is given,
     /// every node in the critical section leaves, then [`Self::tick`]. Nodes left waiting
-    /// only behind a stranded holder ([`TokenNet::stranded`]) or a stalled one
-    /// ([`TokenHarness::stalled`]) are not a violation (findings, F8).
+    /// only behind a stranded node ([`TokenNet::stranded`]) or a stalled holder
+    /// ([`TokenHarness::stalled`]) (findings, F8), or in a part that may make no token
+    /// ([`Self::unclaimable`]), are not a violation.
     fn serve_timed(&mut self, rounds: usize) -> Result<(), Violation> {
         for _ in 0..rounds {
             for (a, b) in self.pending_notices() {
@@ -719,14 +679,16 @@ impl<P: TokenHarness> TokenNet<P> {
             }
             self.tick();
             self.check_safety()?;
-            if self.storm()? {
-                return Ok(());
-            }
+            self.storm()?;
         }
         let stuck: Vec<_> = self
             .live_nodes()
             .into_iter()
-            .filter(|&v| self.status(v) != Status::Remainder && !self.behind_stranded(v))
+            .filter(|&v| {
+                self.status(v) != Status::Remainder
+                    && !self.behind_stalled(v)
+                    && !self.unclaimable(v)
+            })
             .map(|v| (v, self.status(v)))
             .collect();
         if !stuck.is_empty() {
@@ -736,9 +698,27 @@ impl<P: TokenHarness> TokenNet<P> {
         self.check_safety()
     }
 
-    /// Whether `v`'s way to a token (its `next`, theirs, and so on) ends at a stranded
-    /// holder ([`TokenNet::stranded`]) or a stalled one ([`TokenHarness::stalled`]).
-    fn behind_stranded(&self, v: NodeId) -> bool {
+    /// Whether `v`'s part holds no token and no node of it may claim one: made only of
+    /// restarted nodes that never heard of a token since (F4's cost: it makes none).
+    fn unclaimable(&self, v: NodeId) -> bool {
+        let Some(part) = self.parts().into_iter().find(|p| p.contains(&v)) else {
+            return false;
+        };
+        let lanes = self.nodes.first().map_or(0, P::lanes);
+        let holds = part.iter().any(|w| self.nodes[w.index()].holds_token())
+            || self
+                .channels
+                .iter()
+                .any(|(_, to, msg)| part.contains(&to) && P::is_token(msg));
+        !holds
+            && part
+                .iter()
+                .all(|w| (0..lanes).all(|lane| !self.nodes[w.index()].may_claim(lane)))
+    }
+
+    /// Whether `v`'s way to a token (its `next`, theirs, and so on) ends at a stranded node
+    /// ([`TokenNet::stranded`]) or a stalled holder ([`TokenHarness::stalled`]).
+    fn behind_stalled(&self, v: NodeId) -> bool {
         let mut at = v;
         for _ in 0..=self.nodes.len() {
             if self.stranded.contains(&at)
@@ -800,8 +780,8 @@ impl<P: TokenHarness> TokenNet<P> {
     }
 
     /// Once quiet: every connected part of the live nodes in which a node has started holds
-    /// one token of each id, held or in flight to one of its nodes (at least one where a
-    /// generation was made twice, [`TokenNet::remade`]: its copies need not meet).
+    /// one token of each id, held or in flight to one of its nodes, unless no node of the
+    /// part may claim that id (restarted nodes that never heard of it, F4).
     fn check_tokens_per_part(&self) -> Result<(), Violation> {
         let lanes = self.nodes.first().map_or(0, P::lanes) as usize;
         let parts = self.parts();
@@ -828,14 +808,19 @@ impl<P: TokenHarness> TokenNet<P> {
                 count(part_of[to.index()], lane);
             }
         }
-        let exact = self.remade.is_empty();
         for (part, counted) in parts.iter().zip(&counts) {
             if !part.iter().any(|v| self.started[v.index()]) {
                 continue;
             }
+            // A part of restarted nodes that never heard of an id makes none (F4's cost).
+            let claimable = |lane: usize| {
+                part.iter()
+                    .any(|v| self.nodes[v.index()].may_claim(lane as u32))
+            };
             let wrong = counted[..lanes]
                 .iter()
-                .any(|&c| if exact { c != 1 } else { c == 0 })
+                .enumerate()
+                .any(|(lane, &c)| c > 1 || (c == 0 && claimable(lane)))
                 || (counted[lanes] > 0 && !self.corrupted);
             if wrong {
                 let detail = format!(

@@ -223,6 +223,16 @@ pub enum Action<M> {
         /// The fence of the entry whose lease ended.
         fence: Fence,
     },
+    /// Majority mode ([`Recovery::with_majority`](crate::token::Recovery::with_majority)):
+    /// the node promised a claim. The embedder must store `promised` durably (replacing the
+    /// node's earlier promise for its token id) before it carries out any action after this
+    /// one, since the promise's messages follow, and give the stored promises back when the
+    /// node restarts (`Config::with_promises`): a restarted node that forgot a promise could
+    /// promise a second claim of the same round (`docs/ALGORITHMS.md`, F9).
+    Persist {
+        /// The promise to store.
+        promised: crate::token::Promised,
+    },
     /// Something the embedder should know about recovery happened (a token regenerated or
     /// destroyed, a peer excluded or readmitted). Informational, like `Anomaly`.
     Report(Report),

@@ -10,7 +10,7 @@ use crate::queue::Priority;
 use crate::token::height::{Height, Sealed};
 use crate::token::links::{Take, TokenNode};
 use crate::token::neighbors::Said;
-use crate::token::recovery::Recover;
+use crate::token::recovery::{promise_word, Recover};
 use crate::{Anomaly, Fence, FenceCopies, NodeId};
 
 use super::message::Resources;
@@ -46,6 +46,15 @@ impl Node {
             Message::Claim {
                 lane, generation, ..
             } => self.on_claim(from, lane, generation),
+            Message::Promise {
+                lane,
+                ballot,
+                voter,
+                height,
+            } => {
+                let intact = height.is_intact_with(promise_word(lane, voter));
+                self.on_promise(from, lane, ballot, voter, intact);
+            }
         }
     }
 

@@ -106,6 +106,20 @@ pub enum Message {
         /// The sender's height, unread.
         height: Sealed,
     },
+    /// A promise (recovery in majority mode): node `voter` promised the claim `ballot` for the
+    /// token, and no other claim of its round. Every node forwards each voter's promise of
+    /// the best ballot it heard once.
+    Promise {
+        /// The token id (always 0).
+        lane: u32,
+        /// The claim promised (a generation), in three copies.
+        ballot: [u32; 3],
+        /// The node that promised.
+        voter: u32,
+        /// The sender's height, unread, with a check word that also covers `lane` and
+        /// `voter` ([`Message::promise`]).
+        height: Sealed,
+    },
 }
 
 impl Message {
@@ -117,6 +131,18 @@ impl Message {
         Message::TokenAck {
             height: Sealed::bound(height, u64::from(tokens)),
             tokens,
+        }
+    }
+
+    /// `voter`'s promise of `ballot` for token `lane`, sent at `height`.
+    // Hidden: the workspace's test kit and tests build messages with it; not stable API.
+    #[doc(hidden)]
+    pub fn promise(height: crate::token::Height, lane: u32, ballot: u32, voter: u32) -> Message {
+        Message::Promise {
+            lane,
+            ballot: [ballot; 3],
+            voter,
+            height: Sealed::bound(height, crate::token::recovery::promise_word(lane, voter)),
         }
     }
 
@@ -184,6 +210,17 @@ impl Message {
                 generation,
                 height: height.tagged(tag(8)),
             },
+            Message::Promise {
+                lane,
+                ballot,
+                voter,
+                height,
+            } => Message::Promise {
+                lane,
+                ballot,
+                voter,
+                height: height.tagged(tag(9)),
+            },
         }
     }
 
@@ -194,6 +231,12 @@ impl Message {
     pub fn is_intact(&self) -> bool {
         match *self {
             Message::TokenAck { height, tokens } => height.is_intact_with(u64::from(tokens)),
+            Message::Promise {
+                height,
+                lane,
+                voter,
+                ..
+            } => height.is_intact_with(crate::token::recovery::promise_word(lane, voter)),
             Message::Token { height, .. }
             | Message::Request { height, .. }
             | Message::Release { height, .. }

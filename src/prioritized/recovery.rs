@@ -4,7 +4,7 @@
 //! rules.
 
 use super::{Message, Node};
-use crate::token::height::Sealed;
+use crate::token::height::{Height, Sealed};
 use crate::token::recovery::{Recover, Timer, Watch};
 use crate::{Action, Fence, FenceCopies, NodeId, Report, Status, TimerId};
 
@@ -57,6 +57,11 @@ impl Recover for Node {
     }
 
     fn adopt_regenerated(&mut self, token: Fence) {
+        if self.token.is_some() && self.status == Status::Critical {
+            // A turnover: our own entry's lease ended by now (it began no later than the last
+            // grant).
+            self.revoke();
+        }
         self.token = Some(self.settings.k);
         self.lost = 0;
         self.grants = token;
@@ -86,6 +91,14 @@ impl Recover for Node {
             height,
         }
     }
+
+    fn promise_message(height: Height, lane: u32, ballot: u32, voter: u32) -> Message {
+        Message::promise(height, lane, ballot, voter)
+    }
+
+    fn may_make(&mut self, _lane: u32) -> bool {
+        self.token.is_none_or(|t| self.turnover_due(t))
+    }
 }
 
 impl Node {
@@ -100,24 +113,46 @@ impl Node {
     /// made elsewhere came before, so once every lease that began by now has ended, units not
     /// back yet belong to holders that were told to stop (F7).
     pub(super) fn rearm_rebuild(&mut self) {
-        let Some(after) = self.watch.as_ref().map(|w| w.recovery.lease_bound()) else {
+        let Some(watch) = self.watch.as_mut() else {
             return;
         };
+        let after = watch.recovery.lease_bound();
+        if let Some(lane) = watch.lanes.first_mut().filter(|l| l.turnover) {
+            // A grant since the turnover's claim began: its units are not free, so the claim
+            // may no longer make a generation (F9).
+            lane.turnover = false;
+            lane.claiming = false;
+            lane.claim = None;
+            self.cancel(Timer::Claim(0));
+        }
         if self.token.is_some() {
             self.set(Timer::Rebuild, after);
         }
+    }
+
+    /// Whether the token, holding `t` units, stayed here a lease bound without a grant while
+    /// requests wait on units not back: a turnover is due (F7).
+    fn turnover_due(&self, t: u32) -> bool {
+        t < self.settings.k && !self.queue.is_empty()
     }
 
     /// The token stayed here, without a grant, for as long as any lease of its generation can
     /// last: if requests wait on units that have not come back, start a new generation with
     /// all `k` units free. Releases of the old generation then add nothing (F7).
     fn turn_over(&mut self) {
-        let k = self.settings.k;
-        let (Some(t), Some(watch)) = (self.token, self.watch.as_mut()) else {
+        if !self.token.is_some_and(|t| self.turnover_due(t)) {
+            return;
+        }
+        let Some(watch) = self.watch.as_mut() else {
             return;
         };
-        if t >= k || self.queue.is_empty() {
-            return;
+        if watch.quorum.is_some() {
+            // In majority mode a new generation needs a majority's promises like any claim,
+            // or a part without the token could make the same round (F9); if the claim fails,
+            // the rebuild timer tries again.
+            let after = watch.recovery.lease_bound();
+            self.start_claim(0, true);
+            return self.set(Timer::Rebuild, after);
         }
         let Some(lane) = watch.lanes.first_mut() else {
             return;
@@ -130,10 +165,6 @@ impl Node {
         lane.claim = None;
         self.outbox
             .push(Action::Report(Report::TokenRegenerated { fence: token }));
-        if self.status == Status::Critical {
-            // Our own entry's lease ended by now (it began no later than the last grant).
-            self.revoke();
-        }
         self.adopt_regenerated(token);
     }
 

@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 
 use crate::token::neighbors::initial_next;
-use crate::token::{layout, Height, Recovery};
+use crate::token::{layout, Height, Promised, Recovery};
 use crate::{Error, NodeId};
 
 /// What every node of a network agrees on.
@@ -85,6 +85,10 @@ pub struct Config {
     /// token again until it has heard of each token id once, since a generation it made
     /// before it crashed (its id and a round it no longer knows) may still exist (F4).
     pub restarted: bool,
+    /// The promises the node made before it restarted, as stored from its
+    /// [`Action::Persist`](crate::Action::Persist) actions ([`Config::with_promises`]); `None`:
+    /// not given. A restarted node in majority mode without them never promises (F9).
+    pub promises: Option<Vec<Promised>>,
 }
 
 impl Config {
@@ -106,6 +110,18 @@ impl Config {
             height,
             neighbors,
             restarted: false,
+            promises: None,
+        }
+    }
+
+    /// The node's promises of before (majority mode, [`Recovery::with_majority`]): the last
+    /// [`Action::Persist`](crate::Action::Persist) per token id that the embedder stored. A
+    /// restarted node given them promises again, above them; one not given them never
+    /// promises, which costs liveness only (F9).
+    pub fn with_promises(self, promises: Vec<Promised>) -> Self {
+        Config {
+            promises: Some(promises),
+            ..self
         }
     }
 
@@ -169,6 +185,13 @@ impl Config {
             if self.id.0 > 0xffff {
                 return Err(bad("recovery needs node ids below 65,536"));
             }
+            if recovery.majority.is_some_and(|members| self.id.0 >= members) {
+                return Err(bad("in majority mode node ids must be below the membership's size"));
+            }
+        }
+        let promises = self.promises.as_deref().unwrap_or_default();
+        if promises.iter().any(|p| p.lane >= self.settings.k) {
+            return Err(bad("a promise's token id must be below k"));
         }
         initial_next(self.id, self.height, &self.neighbors, self.tokens > 0).map_err(bad)
     }

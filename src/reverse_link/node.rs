@@ -8,7 +8,7 @@ use crate::queue::FifoQueue;
 use crate::token::height::{Height, Sealed};
 use crate::token::links::{LinkMessages, Links, Take, TokenNode};
 use crate::token::neighbors::{Neighbors, Said};
-use crate::token::recovery::{Recover, Watch};
+use crate::token::recovery::{promise_word, Recover, Watch};
 use crate::{
     Action, Anomaly, Error, Event, Fence, FenceCopies, NodeId, Protocol, Severity, Status, TimerId,
 };
@@ -55,7 +55,10 @@ impl Node {
             watch: config
                 .settings
                 .recovery
-                .map(|r| Watch::new(r, config.settings.k, config.restarted)),
+                .map(|r| {
+                    let promises = config.promises.as_deref();
+                    Watch::new(r, config.settings.k, config.restarted, promises)
+                }),
             outbox: Outbox::default(),
         })
     }
@@ -497,6 +500,10 @@ impl crate::node::Buffered for Node {
                 }
                 Message::Beacon(_, fence, hops) => self.on_beacon(from, fence, hops),
                 Message::Claim(_, lane, generation) => self.on_claim(from, lane, generation),
+                Message::Promise(h, lane, ballot, voter) => {
+                    let intact = h.is_intact_with(promise_word(lane, voter));
+                    self.on_promise(from, lane, ballot, voter, intact);
+                }
             },
             Event::LinkUp(j) => {
                 self.lowered_on_link_info = false;

@@ -3,7 +3,7 @@
 //! [`Recover`](crate::token::recovery::Recover)'s; `docs/ALGORITHMS.md`, F2–F6, has the rules.
 
 use super::{Message, Node};
-use crate::token::height::Sealed;
+use crate::token::height::{Height, Sealed};
 use crate::token::recovery::{Recover, Watch};
 use crate::{Action, Fence, FenceCopies, NodeId, Report, Status};
 
@@ -67,6 +67,10 @@ impl Recover for Node {
 
     fn claim_message(height: Sealed, lane: u32, generation: u32) -> Message {
         Message::Claim(height, lane, [generation; 3])
+    }
+
+    fn promise_message(height: Height, lane: u32, ballot: u32, voter: u32) -> Message {
+        Message::promise(height, lane, ballot, voter)
     }
 }
 

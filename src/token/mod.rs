@@ -12,7 +12,7 @@ pub(crate) mod recovery;
 pub use height::{Height, Sealed};
 pub(crate) use layout::layout;
 pub use neighbors::{Neighbor, Neighbors};
-pub use recovery::Recovery;
+pub use recovery::{Promised, Recovery};
 
 use crate::{Anomaly, Severity};
 

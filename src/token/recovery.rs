@@ -14,9 +14,14 @@
 //! application to stop, and nobody regenerates within a lease of the last beacon. A token of an
 //! older generation than one a node has heard of is destroyed where it arrives
 //! ([`Report::TokenDestroyed`](crate::Report::TokenDestroyed)), never used.
+//!
+//! In majority mode ([`Recovery::with_majority`], F9) a claim is a ballot: it makes the token
+//! only with **promises** for exactly it from a strict majority of the membership, and a node
+//! promises at most one ballot per round, so no round of a token id is ever made twice, and a
+//! part without a majority makes none.
 
 use crate::node::Outbox;
-use crate::token::height::Sealed;
+use crate::token::height::{Height, Sealed};
 use crate::token::links::TokenNode;
 use crate::{Action, Anomaly, Fence, FenceCopies, NodeId, Report, Status, TimerId};
 
@@ -29,7 +34,8 @@ use crate::{Action, Anomaly, Fence, FenceCopies, NodeId, Report, Status, TimerId
 /// [session](crate::session), its liveness timeout bounds it: a message not delivered by then
 /// never is), and every connected part of the network at most `diameter` hops across, a token
 /// is regenerated only when no copy of it exists in the part, and by one node of the part.
-/// Two parts that cannot reach each other may each regenerate it; a merge destroys the older.
+/// Two parts that cannot reach each other may each regenerate it; a merge destroys the older,
+/// unless the network runs in majority mode ([`Recovery::with_majority`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct Recovery {
@@ -46,6 +52,9 @@ pub struct Recovery {
     pub diameter: u32,
     /// The most any host's clock drifts, in parts per million (`0..=100_000`).
     pub drift_ppm: u32,
+    /// Majority mode ([`Recovery::with_majority`]): the membership's size, its nodes the ids
+    /// `0..members`. `None` (the default): a part regenerates on its own.
+    pub majority: Option<u32>,
 }
 
 impl Recovery {
@@ -62,6 +71,20 @@ impl Recovery {
             hop_bound,
             diameter,
             drift_ppm: Self::DEFAULT_DRIFT_PPM,
+            majority: None,
+        }
+    }
+
+    /// In majority mode over the membership of node ids `0..members` (`1..=65_536`; every
+    /// node's id must be below it): a claim makes a token only with promises from more than
+    /// `members / 2` of them, each node promising at most one claim per round and token id,
+    /// so at most one new generation per round and token id exists system-wide, and a part
+    /// without a majority makes none (F9). Promises must survive a restart: each comes with
+    /// [`Action::Persist`](crate::Action::Persist), to store before what follows it is sent.
+    pub const fn with_majority(self, members: u32) -> Self {
+        Recovery {
+            majority: Some(members),
+            ..self
         }
     }
 
@@ -90,7 +113,8 @@ impl Recovery {
     }
 
     /// How long a claimer waits for a better claim before it regenerates (a local timer): two
-    /// floods across the part on any clock (F4).
+    /// floods across the part on any clock (F4). In majority mode the same two floods carry a
+    /// claim out and its promises back (F9).
     pub fn claim_wait(&self) -> u64 {
         let floods = self
             .hop_bound
@@ -115,6 +139,9 @@ impl Recovery {
         }
         if self.drift_ppm > 100_000 {
             return Err("clock drift must be at most 100,000 ppm");
+        }
+        if self.majority.is_some_and(|m| m == 0 || m > 0x1_0000) {
+            return Err("a majority's membership must have 1 to 65,536 nodes");
         }
         Ok(())
     }
@@ -157,6 +184,35 @@ pub(crate) fn beats(a: u32, b: u32) -> bool {
     ra > rb || (ra == rb && (a & 0xffff) < (b & 0xffff))
 }
 
+/// A promise a node made in majority mode ([`Recovery::with_majority`]): for token id `lane`,
+/// no claim of a round up to `ballot`'s but `ballot` itself. Plain data for the embedder to
+/// store ([`Action::Persist`](crate::Action::Persist)) and give back at a restart (each
+/// algorithm's `Config::with_promises`): a node that forgot its promises could promise a
+/// second claim of a round, and two claims of one round could both make the token (F9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
+pub struct Promised {
+    /// The token id.
+    pub lane: u32,
+    /// The claim promised: a generation (its round in the high 16 bits, its claimer's id in
+    /// the low 16).
+    pub ballot: u32,
+}
+
+impl Promised {
+    /// The promise of `ballot` for token id `lane`.
+    pub const fn new(lane: u32, ballot: u32) -> Self {
+        Promised { lane, ballot }
+    }
+}
+
+/// The word a promise's check word covers besides the height: its token id and its voter, so a
+/// corrupted one is refused rather than counted for another id or voter.
+pub(crate) fn promise_word(lane: u32, voter: u32) -> u64 {
+    (u64::from(lane) << 32) | u64::from(voter)
+}
+
 /// What a node keeps per token id.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub(crate) struct Lane {
@@ -175,6 +231,9 @@ pub(crate) struct Lane {
     pub(crate) answered: Option<u32>,
     /// The node may claim this token id lost: not before a restarted node heard of it (F4).
     pub(crate) may_claim: bool,
+    /// The node's claim is a holder's turnover (F7 in majority mode, F9): its own token's
+    /// beacons do not void it.
+    pub(crate) turnover: bool,
     /// The arming number of each timer of the id (fresh, silent, claim): only the expiry of
     /// the current arming counts.
     pub(crate) armings: [u32; 3],
@@ -193,6 +252,62 @@ impl Lane {
     }
 }
 
+/// Majority mode's state per token id (F9).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Votes {
+    /// The last ballot this node promised (0: none; claims have rounds from 1).
+    pub(crate) promised: u32,
+    /// The best ballot whose promises this node heard (0: none), and its voters heard, one bit
+    /// each: each promise is forwarded once, and a claimer counts its own ballot's.
+    pub(crate) ballot: u32,
+    pub(crate) voters: alloc::vec::Vec<u64>,
+    /// While claiming: a rival claim of the same round was heard (a split vote).
+    pub(crate) contested: bool,
+}
+
+impl Votes {
+    /// Count `voter`'s promise of `ballot`: `false` if it is not news (heard already, or for a
+    /// ballot worse than the best heard, which can no longer win).
+    pub(crate) fn tally(&mut self, ballot: u32, voter: u32) -> bool {
+        if ballot != self.ballot {
+            if self.ballot != 0 && !beats(ballot, self.ballot) {
+                return false;
+            }
+            self.ballot = ballot;
+            self.voters.fill(0);
+        }
+        let bit = 1u64 << (voter % 64);
+        match self.voters.get_mut((voter / 64) as usize) {
+            Some(word) if *word & bit == 0 => {
+                *word |= bit;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The promises heard for `ballot`.
+    pub(crate) fn count(&self, ballot: u32) -> u32 {
+        if ballot == self.ballot {
+            self.voters.iter().map(|w| w.count_ones()).sum()
+        } else {
+            0
+        }
+    }
+}
+
+/// Majority mode's state (F9).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Quorum {
+    /// The membership's size: node ids `0..members`.
+    pub(crate) members: u32,
+    /// `false` for a node restarted without its promises: it never promises again, since it
+    /// cannot know which rounds it promised (liveness only: it still forwards).
+    pub(crate) may_promise: bool,
+    /// One entry per token id.
+    pub(crate) votes: alloc::vec::Vec<Votes>,
+}
+
 /// What a node with recovery keeps besides its tokens.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Watch {
@@ -209,14 +324,42 @@ pub(crate) struct Watch {
     /// The token of the current entry was destroyed (a newer generation arrived): the node
     /// stays in the critical section until `Release`, holding no token for it.
     pub(crate) revoked: bool,
+    /// Majority mode's state, `None` outside it.
+    pub(crate) quorum: Option<Quorum>,
 }
 
 impl Watch {
-    pub(crate) fn new(recovery: Recovery, k: u32, restarted: bool) -> Self {
+    /// The state of a node with `k` token ids, restarted or not, given the promises it made
+    /// before (`None`: not given). The promises' ids must be below `k`.
+    pub(crate) fn new(
+        recovery: Recovery,
+        k: u32,
+        restarted: bool,
+        promises: Option<&[Promised]>,
+    ) -> Self {
         let lane = Lane {
             may_claim: !restarted,
             ..Lane::default()
         };
+        let quorum = recovery.majority.map(|members| {
+            let votes = Votes {
+                promised: 0,
+                ballot: 0,
+                voters: alloc::vec![0; members.div_ceil(64) as usize],
+                contested: false,
+            };
+            let mut votes = alloc::vec![votes; k as usize];
+            for p in promises.unwrap_or_default() {
+                if let Some(v) = votes.get_mut(p.lane as usize) {
+                    v.promised = v.promised.max(p.ballot);
+                }
+            }
+            Quorum {
+                members,
+                may_promise: !restarted || promises.is_some(),
+                votes,
+            }
+        });
         Watch {
             recovery,
             lanes: alloc::vec![lane; k as usize],
@@ -224,6 +367,7 @@ impl Watch {
             leased: None,
             lease_arming: [0; 2],
             revoked: false,
+            quorum,
         }
     }
 
@@ -333,6 +477,14 @@ pub(crate) trait Recover: TokenNode {
     fn beacon_message(height: Sealed, fence: FenceCopies, hops: u16) -> Self::Message;
     /// A claim for `generation` of token `lane`.
     fn claim_message(height: Sealed, lane: u32, generation: u32) -> Self::Message;
+    /// `voter`'s promise of `ballot` for token `lane` (majority mode), sealed with the
+    /// sender's `height` under a check word that covers [`promise_word`].
+    fn promise_message(height: Height, lane: u32, ballot: u32, voter: u32) -> Self::Message;
+    /// Whether a claim that won its majority may still make its token: a holder's turnover
+    /// only while it is still due (F7). A claimer without the token always may.
+    fn may_make(&mut self, _lane: u32) -> bool {
+        true
+    }
 
     /// The outbox.
     fn out(&mut self) -> &mut Outbox<Self::Message> {
@@ -450,12 +602,17 @@ pub(crate) trait Recover: TokenNode {
         if fence.value < lane.latest {
             return false;
         }
+        // A holder's turnover claim stands against its own generation's beacons (F9).
+        let keep = lane.turnover && fence.generation() == lane.generation();
         lane.latest = fence.value;
-        lane.claim = None;
         lane.may_claim = true;
-        let claimed = core::mem::take(&mut lane.claiming);
-        if claimed {
-            self.cancel(Timer::Claim(fence.lane));
+        if !keep {
+            lane.claim = None;
+            lane.turnover = false;
+            let claimed = core::mem::take(&mut lane.claiming);
+            if claimed {
+                self.cancel(Timer::Claim(fence.lane));
+            }
         }
         self.set(Timer::Silent(fence.lane), silence);
         true
@@ -558,6 +715,15 @@ pub(crate) trait Recover: TokenNode {
             l.answered = Some(claim);
             return self.beacon(lane, None);
         }
+        let rival = known.claim.filter(|&mine| {
+            known.claiming && mine != claim && round(mine) == round(claim)
+        });
+        if rival.is_some() {
+            // A split vote in this node's round: if it fails, it retries at once (F9).
+            if let Some(v) = self.votes(lane) {
+                v.contested = true;
+            }
+        }
         if known.claim.is_some_and(|best| !beats(claim, best)) {
             return self.out().anomaly(from, Anomaly::Stale);
         }
@@ -565,6 +731,7 @@ pub(crate) trait Recover: TokenNode {
             return;
         };
         l.claim = Some(claim);
+        l.turnover = false;
         let yielded = core::mem::take(&mut l.claiming);
         if yielded {
             self.cancel(Timer::Claim(lane));
@@ -572,6 +739,88 @@ pub(crate) trait Recover: TokenNode {
         // Wait for the claimer's token; if it never comes, claim in turn.
         self.set(Timer::Silent(lane), silence);
         let msg = Self::claim_message(self.sealed_height(), lane, claim);
+        self.flood(msg, Some(from));
+        self.promise(lane, claim);
+    }
+
+    /// Majority mode's state of token `lane`, `None` outside majority mode.
+    fn votes(&mut self, lane: u32) -> Option<&mut Votes> {
+        self.watch()
+            .and_then(|w| w.quorum.as_mut())
+            .and_then(|q| q.votes.get_mut(lane as usize))
+    }
+
+    /// In majority mode, promise `ballot` for token `lane` if this node may: it never promised
+    /// a claim of that round or a later one, and it was not restarted without its promises.
+    /// The promise is persisted ([`Action::Persist`]) before it is flooded (F9).
+    fn promise(&mut self, lane: u32, ballot: u32)
+    where
+        Self::Message: Clone,
+    {
+        let id = self.node_id().0;
+        let Some(quorum) = self.watch().and_then(|w| w.quorum.as_mut()) else {
+            return;
+        };
+        if !quorum.may_promise {
+            return;
+        }
+        let Some(v) = quorum.votes.get_mut(lane as usize) else {
+            return;
+        };
+        // Exclusive per round: no second promise of a round, so two claims of one round never
+        // both win a majority (any two majorities share a member).
+        if round(ballot) <= round(v.promised) {
+            return;
+        }
+        v.promised = ballot;
+        v.tally(ballot, id);
+        self.out().push(Action::Persist {
+            promised: Promised::new(lane, ballot),
+        });
+        let msg = Self::promise_message(self.links().height, lane, ballot, id);
+        self.flood(msg, None);
+    }
+
+    /// `voter`'s promise of `ballot` for token `lane`, from `from` (`intact`: its check word
+    /// matches): count it and forward it, once.
+    fn on_promise(&mut self, from: NodeId, lane: u32, ballot: [u32; 3], voter: u32, intact: bool)
+    where
+        Self::Message: Clone,
+    {
+        let id = self.node_id().0;
+        let Some(watch) = self.watch() else {
+            return self.out().anomaly(from, Anomaly::Unexpected);
+        };
+        let (Some(members), Some(known)) = (
+            watch.quorum.as_ref().map(|q| q.members),
+            watch.lanes.get(lane as usize).map(Lane::generation),
+        ) else {
+            // Outside majority mode a promise means the network disagrees on its settings.
+            let kind = if watch.quorum.is_none() {
+                Anomaly::Unexpected
+            } else {
+                Anomaly::OutOfRange
+            };
+            return self.out().anomaly(from, kind);
+        };
+        let Some(ballot) = crate::fence::majority(ballot).filter(|_| intact && voter < members)
+        else {
+            return self.out().anomaly(from, Anomaly::OutOfRange);
+        };
+        let (known, r) = (round(known), round(ballot));
+        if r <= known || voter == id {
+            // Its round's outcome is known here, or it is this node's own promise come back
+            // (counted where it was made).
+            return self.out().anomaly(from, Anomaly::Stale);
+        }
+        if r - known > ROUND_REACH {
+            return self.out().anomaly(from, Anomaly::OutOfRange);
+        }
+        let news = self.votes(lane).is_some_and(|v| v.tally(ballot, voter));
+        if !news {
+            return self.out().anomaly(from, Anomaly::Stale);
+        }
+        let msg = Self::promise_message(self.links().height, lane, ballot, voter);
         self.flood(msg, Some(from));
     }
 
@@ -615,12 +864,11 @@ pub(crate) trait Recover: TokenNode {
     where
         Self::Message: Clone,
     {
-        let id = self.node_id();
         let held = self.held(lane).is_some();
         let Some(watch) = self.watch() else {
             return;
         };
-        let (silence, wait) = (watch.recovery.silence(), watch.recovery.claim_wait());
+        let silence = watch.recovery.silence();
         if held {
             // Its own beacons keep a holder's silence from ending; a timer fired early.
             return self.set(Timer::Silent(lane), silence);
@@ -633,16 +881,38 @@ pub(crate) trait Recover: TokenNode {
             // may live on; wait to hear of the token id (or of a claim's outcome) first.
             return self.set(Timer::Silent(lane), silence);
         }
+        self.set(Timer::Silent(lane), silence);
+        self.start_claim(lane, false);
+    }
+
+    /// Claim token `lane` for the next round (a holder's `turnover`, or a claim that it is
+    /// lost), and in majority mode promise the claim (F9).
+    fn start_claim(&mut self, lane: u32, turnover: bool)
+    where
+        Self::Message: Clone,
+    {
+        let id = self.node_id();
+        let Some(watch) = self.watch() else {
+            return;
+        };
+        let wait = watch.recovery.claim_wait();
+        let Some(l) = watch.lanes.get_mut(lane as usize) else {
+            return;
+        };
         let Some(claim) = l.next_claim(id) else {
             // Every round is used up: nothing can be made again (2^16 failed claims).
             return;
         };
         l.claim = Some(claim);
         l.claiming = true;
+        l.turnover = turnover;
+        if let Some(v) = self.votes(lane) {
+            v.contested = false;
+        }
         self.set(Timer::Claim(lane), wait);
-        self.set(Timer::Silent(lane), silence);
         let msg = Self::claim_message(self.sealed_height(), lane, claim);
         self.flood(msg, None);
+        self.promise(lane, claim);
     }
 
     /// The node's claim for token `lane` was not beaten within the claim wait: make the token
@@ -659,9 +929,34 @@ pub(crate) trait Recover: TokenNode {
             return;
         };
         l.claiming = false;
-        let Some(generation) = l.claim.take() else {
+        let turnover = core::mem::take(&mut l.turnover);
+        let Some(generation) = l.claim else {
             return;
         };
+        if let Some(quorum) = self.watch().and_then(|w| w.quorum.as_ref()) {
+            let won = quorum
+                .votes
+                .get(lane as usize)
+                .is_some_and(|v| v.count(generation) > quorum.members / 2);
+            let split = quorum.votes.get(lane as usize).is_some_and(|v| v.contested);
+            if !won {
+                // No majority for this round: the claim stays the best heard here, so the next
+                // goes a round above it; at once after a split vote, else after the silence
+                // (a part without a majority does not burn a round per claim wait; a
+                // holder's turnover is retried by its rebuild timer).
+                if split {
+                    self.start_claim(lane, turnover);
+                }
+                return;
+            }
+            if !self.may_make(lane) {
+                return;
+            }
+        }
+        let Some(l) = self.watch().and_then(|w| w.lanes.get_mut(lane as usize)) else {
+            return;
+        };
+        l.claim = None;
         let token = Fence::first_of(lane, generation);
         l.latest = token.value;
         self.out()

@@ -187,6 +187,9 @@ pub(crate) fn reverse_link_message() -> BoxedStrategy<reverse_link::Message> {
             .prop_map(|(height, fence, hops)| Message::Beacon(height, fence, hops)),
         (sealed(), any::<u32>(), any::<[u32; 3]>())
             .prop_map(|(height, lane, generation)| Message::Claim(height, lane, generation)),
+        (sealed(), any::<u32>(), any::<[u32; 3]>(), any::<u32>()).prop_map(
+            |(height, lane, ballot, voter)| Message::Promise(height, lane, ballot, voter)
+        ),
     ]
     .boxed()
 }
@@ -228,6 +231,14 @@ pub(crate) fn prioritized_message() -> BoxedStrategy<prioritized::Message> {
                 height,
             }
         }),
+        (any::<u32>(), any::<[u32; 3]>(), any::<u32>(), sealed()).prop_map(
+            |(lane, ballot, voter, height)| Message::Promise {
+                lane,
+                ballot,
+                voter,
+                height,
+            }
+        ),
     ]
     .boxed()
 }
@@ -766,12 +777,13 @@ fn the_largest_frames_fit_max_frame() {
         Rl::TokenAck(height(KRL, 4), u16::MAX),
         Rl::Beacon(height(KRL, 5), fence, u16::MAX),
         Rl::Claim(height(KRL, 6), u32::MAX, [u32::MAX; 3]),
+        Rl::Promise(height(KRL, 7), u32::MAX, [u32::MAX; 3], u32::MAX),
     ];
     let rl = sizes(&rl);
     // Three fence copies at their longest take 3 × (5 + 10) = 45 bytes; every frame ends in
     // the 4 bytes of the check; a count modulo 2^16 takes 3; a claim's id and three
-    // generations take 4 × 5.
-    assert_eq!(rl, [41, 86, 41, 41, 44, 89, 61]);
+    // generations take 4 × 5; a promise's, with its voter, 5 × 5.
+    assert_eq!(rl, [41, 86, 41, 41, 44, 89, 61, 66]);
 
     use prioritized::Message as Pr;
     let pr = [
@@ -813,10 +825,16 @@ fn the_largest_frames_fit_max_frame() {
             generation: [u32::MAX; 3],
             height: height(PRIO, 8),
         },
+        Pr::Promise {
+            lane: u32::MAX,
+            ballot: [u32::MAX; 3],
+            voter: u32::MAX,
+            height: height(PRIO, 9),
+        },
     ];
     let pr = sizes(&pr);
     // Three resource copies (or generations) at their longest take 15 bytes.
-    assert_eq!(pr, [131, 56, 21, 86, 41, 41, 44, 89, 61]);
+    assert_eq!(pr, [131, 56, 21, 86, 41, 41, 44, 89, 61, 66]);
 
     use look_ahead::Message as La;
     let la = [

@@ -68,6 +68,7 @@ fn reverse_link_messages() -> Vec<reverse_link::Message> {
         Message::token_ack(H, 1),
         Message::Beacon(s, fence(), 3),
         Message::Claim(s, 1, [0x0002_0004; 3]),
+        Message::promise(H, 1, 0x0002_0004, 3),
     ]
 }
 
@@ -107,6 +108,7 @@ fn prioritized_messages() -> Vec<prioritized::Message> {
             generation: [0x0002_0004; 3],
             height,
         },
+        Message::promise(H, 0, 0x0002_0004, 3),
     ]
 }
 
@@ -170,6 +172,7 @@ fn the_kind_changes_of_every_algorithm_are_pinned() {
                 "TokenAck -> (none)",
                 "Beacon -> (none)",
                 "Claim -> (none)",
+                "Promise -> (none)",
             ],
         ),
         (
@@ -184,6 +187,7 @@ fn the_kind_changes_of_every_algorithm_are_pinned() {
                 "TokenAck -> (none)",
                 "Beacon -> (none)",
                 "Claim -> (none)",
+                "Promise -> (none)",
             ],
         ),
         (

@@ -90,6 +90,9 @@ impl Fingerprint for Node {
             Message::Claim {
                 lane, generation, ..
             } => (lane, generation).hash(hasher),
+            Message::Promise {
+                lane, ballot, voter, ..
+            } => (lane, ballot, voter).hash(hasher),
             Message::Request { priority, height } => (priority, seal(height)).hash(hasher),
             Message::Update { priority } => priority.hash(hasher),
             Message::Release {

@@ -70,6 +70,7 @@ impl Fingerprint for Node {
             }
             Message::Beacon(_, fence, _) => fence.hash(hasher),
             Message::Claim(_, lane, generation) => (lane, generation).hash(hasher),
+            Message::Promise(_, lane, ballot, voter) => (lane, ballot, voter).hash(hasher),
             _ => {}
         }
     }

@@ -293,6 +293,12 @@ impl Fields for reverse_link::Message {
                 .chain([Slot::U32(lane, u32::MAX)])
                 .chain(generation.iter_mut().map(|g| Slot::U32(g, u32::MAX)))
                 .collect(),
+            reverse_link::Message::Promise(h, lane, ballot, voter) => height(h)
+                .into_iter()
+                .chain([Slot::U32(lane, u32::MAX)])
+                .chain(ballot.iter_mut().map(|g| Slot::U32(g, u32::MAX)))
+                .chain([Slot::U32(voter, u32::MAX)])
+                .collect(),
             // A kind this crate does not know yet: no field it can name.
             _ => Vec::new(),
         }
@@ -342,6 +348,17 @@ impl Fields for prioritized::Message {
             } => [Slot::U32(lane, u32::MAX)]
                 .into_iter()
                 .chain(generation.iter_mut().map(|g| Slot::U32(g, u32::MAX)))
+                .chain(height(h))
+                .collect(),
+            M::Promise {
+                lane,
+                ballot,
+                voter,
+                height: h,
+            } => [Slot::U32(lane, u32::MAX)]
+                .into_iter()
+                .chain(ballot.iter_mut().map(|g| Slot::U32(g, u32::MAX)))
+                .chain([Slot::U32(voter, u32::MAX)])
                 .chain(height(h))
                 .collect(),
             M::TokenAck { height: h, tokens } => {

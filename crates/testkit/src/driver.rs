@@ -46,6 +46,9 @@ pub(crate) mod rule {
     /// `TokenNet` with recovery, once quiet after the drain: a connected part without one
     /// token of each id.
     pub(crate) const TOKENS_PER_PART: &str = "tokens-per-part";
+    /// `TokenNet` in majority mode: a token id's round made twice anywhere (F9: promises are
+    /// exclusive per round and any two majorities share a member).
+    pub(crate) const ROUND_MADE_TWICE: &str = "round-made-twice";
 }
 
 /// `violation` with `more` added to its detail (where it was found, the trace), its rule and

@@ -33,7 +33,7 @@
 //! - **Schedules** from proptest strategies with fault profiles, shrinkable to a short
 //!   counterexample: [`token_schedule`] ([`TokenSchedule`], faults weighted by
 //!   [`TokenFaults`]; [`TokenFaults::CRASHES`] and [`TokenFaults::RECOVERY`] add the failure
-//!   model's faults, for networks with recovery: [`harness_recovery`]), [`permission_schedule`] ([`PermissionOp`]s, [`PermissionFaults`]),
+//!   model's faults, for networks with recovery: [`harness_recovery`], in majority mode [`harness_majority`]), [`permission_schedule`] ([`PermissionOp`]s, [`PermissionFaults`]),
 //!   [`session_schedule`] ([`SessionSchedule`]); [`cases`] is the crate's convention for case
 //!   counts. More strategies are in [`strategy`].
 //! - **A run** that applies a schedule to a driver, checks safety after every step, drains and
@@ -137,4 +137,4 @@ pub use schedule::{
 pub use strategy::{
     cases, permission_schedule, session_schedule, token_schedule, PermissionFaults, TokenFaults,
 };
-pub use token_net::{harness_recovery, Failures, TokenHarness, TokenNet, STORM};
+pub use token_net::{harness_majority, harness_recovery, Failures, TokenHarness, TokenNet, STORM};

@@ -48,7 +48,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use manet_mutex::fence::Fences;
 use manet_mutex::prioritized;
 use manet_mutex::reverse_link;
-use manet_mutex::token::{Height, Recovery};
+use manet_mutex::token::{Height, Promised, Recovery};
 use manet_mutex::{
     Action, Anomaly, CsRequest, Error, Event, Fence, NodeId, Protocol, Report, Status, TimerId,
     Violation,
@@ -61,7 +61,7 @@ use crate::driver::{amend, contract, fence_went_back, rule, Driver};
 mod failures;
 
 use failures::Step;
-pub use failures::{harness_recovery, Failures, STORM};
+pub use failures::{harness_majority, harness_recovery, Failures, STORM};
 
 /// What the harness needs from a token algorithm besides [`TokenAlgorithm`].
 pub trait TokenHarness:
@@ -114,9 +114,23 @@ pub trait TokenHarness:
 
     /// The node as it restarts after a crash: empty state (height `(0, 0, id)`), no token, no
     /// neighbour, configured as restarted (`Config::restarted`: it claims no token id it has
-    /// not heard of since); `None` (the default) if the algorithm cannot restart.
-    fn restarted_empty(&self) -> Option<Self> {
+    /// not heard of since), given the `promises` it persisted (majority mode,
+    /// `Config::with_promises`; `None`: not given); `None` (the default) if the algorithm
+    /// cannot restart.
+    fn restarted_empty(&self, _promises: Option<Vec<Promised>>) -> Option<Self> {
         None
+    }
+
+    /// The promise `msg` carries, as `(lane, ballot, voter)`, if it is one (majority mode; the
+    /// default: never).
+    fn promise_of(_msg: &Self::Message) -> Option<(u32, u32, u32)> {
+        None
+    }
+
+    /// Whether the node may promise (majority mode): not a node restarted without its
+    /// promises (F9; the default: always).
+    fn may_promise(&self) -> bool {
+        true
     }
 
     /// Whether the node is in the critical section on a token recovery destroyed under it
@@ -157,7 +171,7 @@ pub trait TokenHarness:
         Self::is_token(msg).then_some(0)
     }
 
-    /// Whether `msg` is a recovery claim (the default: never).
+    /// Whether `msg` is a recovery claim or promise (the default: never).
     fn is_claim(_msg: &Self::Message) -> bool {
         false
     }
@@ -193,6 +207,21 @@ pub trait TokenHarness:
     fn timer_slot(_timer: TimerId) -> Option<u64> {
         None
     }
+}
+
+/// The value at least two of three copies agree on.
+fn read3([a, b, c]: [u32; 3]) -> Option<u32> {
+    if a == b || a == c {
+        Some(a)
+    } else {
+        (b == c).then_some(b)
+    }
+}
+
+/// Whether a token node may promise (majority mode), read from its `Debug` form (recovery's
+/// state has no accessor): not one whose quorum says `may_promise: false`.
+fn node_may_promise(node: &impl std::fmt::Debug) -> bool {
+    !format!("{node:?}").contains("may_promise: false")
 }
 
 /// Whether a token node may claim token id `lane` lost, read from its `Debug` form (recovery's
@@ -234,11 +263,28 @@ impl TokenHarness for reverse_link::Node {
         self.settings().recovery
     }
 
-    fn restarted_empty(&self) -> Option<Self> {
+    fn restarted_empty(&self, promises: Option<Vec<Promised>>) -> Option<Self> {
         let id = self.id();
         let height = Height::new(0, 0, id);
         let config = reverse_link::Config::new(id, self.settings(), 0, height, Vec::new());
+        let config = match promises {
+            Some(p) => config.with_promises(p),
+            None => config,
+        };
         reverse_link::Node::new(config.restarted()).ok()
+    }
+
+    fn promise_of(msg: &reverse_link::Message) -> Option<(u32, u32, u32)> {
+        match *msg {
+            reverse_link::Message::Promise(_, lane, ballot, voter) => {
+                Some((lane, read3(ballot)?, voter))
+            }
+            _ => None,
+        }
+    }
+
+    fn may_promise(&self) -> bool {
+        node_may_promise(self)
     }
 
     fn is_revoked(&self) -> bool {
@@ -264,7 +310,10 @@ impl TokenHarness for reverse_link::Node {
     }
 
     fn is_claim(msg: &reverse_link::Message) -> bool {
-        matches!(msg, reverse_link::Message::Claim(..))
+        matches!(
+            msg,
+            reverse_link::Message::Claim(..) | reverse_link::Message::Promise(..)
+        )
     }
 
     fn queued(&self) -> usize {
@@ -341,11 +390,31 @@ impl TokenHarness for prioritized::Node {
         self.settings().recovery
     }
 
-    fn restarted_empty(&self) -> Option<Self> {
+    fn restarted_empty(&self, promises: Option<Vec<Promised>>) -> Option<Self> {
         let id = self.id();
         let height = Height::new(0, 0, id);
         let config = prioritized::Config::new(id, self.settings(), false, height, Vec::new());
+        let config = match promises {
+            Some(p) => config.with_promises(p),
+            None => config,
+        };
         prioritized::Node::new(config.restarted()).ok()
+    }
+
+    fn promise_of(msg: &prioritized::Message) -> Option<(u32, u32, u32)> {
+        match *msg {
+            prioritized::Message::Promise {
+                lane,
+                ballot,
+                voter,
+                ..
+            } => Some((lane, read3(ballot)?, voter)),
+            _ => None,
+        }
+    }
+
+    fn may_promise(&self) -> bool {
+        node_may_promise(self)
     }
 
     fn is_revoked(&self) -> bool {
@@ -369,7 +438,10 @@ impl TokenHarness for prioritized::Node {
     }
 
     fn is_claim(msg: &prioritized::Message) -> bool {
-        matches!(msg, prioritized::Message::Claim { .. })
+        matches!(
+            msg,
+            prioritized::Message::Claim { .. } | prioritized::Message::Promise { .. }
+        )
     }
 
     fn queued(&self) -> usize {
@@ -465,6 +537,13 @@ pub struct TokenNet<P: TokenHarness> {
     /// Every `(lane, generation)` made again so far ([`Report::TokenRegenerated`]): one made
     /// twice is a `regeneration` violation (F2: two regenerations never make one generation).
     pub made: BTreeSet<(u32, u32)>,
+    /// In majority mode, every `(lane, round)` made so far: one made twice is a
+    /// `round-made-twice` violation (F9: at most one generation per round and token id).
+    pub rounds: BTreeSet<(u32, u16)>,
+    /// In majority mode, each node's stored promises (its last
+    /// [`Action::Persist`](manet_mutex::Action::Persist) per token id): what
+    /// [`TokenNet::restart`] gives back.
+    pub persisted: Vec<BTreeMap<u32, Promised>>,
     /// The nodes acting on the resource: in the critical section, lease not expired, with
     /// the entry's fence and units.
     pub acting: BTreeMap<NodeId, (Fence, u32)>,
@@ -526,6 +605,8 @@ impl<P: TokenHarness> TokenNet<P> {
             cut: BTreeSet::new(),
             former: vec![Vec::new(); n],
             made: BTreeSet::new(),
+            rounds: BTreeSet::new(),
+            persisted: vec![BTreeMap::new(); n],
             acting: BTreeMap::new(),
             joined: 0,
             stranded: BTreeSet::new(),
@@ -652,6 +733,10 @@ impl<P: TokenHarness> TokenNet<P> {
             }
             Action::LeaseExpired { fence } => self.lease_expired(at, *fence),
             Action::Report(report) => self.report(at, *report, step),
+            Action::Persist { promised } => {
+                self.persisted[at.index()].insert(promised.lane, *promised);
+                Ok(())
+            }
             other => Err(contract(
                 at,
                 format!("returned an action this driver does not know: {other:?}"),
@@ -661,6 +746,15 @@ impl<P: TokenHarness> TokenNet<P> {
 
     /// `at` sends `msg` to `to`: onto their channel, if `at` knows the link.
     fn send(&mut self, at: NodeId, to: NodeId, msg: &P::Message) -> Result<(), Violation> {
+        if let Some((lane, ballot, voter)) = P::promise_of(msg) {
+            let stored = self.persisted[at.index()].get(&lane).map(|p| p.ballot);
+            if voter == at.0 && stored != Some(ballot) {
+                let detail = format!(
+                    "sent its promise of {ballot:#x} for lane {lane} before persisting it (stored: {stored:?})"
+                );
+                return Err(contract(at, detail));
+            }
+        }
         if !self.up.contains(&(at, to)) {
             let detail = format!("sent {msg:?} to {to:?} over a link it does not know");
             return Err(contract(at, detail));

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::ops::AddAssign;
 
-use manet_mutex::token::Recovery;
+use manet_mutex::token::{Promised, Recovery};
 use manet_mutex::{Anomaly, CsRequest, Event, Fence, NodeId, Report, Status, TimerId, Violation};
 
 use super::{TokenHarness, TokenNet};
@@ -20,6 +20,12 @@ pub fn harness_recovery(nodes: usize) -> Recovery {
         .unwrap_or(u32::MAX)
         .max(1);
     Recovery::new(2, 3, 2, diameter)
+}
+
+/// [`harness_recovery`] in majority mode over all `nodes` (F9): a part makes a token only with
+/// more than half of them.
+pub fn harness_majority(nodes: usize) -> Recovery {
+    harness_recovery(nodes).with_majority(u32::try_from(nodes).unwrap_or(u32::MAX))
 }
 
 /// What the failure faults did in a run, and what recovery reported.
@@ -242,6 +248,12 @@ impl<P: TokenHarness> TokenNet<P> {
         self.reports.push((at, report));
         match report {
             Report::TokenRegenerated { fence } => {
+                let round = (fence.generation() >> 16) as u16;
+                let majority = self.recovery().is_some_and(|r| r.majority.is_some());
+                if majority && !self.rounds.insert((fence.lane, round)) {
+                    let detail = format!("made {fence:?}: its round {round} was made before");
+                    return Err(Violation::new(rule::ROUND_MADE_TWICE, Some(at), detail));
+                }
                 if !self.made.insert((fence.lane, fence.generation())) {
                     let detail = format!("made {fence:?} again: its generation was made before");
                     return Err(Violation::new(rule::REGENERATION, Some(at), detail));
@@ -403,12 +415,27 @@ impl<P: TokenHarness> TokenNet<P> {
     /// token, no neighbour, height `(0, 0, x)`; then its links to its neighbours of before
     /// that are live form again, each end told `LinkUp` now (across a partition they wait for
     /// the merge). The viewer's tape ends here.
+    /// In majority mode it is given the promises it persisted ([`TokenNet::persisted`]).
     pub fn restart(&mut self, x: NodeId) {
+        let promises = self.persisted[x.index()].values().copied().collect();
+        self.restart_with(x, Some(promises));
+    }
+
+    /// [`TokenNet::restart`], its stored promises lost: in majority mode it never promises
+    /// again (F9).
+    pub fn restart_forgetting(&mut self, x: NodeId) {
+        self.restart_with(x, None);
+    }
+
+    fn restart_with(&mut self, x: NodeId, promises: Option<Vec<Promised>>) {
         if self.recovery().is_none() || self.fault.is_some() {
             return;
         }
         self.crash(x);
-        let Some(fresh) = self.nodes[x.index()].restarted_empty() else {
+        if promises.is_none() {
+            self.persisted[x.index()].clear();
+        }
+        let Some(fresh) = self.nodes[x.index()].restarted_empty(promises) else {
             return;
         };
         self.note(|| format!("{x:?} restarts with empty state"));
@@ -698,8 +725,22 @@ impl<P: TokenHarness> TokenNet<P> {
         self.check_safety()
     }
 
+    /// Whether `part` may make no token in majority mode: fewer than a majority of the
+    /// membership in it may promise (F9: it waits).
+    pub fn without_majority(&self, part: &[NodeId]) -> bool {
+        let Some(members) = self.recovery().and_then(|r| r.majority) else {
+            return false;
+        };
+        let voters = part
+            .iter()
+            .filter(|w| w.0 < members && self.nodes[w.index()].may_promise())
+            .count();
+        voters as u64 <= u64::from(members) / 2
+    }
+
     /// Whether `v`'s part holds no token and no node of it may claim one: made only of
-    /// restarted nodes that never heard of a token since (F4's cost: it makes none).
+    /// restarted nodes that never heard of a token since (F4's cost: it makes none), or, in
+    /// majority mode, without a majority (F9).
     fn unclaimable(&self, v: NodeId) -> bool {
         let Some(part) = self.parts().into_iter().find(|p| p.contains(&v)) else {
             return false;
@@ -711,9 +752,10 @@ impl<P: TokenHarness> TokenNet<P> {
                 .iter()
                 .any(|(_, to, msg)| part.contains(&to) && P::is_token(msg));
         !holds
-            && part
-                .iter()
-                .all(|w| (0..lanes).all(|lane| !self.nodes[w.index()].may_claim(lane)))
+            && (self.without_majority(&part)
+                || part
+                    .iter()
+                    .all(|w| (0..lanes).all(|lane| !self.nodes[w.index()].may_claim(lane))))
     }
 
     /// Whether `v`'s way to a token (its `next`, theirs, and so on) ends at a stranded node
@@ -812,10 +854,13 @@ impl<P: TokenHarness> TokenNet<P> {
             if !part.iter().any(|v| self.started[v.index()]) {
                 continue;
             }
-            // A part of restarted nodes that never heard of an id makes none (F4's cost).
+            // A part of restarted nodes that never heard of an id makes none (F4's cost), nor
+            // does a part without a majority in majority mode (F9).
             let claimable = |lane: usize| {
-                part.iter()
-                    .any(|v| self.nodes[v.index()].may_claim(lane as u32))
+                !self.without_majority(part)
+                    && part
+                        .iter()
+                        .any(|v| self.nodes[v.index()].may_claim(lane as u32))
             };
             let wrong = counted[..lanes]
                 .iter()

@@ -118,6 +118,9 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
                 self.metrics.recovery.destroyed += 1;
                 Ok(())
             }
+            // Majority mode's promises: a restarted node here is never given them back (it
+            // then never promises, F9), so there is nothing to store.
+            Action::Persist { .. } => Ok(()),
             other => Err(format!(
                 "{node:?} returned an action this simulator does not know: {other:?}"
             )),

@@ -335,3 +335,301 @@ proptest! {
         prop_assert!(parts.iter().all(|&t| t == k), "tokens per part {parts:?}, k = {k}");
     }
 }
+
+/// Majority mode (`Recovery::with_majority`, `docs/ALGORITHMS.md` F9) on the test kit's
+/// driver: after every step it checks that no token id's round is made twice
+/// (`round-made-twice`) and that a promise is persisted before it is sent; its drain owes no
+/// token to a part without a majority.
+mod majority {
+    use manet_mutex::reverse_link::{network, Config, Message, Node, Settings};
+    use manet_mutex::token::{Height, Promised, Sealed};
+    use manet_mutex::{Action, Event, NodeId, Protocol, Report, Status};
+    use manet_mutex_sim::{Graph, Params};
+    use manet_mutex_testkit::{harness_majority, TokenNet};
+    use proptest::prelude::*;
+
+    fn n(i: u32) -> NodeId {
+        NodeId(i)
+    }
+
+    fn complete(nodes: u32) -> Vec<(NodeId, NodeId)> {
+        (0..nodes)
+            .flat_map(|a| (a + 1..nodes).map(move |b| (n(a), n(b))))
+            .collect()
+    }
+
+    fn krl(nodes: u32, edges: &[(NodeId, NodeId)]) -> TokenNet<Node> {
+        let graph = Graph::from_edges(nodes as usize, edges);
+        let settings = Settings::new(1).with_recovery(harness_majority(nodes as usize));
+        TokenNet::new(graph, &Params::new(settings, vec![n(0)])).unwrap()
+    }
+
+    /// Long enough for any part to claim, and retry, several times.
+    fn long(net: &TokenNet<Node>) -> u64 {
+        let r = net.recovery().unwrap();
+        4 * (r.silence() + r.claim_wait())
+    }
+
+    fn made(net: &TokenNet<Node>) -> Vec<(NodeId, u32)> {
+        net.reports
+            .iter()
+            .filter_map(|&(at, r)| match r {
+                Report::TokenRegenerated { fence } => Some((at, fence.generation())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// After the merge every node asks and is served, and one token is left.
+    fn everyone_served(net: &mut TokenNet<Node>) {
+        net.merge();
+        let wait = long(net);
+        net.run_for(wait).unwrap();
+        for v in net.live_nodes() {
+            if net.status(v) == Status::Critical {
+                net.release(v);
+            }
+            if net.status(v) == Status::Remainder {
+                net.request(v, manet_mutex::CsRequest::ONE);
+            }
+        }
+        net.settle(0).unwrap();
+        for v in net.live_nodes() {
+            assert_eq!(net.status(v), Status::Remainder, "{v:?}");
+        }
+        let tokens: u32 = net.live_nodes().iter().map(|&v| net.node(v).tokens()).sum();
+        assert_eq!(tokens, 1);
+    }
+
+    #[test]
+    fn only_the_majority_part_makes_the_token_when_the_holder_is_in_the_minority() {
+        let mut net = krl(5, &complete(5));
+        net.partition(&[n(0), n(1)]);
+        let wait = long(&net);
+        net.run_for(wait).unwrap();
+        let made = made(&net);
+        assert_eq!(made.len(), 1, "{made:?}");
+        assert!(made[0].0 .0 >= 2, "made in the majority part: {made:?}");
+        net.request(n(3), manet_mutex::CsRequest::ONE);
+        net.run_for(10).unwrap();
+        assert_eq!(net.status(n(3)), Status::Critical);
+        net.release(n(3));
+        everyone_served(&mut net);
+    }
+
+    #[test]
+    fn only_the_majority_part_makes_the_token_when_the_holder_is_in_neither() {
+        let mut net = krl(5, &complete(5));
+        net.crash(n(0));
+        net.partition(&[n(1)]);
+        net.request(n(1), manet_mutex::CsRequest::ONE);
+        let wait = long(&net);
+        net.run_for(wait).unwrap();
+        let made = made(&net);
+        assert_eq!(made.len(), 1, "{made:?}");
+        assert!(made[0].0 .0 >= 2, "{made:?}");
+        assert_eq!(net.status(n(1)), Status::Waiting, "the minority waits");
+        assert_eq!(net.node(n(1)).tokens(), 0);
+        everyone_served(&mut net);
+        assert_eq!(net.reports.len() - net.failures.destroyed as usize, 1);
+    }
+
+    #[test]
+    fn an_even_split_makes_nothing_until_a_majority_joins() {
+        let mut net = krl(4, &complete(4));
+        net.partition(&[n(0), n(1)]);
+        net.crash(n(0));
+        let wait = long(&net);
+        net.run_for(2 * wait).unwrap();
+        assert_eq!(made(&net), [], "2 of 4 is no majority");
+        everyone_served(&mut net);
+        assert_eq!(made(&net).len(), 1);
+    }
+
+    /// Nodes 1 and 4 of a line claim the lost token at once (their silence timers fired at
+    /// will), in the same round: the nodes between split their promises, neither reaches
+    /// three of five; the better claimer goes on in the next round and the part converges on
+    /// one token.
+    #[test]
+    fn a_split_vote_in_one_round_converges_on_one_token() {
+        let line = [(n(0), n(1)), (n(1), n(2)), (n(2), n(3)), (n(3), n(4))];
+        let mut net = krl(5, &line);
+        net.crash(n(0));
+        net.partition(&[n(1), n(2), n(3), n(4)]);
+        let silent = |net: &TokenNet<Node>, v: NodeId| {
+            net.armed()
+                .into_iter()
+                .find(|&(w, t)| w == v && t.0 & 0xffff_ffff == 1)
+                .map(|(_, t)| t)
+                .unwrap()
+        };
+        let (a, b) = (silent(&net, n(1)), silent(&net, n(4)));
+        net.fire(n(1), a);
+        net.fire(n(4), b);
+        net.run_for(long(&net)).unwrap();
+        let made = made(&net);
+        assert_eq!(made.len(), 1, "{made:?}");
+        assert!(made[0].1 >> 16 >= 1, "{made:?}");
+        net.merge();
+        for v in 1..5 {
+            net.request(n(v), manet_mutex::CsRequest::ONE);
+        }
+        net.settle(0).unwrap();
+        for v in 1..5 {
+            assert_eq!(net.status(n(v)), Status::Remainder, "{v}");
+        }
+        assert_eq!(made(&net).len(), 1);
+    }
+
+    fn node(promises: Option<Vec<Promised>>) -> Node {
+        let edges = [(n(0), n(1)), (n(1), n(2))];
+        let settings = Settings::new(1).with_recovery(harness_majority(3));
+        let configs = network(3, &edges, &[n(0)], settings).unwrap();
+        let config: Config = configs[1].clone();
+        let config = match promises {
+            Some(p) => config.restarted().with_promises(p),
+            None => config,
+        };
+        Node::new(config).unwrap()
+    }
+
+    /// What node 1 does with a claim of round 1 from `from`: the promise it persisted and
+    /// the promise it sent, if any.
+    fn claim(node: &mut Node, from: u32, round: u32) -> (Option<Promised>, bool) {
+        let sealed = Sealed::new(Height::new(0, 0, n(from)));
+        let msg = Message::Claim(sealed, 0, [(round << 16) | from; 3]);
+        let actions: Vec<_> = node
+            .handle(Event::Receive { from: n(from), msg })
+            .unwrap()
+            .collect();
+        let persisted = actions.iter().find_map(|a| match a {
+            Action::Persist { promised } => Some(*promised),
+            _ => None,
+        });
+        let persist_at = actions
+            .iter()
+            .position(|a| matches!(a, Action::Persist { .. }));
+        let sent_at = actions.iter().position(|a| {
+            matches!(a, Action::Send { msg: Message::Promise(_, _, _, 1), .. })
+        });
+        if let Some(sent) = sent_at {
+            assert!(persist_at.is_some_and(|p| p < sent), "{actions:?}");
+        }
+        (persisted, sent_at.is_some())
+    }
+
+    #[test]
+    fn a_node_promises_once_per_round_and_a_restart_keeps_that_only_with_its_promises() {
+        let mut v = node(None);
+        let (stored, sent) = claim(&mut v, 2, 1);
+        assert!(sent, "a first claim of round 1 is promised");
+        let stored = stored.expect("and persisted first");
+        assert_eq!((stored.lane, stored.ballot), (0, (1 << 16) | 2));
+        assert_eq!(claim(&mut v, 0, 1), (None, false), "no second promise in round 1");
+
+        // Restarted with what it stored: still no promise of round 1, one of round 2.
+        let mut restarted = node(Some(vec![stored]));
+        assert_eq!(claim(&mut restarted, 0, 1), (None, false));
+        assert!(claim(&mut restarted, 0, 2).1);
+
+        // Restarted without: it never promises (liveness only), but passes claims on.
+        let mut forgetful = node(Some(Vec::new()));
+        let mut bare = Config::clone(&network(
+            3,
+            &[(n(0), n(1)), (n(1), n(2))],
+            &[n(0)],
+            Settings::new(1).with_recovery(harness_majority(3)),
+        )
+        .unwrap()[1]);
+        bare = bare.restarted();
+        let mut never = Node::new(bare).unwrap();
+        assert_eq!(claim(&mut never, 0, 1), (None, false));
+        assert_eq!(claim(&mut never, 2, 2), (None, false));
+        // Given an empty list it may promise: it made no promise before.
+        assert!(claim(&mut forgetful, 0, 1).1);
+    }
+
+    #[test]
+    fn majority_settings_and_ids_are_checked() {
+        let edges = [(n(0), n(1))];
+        let bad = |members| {
+            let settings = Settings::new(1).with_recovery(harness_majority(2).with_majority(members));
+            network(2, &edges, &[n(0)], settings)
+                .ok()
+                .and_then(|c| c.into_iter().map(Node::new).collect::<Result<Vec<_>, _>>().ok())
+                .is_none()
+        };
+        assert!(bad(0), "an empty membership");
+        assert!(bad(1), "node 1 outside a membership of one");
+        assert!(!bad(2));
+        let settings = Settings::new(1).with_recovery(harness_majority(2));
+        let config = network(2, &edges, &[n(0)], settings).unwrap()[1].clone();
+        let wrong = config.with_promises(vec![Promised::new(1, 1 << 16)]);
+        assert!(Node::new(wrong).is_err(), "a promise for token id 1 of k = 1");
+    }
+
+    #[test]
+    fn a_voter_restarted_with_its_promises_or_without_keeps_the_network_safe() {
+        for forget in [false, true] {
+            let mut net = krl(5, &complete(5));
+            net.partition(&[n(0), n(1)]);
+            let wait = long(&net);
+            net.run_for(wait).unwrap();
+            assert_eq!(made(&net).len(), 1);
+            for v in [2, 3, 4] {
+                if forget {
+                    net.restart_forgetting(n(v));
+                } else {
+                    net.restart(n(v));
+                }
+                net.run_for(wait).unwrap();
+            }
+            everyone_served(&mut net);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(
+            manet_mutex_testkit::strategy::cases(48)
+        ))]
+
+        /// Partitions, crashes and restarts (with and without promises) at random times on a
+        /// complete graph of five: no round of the token is made twice (checked after every
+        /// step); once the partition heals with a majority live, everyone is served.
+        #[test]
+        fn no_round_is_made_twice_and_a_healed_majority_is_served(
+            faults in prop::collection::vec((0u8..5, 0u32..5, 0u64..40, any::<u8>()), 1..8),
+        ) {
+            let mut net = krl(5, &complete(5));
+            let mut crashed = 0;
+            for (kind, v, pause, side) in faults {
+                match kind {
+                    0 => {
+                        let side: Vec<_> = (0..5).filter(|i| side >> i & 1 == 1).map(n).collect();
+                        net.partition(&side);
+                    }
+                    1 => net.merge(),
+                    2 if crashed < 2 && net.live(n(v)) => {
+                        net.crash(n(v));
+                        crashed += 1;
+                    }
+                    3 => net.restart(n(v)),
+                    _ => net.restart_forgetting(n(v)),
+                }
+                net.run_for(pause).unwrap();
+            }
+            net.merge();
+            let settle = net.recovery_rounds() as u64;
+            net.run_for(settle).unwrap();
+            let live = net.live_nodes();
+            for &v in &live {
+                net.request(v, manet_mutex::CsRequest::ONE);
+            }
+            if !net.without_majority(&live) {
+                net.settle(0).unwrap();
+            } else {
+                net.run_for(settle).unwrap();
+            }
+        }
+    }
+}

@@ -478,7 +478,7 @@ mod majority {
         for v in 1..5 {
             assert_eq!(net.status(n(v)), Status::Remainder, "{v}");
         }
-        assert_eq!(made(&net).len(), 1);
+        assert_eq!(self::made(&net).len(), 1);
     }
 
     fn node(promises: Option<Vec<Promised>>) -> Node {

@@ -168,3 +168,89 @@ proptest! {
         prop_assert!(parts.iter().all(|&t| t == 1), "tokens per part {parts:?}");
     }
 }
+
+/// Majority mode (`Recovery::with_majority`, `docs/ALGORITHMS.md` F9) on the test kit's
+/// driver, which checks after every step that no round of the token is made twice.
+mod majority {
+    use manet_mutex::prioritized::{Node, Policy, Settings};
+    use manet_mutex::{CsRequest, NodeId, Report, Status};
+    use manet_mutex_sim::{Graph, Params};
+    use manet_mutex_testkit::{harness_majority, TokenNet};
+
+    fn n(i: u32) -> NodeId {
+        NodeId(i)
+    }
+
+    fn prio(nodes: u32) -> TokenNet<Node> {
+        let edges: Vec<_> = (0..nodes)
+            .flat_map(|a| (a + 1..nodes).map(move |b| (n(a), n(b))))
+            .collect();
+        let graph = Graph::from_edges(nodes as usize, &edges);
+        let settings =
+            Settings::new(2, Policy::MaxConcurrency).with_recovery(harness_majority(nodes as usize));
+        TokenNet::new(graph, &Params::new(settings, vec![n(0)])).unwrap()
+    }
+
+    fn made(net: &TokenNet<Node>) -> usize {
+        net.reports
+            .iter()
+            .filter(|(_, r)| matches!(r, Report::TokenRegenerated { .. }))
+            .count()
+    }
+
+    fn long(net: &TokenNet<Node>) -> u64 {
+        let r = net.recovery().unwrap();
+        4 * (r.silence() + r.claim_wait())
+    }
+
+    #[test]
+    fn only_the_majority_part_makes_the_token_and_the_merge_serves_everyone() {
+        let mut net = prio(5);
+        net.partition(&[n(0), n(1)]);
+        net.request(n(3), CsRequest::ONE);
+        let wait = long(&net);
+        net.run_for(wait).unwrap();
+        assert_eq!(made(&net), 1);
+        assert_eq!(net.status(n(3)), Status::Critical);
+        net.release(n(3));
+        net.merge();
+        net.run_for(wait).unwrap();
+        for v in 0..5 {
+            net.request(n(v), CsRequest::ONE);
+        }
+        net.settle(0).unwrap();
+        assert!((0..5).all(|v| net.status(n(v)) == Status::Remainder));
+    }
+
+    #[test]
+    fn an_even_split_without_the_token_makes_nothing() {
+        let mut net = prio(4);
+        net.partition(&[n(0), n(1)]);
+        net.crash(n(0));
+        net.request(n(2), CsRequest::ONE);
+        let wait = long(&net);
+        net.run_for(2 * wait).unwrap();
+        assert_eq!(made(&net), 0);
+        assert_eq!(net.status(n(2)), Status::Waiting);
+        net.merge();
+        net.run_for(wait).unwrap();
+        assert_eq!(made(&net), 1);
+        assert_eq!(net.status(n(2)), Status::Critical);
+    }
+
+    /// A holder whose units went with a crashed node turns the token over only with a
+    /// majority's promises (F7 in majority mode).
+    #[test]
+    fn a_turnover_needs_a_majority_too() {
+        let mut net = prio(5);
+        net.request(n(1), CsRequest::resources(2));
+        net.run_for(10).unwrap();
+        assert_eq!(net.status(n(1)), Status::Critical);
+        net.crash(n(1));
+        net.request(n(2), CsRequest::resources(2));
+        let wait = long(&net);
+        net.run_for(wait).unwrap();
+        assert_eq!(net.status(n(2)), Status::Critical, "served after a turnover");
+        assert_eq!(made(&net), 1);
+    }
+}

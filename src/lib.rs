@@ -206,7 +206,7 @@
 //! | action | [`reverse_link`] | [`prioritized`] | [`look_ahead`] | [`ricart_agrawala`] |
 //! | --- | --- | --- | --- | --- |
 //! | `Send` to | a linked neighbour | a linked neighbour | any host | any host |
-//! | messages | REQUEST, TOKEN, LinkInfo, Probe, TokenAck (recovery: Beacon, Claim) | TOKEN, REQUEST, UPDATE, RELEASE, LINK, Probe, TokenAck (recovery: Beacon, Claim) | REQUEST, REPLY, DOZE, DISCONNECT, RECONNECT | REQUEST, REPLY |
+//! | messages | REQUEST, TOKEN, LinkInfo, Probe, TokenAck (recovery: Beacon, Claim; majority mode: Promise) | TOKEN, REQUEST, UPDATE, RELEASE, LINK, Probe, TokenAck (recovery: Beacon, Claim; majority mode: Promise) | REQUEST, REPLY, DOZE, DISCONNECT, RECONNECT | REQUEST, REPLY |
 //! | `EnterCritical { resources, fence }` | 1; `fence` lane: the token's id | `h`, the request's `resources`; lane 0 | 1; lane 0 | 1; lane 0 |
 //! | `SetTimer`, `CancelTimer` | with an idle pause or recovery, else never | with recovery, else never | yes | yes |
 //! | `LeaseExpired` | with recovery | with recovery | with a lease | with a lease |
@@ -311,6 +311,7 @@
 //! | --- | --- | --- | --- | --- |
 //! | token algorithms, the papers' (default) | yes | yes: nothing is ever made again | yes | only without crashes and losses: a lost token is gone, reported by the session |
 //! | KRL/KRLF and prioritized with [`token::Recovery`] | yes | crashes and losses, in a part whose beacons arrive within the bounds; not across a partition | one token per id and part; a merge destroys the older | after the last fault, within the silence and claim bounds plus service (prioritized: a crashed holder's units within a lease bound) |
+//! | KRL/KRLF and prioritized with [`token::Recovery::with_majority`] | yes | as with recovery | no round of a token id made twice system-wide; a part without a majority of the membership makes none (a token cut off in a minority lives on there until the merge destroys it) | in a part with a live majority whose promises are kept ([`Action::Persist`]), within the same bounds |
 //! | permission algorithms, the papers' (default) | yes | yes: nobody is excluded | n/a | only without crashes (a host restarted under a new incarnation is served again) |
 //! | permission algorithms with exclusion ([`Event::Suspect`] or a timeout) | yes | when every exclusion is of a crashed host, or by timeout with a lease and [`exclusion_safe`](ricart_agrawala::Settings::exclusion_safe); not across a partition | n/a | after the last crash, within the exclusion timeout plus service |
 //! | permission algorithms with exclusion and majority | yes | also across partitions: only a part with a majority enters | n/a | in the part with a majority |

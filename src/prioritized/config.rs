@@ -135,8 +135,13 @@ impl Config {
             if self.id.0 > 0xffff {
                 return Err(bad("recovery needs node ids below 65,536"));
             }
-            if recovery.majority.is_some_and(|members| self.id.0 >= members) {
-                return Err(bad("in majority mode node ids must be below the membership's size"));
+            if recovery
+                .majority
+                .is_some_and(|members| self.id.0 >= members)
+            {
+                return Err(bad(
+                    "in majority mode node ids must be below the membership's size",
+                ));
             }
         }
         let promises = self.promises.as_deref().unwrap_or_default();

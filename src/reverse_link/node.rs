@@ -52,13 +52,10 @@ impl Node {
             queue: FifoQueue::new(),
             lowered_on_link_info: false,
             pausing: false,
-            watch: config
-                .settings
-                .recovery
-                .map(|r| {
-                    let promises = config.promises.as_deref();
-                    Watch::new(r, config.settings.k, config.restarted, promises)
-                }),
+            watch: config.settings.recovery.map(|r| {
+                let promises = config.promises.as_deref();
+                Watch::new(r, config.settings.k, config.restarted, promises)
+            }),
             outbox: Outbox::default(),
         })
     }

@@ -715,9 +715,9 @@ pub(crate) trait Recover: TokenNode {
             l.answered = Some(claim);
             return self.beacon(lane, None);
         }
-        let rival = known.claim.filter(|&mine| {
-            known.claiming && mine != claim && round(mine) == round(claim)
-        });
+        let rival = known
+            .claim
+            .filter(|&mine| known.claiming && mine != claim && round(mine) == round(claim));
         if rival.is_some() {
             // A split vote in this node's round: if it fails, it retries at once (F9).
             if let Some(v) = self.votes(lane) {
@@ -1033,6 +1033,42 @@ mod tests {
             ..Lane::default()
         };
         assert_eq!(lane.next_claim(NodeId(4)), Some(generation(6, NodeId(4))));
+    }
+
+    #[test]
+    fn votes_count_each_voter_once_for_the_best_ballot_only() {
+        let mut v = Votes {
+            promised: 0,
+            ballot: 0,
+            voters: alloc::vec![0; 2],
+            contested: false,
+        };
+        let (a, b) = (generation(2, NodeId(5)), generation(2, NodeId(3)));
+        assert!(v.tally(a, 70) && v.tally(a, 1) && !v.tally(a, 70));
+        assert_eq!(v.count(a), 2);
+        assert!(v.tally(b, 2), "a better ballot of the round takes over");
+        assert_eq!((v.count(a), v.count(b)), (0, 1));
+        assert!(!v.tally(a, 4), "a worse ballot can no longer win");
+        assert!(!v.tally(b, 128), "a voter beyond the membership");
+        let w = Watch::new(
+            Recovery::new(1, 1, 1, 1).with_majority(3),
+            2,
+            true,
+            Some(&[Promised::new(1, a)]),
+        );
+        let q = w.quorum.expect("majority mode");
+        assert!(q.may_promise);
+        assert_eq!((q.votes[0].promised, q.votes[1].promised), (0, a));
+        let forgot = Watch::new(Recovery::new(1, 1, 1, 1).with_majority(3), 2, true, None);
+        assert!(!forgot.quorum.expect("majority mode").may_promise);
+        assert!(Recovery::new(1, 1, 1, 1)
+            .with_majority(0)
+            .validate()
+            .is_err());
+        assert!(Recovery::new(1, 1, 1, 1)
+            .with_majority(65_537)
+            .validate()
+            .is_err());
     }
 
     #[test]

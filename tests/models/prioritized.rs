@@ -91,7 +91,10 @@ impl Fingerprint for Node {
                 lane, generation, ..
             } => (lane, generation).hash(hasher),
             Message::Promise {
-                lane, ballot, voter, ..
+                lane,
+                ballot,
+                voter,
+                ..
             } => (lane, ballot, voter).hash(hasher),
             Message::Request { priority, height } => (priority, seal(height)).hash(hasher),
             Message::Update { priority } => priority.hash(hasher),

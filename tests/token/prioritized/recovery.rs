@@ -186,8 +186,8 @@ mod majority {
             .flat_map(|a| (a + 1..nodes).map(move |b| (n(a), n(b))))
             .collect();
         let graph = Graph::from_edges(nodes as usize, &edges);
-        let settings =
-            Settings::new(2, Policy::MaxConcurrency).with_recovery(harness_majority(nodes as usize));
+        let settings = Settings::new(2, Policy::MaxConcurrency)
+            .with_recovery(harness_majority(nodes as usize));
         TokenNet::new(graph, &Params::new(settings, vec![n(0)])).unwrap()
     }
 
@@ -250,7 +250,11 @@ mod majority {
         net.request(n(2), CsRequest::resources(2));
         let wait = long(&net);
         net.run_for(wait).unwrap();
-        assert_eq!(net.status(n(2)), Status::Critical, "served after a turnover");
+        assert_eq!(
+            net.status(n(2)),
+            Status::Critical,
+            "served after a turnover"
+        );
         assert_eq!(made(&net), 1);
     }
 }

@@ -510,7 +510,13 @@ mod majority {
             .iter()
             .position(|a| matches!(a, Action::Persist { .. }));
         let sent_at = actions.iter().position(|a| {
-            matches!(a, Action::Send { msg: Message::Promise(_, _, _, 1), .. })
+            matches!(
+                a,
+                Action::Send {
+                    msg: Message::Promise(_, _, _, 1),
+                    ..
+                }
+            )
         });
         if let Some(sent) = sent_at {
             assert!(persist_at.is_some_and(|p| p < sent), "{actions:?}");
@@ -525,7 +531,11 @@ mod majority {
         assert!(sent, "a first claim of round 1 is promised");
         let stored = stored.expect("and persisted first");
         assert_eq!((stored.lane, stored.ballot), (0, (1 << 16) | 2));
-        assert_eq!(claim(&mut v, 0, 1), (None, false), "no second promise in round 1");
+        assert_eq!(
+            claim(&mut v, 0, 1),
+            (None, false),
+            "no second promise in round 1"
+        );
 
         // Restarted with what it stored: still no promise of round 1, one of round 2.
         let mut restarted = node(Some(vec![stored]));
@@ -534,13 +544,15 @@ mod majority {
 
         // Restarted without: it never promises (liveness only), but passes claims on.
         let mut forgetful = node(Some(Vec::new()));
-        let mut bare = Config::clone(&network(
-            3,
-            &[(n(0), n(1)), (n(1), n(2))],
-            &[n(0)],
-            Settings::new(1).with_recovery(harness_majority(3)),
-        )
-        .unwrap()[1]);
+        let mut bare = Config::clone(
+            &network(
+                3,
+                &[(n(0), n(1)), (n(1), n(2))],
+                &[n(0)],
+                Settings::new(1).with_recovery(harness_majority(3)),
+            )
+            .unwrap()[1],
+        );
         bare = bare.restarted();
         let mut never = Node::new(bare).unwrap();
         assert_eq!(claim(&mut never, 0, 1), (None, false));
@@ -553,10 +565,16 @@ mod majority {
     fn majority_settings_and_ids_are_checked() {
         let edges = [(n(0), n(1))];
         let bad = |members| {
-            let settings = Settings::new(1).with_recovery(harness_majority(2).with_majority(members));
+            let settings =
+                Settings::new(1).with_recovery(harness_majority(2).with_majority(members));
             network(2, &edges, &[n(0)], settings)
                 .ok()
-                .and_then(|c| c.into_iter().map(Node::new).collect::<Result<Vec<_>, _>>().ok())
+                .and_then(|c| {
+                    c.into_iter()
+                        .map(Node::new)
+                        .collect::<Result<Vec<_>, _>>()
+                        .ok()
+                })
                 .is_none()
         };
         assert!(bad(0), "an empty membership");
@@ -565,7 +583,10 @@ mod majority {
         let settings = Settings::new(1).with_recovery(harness_majority(2));
         let config = network(2, &edges, &[n(0)], settings).unwrap()[1].clone();
         let wrong = config.with_promises(vec![Promised::new(1, 1 << 16)]);
-        assert!(Node::new(wrong).is_err(), "a promise for token id 1 of k = 1");
+        assert!(
+            Node::new(wrong).is_err(),
+            "a promise for token id 1 of k = 1"
+        );
     }
 
     #[test]

@@ -212,6 +212,7 @@ impl crate::node::Buffered for Node {
             Event::LinkUp(peer) => self.link_up(peer),
             Event::LinkDown(peer) => self.link_down(peer),
             Event::Timeout(timer) if self.watch.is_some() => self.on_timer(timer),
+            Event::Refused { fence, newest } => self.on_refused(fence, newest)?,
             other => return Err(Error::Unsupported(other.name())),
         }
         self.arm();

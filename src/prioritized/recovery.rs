@@ -86,6 +86,12 @@ impl Recover for Node {
             height,
         }
     }
+
+    fn may_renumber(&self) -> bool {
+        // Every unit not counted lost is back: no RELEASE of the old generation is owed.
+        self.token
+            .is_some_and(|t| t.saturating_add(self.lost) >= self.settings.k)
+    }
 }
 
 impl Node {

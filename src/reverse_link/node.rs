@@ -506,6 +506,7 @@ impl crate::node::Buffered for Node {
                 self.lowered_on_link_info = false;
                 self.on_link_down(j);
             }
+            Event::Refused { fence, newest } => self.on_refused(fence, newest)?,
             // Only the idle pause and recovery set timers; any other id is stale or foreign.
             Event::Timeout(timer) if self.settings.idle_pause.is_some() || self.watch.is_some() => {
                 if timer == IDLE_PAUSE && self.settings.idle_pause.is_some() {

@@ -18,7 +18,7 @@
 use crate::node::Outbox;
 use crate::token::height::Sealed;
 use crate::token::links::TokenNode;
-use crate::{Action, Anomaly, Fence, FenceCopies, NodeId, Report, Status, TimerId};
+use crate::{Action, Anomaly, Error, Fence, FenceCopies, NodeId, Report, Status, TimerId};
 
 /// Token recovery settings: every node of a network must agree on them. Times are in
 /// [the embedder's time unit](crate#timers).
@@ -175,6 +175,9 @@ pub(crate) struct Lane {
     pub(crate) answered: Option<u32>,
     /// The node may claim this token id lost: not before a restarted node heard of it (F4).
     pub(crate) may_claim: bool,
+    /// The generation of the latest fence the protected resource admitted, as told by a
+    /// refusal, if any: a token of this id held here at or below it moves above it (F9).
+    pub(crate) floor: Option<u32>,
     /// The arming number of each timer of the id (fresh, silent, claim): only the expiry of
     /// the current arming counts.
     pub(crate) armings: [u32; 3],
@@ -333,6 +336,12 @@ pub(crate) trait Recover: TokenNode {
     fn beacon_message(height: Sealed, fence: FenceCopies, hops: u16) -> Self::Message;
     /// A claim for `generation` of token `lane`.
     fn claim_message(height: Sealed, lane: u32, generation: u32) -> Self::Message;
+    /// Whether a token held here may move to a new generation now (F9): always for KRL; for
+    /// the prioritized token only with every unit free, since a RELEASE granted under an
+    /// older generation is void at a newer one (F7).
+    fn may_renumber(&self) -> bool {
+        true
+    }
 
     /// The outbox.
     fn out(&mut self) -> &mut Outbox<Self::Message> {
@@ -424,7 +433,7 @@ pub(crate) trait Recover: TokenNode {
     where
         Self::Message: Clone,
     {
-        if !self.evidence(token) {
+        if self.renumber(token.lane) || !self.evidence(token) {
             return;
         }
         let fresh = self
@@ -593,7 +602,10 @@ pub(crate) trait Recover: TokenNode {
                 if let Some(l) = self.watch().and_then(|w| w.lanes.get_mut(lane as usize)) {
                     l.fresh = false;
                 }
-                self.beacon(lane, None);
+                // A refusal waiting for the token to be free moves it now (and beacons it).
+                if !self.renumber(lane) {
+                    self.beacon(lane, None);
+                }
             }
             Timer::Silent(lane) => self.on_silence(lane),
             Timer::Claim(lane) => self.on_claim_wait(lane),
@@ -667,6 +679,76 @@ pub(crate) trait Recover: TokenNode {
         self.out()
             .push(Action::Report(Report::TokenRegenerated { fence: token }));
         self.adopt_regenerated(token);
+    }
+
+    /// The protected resource refused `fence`, having admitted `newest` ([`Event::Refused`]):
+    /// remember `newest`'s generation, and move the token held here above it (F9). A misuse
+    /// is an error and changes nothing.
+    ///
+    /// [`Event::Refused`]: crate::Event::Refused
+    fn on_refused(&mut self, fence: Fence, newest: Fence) -> Result<(), Error>
+    where
+        Self::Message: Clone,
+    {
+        let lanes = self.lanes();
+        let Some(watch) = self.watch() else {
+            return Err(Error::WrongMode {
+                event: "Refused",
+                mode: "without recovery (no fence has a generation)",
+            });
+        };
+        let lane = fence.lane;
+        if newest.lane != lane {
+            return Err(Error::InvalidRefusal(
+                "the two fences are of different units",
+            ));
+        }
+        if lane >= lanes {
+            return Err(Error::InvalidRefusal("the unit is outside the system"));
+        }
+        if newest.value <= fence.value {
+            return Err(Error::InvalidRefusal(
+                "newest is not later than the refused fence",
+            ));
+        }
+        let l = &mut watch.lanes[lane as usize];
+        l.floor = l.floor.max(Some(newest.generation()));
+        self.renumber(lane);
+        Ok(())
+    }
+
+    /// Move the token of id `lane` held here to a generation above the floor a refusal set,
+    /// if it is at or below it and the algorithm allows it now (F9): one round above every
+    /// round heard of, made by this node, so no other node makes it. Reported as a new
+    /// generation and beaconed; whether it moved.
+    fn renumber(&mut self, lane: u32) -> bool
+    where
+        Self::Message: Clone,
+    {
+        let (id, ready) = (self.node_id(), self.may_renumber());
+        let Some(current) = self.held(lane).map(|t| t.generation()) else {
+            return false;
+        };
+        let Some(l) = self.watch().and_then(|w| w.lanes.get_mut(lane as usize)) else {
+            return false;
+        };
+        let Some(floor) = l.floor.filter(|&floor| ready && current <= floor) else {
+            return false;
+        };
+        let heard = round(floor).max(round(l.generation()));
+        let Some(next) = heard.max(l.claim.map_or(0, round)).checked_add(1) else {
+            // Every round is used up (2^16 of them): the token stays refused.
+            return false;
+        };
+        let token = Fence::first_of(lane, generation(next, id));
+        l.latest = token.value;
+        if let Some(held) = self.held(lane) {
+            *held = token;
+        }
+        self.out()
+            .push(Action::Report(Report::TokenRenumbered { fence: token }));
+        self.beacon(lane, None);
+        true
     }
 
     /// The node entered with `fence`: its lease starts.

@@ -476,6 +476,9 @@ pub struct TokenNet<P: TokenHarness> {
     /// requests on (a finding, `docs/ALGORITHMS.md` F8). A drain that starves only nodes whose
     /// way to a token ends at one of them is not a liveness violation.
     pub stranded: BTreeSet<NodeId>,
+    /// Refusals of the protected resource not yet told to the refused node: `(node, fence,
+    /// newest admitted)`, told (`Event::Refused`) as soon as the step that entered ends.
+    refusals: Vec<(NodeId, Fence, Fence)>,
 }
 
 impl<P: TokenHarness> TokenNet<P> {
@@ -529,6 +532,7 @@ impl<P: TokenHarness> TokenNet<P> {
             acting: BTreeMap::new(),
             joined: 0,
             stranded: BTreeSet::new(),
+            refusals: Vec::new(),
         }
         .traced(std::env::var_os("MANET_MUTEX_TRACE").is_some())
         .started()
@@ -620,6 +624,10 @@ impl<P: TokenHarness> TokenNet<P> {
                 panic!("invariant violated: {e}\n{}", self.trace_text());
             }
         }
+        // The resource answers a refused entry as a real one would (F9).
+        for (node, fence, newest) in core::mem::take(&mut self.refusals) {
+            self.apply_valid(node, Event::Refused { fence, newest });
+        }
         Ok(())
     }
 
@@ -686,6 +694,8 @@ impl<P: TokenHarness> TokenNet<P> {
             Ok(()) => Ok(()),
             Err(highest) if self.refusal_allowed(fence, highest) => {
                 self.failures.refused += 1;
+                self.refusals
+                    .push((at, fence, Fence::new(fence.lane, highest)));
                 Ok(())
             }
             Err(highest) => Err(fence_went_back(at, fence, highest)),

@@ -113,7 +113,10 @@ mod findings {
     /// second time, its entries repeating fences the protected resource had admitted (F2 says
     /// two regenerations never make one generation). Now a restarted node claims no token it
     /// has not heard of since (F4): alone, it waits; after the merge it hears of node 0's
-    /// token and is served with it.
+    /// token and is served with it. That token is of generation 0, below the (1, 2) the
+    /// resource admitted, so the resource refuses it (rule (a)), and would refuse it for ever:
+    /// the refusal (`Event::Refused`, which the driver feeds back) moves the token above
+    /// (1, 2), and the next entry is admitted (F9).
     #[test]
     fn a_restarted_node_makes_no_generation_twice() {
         let mut net = krl(3, &[(0, 1), (1, 2)]);
@@ -122,6 +125,7 @@ mod findings {
         net.run_for(r.silence() + r.claim_wait() + 5).unwrap();
         net.request(n(2), CsRequest::ONE);
         net.run_for(1).unwrap();
+        let lost = net.entries.last().unwrap().2;
         net.release(n(2));
         net.restart(n(2));
         net.request(n(2), CsRequest::ONE);
@@ -129,15 +133,71 @@ mod findings {
         let made = |net: &TokenNet<Node>| {
             net.reports
                 .iter()
-                .filter(|(_, r)| matches!(r, Report::TokenRegenerated { .. }))
-                .count()
+                .filter_map(|(at, r)| match r {
+                    Report::TokenRegenerated { fence } => Some((*at, fence.generation())),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
         };
-        assert_eq!(made(&net), 1, "{:?}", net.reports);
+        assert_eq!(made(&net).len(), 1, "{:?}", net.reports);
         assert_eq!(net.status(n(2)), Status::Waiting);
         net.merge();
         net.run_for(3 * r.silence()).unwrap();
         assert_eq!(net.status(n(2)), Status::Critical);
-        assert_eq!((made(&net), net.failures.refused), (1, 0));
+        assert_eq!(
+            net.failures.refused, 1,
+            "the old generation's entry is refused"
+        );
+        // The refusal moved the token node 2 holds above the lost generation, once.
+        let moved = made(&net);
+        assert_eq!(moved.len(), 2, "{moved:?}");
+        assert_eq!(moved[1].0, n(2));
+        assert!(moved[1].1 > lost.generation(), "{moved:?} vs {lost:?}");
+        net.release(n(2));
+        net.request(n(2), CsRequest::ONE);
+        net.run_for(1).unwrap();
+        assert_eq!(net.status(n(2)), Status::Critical);
+        assert_eq!(net.failures.refused, 1, "the next entry is admitted");
+        // And stays so for everyone: node 0 is served in turn.
+        net.release(n(2));
+        net.request(n(0), CsRequest::ONE);
+        net.run_for(3 * r.diameter as u64 * r.hop_bound + 5)
+            .unwrap();
+        assert_eq!(net.status(n(0)), Status::Critical);
+        assert_eq!(net.failures.refused, 1);
+    }
+
+    /// A refusal can come late, after the token left (a resource answers asynchronously):
+    /// the node keeps the generation the resource admitted, and moves the token above it the
+    /// moment it holds it again, before it enters with it (F9).
+    #[test]
+    fn a_late_refusal_moves_the_token_when_it_comes_back() {
+        use manet_mutex::{Event, Fence};
+        let mut net = krl(3, &[(0, 1), (1, 2)]);
+        net.request(n(0), CsRequest::ONE);
+        let fence = net.entries.last().unwrap().2;
+        net.release(n(0));
+        net.request(n(2), CsRequest::ONE);
+        net.run_for(10).unwrap();
+        assert_eq!(net.status(n(2)), Status::Critical);
+        net.release(n(2));
+        let newest = Fence::first_of(0, (5 << 16) | 9);
+        net.apply_valid(n(0), Event::Refused { fence, newest });
+        assert!(
+            net.reports.is_empty(),
+            "the token is not here: nothing moves"
+        );
+        net.request(n(0), CsRequest::ONE);
+        net.run_for(10).unwrap();
+        assert_eq!(net.status(n(0)), Status::Critical);
+        let made: Vec<_> = net.reports.iter().map(|(at, r)| (*at, *r)).collect();
+        let moved = Fence::first_of(0, 6 << 16); // round 6, made by node 0
+        assert_eq!(
+            made,
+            vec![(n(0), Report::TokenRegenerated { fence: moved })]
+        );
+        let entered = net.entries.last().unwrap().2;
+        assert_eq!(entered.generation(), moved.generation(), "{entered:?}");
     }
 
     /// One claim while the token lives (node 5's silence timer fired early: a clock that broke

@@ -53,6 +53,8 @@ pub struct Failures {
     /// Entries whose fence the protected resource refused: their generation was older than
     /// one it admitted (rule (a) allows it).
     pub refused: u32,
+    /// Tokens moved to a new generation after a refusal ([`Report::TokenRenumbered`]).
+    pub renumbered: u32,
     /// Tokens destroyed as they arrived at a node with requests queued ([`TokenNet::stranded`]).
     pub stranded: u32,
 }
@@ -75,6 +77,7 @@ impl AddAssign for Failures {
         self.destroyed += o.destroyed;
         self.lease_ends += o.lease_ends;
         self.refused += o.refused;
+        self.renumbered += o.renumbered;
         self.stranded += o.stranded;
     }
 }
@@ -258,6 +261,15 @@ impl<P: TokenHarness> TokenNet<P> {
                     );
                     return Err(Violation::new(rule::REGENERATION, Some(at), detail));
                 }
+                Ok(())
+            }
+            Report::TokenRenumbered { fence } => {
+                // A refusal moved a held token: no new token, but a generation of its own.
+                if !self.made.insert((fence.lane, fence.generation())) {
+                    let detail = format!("moved to {fence:?}, a generation made before");
+                    return Err(Violation::new(rule::REGENERATION, Some(at), detail));
+                }
+                self.failures.renumbered += 1;
                 Ok(())
             }
             Report::TokenDestroyed { fence } => {

@@ -121,6 +121,7 @@ pub struct Counts {
     pub destroyed: u64,
     pub lease_expired: u64,
     pub refused_old: u64,
+    pub renumbered: u64,
 }
 
 /// What is in flight on one directed link, in order: (arrival, message).
@@ -268,6 +269,7 @@ where
             }
             Action::Report(Report::TokenRegenerated { .. }) => self.counts.regenerated += 1,
             Action::Report(Report::TokenDestroyed { .. }) => self.counts.destroyed += 1,
+            Action::Report(Report::TokenRenumbered { .. }) => self.counts.renumbered += 1,
             Action::Anomaly { kind, from } => {
                 assert!(
                     A::anomaly_severity(kind).is_noise(),

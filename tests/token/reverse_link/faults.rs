@@ -134,7 +134,9 @@ mod findings {
             net.reports
                 .iter()
                 .filter_map(|(at, r)| match r {
-                    Report::TokenRegenerated { fence } => Some((*at, fence.generation())),
+                    Report::TokenRegenerated { fence } | Report::TokenRenumbered { fence } => {
+                        Some((*at, *r, fence.generation()))
+                    }
                     _ => None,
                 })
                 .collect::<Vec<_>>()
@@ -152,7 +154,11 @@ mod findings {
         let moved = made(&net);
         assert_eq!(moved.len(), 2, "{moved:?}");
         assert_eq!(moved[1].0, n(2));
-        assert!(moved[1].1 > lost.generation(), "{moved:?} vs {lost:?}");
+        assert!(
+            matches!(moved[1].1, Report::TokenRenumbered { .. }),
+            "{moved:?}"
+        );
+        assert!(moved[1].2 > lost.generation(), "{moved:?} vs {lost:?}");
         net.release(n(2));
         net.request(n(2), CsRequest::ONE);
         net.run_for(1).unwrap();
@@ -192,10 +198,7 @@ mod findings {
         assert_eq!(net.status(n(0)), Status::Critical);
         let made: Vec<_> = net.reports.iter().map(|(at, r)| (*at, *r)).collect();
         let moved = Fence::first_of(0, 6 << 16); // round 6, made by node 0
-        assert_eq!(
-            made,
-            vec![(n(0), Report::TokenRegenerated { fence: moved })]
-        );
+        assert_eq!(made, vec![(n(0), Report::TokenRenumbered { fence: moved })]);
         let entered = net.entries.last().unwrap().2;
         assert_eq!(entered.generation(), moved.generation(), "{entered:?}");
     }

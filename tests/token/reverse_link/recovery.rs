@@ -417,7 +417,7 @@ fn a_refusal_moves_a_held_token_above_the_admitted_generation_once() {
         .handle(Event::Refused { fence, newest })
         .unwrap()
         .filter_map(|a| match a {
-            Action::Report(Report::TokenRegenerated { fence }) => Some(fence),
+            Action::Report(Report::TokenRenumbered { fence }) => Some(fence),
             _ => None,
         })
         .collect();

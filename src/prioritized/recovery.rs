@@ -119,13 +119,15 @@ impl Node {
     /// all `k` units free. Releases of the old generation then add nothing (F7).
     fn turn_over(&mut self) {
         let k = self.settings.k;
-        let (Some(t), Some(watch)) = (self.token, self.watch.as_mut()) else {
-            return;
-        };
-        if t >= k || self.queue.is_empty() {
+        if self.token.is_none_or(|t| t >= k) {
             return;
         }
-        let Some(lane) = watch.lanes.first_mut() else {
+        if self.queue.is_empty() {
+            // Units are missing but nobody waits yet: keep watching, or a request that comes
+            // later waits on them for ever (F8).
+            return self.rearm_rebuild();
+        }
+        let Some(lane) = self.watch.as_mut().and_then(|w| w.lanes.first_mut()) else {
             return;
         };
         let Some(generation) = lane.next_claim(self.id) else {

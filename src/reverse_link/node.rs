@@ -237,6 +237,10 @@ impl Node {
         if keep {
             self.heard_token(token);
             self.use_new_token();
+        } else if !self.queue.is_empty() {
+            // The sender served our request with a token that is no more: the requests
+            // queued here are nowhere else, so send them on again (F8).
+            self.token_gone();
         }
     }
 

@@ -162,25 +162,6 @@ pub trait TokenHarness:
         false
     }
 
-    /// How many requests the node's queue holds (the default: none).
-    fn queued(&self) -> usize {
-        0
-    }
-
-    /// Where the node last sent a request or token (itself while it holds a token; the
-    /// default: nowhere).
-    fn next_hop(&self) -> Option<NodeId> {
-        None
-    }
-
-    /// Whether the node holds the token and waits for units that are not back with nothing
-    /// armed (among its `armed` timers) to make them free again: the prioritized holder
-    /// whose turnover timer already ran out (a finding, `docs/ALGORITHMS.md` F8). The
-    /// default: never.
-    fn stalled(&self, _armed: &BTreeMap<TimerId, u64>) -> bool {
-        false
-    }
-
     /// Whether the node may claim token id `lane` lost: not a restarted node that has not
     /// heard of it since (F4; the default: always).
     fn may_claim(&self, _lane: u32) -> bool {
@@ -265,14 +246,6 @@ impl TokenHarness for reverse_link::Node {
 
     fn is_claim(msg: &reverse_link::Message) -> bool {
         matches!(msg, reverse_link::Message::Claim(..))
-    }
-
-    fn queued(&self) -> usize {
-        self.queue().len()
-    }
-
-    fn next_hop(&self) -> Option<NodeId> {
-        self.next()
     }
 
     fn timer_slot(timer: TimerId) -> Option<u64> {
@@ -360,24 +333,8 @@ impl TokenHarness for prioritized::Node {
         self.held()
     }
 
-    fn stalled(&self, armed: &BTreeMap<TimerId, u64>) -> bool {
-        // The turnover's timer: recovery's kind 3 with id 1 (`token::recovery::Timer`).
-        let rebuild = (1 << 63) | (1 << 2) | 3;
-        let waiting = self.status() == Status::Waiting
-            && self.requested().unwrap_or(0) > self.available().unwrap_or(u32::MAX);
-        waiting && !armed.keys().any(|&t| recovery_slot(t) == Some(rebuild))
-    }
-
     fn is_claim(msg: &prioritized::Message) -> bool {
         matches!(msg, prioritized::Message::Claim { .. })
-    }
-
-    fn queued(&self) -> usize {
-        self.queue().len()
-    }
-
-    fn next_hop(&self) -> Option<NodeId> {
-        self.next()
     }
 
     fn timer_slot(timer: TimerId) -> Option<u64> {
@@ -471,11 +428,6 @@ pub struct TokenNet<P: TokenHarness> {
     /// When parts of the network last joined ([`TokenNet::merge`], a restart's links), on
     /// [`TokenNet::now`]'s clock.
     pub joined: u64,
-    /// The nodes at which recovery destroyed a token as it arrived (an older generation)
-    /// while requests were queued there, until they hold a token again: nothing sends those
-    /// requests on (a finding, `docs/ALGORITHMS.md` F8). A drain that starves only nodes whose
-    /// way to a token ends at one of them is not a liveness violation.
-    pub stranded: BTreeSet<NodeId>,
     /// Refusals of the protected resource not yet told to the refused node: `(node, fence,
     /// newest admitted)`, told (`Event::Refused`) as soon as the step that entered ends.
     refusals: Vec<(NodeId, Fence, Fence)>,
@@ -531,7 +483,6 @@ impl<P: TokenHarness> TokenNet<P> {
             made: BTreeSet::new(),
             acting: BTreeMap::new(),
             joined: 0,
-            stranded: BTreeSet::new(),
             refusals: Vec::new(),
         }
         .traced(std::env::var_os("MANET_MUTEX_TRACE").is_some())
@@ -609,9 +560,6 @@ impl<P: TokenHarness> TokenNet<P> {
         };
         let actions = outcome?;
         self.started[at.index()] = true;
-        if self.nodes[at.index()].holds_token() {
-            self.stranded.remove(&at);
-        }
         for action in &actions {
             if let Err(breach) = self.carry_out(at, action, &step) {
                 self.breach(breach);

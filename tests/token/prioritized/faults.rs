@@ -159,7 +159,6 @@ mod findings {
     /// when the token arrives, is made again or grants, never when a request at the holder
     /// waits on units that are not back. Every timer on time.
     #[test]
-    #[ignore = "finding (issue 23, F8): the turnover is not armed for a request at the holder"]
     fn a_holder_that_asks_for_units_a_crashed_node_took_gets_them_back() {
         let edges = [(n(0), n(1)), (n(1), n(2))];
         let settings = Settings::new(2, Policy::MaxConcurrency).with_recovery(harness_recovery(3));

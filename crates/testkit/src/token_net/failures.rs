@@ -55,8 +55,6 @@ pub struct Failures {
     pub refused: u32,
     /// Tokens moved to a new generation after a refusal ([`Report::TokenRenumbered`]).
     pub renumbered: u32,
-    /// Tokens destroyed as they arrived at a node with requests queued ([`TokenNet::stranded`]).
-    pub stranded: u32,
 }
 
 /// Messages in flight beyond which a drain is a message storm: a few hundred at most are in
@@ -78,7 +76,6 @@ impl AddAssign for Failures {
         self.lease_ends += o.lease_ends;
         self.refused += o.refused;
         self.renumbered += o.renumbered;
-        self.stranded += o.stranded;
     }
 }
 
@@ -272,13 +269,8 @@ impl<P: TokenHarness> TokenNet<P> {
                 self.failures.renumbered += 1;
                 Ok(())
             }
-            Report::TokenDestroyed { fence } => {
+            Report::TokenDestroyed { .. } => {
                 self.failures.destroyed += 1;
-                let node = &self.nodes[at.index()];
-                if !step.held.contains(&fence.lane) && !node.holds_token() && node.queued() > 0 {
-                    self.stranded.insert(at);
-                    self.failures.stranded += 1;
-                }
                 Ok(())
             }
             other => Err(contract(
@@ -673,9 +665,7 @@ impl<P: TokenHarness> TokenNet<P> {
 
     /// Rounds of one time unit until no live node waits: every pending notice is given,
     /// every node in the critical section leaves, then [`Self::tick`]. Nodes left waiting
-    /// only behind a stranded node ([`TokenNet::stranded`]) or a stalled holder
-    /// ([`TokenHarness::stalled`]) (findings, F8), or in a part that may make no token
-    /// ([`Self::unclaimable`]), are not a violation.
+    /// in a part that may make no token ([`Self::unclaimable`]) are not a violation.
     fn serve_timed(&mut self, rounds: usize) -> Result<(), Violation> {
         for _ in 0..rounds {
             for (a, b) in self.pending_notices() {
@@ -696,11 +686,7 @@ impl<P: TokenHarness> TokenNet<P> {
         let stuck: Vec<_> = self
             .live_nodes()
             .into_iter()
-            .filter(|&v| {
-                self.status(v) != Status::Remainder
-                    && !self.behind_stalled(v)
-                    && !self.unclaimable(v)
-            })
+            .filter(|&v| self.status(v) != Status::Remainder && !self.unclaimable(v))
             .map(|v| (v, self.status(v)))
             .collect();
         if !stuck.is_empty() {
@@ -726,24 +712,6 @@ impl<P: TokenHarness> TokenNet<P> {
             && part
                 .iter()
                 .all(|w| (0..lanes).all(|lane| !self.nodes[w.index()].may_claim(lane)))
-    }
-
-    /// Whether `v`'s way to a token (its `next`, theirs, and so on) ends at a stranded node
-    /// ([`TokenNet::stranded`]) or a stalled holder ([`TokenHarness::stalled`]).
-    fn behind_stalled(&self, v: NodeId) -> bool {
-        let mut at = v;
-        for _ in 0..=self.nodes.len() {
-            if self.stranded.contains(&at)
-                || self.nodes[at.index()].stalled(&self.timers[at.index()])
-            {
-                return true;
-            }
-            match self.nodes[at.index()].next_hop() {
-                Some(next) if next != at && self.live(next) => at = next,
-                _ => return false,
-            }
-        }
-        false
     }
 
     /// Whether a live node waits or is in the critical section.

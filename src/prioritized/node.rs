@@ -71,7 +71,7 @@ impl Node {
             watch: config
                 .settings
                 .recovery
-                .map(|r| Watch::new(r, 1, config.restarted)),
+                .map(|r| Watch::new(r, 1, config.restarted, config.made_up_to)),
             outbox: Outbox::default(),
         })
     }

@@ -85,6 +85,9 @@ pub struct Config {
     /// token again until it has heard of each token id once, since a generation it made
     /// before it crashed (its id and a round it no longer knows) may still exist (F4).
     pub restarted: bool,
+    /// The highest round of every generation the node made before it restarted, kept by the
+    /// embedder ([`Config::restarted_after`]): it makes only later rounds.
+    pub made_up_to: Option<u16>,
 }
 
 impl Config {
@@ -106,15 +109,33 @@ impl Config {
             height,
             neighbors,
             restarted: false,
+            made_up_to: None,
         }
     }
 
     /// A node that restarted with empty state (no token, heights and neighbours learned
     /// anew): with recovery it claims no token id lost until it has heard of that id once,
-    /// so it never makes a generation it made before its crash again (F4).
+    /// so a generation it made before its crash is not made again while it lives on (F4);
+    /// [`Config::restarted_after`] rules out every repeat.
     pub fn restarted(self) -> Self {
         Config {
             restarted: true,
+            ..self
+        }
+    }
+
+    /// A node that restarted with empty state, whose embedder kept the highest round of the
+    /// generations it made before (the high 16 bits of [`Fence::generation`](crate::Fence::generation)
+    /// in its `TokenRegenerated` and `TokenRenumbered` reports; 0 if none). It makes only
+    /// later rounds, so it never makes a generation twice, and may claim a token lost at
+    /// once. Without it ([`Config::restarted`]) a generation the node made, then lost with
+    /// its maker's crash while an older one lived on, can be made again; the protected
+    /// resource then refuses its fences and [`Event::Refused`](crate::Event::Refused) moves it
+    /// on (F4, F9).
+    pub fn restarted_after(self, made_up_to: u16) -> Self {
+        Config {
+            restarted: true,
+            made_up_to: Some(made_up_to),
             ..self
         }
     }

@@ -55,7 +55,7 @@ impl Node {
             watch: config
                 .settings
                 .recovery
-                .map(|r| Watch::new(r, config.settings.k, config.restarted)),
+                .map(|r| Watch::new(r, config.settings.k, config.restarted, config.made_up_to)),
             outbox: Outbox::default(),
         })
     }

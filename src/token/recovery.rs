@@ -175,6 +175,11 @@ pub(crate) struct Lane {
     pub(crate) answered: Option<u32>,
     /// The node may claim this token id lost: not before a restarted node heard of it (F4).
     pub(crate) may_claim: bool,
+    /// The highest round the node made before it restarted ([`Config::restarted_after`]; 0
+    /// otherwise): it makes only later ones.
+    ///
+    /// [`Config::restarted_after`]: crate::reverse_link::Config::restarted_after
+    pub(crate) made: u16,
     /// The generation of the latest fence the protected resource admitted, as told by a
     /// refusal, if any: a token of this id held here at or below it moves above it (F9).
     pub(crate) floor: Option<u32>,
@@ -189,10 +194,17 @@ impl Lane {
         (self.latest >> 32) as u32
     }
 
-    /// The generation the node would claim next: one round above everything it has heard of.
-    pub(crate) fn next_claim(&self, id: NodeId) -> Option<u32> {
+    /// The generation the node would make next, `id` its own: one round above `floor` and
+    /// everything it has heard of or made (`None` once the rounds are used up).
+    pub(crate) fn next_generation(&self, id: NodeId, floor: u16) -> Option<u32> {
         let heard = round(self.generation()).max(self.claim.map_or(0, round));
-        heard.checked_add(1).map(|r| generation(r, id))
+        let next = heard.max(self.made).max(floor).checked_add(1)?;
+        Some(generation(next, id))
+    }
+
+    /// The generation the node would claim next.
+    pub(crate) fn next_claim(&self, id: NodeId) -> Option<u32> {
+        self.next_generation(id, 0)
     }
 }
 
@@ -215,9 +227,10 @@ pub(crate) struct Watch {
 }
 
 impl Watch {
-    pub(crate) fn new(recovery: Recovery, k: u32, restarted: bool) -> Self {
+    pub(crate) fn new(recovery: Recovery, k: u32, restarted: bool, made: Option<u16>) -> Self {
         let lane = Lane {
-            may_claim: !restarted,
+            may_claim: !restarted || made.is_some(),
+            made: made.unwrap_or(0),
             ..Lane::default()
         };
         Watch {
@@ -735,12 +748,11 @@ pub(crate) trait Recover: TokenNode {
         let Some(floor) = l.floor.filter(|&floor| ready && current <= floor) else {
             return false;
         };
-        let heard = round(floor).max(round(l.generation()));
-        let Some(next) = heard.max(l.claim.map_or(0, round)).checked_add(1) else {
+        let Some(next) = l.next_generation(id, round(floor)) else {
             // Every round is used up (2^16 of them): the token stays refused.
             return false;
         };
-        let token = Fence::first_of(lane, generation(next, id));
+        let token = Fence::first_of(lane, next);
         l.latest = token.value;
         if let Some(held) = self.held(lane) {
             *held = token;

@@ -113,9 +113,10 @@ pub trait TokenHarness:
     }
 
     /// The node as it restarts after a crash: empty state (height `(0, 0, id)`), no token, no
-    /// neighbour, configured as restarted (`Config::restarted`: it claims no token id it has
-    /// not heard of since); `None` (the default) if the algorithm cannot restart.
-    fn restarted_empty(&self) -> Option<Self> {
+    /// neighbour, configured as restarted: by an embedder that kept the highest round it made
+    /// if `made_up_to` is some (`Config::restarted_after`: it makes no generation twice), else
+    /// `Config::restarted`; `None` (the default) if the algorithm cannot restart.
+    fn restarted_empty(&self, _made_up_to: Option<u16>) -> Option<Self> {
         None
     }
 
@@ -215,11 +216,15 @@ impl TokenHarness for reverse_link::Node {
         self.settings().recovery
     }
 
-    fn restarted_empty(&self) -> Option<Self> {
+    fn restarted_empty(&self, made_up_to: Option<u16>) -> Option<Self> {
         let id = self.id();
         let height = Height::new(0, 0, id);
         let config = reverse_link::Config::new(id, self.settings(), 0, height, Vec::new());
-        reverse_link::Node::new(config.restarted()).ok()
+        let config = match made_up_to {
+            Some(round) => config.restarted_after(round),
+            None => config.restarted(),
+        };
+        reverse_link::Node::new(config).ok()
     }
 
     fn is_revoked(&self) -> bool {
@@ -314,11 +319,15 @@ impl TokenHarness for prioritized::Node {
         self.settings().recovery
     }
 
-    fn restarted_empty(&self) -> Option<Self> {
+    fn restarted_empty(&self, made_up_to: Option<u16>) -> Option<Self> {
         let id = self.id();
         let height = Height::new(0, 0, id);
         let config = prioritized::Config::new(id, self.settings(), false, height, Vec::new());
-        prioritized::Node::new(config.restarted()).ok()
+        let config = match made_up_to {
+            Some(round) => config.restarted_after(round),
+            None => config.restarted(),
+        };
+        prioritized::Node::new(config).ok()
     }
 
     fn is_revoked(&self) -> bool {

@@ -123,7 +123,7 @@ mod findings {
         net.run_for(1).unwrap();
         assert_eq!(net.status(n(2)), Status::Critical);
         net.crash(n(2));
-        net.restart(n(2));
+        net.restart_forgetting(n(2));
         net.request(n(2), CsRequest::ONE);
         net.merge();
         net.run_for(3 * r.silence()).unwrap();

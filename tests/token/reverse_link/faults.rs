@@ -109,7 +109,8 @@ mod findings {
     }
 
     /// Node 2 alone (a partition) makes generation (1, 2) and enters with it; it crashes with
-    /// the token and restarts with empty state, alone again. It made generation (1, 2) a
+    /// the token and restarts with empty state (its embedder kept nothing:
+    /// `Config::restarted`), alone again. It made generation (1, 2) a
     /// second time, its entries repeating fences the protected resource had admitted (F2 says
     /// two regenerations never make one generation). Now a restarted node claims no token it
     /// has not heard of since (F4): alone, it waits; after the merge it hears of node 0's
@@ -127,7 +128,7 @@ mod findings {
         net.run_for(1).unwrap();
         let lost = net.entries.last().unwrap().2;
         net.release(n(2));
-        net.restart(n(2));
+        net.restart_forgetting(n(2));
         net.request(n(2), CsRequest::ONE);
         net.run_for(3 * (r.silence() + r.claim_wait())).unwrap();
         let made = |net: &TokenNet<Node>| {
@@ -171,6 +172,46 @@ mod findings {
             .unwrap();
         assert_eq!(net.status(n(0)), Status::Critical);
         assert_eq!(net.failures.refused, 1);
+    }
+
+    /// As above, but the embedder kept the highest round node 2 made
+    /// (`Config::restarted_after`): alone after its restart, it claims at once and makes round
+    /// 2, never (1, 2) again, and its entries are admitted; after the merge its generation
+    /// destroys node 0's older one, and everyone is served (F4).
+    #[test]
+    fn a_node_restarted_with_its_last_round_makes_only_later_rounds() {
+        let mut net = krl(3, &[(0, 1), (1, 2)]);
+        net.partition(&[n(2)]);
+        let r = harness_recovery(3);
+        net.run_for(r.silence() + r.claim_wait() + 5).unwrap();
+        net.request(n(2), CsRequest::ONE);
+        net.run_for(1).unwrap();
+        net.release(n(2));
+        net.restart(n(2));
+        net.request(n(2), CsRequest::ONE);
+        net.run_for(r.silence() + r.claim_wait() + 5).unwrap();
+        assert_eq!(net.status(n(2)), Status::Critical);
+        let made: Vec<_> = net
+            .reports
+            .iter()
+            .filter_map(|(at, r)| match r {
+                Report::TokenRegenerated { fence } => Some((*at, fence.generation())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(made, vec![(n(2), 1 << 16 | 2), (n(2), 2 << 16 | 2)]);
+        net.release(n(2));
+        net.merge();
+        // Beacons cross the joined network before anyone asks: the older token is destroyed.
+        net.run_for(r.silence()).unwrap();
+        assert_eq!(net.failures.destroyed, 1);
+        for node in [n(0), n(1), n(2)] {
+            net.request(node, CsRequest::ONE);
+            net.run_for(3 * r.silence()).unwrap();
+            assert_eq!(net.status(node), Status::Critical, "{node:?}");
+            net.release(node);
+        }
+        assert_eq!(net.failures.refused, 0);
     }
 
     /// A refusal can come late, after the token left (a resource answers asynchronously):

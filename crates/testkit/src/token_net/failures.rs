@@ -407,12 +407,31 @@ impl<P: TokenHarness> TokenNet<P> {
     /// token, no neighbour, height `(0, 0, x)`; then its links to its neighbours of before
     /// that are live form again, each end told `LinkUp` now (across a partition they wait for
     /// the merge). The viewer's tape ends here.
+    /// Its embedder kept the highest round the node made (`Config::restarted_after`).
     pub fn restart(&mut self, x: NodeId) {
+        self.restart_keeping(x, true);
+    }
+
+    /// [`TokenNet::restart`] by an embedder that kept nothing (`Config::restarted`).
+    pub fn restart_forgetting(&mut self, x: NodeId) {
+        self.restart_keeping(x, false);
+    }
+
+    fn restart_keeping(&mut self, x: NodeId, kept: bool) {
         if self.recovery().is_none() || self.fault.is_some() {
             return;
         }
         self.crash(x);
-        let Some(fresh) = self.nodes[x.index()].restarted_empty() else {
+        // The embedder kept the highest round in the node's reports of what it made.
+        let made_up_to = kept.then(|| {
+            self.made
+                .iter()
+                .filter(|&&(_, generation)| generation & 0xffff == x.0)
+                .map(|&(_, generation)| (generation >> 16) as u16)
+                .max()
+                .unwrap_or(0)
+        });
+        let Some(fresh) = self.nodes[x.index()].restarted_empty(made_up_to) else {
             return;
         };
         self.note(|| format!("{x:?} restarts with empty state"));

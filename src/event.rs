@@ -84,7 +84,7 @@ pub enum Event<M> {
     /// one lived on: every fence of the older generation is refused from then on. The node
     /// moves the token it holds for that unit to a generation above `newest`'s (reported as
     /// [`Report::TokenRenumbered`]), so later entries are admitted (`docs/ALGORITHMS.md`,
-    /// F9). The refused entry itself stays refused: leave and ask again.
+    /// F10). The refused entry itself stays refused: leave and ask again.
     Refused {
         /// The fence the resource refused.
         fence: Fence,

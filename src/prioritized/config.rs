@@ -113,7 +113,7 @@ impl Config {
     /// once. Without it ([`Config::restarted`]) a generation the node made, then lost with
     /// its maker's crash while an older one lived on, can be made again; the protected
     /// resource then refuses its fences and [`Event::Refused`](crate::Event::Refused) moves it
-    /// on (F4, F9).
+    /// on (F4, F10).
     pub fn restarted_after(self, made_up_to: u16) -> Self {
         Config {
             restarted: true,

@@ -181,7 +181,7 @@ pub(crate) struct Lane {
     /// [`Config::restarted_after`]: crate::reverse_link::Config::restarted_after
     pub(crate) made: u16,
     /// The generation of the latest fence the protected resource admitted, as told by a
-    /// refusal, if any: a token of this id held here at or below it moves above it (F9).
+    /// refusal, if any: a token of this id held here at or below it moves above it (F10).
     pub(crate) floor: Option<u32>,
     /// The arming number of each timer of the id (fresh, silent, claim): only the expiry of
     /// the current arming counts.
@@ -349,7 +349,7 @@ pub(crate) trait Recover: TokenNode {
     fn beacon_message(height: Sealed, fence: FenceCopies, hops: u16) -> Self::Message;
     /// A claim for `generation` of token `lane`.
     fn claim_message(height: Sealed, lane: u32, generation: u32) -> Self::Message;
-    /// Whether a token held here may move to a new generation now (F9): always for KRL; for
+    /// Whether a token held here may move to a new generation now (F10): always for KRL; for
     /// the prioritized token only with every unit free, since a RELEASE granted under an
     /// older generation is void at a newer one (F7).
     fn may_renumber(&self) -> bool {
@@ -695,7 +695,7 @@ pub(crate) trait Recover: TokenNode {
     }
 
     /// The protected resource refused `fence`, having admitted `newest` ([`Event::Refused`]):
-    /// remember `newest`'s generation, and move the token held here above it (F9). A misuse
+    /// remember `newest`'s generation, and move the token held here above it (F10). A misuse
     /// is an error and changes nothing.
     ///
     /// [`Event::Refused`]: crate::Event::Refused
@@ -731,7 +731,7 @@ pub(crate) trait Recover: TokenNode {
     }
 
     /// Move the token of id `lane` held here to a generation above the floor a refusal set,
-    /// if it is at or below it and the algorithm allows it now (F9): one round above every
+    /// if it is at or below it and the algorithm allows it now (F10): one round above every
     /// round heard of, made by this node, so no other node makes it. Reported as a new
     /// generation and beaconed; whether it moved.
     fn renumber(&mut self, lane: u32) -> bool

@@ -247,7 +247,7 @@ where
                         .fences
                         .admit(fence)
                         .expect_err("(a): an older generation admitted");
-                    // Told back, as a real resource's refusal would be (F9).
+                    // Told back, as a real resource's refusal would be (F10).
                     self.refusals
                         .push((at, fence, Fence::new(fence.lane, highest)));
                 } else {

@@ -581,7 +581,7 @@ impl<P: TokenHarness> TokenNet<P> {
                 panic!("invariant violated: {e}\n{}", self.trace_text());
             }
         }
-        // The resource answers a refused entry as a real one would (F9).
+        // The resource answers a refused entry as a real one would (F10).
         for (node, fence, newest) in core::mem::take(&mut self.refusals) {
             self.apply_valid(node, Event::Refused { fence, newest });
         }

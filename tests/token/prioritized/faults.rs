@@ -61,9 +61,8 @@ fn the_failure_profiles_exercise_every_fault() {
 
 mod findings {
     //! What these harnesses found in the prioritized algorithm's recovery (issue 23;
-    //! `docs/ALGORITHMS.md`, F8); see `reverse_link::faults::findings`. The first is fixed on
-    //! main (F6); the second is open, its test ignored, and the drain excuses exactly its
-    //! stall (`TokenHarness::stalled`).
+    //! `docs/ALGORITHMS.md`, F8); see `reverse_link::faults::findings`. Each failed before its
+    //! fix (F6, F8, F10).
 
     use manet_mutex::prioritized::{invariants, Node, Policy, Settings};
     use manet_mutex::{CsRequest, NodeId, Report, Status};
@@ -108,7 +107,7 @@ mod findings {
     /// enters with it and crashes; restarted, it is served after the merge by node 0's token
     /// of generation 0, which the resource refuses for ever after (it admitted (1, 2)). The
     /// refusal (`Event::Refused`, fed back by the driver) moves the token above (1, 2) once
-    /// every unit is back (F9): node 2's own unit is back when it leaves, and the token moves
+    /// every unit is back (F10): node 2's own unit is back when it leaves, and the token moves
     /// at its next beacon; the next entries are admitted.
     #[test]
     fn a_refused_generation_moves_above_the_one_the_resource_admitted() {

@@ -62,8 +62,8 @@ fn the_failure_profiles_exercise_every_fault() {
 mod findings {
     //! What these harnesses found in KRL's recovery (issue 23; `docs/ALGORITHMS.md`, F8), each
     //! as its minimal scenario on the test kit's driver with every timer on time
-    //! (`TokenNet::run_for`) unless said otherwise. The token simulator's runs found the same
-    //! three independently, and main fixed them (F4, F6): these tests failed before.
+    //! (`TokenNet::run_for`) unless said otherwise. The token simulator's runs found three of
+    //! them independently; each test failed before its fix (F4, F6, F8, F10).
 
     use manet_mutex::reverse_link::{Node, Settings};
     use manet_mutex::{CsRequest, NodeId, Report, Status};
@@ -117,7 +117,7 @@ mod findings {
     /// token and is served with it. That token is of generation 0, below the (1, 2) the
     /// resource admitted, so the resource refuses it (rule (a)), and would refuse it for ever:
     /// the refusal (`Event::Refused`, which the driver feeds back) moves the token above
-    /// (1, 2), and the next entry is admitted (F9).
+    /// (1, 2), and the next entry is admitted (F10).
     #[test]
     fn a_restarted_node_makes_no_generation_twice() {
         let mut net = krl(3, &[(0, 1), (1, 2)]);
@@ -216,7 +216,7 @@ mod findings {
 
     /// A refusal can come late, after the token left (a resource answers asynchronously):
     /// the node keeps the generation the resource admitted, and moves the token above it the
-    /// moment it holds it again, before it enters with it (F9).
+    /// moment it holds it again, before it enters with it (F10).
     #[test]
     fn a_late_refusal_moves_the_token_when_it_comes_back() {
         use manet_mutex::{Event, Fence};

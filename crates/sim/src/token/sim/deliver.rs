@@ -194,7 +194,7 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
             }
             Err(highest) if fence.generation() < self.newest_generation[lane] => {
                 self.metrics.recovery.refused_stale += 1;
-                // Told back, as a real resource's refusal would be (F9).
+                // Told back, as a real resource's refusal would be (F10).
                 let newest = Fence::new(fence.lane, highest);
                 self.refusals.push((node, fence, newest));
             }

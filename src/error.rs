@@ -47,6 +47,10 @@ pub enum Error {
         /// The id it named.
         peer: NodeId,
     },
+    /// `Refused` whose fences cannot be a refusal: of different units, a unit outside the
+    /// system, or `newest` not later than `fence`.
+    #[error("invalid Refused event: {0}")]
+    InvalidRefusal(&'static str),
     /// A configuration that violates the algorithm's preconditions.
     #[error("invalid configuration for node {node}: {reason}")]
     InvalidConfig {

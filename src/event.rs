@@ -78,6 +78,19 @@ pub enum Event<M> {
     /// A failure detector trusts `peer` again after a [`Suspect`](Event::Suspect): the node
     /// counts it again (permission algorithms).
     Trust(NodeId),
+    /// The protected resource refused `fence` because it had admitted `newest`, a later fence
+    /// of the same unit (token algorithms with recovery). It happens when a newer generation of
+    /// the token was made and used, then lost (its maker crashed, or is cut off) while an older
+    /// one lived on: every fence of the older generation is refused from then on. The node
+    /// moves the token it holds for that unit to a generation above `newest`'s (reported as
+    /// [`Report::TokenRenumbered`]), so later entries are admitted (`docs/ALGORITHMS.md`,
+    /// F10). The refused entry itself stays refused: leave and ask again.
+    Refused {
+        /// The fence the resource refused.
+        fence: Fence,
+        /// The latest fence it had admitted for the same unit.
+        newest: Fence,
+    },
 }
 
 impl<M> Event<M> {
@@ -97,6 +110,7 @@ impl<M> Event<M> {
             Event::Cancel => "Cancel",
             Event::Suspect(_) => "Suspect",
             Event::Trust(_) => "Trust",
+            Event::Refused { .. } => "Refused",
         }
     }
 }
@@ -254,6 +268,13 @@ pub enum Report {
     /// The node made a new generation of a token it concluded was lost: `fence` is the first
     /// fence of the new generation (its lane the token's id).
     TokenRegenerated {
+        /// The new generation's first fence.
+        fence: Fence,
+    },
+    /// The node moved the token it holds to a new generation after a refusal
+    /// ([`Event::Refused`]): the same token, not a new one; `fence` is the new generation's
+    /// first fence.
+    TokenRenumbered {
         /// The new generation's first fence.
         fence: Fence,
     },

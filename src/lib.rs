@@ -210,7 +210,7 @@
 //! | `EnterCritical { resources, fence }` | 1; `fence` lane: the token's id | `h`, the request's `resources`; lane 0 | 1; lane 0 | 1; lane 0 |
 //! | `SetTimer`, `CancelTimer` | with an idle pause or recovery, else never | with recovery, else never | yes | yes |
 //! | `LeaseExpired` | with recovery | with recovery | with a lease | with a lease |
-//! | `Report` | with recovery: `TokenRegenerated`, `TokenDestroyed` | with recovery: likewise | `PeerExcluded`, `PeerReadmitted` | `PeerExcluded`, `PeerReadmitted` |
+//! | `Report` | with recovery: `TokenRegenerated`, `TokenRenumbered`, `TokenDestroyed` | with recovery: likewise | `PeerExcluded`, `PeerReadmitted` | `PeerExcluded`, `PeerReadmitted` |
 //! | `Anomaly` kinds | `UnknownPeer`, `OutOfRange`, `Stale`, `RedundantLinkEvent`, `Unexpected` | all of [`Anomaly`] | `UnknownPeer`, `OutOfRange`, `Stale`, `Unexpected` | `UnknownPeer`, `OutOfRange`, `Stale`, `Unexpected` |
 //!
 //! ### Anomalies

@@ -102,6 +102,11 @@ impl Node {
                     self.links.hear(from, ht, Said::Info, &mut self.outbox);
                     self.links.ack_token(from, &mut self.outbox);
                 }
+                if !self.queue.is_empty() {
+                    // The sender served our request with a token that is no more: the
+                    // requests queued here are nowhere else, so send them on again (F8).
+                    self.token_gone();
+                }
                 return;
             }
         }

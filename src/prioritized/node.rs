@@ -68,10 +68,10 @@ impl Node {
             backlog_lost: 0,
             backlog_generation: 0,
             entry_generation: 0,
-            watch: config
-                .settings
-                .recovery
-                .map(|r| Watch::new(r, 1, config.restarted, config.promises.as_deref())),
+            watch: config.settings.recovery.map(|r| {
+                let (made, promises) = (config.made_up_to, config.promises.as_deref());
+                Watch::new(r, 1, config.restarted, made, promises)
+            }),
             outbox: Outbox::default(),
         })
     }
@@ -212,6 +212,7 @@ impl crate::node::Buffered for Node {
             Event::LinkUp(peer) => self.link_up(peer),
             Event::LinkDown(peer) => self.link_down(peer),
             Event::Timeout(timer) if self.watch.is_some() => self.on_timer(timer),
+            Event::Refused { fence, newest } => self.on_refused(fence, newest)?,
             other => return Err(Error::Unsupported(other.name())),
         }
         self.arm();

@@ -99,6 +99,12 @@ impl Recover for Node {
     fn may_make(&mut self, _lane: u32) -> bool {
         self.token.is_none_or(|t| self.turnover_due(t))
     }
+
+    fn may_renumber(&self) -> bool {
+        // Every unit not counted lost is back: no RELEASE of the old generation is owed.
+        self.token
+            .is_some_and(|t| t.saturating_add(self.lost) >= self.settings.k)
+    }
 }
 
 impl Node {
@@ -140,8 +146,14 @@ impl Node {
     /// last: if requests wait on units that have not come back, start a new generation with
     /// all `k` units free. Releases of the old generation then add nothing (F7).
     fn turn_over(&mut self) {
-        if !self.token.is_some_and(|t| self.turnover_due(t)) {
+        let k = self.settings.k;
+        if self.token.is_none_or(|t| t >= k) {
             return;
+        }
+        if self.queue.is_empty() {
+            // Units are missing but nobody waits yet: keep watching, or a request that comes
+            // later waits on them for ever (F8).
+            return self.rearm_rebuild();
         }
         let Some(watch) = self.watch.as_mut() else {
             return;

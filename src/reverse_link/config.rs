@@ -89,6 +89,9 @@ pub struct Config {
     /// [`Action::Persist`](crate::Action::Persist) actions ([`Config::with_promises`]); `None`:
     /// not given. A restarted node in majority mode without them never promises (F9).
     pub promises: Option<Vec<Promised>>,
+    /// The highest round of every generation the node made before it restarted, kept by the
+    /// embedder ([`Config::restarted_after`]): it makes only later rounds.
+    pub made_up_to: Option<u16>,
 }
 
 impl Config {
@@ -111,6 +114,7 @@ impl Config {
             neighbors,
             restarted: false,
             promises: None,
+            made_up_to: None,
         }
     }
 
@@ -127,10 +131,27 @@ impl Config {
 
     /// A node that restarted with empty state (no token, heights and neighbours learned
     /// anew): with recovery it claims no token id lost until it has heard of that id once,
-    /// so it never makes a generation it made before its crash again (F4).
+    /// so a generation it made before its crash is not made again while it lives on (F4);
+    /// [`Config::restarted_after`] rules out every repeat.
     pub fn restarted(self) -> Self {
         Config {
             restarted: true,
+            ..self
+        }
+    }
+
+    /// A node that restarted with empty state, whose embedder kept the highest round of the
+    /// generations it made before (the high 16 bits of [`Fence::generation`](crate::Fence::generation)
+    /// in its `TokenRegenerated` and `TokenRenumbered` reports; 0 if none). It makes only
+    /// later rounds, so it never makes a generation twice, and may claim a token lost at
+    /// once. Without it ([`Config::restarted`]) a generation the node made, then lost with
+    /// its maker's crash while an older one lived on, can be made again; the protected
+    /// resource then refuses its fences and [`Event::Refused`](crate::Event::Refused) moves it
+    /// on (F4, F10).
+    pub fn restarted_after(self, made_up_to: u16) -> Self {
+        Config {
+            restarted: true,
+            made_up_to: Some(made_up_to),
             ..self
         }
     }

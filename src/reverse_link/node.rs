@@ -53,8 +53,8 @@ impl Node {
             lowered_on_link_info: false,
             pausing: false,
             watch: config.settings.recovery.map(|r| {
-                let promises = config.promises.as_deref();
-                Watch::new(r, config.settings.k, config.restarted, promises)
+                let (made, promises) = (config.made_up_to, config.promises.as_deref());
+                Watch::new(r, config.settings.k, config.restarted, made, promises)
             }),
             outbox: Outbox::default(),
         })
@@ -237,6 +237,10 @@ impl Node {
         if keep {
             self.heard_token(token);
             self.use_new_token();
+        } else if !self.queue.is_empty() {
+            // The sender served our request with a token that is no more: the requests
+            // queued here are nowhere else, so send them on again (F8).
+            self.token_gone();
         }
     }
 
@@ -510,6 +514,7 @@ impl crate::node::Buffered for Node {
                 self.lowered_on_link_info = false;
                 self.on_link_down(j);
             }
+            Event::Refused { fence, newest } => self.on_refused(fence, newest)?,
             // Only the idle pause and recovery set timers; any other id is stale or foreign.
             Event::Timeout(timer) if self.settings.idle_pause.is_some() || self.watch.is_some() => {
                 if timer == IDLE_PAUSE && self.settings.idle_pause.is_some() {

@@ -23,7 +23,7 @@
 use crate::node::Outbox;
 use crate::token::height::{Height, Sealed};
 use crate::token::links::TokenNode;
-use crate::{Action, Anomaly, Fence, FenceCopies, NodeId, Report, Status, TimerId};
+use crate::{Action, Anomaly, Error, Fence, FenceCopies, NodeId, Report, Status, TimerId};
 
 /// Token recovery settings: every node of a network must agree on them. Times are in
 /// [the embedder's time unit](crate#timers).
@@ -234,6 +234,14 @@ pub(crate) struct Lane {
     /// The node's claim is a holder's turnover (F7 in majority mode, F9): its own token's
     /// beacons do not void it.
     pub(crate) turnover: bool,
+    /// The highest round the node made before it restarted ([`Config::restarted_after`]; 0
+    /// otherwise): it makes only later ones.
+    ///
+    /// [`Config::restarted_after`]: crate::reverse_link::Config::restarted_after
+    pub(crate) made: u16,
+    /// The generation of the latest fence the protected resource admitted, as told by a
+    /// refusal, if any: a token of this id held here at or below it moves above it (F10).
+    pub(crate) floor: Option<u32>,
     /// The arming number of each timer of the id (fresh, silent, claim): only the expiry of
     /// the current arming counts.
     pub(crate) armings: [u32; 3],
@@ -245,10 +253,17 @@ impl Lane {
         (self.latest >> 32) as u32
     }
 
-    /// The generation the node would claim next: one round above everything it has heard of.
-    pub(crate) fn next_claim(&self, id: NodeId) -> Option<u32> {
+    /// The generation the node would make next, `id` its own: one round above `floor` and
+    /// everything it has heard of or made (`None` once the rounds are used up).
+    pub(crate) fn next_generation(&self, id: NodeId, floor: u16) -> Option<u32> {
         let heard = round(self.generation()).max(self.claim.map_or(0, round));
-        heard.checked_add(1).map(|r| generation(r, id))
+        let next = heard.max(self.made).max(floor).checked_add(1)?;
+        Some(generation(next, id))
+    }
+
+    /// The generation the node would claim next.
+    pub(crate) fn next_claim(&self, id: NodeId) -> Option<u32> {
+        self.next_generation(id, 0)
     }
 }
 
@@ -329,16 +344,19 @@ pub(crate) struct Watch {
 }
 
 impl Watch {
-    /// The state of a node with `k` token ids, restarted or not, given the promises it made
-    /// before (`None`: not given). The promises' ids must be below `k`.
+    /// The state of a node with `k` token ids, restarted or not, given the highest round it
+    /// made before and the promises it made before (`None`: not given). The promises' ids
+    /// must be below `k`.
     pub(crate) fn new(
         recovery: Recovery,
         k: u32,
         restarted: bool,
+        made: Option<u16>,
         promises: Option<&[Promised]>,
     ) -> Self {
         let lane = Lane {
-            may_claim: !restarted,
+            may_claim: !restarted || made.is_some(),
+            made: made.unwrap_or(0),
             ..Lane::default()
         };
         let quorum = recovery.majority.map(|members| {
@@ -485,6 +503,12 @@ pub(crate) trait Recover: TokenNode {
     fn may_make(&mut self, _lane: u32) -> bool {
         true
     }
+    /// Whether a token held here may move to a new generation now (F10): always for KRL; for
+    /// the prioritized token only with every unit free, since a RELEASE granted under an
+    /// older generation is void at a newer one (F7).
+    fn may_renumber(&self) -> bool {
+        true
+    }
 
     /// The outbox.
     fn out(&mut self) -> &mut Outbox<Self::Message> {
@@ -576,7 +600,7 @@ pub(crate) trait Recover: TokenNode {
     where
         Self::Message: Clone,
     {
-        if !self.evidence(token) {
+        if self.renumber(token.lane) || !self.evidence(token) {
             return;
         }
         let fresh = self
@@ -842,7 +866,10 @@ pub(crate) trait Recover: TokenNode {
                 if let Some(l) = self.watch().and_then(|w| w.lanes.get_mut(lane as usize)) {
                     l.fresh = false;
                 }
-                self.beacon(lane, None);
+                // A refusal waiting for the token to be free moves it now (and beacons it).
+                if !self.renumber(lane) {
+                    self.beacon(lane, None);
+                }
             }
             Timer::Silent(lane) => self.on_silence(lane),
             Timer::Claim(lane) => self.on_claim_wait(lane),
@@ -964,6 +991,75 @@ pub(crate) trait Recover: TokenNode {
         self.adopt_regenerated(token);
     }
 
+    /// The protected resource refused `fence`, having admitted `newest` ([`Event::Refused`]):
+    /// remember `newest`'s generation, and move the token held here above it (F10). A misuse
+    /// is an error and changes nothing.
+    ///
+    /// [`Event::Refused`]: crate::Event::Refused
+    fn on_refused(&mut self, fence: Fence, newest: Fence) -> Result<(), Error>
+    where
+        Self::Message: Clone,
+    {
+        let lanes = self.lanes();
+        let Some(watch) = self.watch() else {
+            return Err(Error::WrongMode {
+                event: "Refused",
+                mode: "without recovery (no fence has a generation)",
+            });
+        };
+        let lane = fence.lane;
+        if newest.lane != lane {
+            return Err(Error::InvalidRefusal(
+                "the two fences are of different units",
+            ));
+        }
+        if lane >= lanes {
+            return Err(Error::InvalidRefusal("the unit is outside the system"));
+        }
+        if newest.value <= fence.value {
+            return Err(Error::InvalidRefusal(
+                "newest is not later than the refused fence",
+            ));
+        }
+        let l = &mut watch.lanes[lane as usize];
+        l.floor = l.floor.max(Some(newest.generation()));
+        self.renumber(lane);
+        Ok(())
+    }
+
+    /// Move the token of id `lane` held here to a generation above the floor a refusal set,
+    /// if it is at or below it and the algorithm allows it now (F10): one round above every
+    /// round heard of, made by this node, so no other node makes it. Reported as a new
+    /// generation and beaconed; whether it moved.
+    fn renumber(&mut self, lane: u32) -> bool
+    where
+        Self::Message: Clone,
+    {
+        let (id, ready) = (self.node_id(), self.may_renumber());
+        let Some(current) = self.held(lane).map(|t| t.generation()) else {
+            return false;
+        };
+        let Some(l) = self.watch().and_then(|w| w.lanes.get_mut(lane as usize)) else {
+            return false;
+        };
+        let Some(floor) = l.floor.filter(|&floor| ready && current <= floor) else {
+            return false;
+        };
+        let Some(next) = l.next_generation(id, round(floor)) else {
+            // Every round is used up (2^16 of them): the token stays refused.
+            return false;
+        };
+        let token = Fence::first_of(lane, next);
+        l.latest = token.value;
+        if let Some(held) = self.held(lane) {
+            *held = token;
+        }
+        self.out()
+            .push(Action::Report(Report::TokenRenumbered { fence: token }));
+        self.beacon(lane, None);
+        true
+    }
+
     /// The node entered with `fence`: its lease starts.
     fn start_lease(&mut self, fence: Fence) {
         let Some(watch) = self.watch() else {
@@ -1054,12 +1150,19 @@ mod tests {
             Recovery::new(1, 1, 1, 1).with_majority(3),
             2,
             true,
+            None,
             Some(&[Promised::new(1, a)]),
         );
         let q = w.quorum.expect("majority mode");
         assert!(q.may_promise);
         assert_eq!((q.votes[0].promised, q.votes[1].promised), (0, a));
-        let forgot = Watch::new(Recovery::new(1, 1, 1, 1).with_majority(3), 2, true, None);
+        let forgot = Watch::new(
+            Recovery::new(1, 1, 1, 1).with_majority(3),
+            2,
+            true,
+            None,
+            None,
+        );
         assert!(!forgot.quorum.expect("majority mode").may_promise);
         assert!(Recovery::new(1, 1, 1, 1)
             .with_majority(0)

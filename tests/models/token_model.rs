@@ -369,14 +369,7 @@ fn hash_recovery<P: Fingerprint, H: Hasher>(net: &Net<P>, hasher: &mut H) {
         &net.cut,
     )
         .hash(hasher);
-    (
-        &net.former,
-        &net.made,
-        &net.acting,
-        net.joined,
-        &net.stranded,
-    )
-        .hash(hasher);
+    (&net.former, &net.made, &net.acting, net.joined).hash(hasher);
     let lanes = net.nodes.first().map_or(0, |n| n.lanes());
     for lane in 0..lanes {
         net.fences

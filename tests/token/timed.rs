@@ -121,6 +121,7 @@ pub struct Counts {
     pub destroyed: u64,
     pub lease_expired: u64,
     pub refused_old: u64,
+    pub renumbered: u64,
 }
 
 /// What is in flight on one directed link, in order: (arrival, message).
@@ -140,6 +141,8 @@ where
     rng: u64,
     fences: Fences,
     newest_generation: BTreeMap<u32, u32>,
+    /// Refused entries not yet told to their node: (node, fence, newest admitted).
+    refusals: Vec<(u32, Fence, Fence)>,
     /// Nodes in the critical section whose lease has not expired, with their fences and units.
     pub acting: BTreeMap<u32, (Fence, u32)>,
     /// Nodes that will ask for the critical section when next in the remainder section.
@@ -175,6 +178,7 @@ where
             rng: 0x9e37_79b9_7f4a_7c15,
             fences: Fences::new(),
             newest_generation: BTreeMap::new(),
+            refusals: Vec::new(),
             acting: BTreeMap::new(),
             wanting: BTreeSet::new(),
             staying: BTreeSet::new(),
@@ -210,6 +214,9 @@ where
         for action in actions {
             self.carry_out(at, action);
         }
+        for (node, fence, newest) in std::mem::take(&mut self.refusals) {
+            self.feed(node, Event::Refused { fence, newest });
+        }
     }
 
     fn carry_out(&mut self, at: u32, action: Action<A::Message>) {
@@ -236,10 +243,13 @@ where
                 let newest = self.newest_generation.entry(fence.lane).or_default();
                 if fence.generation() < *newest {
                     self.counts.refused_old += 1;
-                    assert!(
-                        self.fences.admit(fence).is_err(),
-                        "(a): an older generation admitted"
-                    );
+                    let highest = self
+                        .fences
+                        .admit(fence)
+                        .expect_err("(a): an older generation admitted");
+                    // Told back, as a real resource's refusal would be (F10).
+                    self.refusals
+                        .push((at, fence, Fence::new(fence.lane, highest)));
                 } else {
                     *newest = fence.generation();
                     self.fences
@@ -259,6 +269,7 @@ where
             }
             Action::Report(Report::TokenRegenerated { .. }) => self.counts.regenerated += 1,
             Action::Report(Report::TokenDestroyed { .. }) => self.counts.destroyed += 1,
+            Action::Report(Report::TokenRenumbered { .. }) => self.counts.renumbered += 1,
             Action::Anomaly { kind, from } => {
                 assert!(
                     A::anomaly_severity(kind).is_noise(),

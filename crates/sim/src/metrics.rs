@@ -144,6 +144,9 @@ pub struct RecoveryCounts {
     pub tokens_lost: u64,
     /// Tokens made again (`Report::TokenRegenerated`).
     pub regenerated: u64,
+    /// Tokens moved to a new generation after the resource refused their fence
+    /// (`Report::TokenRenumbered`).
+    pub renumbered: u64,
     /// Tokens of an older generation destroyed (`Report::TokenDestroyed`).
     pub destroyed: u64,
     /// Entries whose lease ended while the host was in the critical section

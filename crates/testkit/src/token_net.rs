@@ -113,11 +113,11 @@ pub trait TokenHarness:
     }
 
     /// The node as it restarts after a crash: empty state (height `(0, 0, id)`), no token, no
-    /// neighbour, configured as restarted (`Config::restarted`: it claims no token id it has
-    /// not heard of since), given the `promises` it persisted (majority mode,
-    /// `Config::with_promises`; `None`: not given); `None` (the default) if the algorithm
-    /// cannot restart.
-    fn restarted_empty(&self, _promises: Option<Vec<Promised>>) -> Option<Self> {
+    /// neighbour, configured as restarted: by an embedder that kept what the node asked it to
+    /// keep if `kept` is some (the highest round it made, `Config::restarted_after`, so it
+    /// makes no generation twice; its promises in majority mode, `Config::with_promises`),
+    /// else `Config::restarted`; `None` (the default) if the algorithm cannot restart.
+    fn restarted_empty(&self, _kept: Option<(u16, Vec<Promised>)>) -> Option<Self> {
         None
     }
 
@@ -173,25 +173,6 @@ pub trait TokenHarness:
 
     /// Whether `msg` is a recovery claim or promise (the default: never).
     fn is_claim(_msg: &Self::Message) -> bool {
-        false
-    }
-
-    /// How many requests the node's queue holds (the default: none).
-    fn queued(&self) -> usize {
-        0
-    }
-
-    /// Where the node last sent a request or token (itself while it holds a token; the
-    /// default: nowhere).
-    fn next_hop(&self) -> Option<NodeId> {
-        None
-    }
-
-    /// Whether the node holds the token and waits for units that are not back with nothing
-    /// armed (among its `armed` timers) to make them free again: the prioritized holder
-    /// whose turnover timer already ran out (a finding, `docs/ALGORITHMS.md` F8). The
-    /// default: never.
-    fn stalled(&self, _armed: &BTreeMap<TimerId, u64>) -> bool {
         false
     }
 
@@ -263,15 +244,15 @@ impl TokenHarness for reverse_link::Node {
         self.settings().recovery
     }
 
-    fn restarted_empty(&self, promises: Option<Vec<Promised>>) -> Option<Self> {
+    fn restarted_empty(&self, kept: Option<(u16, Vec<Promised>)>) -> Option<Self> {
         let id = self.id();
         let height = Height::new(0, 0, id);
         let config = reverse_link::Config::new(id, self.settings(), 0, height, Vec::new());
-        let config = match promises {
-            Some(p) => config.with_promises(p),
-            None => config,
+        let config = match kept {
+            Some((round, promises)) => config.restarted_after(round).with_promises(promises),
+            None => config.restarted(),
         };
-        reverse_link::Node::new(config.restarted()).ok()
+        reverse_link::Node::new(config).ok()
     }
 
     fn promise_of(msg: &reverse_link::Message) -> Option<(u32, u32, u32)> {
@@ -314,14 +295,6 @@ impl TokenHarness for reverse_link::Node {
             msg,
             reverse_link::Message::Claim(..) | reverse_link::Message::Promise(..)
         )
-    }
-
-    fn queued(&self) -> usize {
-        self.queue().len()
-    }
-
-    fn next_hop(&self) -> Option<NodeId> {
-        self.next()
     }
 
     fn timer_slot(timer: TimerId) -> Option<u64> {
@@ -390,15 +363,15 @@ impl TokenHarness for prioritized::Node {
         self.settings().recovery
     }
 
-    fn restarted_empty(&self, promises: Option<Vec<Promised>>) -> Option<Self> {
+    fn restarted_empty(&self, kept: Option<(u16, Vec<Promised>)>) -> Option<Self> {
         let id = self.id();
         let height = Height::new(0, 0, id);
         let config = prioritized::Config::new(id, self.settings(), false, height, Vec::new());
-        let config = match promises {
-            Some(p) => config.with_promises(p),
-            None => config,
+        let config = match kept {
+            Some((round, promises)) => config.restarted_after(round).with_promises(promises),
+            None => config.restarted(),
         };
-        prioritized::Node::new(config.restarted()).ok()
+        prioritized::Node::new(config).ok()
     }
 
     fn promise_of(msg: &prioritized::Message) -> Option<(u32, u32, u32)> {
@@ -429,27 +402,11 @@ impl TokenHarness for prioritized::Node {
         self.held()
     }
 
-    fn stalled(&self, armed: &BTreeMap<TimerId, u64>) -> bool {
-        // The turnover's timer: recovery's kind 3 with id 1 (`token::recovery::Timer`).
-        let rebuild = (1 << 63) | (1 << 2) | 3;
-        let waiting = self.status() == Status::Waiting
-            && self.requested().unwrap_or(0) > self.available().unwrap_or(u32::MAX);
-        waiting && !armed.keys().any(|&t| recovery_slot(t) == Some(rebuild))
-    }
-
     fn is_claim(msg: &prioritized::Message) -> bool {
         matches!(
             msg,
             prioritized::Message::Claim { .. } | prioritized::Message::Promise { .. }
         )
-    }
-
-    fn queued(&self) -> usize {
-        self.queue().len()
-    }
-
-    fn next_hop(&self) -> Option<NodeId> {
-        self.next()
     }
 
     fn timer_slot(timer: TimerId) -> Option<u64> {
@@ -550,11 +507,9 @@ pub struct TokenNet<P: TokenHarness> {
     /// When parts of the network last joined ([`TokenNet::merge`], a restart's links), on
     /// [`TokenNet::now`]'s clock.
     pub joined: u64,
-    /// The nodes at which recovery destroyed a token as it arrived (an older generation)
-    /// while requests were queued there, until they hold a token again: nothing sends those
-    /// requests on (a finding, `docs/ALGORITHMS.md` F8). A drain that starves only nodes whose
-    /// way to a token ends at one of them is not a liveness violation.
-    pub stranded: BTreeSet<NodeId>,
+    /// Refusals of the protected resource not yet told to the refused node: `(node, fence,
+    /// newest admitted)`, told (`Event::Refused`) as soon as the step that entered ends.
+    refusals: Vec<(NodeId, Fence, Fence)>,
 }
 
 impl<P: TokenHarness> TokenNet<P> {
@@ -609,7 +564,7 @@ impl<P: TokenHarness> TokenNet<P> {
             persisted: vec![BTreeMap::new(); n],
             acting: BTreeMap::new(),
             joined: 0,
-            stranded: BTreeSet::new(),
+            refusals: Vec::new(),
         }
         .traced(std::env::var_os("MANET_MUTEX_TRACE").is_some())
         .started()
@@ -686,9 +641,6 @@ impl<P: TokenHarness> TokenNet<P> {
         };
         let actions = outcome?;
         self.started[at.index()] = true;
-        if self.nodes[at.index()].holds_token() {
-            self.stranded.remove(&at);
-        }
         for action in &actions {
             if let Err(breach) = self.carry_out(at, action, &step) {
                 self.breach(breach);
@@ -700,6 +652,10 @@ impl<P: TokenHarness> TokenNet<P> {
             if let Err(e) = self.check_safety() {
                 panic!("invariant violated: {e}\n{}", self.trace_text());
             }
+        }
+        // The resource answers a refused entry as a real one would (F10).
+        for (node, fence, newest) in core::mem::take(&mut self.refusals) {
+            self.apply_valid(node, Event::Refused { fence, newest });
         }
         Ok(())
     }
@@ -780,6 +736,8 @@ impl<P: TokenHarness> TokenNet<P> {
             Ok(()) => Ok(()),
             Err(highest) if self.refusal_allowed(fence, highest) => {
                 self.failures.refused += 1;
+                self.refusals
+                    .push((at, fence, Fence::new(fence.lane, highest)));
                 Ok(())
             }
             Err(highest) => Err(fence_went_back(at, fence, highest)),

@@ -61,12 +61,11 @@ fn the_failure_profiles_exercise_every_fault() {
 
 mod findings {
     //! What these harnesses found in the prioritized algorithm's recovery (issue 23;
-    //! `docs/ALGORITHMS.md`, F8); see `reverse_link::faults::findings`. The first is fixed on
-    //! main (F6); the second is open, its test ignored, and the drain excuses exactly its
-    //! stall (`TokenHarness::stalled`).
+    //! `docs/ALGORITHMS.md`, F8); see `reverse_link::faults::findings`. Each failed before its
+    //! fix (F6, F8, F10).
 
     use manet_mutex::prioritized::{invariants, Node, Policy, Settings};
-    use manet_mutex::{CsRequest, NodeId, Status};
+    use manet_mutex::{CsRequest, NodeId, Report, Status};
     use manet_mutex_sim::{Graph, Params};
     use manet_mutex_testkit::{harness_recovery, TokenNet};
 
@@ -103,6 +102,55 @@ mod findings {
         assert_eq!(invariants::check_node(holder, 1), Ok(()));
     }
 
+    /// The prioritized side of `reverse_link::faults::findings::
+    /// a_restarted_node_makes_no_generation_twice`: node 2, cut off, makes generation (1, 2),
+    /// enters with it and crashes; restarted, it is served after the merge by node 0's token
+    /// of generation 0, which the resource refuses for ever after (it admitted (1, 2)). The
+    /// refusal (`Event::Refused`, fed back by the driver) moves the token above (1, 2) once
+    /// every unit is back (F10): node 2's own unit is back when it leaves, and the token moves
+    /// at its next beacon; the next entries are admitted.
+    #[test]
+    fn a_refused_generation_moves_above_the_one_the_resource_admitted() {
+        let edges = [(n(0), n(1)), (n(1), n(2))];
+        let r = harness_recovery(3);
+        let settings = Settings::new(2, Policy::Equal).with_recovery(r);
+        let graph = Graph::from_edges(3, &edges);
+        let mut net = TokenNet::<Node>::new(graph, &Params::new(settings, vec![n(0)])).unwrap();
+        net.partition(&[n(2)]);
+        net.run_for(r.silence() + r.claim_wait() + 5).unwrap();
+        net.request(n(2), CsRequest::ONE);
+        net.run_for(1).unwrap();
+        assert_eq!(net.status(n(2)), Status::Critical);
+        net.crash(n(2));
+        net.restart_forgetting(n(2));
+        net.request(n(2), CsRequest::ONE);
+        net.merge();
+        net.run_for(3 * r.silence()).unwrap();
+        assert_eq!(net.status(n(2)), Status::Critical);
+        assert_eq!(
+            net.failures.refused, 1,
+            "generation 0 is refused after (1, 2)"
+        );
+        let made = |net: &TokenNet<Node>| {
+            net.reports
+                .iter()
+                .filter(|(_, r)| matches!(r, Report::TokenRenumbered { .. }))
+                .count()
+        };
+        assert_eq!(made(&net), 0, "the unit node 2 holds is not back yet");
+        net.release(n(2));
+        net.run_for(r.beacon_every + 5).unwrap();
+        assert_eq!(made(&net), 1, "{:?}", net.reports);
+        for node in [n(2), n(0), n(1)] {
+            net.request(node, CsRequest::ONE);
+            net.run_for(3 * r.diameter as u64 * r.hop_bound + 5)
+                .unwrap();
+            assert_eq!(net.status(node), Status::Critical, "{node:?}");
+            net.release(node);
+        }
+        assert_eq!(net.failures.refused, 1, "every later entry is admitted");
+    }
+
     /// Node 2 enters with one of k = 2 units, node 1 then gets the token and enters with the
     /// other, releases it and keeps the token (t = 1), whose turnover timer runs out with
     /// nobody waiting. Node 2 crashes in the critical section: its unit never comes back.
@@ -110,7 +158,6 @@ mod findings {
     /// when the token arrives, is made again or grants, never when a request at the holder
     /// waits on units that are not back. Every timer on time.
     #[test]
-    #[ignore = "finding (issue 23, F8): the turnover is not armed for a request at the holder"]
     fn a_holder_that_asks_for_units_a_crashed_node_took_gets_them_back() {
         let edges = [(n(0), n(1)), (n(1), n(2))];
         let settings = Settings::new(2, Policy::MaxConcurrency).with_recovery(harness_recovery(3));

@@ -62,8 +62,8 @@ fn the_failure_profiles_exercise_every_fault() {
 mod findings {
     //! What these harnesses found in KRL's recovery (issue 23; `docs/ALGORITHMS.md`, F8), each
     //! as its minimal scenario on the test kit's driver with every timer on time
-    //! (`TokenNet::run_for`) unless said otherwise. The token simulator's runs found the same
-    //! three independently, and main fixed them (F4, F6): these tests failed before.
+    //! (`TokenNet::run_for`) unless said otherwise. The token simulator's runs found three of
+    //! them independently; each test failed before its fix (F4, F6, F8, F10).
 
     use manet_mutex::reverse_link::{Node, Settings};
     use manet_mutex::{CsRequest, NodeId, Report, Status};
@@ -109,13 +109,77 @@ mod findings {
     }
 
     /// Node 2 alone (a partition) makes generation (1, 2) and enters with it; it crashes with
-    /// the token and restarts with empty state, alone again. It made generation (1, 2) a
+    /// the token and restarts with empty state (its embedder kept nothing:
+    /// `Config::restarted`), alone again. It made generation (1, 2) a
     /// second time, its entries repeating fences the protected resource had admitted (F2 says
     /// two regenerations never make one generation). Now a restarted node claims no token it
     /// has not heard of since (F4): alone, it waits; after the merge it hears of node 0's
-    /// token and is served with it.
+    /// token and is served with it. That token is of generation 0, below the (1, 2) the
+    /// resource admitted, so the resource refuses it (rule (a)), and would refuse it for ever:
+    /// the refusal (`Event::Refused`, which the driver feeds back) moves the token above
+    /// (1, 2), and the next entry is admitted (F10).
     #[test]
     fn a_restarted_node_makes_no_generation_twice() {
+        let mut net = krl(3, &[(0, 1), (1, 2)]);
+        net.partition(&[n(2)]);
+        let r = harness_recovery(3);
+        net.run_for(r.silence() + r.claim_wait() + 5).unwrap();
+        net.request(n(2), CsRequest::ONE);
+        net.run_for(1).unwrap();
+        let lost = net.entries.last().unwrap().2;
+        net.release(n(2));
+        net.restart_forgetting(n(2));
+        net.request(n(2), CsRequest::ONE);
+        net.run_for(3 * (r.silence() + r.claim_wait())).unwrap();
+        let made = |net: &TokenNet<Node>| {
+            net.reports
+                .iter()
+                .filter_map(|(at, r)| match r {
+                    Report::TokenRegenerated { fence } | Report::TokenRenumbered { fence } => {
+                        Some((*at, *r, fence.generation()))
+                    }
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(made(&net).len(), 1, "{:?}", net.reports);
+        assert_eq!(net.status(n(2)), Status::Waiting);
+        net.merge();
+        net.run_for(3 * r.silence()).unwrap();
+        assert_eq!(net.status(n(2)), Status::Critical);
+        assert_eq!(
+            net.failures.refused, 1,
+            "the old generation's entry is refused"
+        );
+        // The refusal moved the token node 2 holds above the lost generation, once.
+        let moved = made(&net);
+        assert_eq!(moved.len(), 2, "{moved:?}");
+        assert_eq!(moved[1].0, n(2));
+        assert!(
+            matches!(moved[1].1, Report::TokenRenumbered { .. }),
+            "{moved:?}"
+        );
+        assert!(moved[1].2 > lost.generation(), "{moved:?} vs {lost:?}");
+        net.release(n(2));
+        net.request(n(2), CsRequest::ONE);
+        net.run_for(1).unwrap();
+        assert_eq!(net.status(n(2)), Status::Critical);
+        assert_eq!(net.failures.refused, 1, "the next entry is admitted");
+        // And stays so for everyone: node 0 is served in turn.
+        net.release(n(2));
+        net.request(n(0), CsRequest::ONE);
+        net.run_for(3 * r.diameter as u64 * r.hop_bound + 5)
+            .unwrap();
+        assert_eq!(net.status(n(0)), Status::Critical);
+        assert_eq!(net.failures.refused, 1);
+    }
+
+    /// As above, but the embedder kept the highest round node 2 made
+    /// (`Config::restarted_after`): alone after its restart, it claims at once and makes round
+    /// 2, never (1, 2) again, and its entries are admitted; after the merge its generation
+    /// destroys node 0's older one, and everyone is served (F4).
+    #[test]
+    fn a_node_restarted_with_its_last_round_makes_only_later_rounds() {
         let mut net = krl(3, &[(0, 1), (1, 2)]);
         net.partition(&[n(2)]);
         let r = harness_recovery(3);
@@ -125,19 +189,59 @@ mod findings {
         net.release(n(2));
         net.restart(n(2));
         net.request(n(2), CsRequest::ONE);
-        net.run_for(3 * (r.silence() + r.claim_wait())).unwrap();
-        let made = |net: &TokenNet<Node>| {
-            net.reports
-                .iter()
-                .filter(|(_, r)| matches!(r, Report::TokenRegenerated { .. }))
-                .count()
-        };
-        assert_eq!(made(&net), 1, "{:?}", net.reports);
-        assert_eq!(net.status(n(2)), Status::Waiting);
-        net.merge();
-        net.run_for(3 * r.silence()).unwrap();
+        net.run_for(r.silence() + r.claim_wait() + 5).unwrap();
         assert_eq!(net.status(n(2)), Status::Critical);
-        assert_eq!((made(&net), net.failures.refused), (1, 0));
+        let made: Vec<_> = net
+            .reports
+            .iter()
+            .filter_map(|(at, r)| match r {
+                Report::TokenRegenerated { fence } => Some((*at, fence.generation())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(made, vec![(n(2), 1 << 16 | 2), (n(2), 2 << 16 | 2)]);
+        net.release(n(2));
+        net.merge();
+        // Beacons cross the joined network before anyone asks: the older token is destroyed.
+        net.run_for(r.silence()).unwrap();
+        assert_eq!(net.failures.destroyed, 1);
+        for node in [n(0), n(1), n(2)] {
+            net.request(node, CsRequest::ONE);
+            net.run_for(3 * r.silence()).unwrap();
+            assert_eq!(net.status(node), Status::Critical, "{node:?}");
+            net.release(node);
+        }
+        assert_eq!(net.failures.refused, 0);
+    }
+
+    /// A refusal can come late, after the token left (a resource answers asynchronously):
+    /// the node keeps the generation the resource admitted, and moves the token above it the
+    /// moment it holds it again, before it enters with it (F10).
+    #[test]
+    fn a_late_refusal_moves_the_token_when_it_comes_back() {
+        use manet_mutex::{Event, Fence};
+        let mut net = krl(3, &[(0, 1), (1, 2)]);
+        net.request(n(0), CsRequest::ONE);
+        let fence = net.entries.last().unwrap().2;
+        net.release(n(0));
+        net.request(n(2), CsRequest::ONE);
+        net.run_for(10).unwrap();
+        assert_eq!(net.status(n(2)), Status::Critical);
+        net.release(n(2));
+        let newest = Fence::first_of(0, (5 << 16) | 9);
+        net.apply_valid(n(0), Event::Refused { fence, newest });
+        assert!(
+            net.reports.is_empty(),
+            "the token is not here: nothing moves"
+        );
+        net.request(n(0), CsRequest::ONE);
+        net.run_for(10).unwrap();
+        assert_eq!(net.status(n(0)), Status::Critical);
+        let made: Vec<_> = net.reports.iter().map(|(at, r)| (*at, *r)).collect();
+        let moved = Fence::first_of(0, 6 << 16); // round 6, made by node 0
+        assert_eq!(made, vec![(n(0), Report::TokenRenumbered { fence: moved })]);
+        let entered = net.entries.last().unwrap().2;
+        assert_eq!(entered.generation(), moved.generation(), "{entered:?}");
     }
 
     /// One claim while the token lives (node 5's silence timer fired early: a clock that broke

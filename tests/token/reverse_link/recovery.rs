@@ -654,3 +654,94 @@ mod majority {
         }
     }
 }
+
+#[test]
+fn a_refusal_that_cannot_be_one_is_an_error_and_changes_nothing() {
+    use manet_mutex::{Error, Fence};
+    let mut node = Node::new(
+        Config::new(
+            NodeId(0),
+            krl(2),
+            2,
+            Height::new(0, 0, NodeId(0)),
+            vec![Height::new(1, 0, NodeId(1))],
+        )
+        .with_first_token(0),
+    )
+    .unwrap();
+    let before = format!("{node:?}");
+    let f = |lane, value| Fence::new(lane, value);
+    for (fence, newest) in [
+        (f(0, 5), f(1, 9)), // two units
+        (f(2, 5), f(2, 9)), // no unit 2 with k = 2
+        (f(0, 9), f(0, 9)), // not later
+        (f(0, 9), f(0, 5)), // earlier
+    ] {
+        let e = node.handle(Event::Refused { fence, newest }).err();
+        assert!(
+            matches!(e, Some(Error::InvalidRefusal(_))),
+            "{fence:?} {newest:?}: {e:?}"
+        );
+        assert_eq!(format!("{node:?}"), before);
+    }
+    let mut plain = Node::new(
+        Config::new(
+            NodeId(0),
+            Settings::new(1),
+            1,
+            Height::new(0, 0, NodeId(0)),
+            vec![Height::new(1, 0, NodeId(1))],
+        )
+        .with_first_token(0),
+    )
+    .unwrap();
+    let refused = Event::Refused {
+        fence: f(0, 1),
+        newest: f(0, 2),
+    };
+    assert!(matches!(
+        plain.handle(refused),
+        Err(Error::WrongMode {
+            event: "Refused",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn a_refusal_moves_a_held_token_above_the_admitted_generation_once() {
+    use manet_mutex::{Action, Fence, Report};
+    let mut node = Node::new(
+        Config::new(
+            NodeId(3),
+            krl(1),
+            1,
+            Height::new(0, 0, NodeId(3)),
+            vec![Height::new(1, 0, NodeId(1))],
+        )
+        .with_first_token(0),
+    )
+    .unwrap();
+    let entered = node.handle(Event::Request(CsRequest::ONE)).unwrap();
+    let fence = entered
+        .filter_map(|a| match a {
+            Action::EnterCritical { fence, .. } => Some(fence),
+            _ => None,
+        })
+        .next()
+        .unwrap();
+    // The resource admitted generation (round 4, node 7): the token moves to round 5, made here.
+    let newest = Fence::new(0, Fence::first_of(0, (4 << 16) | 7).value + 1);
+    let made: Vec<_> = node
+        .handle(Event::Refused { fence, newest })
+        .unwrap()
+        .filter_map(|a| match a {
+            Action::Report(Report::TokenRenumbered { fence }) => Some(fence),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(made, vec![Fence::first_of(0, (5 << 16) | 3)]);
+    // A second refusal of the same fence changes nothing: the token is above already.
+    let again = node.handle(Event::Refused { fence, newest }).unwrap();
+    assert_eq!(again.filter(|a| matches!(a, Action::Report(_))).count(), 0);
+}

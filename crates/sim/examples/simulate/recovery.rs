@@ -221,6 +221,7 @@ pub fn extra(args: &Args, p: &Point, m: &Metrics) -> Vec<(&'static str, String)>
         ("destroyed", r.destroyed.to_string()),
         ("lease_expired", r.lease_expired.to_string()),
         ("refused_stale", r.refused_stale.to_string()),
+        ("renumbered", r.renumbered.to_string()),
         ("admitted", r.admitted.to_string()),
         ("overlaps", r.overlaps.to_string()),
         ("recoveries", r.recover_times.len().to_string()),

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::ops::AddAssign;
 
-use manet_mutex::token::{Promised, Recovery};
+use manet_mutex::token::Recovery;
 use manet_mutex::{Anomaly, CsRequest, Event, Fence, NodeId, Report, Status, TimerId, Violation};
 
 use super::{TokenHarness, TokenNet};
@@ -59,8 +59,8 @@ pub struct Failures {
     /// Entries whose fence the protected resource refused: their generation was older than
     /// one it admitted (rule (a) allows it).
     pub refused: u32,
-    /// Tokens destroyed as they arrived at a node with requests queued ([`TokenNet::stranded`]).
-    pub stranded: u32,
+    /// Tokens moved to a new generation after a refusal ([`Report::TokenRenumbered`]).
+    pub renumbered: u32,
 }
 
 /// Messages in flight beyond which a drain is a message storm: a few hundred at most are in
@@ -81,7 +81,7 @@ impl AddAssign for Failures {
         self.destroyed += o.destroyed;
         self.lease_ends += o.lease_ends;
         self.refused += o.refused;
-        self.stranded += o.stranded;
+        self.renumbered += o.renumbered;
     }
 }
 
@@ -272,13 +272,17 @@ impl<P: TokenHarness> TokenNet<P> {
                 }
                 Ok(())
             }
-            Report::TokenDestroyed { fence } => {
-                self.failures.destroyed += 1;
-                let node = &self.nodes[at.index()];
-                if !step.held.contains(&fence.lane) && !node.holds_token() && node.queued() > 0 {
-                    self.stranded.insert(at);
-                    self.failures.stranded += 1;
+            Report::TokenRenumbered { fence } => {
+                // A refusal moved a held token: no new token, but a generation of its own.
+                if !self.made.insert((fence.lane, fence.generation())) {
+                    let detail = format!("moved to {fence:?}, a generation made before");
+                    return Err(Violation::new(rule::REGENERATION, Some(at), detail));
                 }
+                self.failures.renumbered += 1;
+                Ok(())
+            }
+            Report::TokenDestroyed { .. } => {
+                self.failures.destroyed += 1;
                 Ok(())
             }
             other => Err(contract(
@@ -415,27 +419,43 @@ impl<P: TokenHarness> TokenNet<P> {
     /// token, no neighbour, height `(0, 0, x)`; then its links to its neighbours of before
     /// that are live form again, each end told `LinkUp` now (across a partition they wait for
     /// the merge). The viewer's tape ends here.
-    /// In majority mode it is given the promises it persisted ([`TokenNet::persisted`]).
+    /// Its embedder kept what the node asked it to keep: the highest round it made
+    /// (`Config::restarted_after`) and, in majority mode, the promises it persisted
+    /// ([`TokenNet::persisted`], `Config::with_promises`).
     pub fn restart(&mut self, x: NodeId) {
-        let promises = self.persisted[x.index()].values().copied().collect();
-        self.restart_with(x, Some(promises));
+        self.restart_keeping(x, true);
     }
 
-    /// [`TokenNet::restart`], its stored promises lost: in majority mode it never promises
-    /// again (F9).
+    /// [`TokenNet::restart`] by an embedder that kept nothing (`Config::restarted`): in
+    /// majority mode the node never promises again (F9).
     pub fn restart_forgetting(&mut self, x: NodeId) {
-        self.restart_with(x, None);
+        self.restart_keeping(x, false);
     }
 
-    fn restart_with(&mut self, x: NodeId, promises: Option<Vec<Promised>>) {
+    fn restart_keeping(&mut self, x: NodeId, kept: bool) {
         if self.recovery().is_none() || self.fault.is_some() {
             return;
         }
         self.crash(x);
-        if promises.is_none() {
+        // The embedder kept the highest round in the node's reports of what it made, and
+        // the promises it persisted.
+        let kept = kept.then(|| {
+            let made_up_to = self
+                .made
+                .iter()
+                .filter(|&&(_, generation)| generation & 0xffff == x.0)
+                .map(|&(_, generation)| (generation >> 16) as u16)
+                .max()
+                .unwrap_or(0);
+            (
+                made_up_to,
+                self.persisted[x.index()].values().copied().collect(),
+            )
+        });
+        if kept.is_none() {
             self.persisted[x.index()].clear();
         }
-        let Some(fresh) = self.nodes[x.index()].restarted_empty(promises) else {
+        let Some(fresh) = self.nodes[x.index()].restarted_empty(kept) else {
             return;
         };
         self.note(|| format!("{x:?} restarts with empty state"));
@@ -688,9 +708,7 @@ impl<P: TokenHarness> TokenNet<P> {
 
     /// Rounds of one time unit until no live node waits: every pending notice is given,
     /// every node in the critical section leaves, then [`Self::tick`]. Nodes left waiting
-    /// only behind a stranded node ([`TokenNet::stranded`]) or a stalled holder
-    /// ([`TokenHarness::stalled`]) (findings, F8), or in a part that may make no token
-    /// ([`Self::unclaimable`]), are not a violation.
+    /// in a part that may make no token ([`Self::unclaimable`]) are not a violation.
     fn serve_timed(&mut self, rounds: usize) -> Result<(), Violation> {
         for _ in 0..rounds {
             for (a, b) in self.pending_notices() {
@@ -711,11 +729,7 @@ impl<P: TokenHarness> TokenNet<P> {
         let stuck: Vec<_> = self
             .live_nodes()
             .into_iter()
-            .filter(|&v| {
-                self.status(v) != Status::Remainder
-                    && !self.behind_stalled(v)
-                    && !self.unclaimable(v)
-            })
+            .filter(|&v| self.status(v) != Status::Remainder && !self.unclaimable(v))
             .map(|v| (v, self.status(v)))
             .collect();
         if !stuck.is_empty() {
@@ -756,24 +770,6 @@ impl<P: TokenHarness> TokenNet<P> {
                 || part
                     .iter()
                     .all(|w| (0..lanes).all(|lane| !self.nodes[w.index()].may_claim(lane))))
-    }
-
-    /// Whether `v`'s way to a token (its `next`, theirs, and so on) ends at a stranded node
-    /// ([`TokenNet::stranded`]) or a stalled holder ([`TokenHarness::stalled`]).
-    fn behind_stalled(&self, v: NodeId) -> bool {
-        let mut at = v;
-        for _ in 0..=self.nodes.len() {
-            if self.stranded.contains(&at)
-                || self.nodes[at.index()].stalled(&self.timers[at.index()])
-            {
-                return true;
-            }
-            match self.nodes[at.index()].next_hop() {
-                Some(next) if next != at && self.live(next) => at = next,
-                _ => return false,
-            }
-        }
-        false
     }
 
     /// Whether a live node waits or is in the critical section.

@@ -23,7 +23,11 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
         let was_busy = self.before_handling(node);
         let outcome = self.handle(node, event, handling);
         self.after_handling(node, was_busy);
-        outcome.map_err(|m| self.failure(m))
+        outcome.map_err(|m| self.failure(m))?;
+        while let Some((node, fence, newest)) = self.refusals.pop() {
+            self.deliver(node, Event::Refused { fence, newest })?;
+        }
+        Ok(())
     }
 
     /// Keep `event` among the last [`crate::token::Config::trace_len`] for a failure report.
@@ -114,6 +118,10 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
                 self.regenerated(fence.lane);
                 Ok(())
             }
+            Action::Report(Report::TokenRenumbered { .. }) => {
+                self.metrics.recovery.renumbered += 1;
+                Ok(())
+            }
             Action::Report(Report::TokenDestroyed { .. }) => {
                 self.metrics.recovery.destroyed += 1;
                 Ok(())
@@ -187,8 +195,11 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
                 let newest = &mut self.newest_generation[lane];
                 *newest = (*newest).max(fence.generation());
             }
-            Err(_) if fence.generation() < self.newest_generation[lane] => {
+            Err(highest) if fence.generation() < self.newest_generation[lane] => {
                 self.metrics.recovery.refused_stale += 1;
+                // Told back, as a real resource's refusal would be (F10).
+                let newest = Fence::new(fence.lane, highest);
+                self.refusals.push((node, fence, newest));
             }
             Err(highest) => {
                 return Err(format!(

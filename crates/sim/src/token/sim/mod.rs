@@ -20,7 +20,7 @@ use crate::link::LinkModel;
 use crate::trace::Recorder;
 use crate::{EventQueue, Failure, Graph, Metrics, Time};
 use manet_mutex::fence::Fences;
-use manet_mutex::{Action, CsRequest, Event, NodeId, Status, TimerId};
+use manet_mutex::{Action, CsRequest, Event, Fence, NodeId, Status, TimerId};
 
 #[derive(Debug, Clone, Copy)]
 enum SimEvent {
@@ -126,6 +126,9 @@ struct Sim<P: TokenAlgorithm, L> {
     /// Per token id, the newest generation the protected resource admitted: a refusal is
     /// the fence rule at work only for an older generation than that.
     newest_generation: Vec<u32>,
+    /// Entries the resource refused, not yet told to their node: `(node, fence, newest
+    /// admitted)`, told (`Event::Refused`) when the event that entered is handled.
+    refusals: Vec<(NodeId, Fence, Fence)>,
     /// Crashes and partitions, and the checks of recovery, in fault mode (`faults`).
     faults: Option<Box<faults::FaultState>>,
     /// The run so far, with [`Config::record`].
@@ -211,6 +214,7 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
             until_full_check: 0,
             fences: Fences::new(),
             newest_generation: Vec::new(),
+            refusals: Vec::new(),
             faults: faults.map(Box::new),
             recorder: None,
             prefetching: n >= config.prefetch_from,

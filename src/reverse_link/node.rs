@@ -183,7 +183,15 @@ impl Node {
             Some(Take::Queue) => {
                 self.queue.enqueue(j);
             }
-            Some(Take::Redirect { valid }) => self.links.redirect(j, valid, &mut self.outbox),
+            Some(Take::Redirect { valid }) => {
+                self.links.redirect(j, valid, &mut self.outbox);
+                if !valid {
+                    // It may have been a Probe of `j` whose kind changed (among them the one
+                    // `ask_for_a_lost_request` sends): if `j` is our `next`, ask again, as a
+                    // Probe from it makes us do (V12 (KRL)).
+                    self.ask_again(j);
+                }
+            }
         }
         if self.holds_token() {
             self.serve();
@@ -287,6 +295,12 @@ impl Node {
         if !self.hear_height(j, h, said) {
             if !h.possible_from(j) {
                 self.ask_for_a_lost_request(j);
+                if said != Said::Probe {
+                    // It may have been a Probe of `j` whose kind changed (among them the one
+                    // `ask_for_a_lost_request` sends): do what one from our `next` does, as
+                    // `hear_height` did for a Probe (V12 (KRL)).
+                    self.ask_again(j);
+                }
             }
             return;
         }

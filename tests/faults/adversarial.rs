@@ -327,3 +327,138 @@ fn regression_v12_krl_phantom_request_after_corrupted_kinds_is_served() {
     };
     reverse_link_network::run(&input);
 }
+
+/// V12 (KRL) again, found by the same property test with the first half of the fix (the
+/// PROBE to the sender of a message that fails its check word): node 3's REQUEST is changed
+/// into a PROBE, node 0 answers and asks node 3 with a PROBE, and that PROBE is changed into
+/// a REQUEST, which node 3 redirects. It may have been a PROBE from node 3's `next`, so node 3
+/// asks again (the second half: a message that fails its check word is also answered as a
+/// PROBE would be).
+#[test]
+fn regression_v12_krl_a_repair_probe_changed_into_a_request_is_asked_for_again() {
+    use manet_mutex_testkit::corrupt::{How::*, Value::*};
+    use manet_mutex_testkit::fuzz::reverse_link_network::Input;
+    use manet_mutex_testkit::fuzz::{Recovering, Topology};
+    use manet_mutex_testkit::schedule::CorruptStep;
+    use manet_mutex_testkit::{TimedFault, TokenFault::*, TokenOp::*};
+    let input = Input {
+        topology: Topology {
+            nodes: 113,
+            parents: [0, 89, 0, 172, 0],
+            chords: 54086,
+        },
+        tokens: 56,
+        forwarding: false,
+        ops: vec![
+            Release(0),
+            Release(0),
+            Deliver(0),
+            Deliver(0),
+            Request(214, ()),
+            Deliver(92),
+            Deliver(0),
+            Request(24, ()),
+            Deliver(0),
+            Request(14, ()),
+            Request(24, ()),
+            LinkUp(0),
+            Release(0),
+            Deliver(197),
+            Deliver(87),
+            Release(0),
+            Request(114, ()),
+            Deliver(84),
+            Deliver(11),
+            LinkUp(0),
+            LinkUp(0),
+            Deliver(15),
+            Deliver(63),
+            Deliver(0),
+            Request(24, ()),
+            Release(0),
+            Release(0),
+            Release(0),
+            Request(2, ()),
+            Request(4, ()),
+            Request(0, ()),
+            Request(24, ()),
+            Request(0, ()),
+            Request(44, ()),
+        ],
+        faults: vec![
+            TimedFault {
+                before: 219,
+                fault: Corrupt(CorruptStep {
+                    msg: 83,
+                    field: 72,
+                    value: Zero,
+                    how: Kind,
+                }),
+            },
+            TimedFault {
+                before: 254,
+                fault: Corrupt(CorruptStep {
+                    msg: 80,
+                    field: 0,
+                    value: One,
+                    how: Field,
+                }),
+            },
+            TimedFault {
+                before: 84,
+                fault: Corrupt(CorruptStep {
+                    msg: 1,
+                    field: 0,
+                    value: One,
+                    how: Field,
+                }),
+            },
+            TimedFault {
+                before: 105,
+                fault: FormAt(0, false),
+            },
+            TimedFault {
+                before: 105,
+                fault: FailAt(88, true),
+            },
+            TimedFault {
+                before: 123,
+                fault: Corrupt(CorruptStep {
+                    msg: 109,
+                    field: 1,
+                    value: Zero,
+                    how: Kind,
+                }),
+            },
+            TimedFault {
+                before: 92,
+                fault: Corrupt(CorruptStep {
+                    msg: 22,
+                    field: 0,
+                    value: Zero,
+                    how: Kind,
+                }),
+            },
+            TimedFault {
+                before: 219,
+                fault: Notice(139),
+            },
+            TimedFault {
+                before: 175,
+                fault: FormAt(0, false),
+            },
+            TimedFault {
+                before: 50,
+                fault: Corrupt(CorruptStep {
+                    msg: 28,
+                    field: 0,
+                    value: Zero,
+                    how: Field,
+                }),
+            },
+        ],
+        selectors: Vec::new(),
+        recovering: Recovering::Off,
+    };
+    reverse_link_network::run(&input);
+}

@@ -468,13 +468,15 @@ fn extreme_heights_are_refused_and_never_adopted() {
     run(&mut n, Event::Request(CsRequest::ONE));
     // 1 claims to be at the very top: impossible, so the view of it stays as it was.
     let before = n.clone();
-    // It may have been a REQUEST whose kind changed: node 1 is asked (V12).
+    // It may have been a REQUEST whose kind changed: node 1 is asked; or a Probe from node
+    // 5's `next` whose kind changed: node 5 asks again (V12).
     let actions = run(&mut n, recv(1, Message::LinkInfo(h(i64::MAX, 0, 1).into())));
     assert_eq!(
         actions,
         vec![
             anomaly(1, Anomaly::OutOfRange),
-            send(1, Message::Probe(h(1, 0, 5).into()))
+            send(1, Message::Probe(h(1, 0, 5).into())),
+            send(1, Message::Request(h(1, 0, 5).into()))
         ]
     );
     assert_eq!(n, before);

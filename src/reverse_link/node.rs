@@ -183,7 +183,15 @@ impl Node {
             Some(Take::Queue) => {
                 self.queue.enqueue(j);
             }
-            Some(Take::Redirect { valid }) => self.links.redirect(j, valid, &mut self.outbox),
+            Some(Take::Redirect { valid }) => {
+                self.links.redirect(j, valid, &mut self.outbox);
+                if !valid {
+                    // It may have been a Probe of `j` whose kind changed (among them the one
+                    // `ask_for_a_lost_request` sends): if `j` is our `next`, ask again, as a
+                    // Probe from it makes us do (V12 (KRL)).
+                    self.ask_again(j);
+                }
+            }
         }
         if self.holds_token() {
             self.serve();
@@ -289,6 +297,15 @@ impl Node {
     /// A LinkInfo, Probe or TokenAck from `j`.
     fn on_height_msg(&mut self, j: NodeId, h: Height, said: Said) {
         if !self.hear_height(j, h, said) {
+            if !h.possible_from(j) {
+                self.ask_for_a_lost_request(j);
+                if said != Said::Probe {
+                    // It may have been a Probe of `j` whose kind changed (among them the one
+                    // `ask_for_a_lost_request` sends): do what one from our `next` does, as
+                    // `hear_height` did for a Probe (V12 (KRL)).
+                    self.ask_again(j);
+                }
+            }
             return;
         }
         if self.links.neighbors.is_lower(j, self.links.height) {
@@ -304,6 +321,28 @@ impl Node {
         }
         if !self.holds_token() {
             self.reroute();
+        }
+    }
+
+    /// A LinkInfo, Probe or TokenAck of `j` failed its check word (or carried an impossible
+    /// height). It may have been `j`'s REQUEST with its kind changed: a REQUEST shares its
+    /// layout with a LinkInfo and a Probe, and the kind tag (W2) makes the word fail, so
+    /// nothing here shows the request. `j` would then wait on us while our queue does not
+    /// hold it, until a keepalive made it ask again (`docs/ALGORITHMS.md`, V12 (KRL)). So ask
+    /// `j` with a Probe: a Probe from its `next` makes a waiting node send its REQUEST again
+    /// (T1), and the answer corrects our view of `j` if the message was a height. Only for a
+    /// member of `N` (a REQUEST from a forming peer is refused anyway, T1), and not while a
+    /// token to `j` is unacknowledged: `doubt` has sent `j` a Probe then (R13). Without a
+    /// fault no message fails its check, so this sends nothing.
+    fn ask_for_a_lost_request(&mut self, j: NodeId) {
+        if self
+            .links
+            .neighbors
+            .get(j)
+            .is_some_and(|n| n.in_n && n.unacked == 0)
+        {
+            self.outbox
+                .send(j, Message::Probe(self.links.height.into()));
         }
     }
 

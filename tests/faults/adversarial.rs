@@ -111,3 +111,354 @@ fn the_adversarial_schedules_change_kinds_and_flip_frame_bits() {
         }
     }
 }
+
+/// V12 in `docs/ALGORITHMS.md`: the shrunk input of a failure of
+/// `reverse_link_survives_corruption_and_one_sided_link_events` (KRL, `k = 3`, four nodes, no
+/// recovery), replayed as it was found.
+#[test]
+fn regression_v12_krl_phantom_request_after_corrupted_kinds_is_served() {
+    use manet_mutex_testkit::corrupt::{How::*, Value::*};
+    use manet_mutex_testkit::fuzz::reverse_link_network::Input;
+    use manet_mutex_testkit::fuzz::{Recovering, Topology};
+    use manet_mutex_testkit::schedule::CorruptStep;
+    use manet_mutex_testkit::{TimedFault, TokenFault::*, TokenOp::*};
+    let input = Input {
+        topology: Topology {
+            nodes: 127,
+            parents: [0, 85, 47, 0, 0],
+            chords: 5730,
+        },
+        tokens: 2,
+        forwarding: false,
+        ops: vec![
+            Request(124, ()),
+            Request(200, ()),
+            Request(192, ()),
+            Release(0),
+            Release(0),
+            Release(0),
+            Request(88, ()),
+            Request(8, ()),
+            Request(20, ()),
+            Release(0),
+            Deliver(0),
+            LinkDown(128),
+            Deliver(0),
+            LinkUp(0),
+            LinkDown(32),
+            Request(71, ()),
+            LinkDown(19),
+            Deliver(8),
+            LinkUp(0),
+            Deliver(188),
+            Deliver(183),
+            Request(0, ()),
+            Deliver(30),
+            Request(62, ()),
+            Request(2, ()),
+            Deliver(40),
+            Request(38, ()),
+            Release(0),
+            Deliver(194),
+            Deliver(5),
+            Request(10, ()),
+            Deliver(165),
+            Deliver(25),
+            Release(0),
+            LinkUp(0),
+            Deliver(58),
+            LinkDown(61),
+            Deliver(107),
+            Request(186, ()),
+            Deliver(8),
+            LinkUp(29),
+            Deliver(80),
+            Deliver(33),
+            Deliver(169),
+            Request(70, ()),
+            Deliver(53),
+            Request(30, ()),
+            Request(86, ()),
+            Release(0),
+            Deliver(16),
+            Deliver(61),
+            Deliver(0),
+            Deliver(114),
+            Request(38, ()),
+            Deliver(72),
+            LinkDown(161),
+            Deliver(0),
+            LinkUp(11),
+            Request(10, ()),
+            Deliver(0),
+            Request(86, ()),
+            Deliver(0),
+            Deliver(0),
+            LinkDown(40),
+            Deliver(0),
+            Release(55),
+            Deliver(0),
+            Request(70, ()),
+            LinkUp(0),
+            Deliver(0),
+            Request(0, ()),
+            Request(0, ()),
+            Release(0),
+            Request(86, ()),
+            Deliver(0),
+            Release(2),
+            Request(103, ()),
+            Request(151, ()),
+        ],
+        faults: vec![
+            TimedFault {
+                before: 194,
+                fault: Corrupt(CorruptStep {
+                    msg: 132,
+                    field: 0,
+                    value: Zero,
+                    how: Kind,
+                }),
+            },
+            TimedFault {
+                before: 178,
+                fault: Corrupt(CorruptStep {
+                    msg: 26,
+                    field: 30,
+                    value: Zero,
+                    how: Kind,
+                }),
+            },
+            TimedFault {
+                before: 79,
+                fault: FailAt(129, true),
+            },
+            TimedFault {
+                before: 19,
+                fault: Corrupt(CorruptStep {
+                    msg: 78,
+                    field: 47,
+                    value: Zero,
+                    how: Kind,
+                }),
+            },
+            TimedFault {
+                before: 211,
+                fault: Corrupt(CorruptStep {
+                    msg: 0,
+                    field: 44,
+                    value: Zero,
+                    how: Kind,
+                }),
+            },
+            TimedFault {
+                before: 0,
+                fault: Corrupt(CorruptStep {
+                    msg: 0,
+                    field: 0,
+                    value: Zero,
+                    how: Field,
+                }),
+            },
+            TimedFault {
+                before: 188,
+                fault: Corrupt(CorruptStep {
+                    msg: 60,
+                    field: 0,
+                    value: One,
+                    how: Field,
+                }),
+            },
+            TimedFault {
+                before: 20,
+                fault: Corrupt(CorruptStep {
+                    msg: 87,
+                    field: 0,
+                    value: Zero,
+                    how: Kind,
+                }),
+            },
+            TimedFault {
+                before: 0,
+                fault: Corrupt(CorruptStep {
+                    msg: 0,
+                    field: 0,
+                    value: Zero,
+                    how: Field,
+                }),
+            },
+            TimedFault {
+                before: 21,
+                fault: Notice(20),
+            },
+            TimedFault {
+                before: 255,
+                fault: FormAt(20, false),
+            },
+            TimedFault {
+                before: 76,
+                fault: Corrupt(CorruptStep {
+                    msg: 161,
+                    field: 0,
+                    value: Zero,
+                    how: Kind,
+                }),
+            },
+            TimedFault {
+                before: 26,
+                fault: Corrupt(CorruptStep {
+                    msg: 26,
+                    field: 0,
+                    value: Zero,
+                    how: Field,
+                }),
+            },
+            TimedFault {
+                before: 0,
+                fault: FormAt(0, false),
+            },
+            TimedFault {
+                before: 79,
+                fault: FormAt(0, false),
+            },
+        ],
+        selectors: Vec::new(),
+        recovering: Recovering::Off,
+    };
+    reverse_link_network::run(&input);
+}
+
+/// V12 (KRL) again, found by the same property test with the first half of the fix (the
+/// PROBE to the sender of a message that fails its check word): node 3's REQUEST is changed
+/// into a PROBE, node 0 answers and asks node 3 with a PROBE, and that PROBE is changed into
+/// a REQUEST, which node 3 redirects. It may have been a PROBE from node 3's `next`, so node 3
+/// asks again (the second half: a message that fails its check word is also answered as a
+/// PROBE would be).
+#[test]
+fn regression_v12_krl_a_repair_probe_changed_into_a_request_is_asked_for_again() {
+    use manet_mutex_testkit::corrupt::{How::*, Value::*};
+    use manet_mutex_testkit::fuzz::reverse_link_network::Input;
+    use manet_mutex_testkit::fuzz::{Recovering, Topology};
+    use manet_mutex_testkit::schedule::CorruptStep;
+    use manet_mutex_testkit::{TimedFault, TokenFault::*, TokenOp::*};
+    let input = Input {
+        topology: Topology {
+            nodes: 113,
+            parents: [0, 89, 0, 172, 0],
+            chords: 54086,
+        },
+        tokens: 56,
+        forwarding: false,
+        ops: vec![
+            Release(0),
+            Release(0),
+            Deliver(0),
+            Deliver(0),
+            Request(214, ()),
+            Deliver(92),
+            Deliver(0),
+            Request(24, ()),
+            Deliver(0),
+            Request(14, ()),
+            Request(24, ()),
+            LinkUp(0),
+            Release(0),
+            Deliver(197),
+            Deliver(87),
+            Release(0),
+            Request(114, ()),
+            Deliver(84),
+            Deliver(11),
+            LinkUp(0),
+            LinkUp(0),
+            Deliver(15),
+            Deliver(63),
+            Deliver(0),
+            Request(24, ()),
+            Release(0),
+            Release(0),
+            Release(0),
+            Request(2, ()),
+            Request(4, ()),
+            Request(0, ()),
+            Request(24, ()),
+            Request(0, ()),
+            Request(44, ()),
+        ],
+        faults: vec![
+            TimedFault {
+                before: 219,
+                fault: Corrupt(CorruptStep {
+                    msg: 83,
+                    field: 72,
+                    value: Zero,
+                    how: Kind,
+                }),
+            },
+            TimedFault {
+                before: 254,
+                fault: Corrupt(CorruptStep {
+                    msg: 80,
+                    field: 0,
+                    value: One,
+                    how: Field,
+                }),
+            },
+            TimedFault {
+                before: 84,
+                fault: Corrupt(CorruptStep {
+                    msg: 1,
+                    field: 0,
+                    value: One,
+                    how: Field,
+                }),
+            },
+            TimedFault {
+                before: 105,
+                fault: FormAt(0, false),
+            },
+            TimedFault {
+                before: 105,
+                fault: FailAt(88, true),
+            },
+            TimedFault {
+                before: 123,
+                fault: Corrupt(CorruptStep {
+                    msg: 109,
+                    field: 1,
+                    value: Zero,
+                    how: Kind,
+                }),
+            },
+            TimedFault {
+                before: 92,
+                fault: Corrupt(CorruptStep {
+                    msg: 22,
+                    field: 0,
+                    value: Zero,
+                    how: Kind,
+                }),
+            },
+            TimedFault {
+                before: 219,
+                fault: Notice(139),
+            },
+            TimedFault {
+                before: 175,
+                fault: FormAt(0, false),
+            },
+            TimedFault {
+                before: 50,
+                fault: Corrupt(CorruptStep {
+                    msg: 28,
+                    field: 0,
+                    value: Zero,
+                    how: Field,
+                }),
+            },
+        ],
+        selectors: Vec::new(),
+        recovering: Recovering::Off,
+    };
+    reverse_link_network::run(&input);
+}

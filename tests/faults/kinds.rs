@@ -435,3 +435,104 @@ fn finding_k1_prioritized_an_ack_question_changed_into_a_link_is_answered() {
     let net = ack_question_changed::<prioritized::Node>(settings, 0);
     net.drain(64).unwrap();
 }
+
+/// Finding V12 (KRL; `docs/ALGORITHMS.md`, V12). Two nodes, `k = 1`, the token idle at node 0:
+/// node 1 asks, and its REQUEST's kind is changed into its `kind`-th other kind (a LINKINFO or
+/// a PROBE: the layouts are the same). Its check word fails at node 0, which cannot tell it
+/// was a request; node 1 waits on node 0 while node 0 queues nothing. Returns the network
+/// after every delivery, with no keepalive.
+fn request_changed(kind: usize) -> manet_mutex_testkit::TokenNet<reverse_link::Node> {
+    let (n0, n1) = (NodeId(0), NodeId(1));
+    let settings = reverse_link::Settings::new(1);
+    let mut net = manet_mutex_testkit::TokenNet::<reverse_link::Node>::with_edges(
+        2,
+        &[(n0, n1)],
+        &[n0],
+        settings,
+    )
+    .unwrap();
+    net.request(n1, manet_mutex::CsRequest::ONE);
+    assert!(matches!(
+        net.pending(n1, n0)[..],
+        [reverse_link::Message::Request(_)]
+    ));
+    assert_eq!(
+        net.corrupt_as(n1, n0, 0, Corruption::Kind(kind)),
+        Outcome::Changed
+    );
+    net.note(|| "the REQUEST's kind changed".into());
+    while net.deliver_oldest().is_some() {}
+    net
+}
+
+/// Finding V12: a REQUEST changed into a LINKINFO or a PROBE was lost, and its sender waited
+/// until a keepalive (`LinkUp` of a link that is up) made it ask again. Now a height message
+/// that fails its check word from a member of `N` is answered with a PROBE, which makes a
+/// waiting node whose `next` sent it ask again (T1): node 1 enters with no keepalive.
+#[test]
+fn finding_v12_krl_a_request_changed_into_a_height_message_is_asked_for_again() {
+    for kind in [0, 1] {
+        let net = request_changed(kind);
+        assert_eq!(
+            net.status(NodeId(1)),
+            manet_mutex::Status::Critical,
+            "kind change {kind}: node 1 is served without a keepalive\n{}",
+            net.trace_text()
+        );
+        net.drain(64).unwrap();
+    }
+}
+
+/// Finding V12 as the adversarial property test found it (shrunk by hand): a line 0 – 1 – 2,
+/// `k = 1`, the token idle at node 0. Node 2's LINKINFO (a keepalive's) is changed into a
+/// REQUEST: its check word fails, and node 1 queues it on the view it had (a REQUEST whose
+/// height alone is impossible is kept, threat model rule 1), so node 1 queues node 2, which
+/// never asked, and forwards a REQUEST to node 0. That REQUEST's kind is changed into a
+/// LINKINFO or a PROBE, and node 0 drops it. Nobody waits, so no drain starves and no
+/// keepalive comes: at quiescence node 1 still queued node 2 (`settled-idle`). Now node 0's
+/// PROBE makes node 1 ask again, the token goes to node 2 (which keeps it) and the queues
+/// empty.
+#[test]
+fn finding_v12_krl_a_queued_request_is_asked_for_again_when_the_forwarded_one_changes_kind() {
+    let (n0, n1, n2) = (NodeId(0), NodeId(1), NodeId(2));
+    for kind in [0, 1] {
+        let settings = reverse_link::Settings::new(1);
+        let mut net = manet_mutex_testkit::TokenNet::<reverse_link::Node>::with_edges(
+            3,
+            &[(n0, n1), (n1, n2)],
+            &[n0],
+            settings,
+        )
+        .unwrap();
+        net.apply_valid(n2, manet_mutex::Event::LinkUp(n1));
+        assert!(matches!(
+            net.pending(n2, n1)[..],
+            [reverse_link::Message::LinkInfo(_)]
+        ));
+        assert_eq!(
+            net.corrupt_as(n2, n1, 0, Corruption::Kind(0)),
+            Outcome::Changed
+        );
+        assert!(matches!(
+            net.pending(n2, n1)[..],
+            [reverse_link::Message::Request(_)]
+        ));
+        assert!(net.deliver(n2, n1));
+        assert_eq!(
+            net.node(n1).queue().collect::<Vec<_>>(),
+            [n2],
+            "the phantom entry"
+        );
+        assert!(matches!(
+            net.pending(n1, n0)[..],
+            [reverse_link::Message::Request(_)]
+        ));
+        assert_eq!(
+            net.corrupt_as(n1, n0, 0, Corruption::Kind(kind)),
+            Outcome::Changed
+        );
+        net.note(|| "the forwarded REQUEST's kind changed".into());
+        net.drain(64)
+            .unwrap_or_else(|v| panic!("kind change {kind}: {v}"));
+    }
+}

@@ -299,6 +299,9 @@ fn height_triples_naming_another_node_or_out_of_range_are_not_recorded() {
                 // A Probe is a question, answered whatever its height.
                 expected.push(send(2, Message::LinkInfo(h(1, 0, 5).into())));
             }
+            // It may have been a REQUEST whose kind changed: node 2 is asked, and asks again
+            // if we are its way to a token (V12).
+            expected.push(send(2, Message::Probe(h(1, 0, 5).into())));
             ignores(&mut n, recv(2, msg), expected);
         }
         // A REQUEST is kept, on the view we had of its sender (dropping it would lose it).
@@ -465,18 +468,28 @@ fn extreme_heights_are_refused_and_never_adopted() {
     run(&mut n, Event::Request(CsRequest::ONE));
     // 1 claims to be at the very top: impossible, so the view of it stays as it was.
     let before = n.clone();
+    // It may have been a REQUEST whose kind changed: node 1 is asked; or a Probe from node
+    // 5's `next` whose kind changed: node 5 asks again (V12).
     let actions = run(&mut n, recv(1, Message::LinkInfo(h(i64::MAX, 0, 1).into())));
-    assert_eq!(actions, vec![anomaly(1, Anomaly::OutOfRange)]);
+    assert_eq!(
+        actions,
+        vec![
+            anomaly(1, Anomaly::OutOfRange),
+            send(1, Message::Probe(h(1, 0, 5).into())),
+            send(1, Message::Request(h(1, 0, 5).into()))
+        ]
+    );
     assert_eq!(n, before);
     // A Probe with an impossible height from node 5's `next` is still answered, and may have
-    // been its refusal of node 5's REQUEST: node 5 asks again (T2).
+    // been its refusal of node 5's REQUEST: node 5 asks again (T2), and asks node 1 (V12).
     let actions = run(&mut n, recv(1, Message::Probe(h(i64::MAX, 0, 1).into())));
     assert_eq!(
         actions,
         vec![
             anomaly(1, Anomaly::OutOfRange),
             send(1, Message::LinkInfo(h(1, 0, 5).into())),
-            send(1, Message::Request(h(1, 0, 5).into()))
+            send(1, Message::Request(h(1, 0, 5).into())),
+            send(1, Message::Probe(h(1, 0, 5).into()))
         ]
     );
     assert_eq!(n, before);

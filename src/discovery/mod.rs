@@ -4,7 +4,7 @@
 //! One [`Discovery`] per node. It says hello at most every
 //! [`hello_interval`](Settings::hello_interval), listing the peers it hears; it hears a peer
 //! once [`up_after`](Settings::up_after) consecutive hellos of it arrive, and stops hearing
-//! it after [`missed_hellos`](Settings::missed_hellos) intervals of silence. The link to a
+//! it after more than [`missed_hellos`](Settings::missed_hellos) intervals of silence. The link to a
 //! peer is *up* when this node hears the peer **and** the peer's last hello lists this node:
 //! both directions work (OLSR's symmetric link, RFC 3626 section 7; the hysteresis is NHDP's
 //! idea, RFC 6130, in its simplest form: counts of consecutive hellos and of intervals).
@@ -43,14 +43,15 @@
 //! [`Discovery::is_up`], which is what the events have told.
 //!
 //! 1. **A link is up only where both directions worked recently.** X's link to Y is up only
-//!    if X heard `H` consecutive hellos of Y, the last less than `M·I` ago, and that last
+//!    if X heard `H` consecutive hellos of Y, the last at most `M·I` ago, and that last
 //!    one lists X: Y heard `H` consecutive hellos of X when it sent it. A one-way link (X
 //!    hears Y, Y never hears X) is never up at either end.
 //! 2. **No end stays up long after the other stopped hearing it.** If X does not hear Y
-//!    throughout `[s, t]`, then Y's link to X is down throughout `[s + M·I + D, t]`: every
-//!    hello of X that lists Y was sent before `s` and arrived by `s + D`, and Y's link is up
-//!    only while its last accepted hello of X lists Y and is less than `M·I` old. X's own
-//!    link to Y is down throughout `[s, t]`. With `D = 0` and the defaults the bound is 400.
+//!    throughout `[s, t]`, then Y's link to X is down at every time in `[s, t]` later than
+//!    `s + M·I + D`: every hello of X that lists Y was sent before `s` and arrived by
+//!    `s + D`, and Y's link is up only while its last accepted hello of X lists Y and is at
+//!    most `M·I` old. X's own link to Y is down throughout `[s, t]`. With `D = 0` and the
+//!    defaults the bound is 400.
 //! 3. **Both ends agree within a bound once the channel is stable.** If from `t0` on every
 //!    hello between X and Y is delivered, in the order sent, within `D < (M − 1)·I`, and
 //!    neither table is full of other peers, both ends report the link up by
@@ -58,17 +59,19 @@
 //!    the other after `H` hellos (by `t0 + H·I + D`), and its next hello, within `I`, lists
 //!    it; the gaps between accepted hellos stay below `I + D < M·I`.
 //!    If instead the channel is cut from `t0` on (nothing sent from `t0` is delivered, either
-//!    way), both ends stop hearing each other by `t0 + D + M·I` and so report the link down
-//!    by then; if only one direction is cut, the end that stops hearing does so by
-//!    `t0 + D + M·I`, and the other follows within `M·I + D` of that by 2 (in practice
-//!    within `I + D`, at the first hello that no longer lists it). So after any stable
-//!    period of `2(M·I + D) + I` both ends agree.
+//!    way), both ends stop hearing each other, and so report the link down, after
+//!    `t0 + D + M·I` (at the next time unit); if only one direction is cut, the end that
+//!    stops hearing does so then, and the other follows within `M·I + D` of that by 2 (in
+//!    practice within `I + D`, at the first hello that no longer lists it). So after any
+//!    stable period of `2(M·I + D) + I` both ends agree.
 //!
 //! What is not guaranteed: that the two ends change state at the same instant (each decides
 //! alone; they may disagree for up to the bounds above), and anything about a link whose
-//! channel keeps changing faster than the bounds. Losses below the hysteresis (fewer than `M`
-//! consecutive hellos lost) keep an up link up; a link comes up only after `H` hellos in a
-//! row. Forged hellos (any sender id, any list) are out of reach without authentication: a
+//! channel keeps changing faster than the bounds. Losses below the hysteresis keep an up
+//! link up: on a channel whose delay does not vary, `M − 1` consecutive lost hellos never
+//! lose a peer (the next one arrives at most `M·I` after the last), `M` do when hellos are
+//! exactly `I` apart (jitter 0), and with jitter `J` any `⌊M·I / (I − J)⌋` do (5 with the
+//! defaults). A link comes up only after `H` hellos in a row. Forged hellos (any sender id, any list) are out of reach without authentication: a
 //! forger can make a link look up or down at its receivers. The tests that pin 1 to 3:
 //! `docs/ALGORITHMS.md`, "N1".
 //!
@@ -472,14 +475,14 @@ impl Discovery {
         }
     }
 
-    /// Time has come to `now`: peers silent for the hold time are lost, and the hello due is
+    /// Time has come to `now`: peers silent for longer than the hold time are lost, and the hello due is
     /// made ready for [`Discovery::poll_transmit`] (its list is made then).
     pub fn handle_timeout(&mut self, now: u64) {
         self.advance(now);
         let now = self.now;
         let hold = self.settings.hold_time();
         for e in &mut self.table {
-            if !e.gone && now >= e.heard_at.saturating_add(hold) {
+            if !e.gone && now > e.heard_at.saturating_add(hold) {
                 e.gone = true;
                 e.heard = false;
                 e.listed = false;
@@ -496,15 +499,16 @@ impl Discovery {
         }
     }
 
-    /// When to call [`Discovery::handle_timeout`] next: the next hello, or the moment a peer's
-    /// hold time runs out, whichever is first (a time in the past means now). There is always
-    /// one: hellos never stop.
+    /// When to call [`Discovery::handle_timeout`] next: the next hello, or the first moment a
+    /// peer has been silent for longer than the hold time (one time unit after it ran out),
+    /// whichever is first (a time in the past means now). There is always one: hellos never
+    /// stop.
     pub fn poll_timeout(&self) -> u64 {
         let hold = self.settings.hold_time();
         self.table
             .iter()
             .filter(|e| !e.gone)
-            .map(|e| e.heard_at.saturating_add(hold))
+            .map(|e| e.heard_at.saturating_add(hold).saturating_add(1))
             .fold(self.next_hello, u64::min)
     }
 

@@ -39,9 +39,10 @@ pub struct Settings {
     /// lost hello starts the count over. At least 1. Default 2 (one lost hello in two keeps a
     /// poor link from coming up).
     pub up_after: u32,
-    /// A peer whose last accepted hello is `missed_hellos * hello_interval` old (the
+    /// A peer whose last accepted hello is older than `missed_hellos * hello_interval` (the
     /// [hold time](Settings::hold_time)) is no longer heard, and dropped from the table: the
-    /// downward hysteresis. It takes `missed_hellos` consecutive lost hellos to lose a peer.
+    /// downward hysteresis. It takes at least `missed_hellos` consecutive lost hellos to lose
+    /// a peer (more with jitter: the [module docs](super#what-is-guaranteed) give the count).
     /// At least 2, so that a hello delayed up to `hello_interval` does not lose a live
     /// peer. Default 4 (400 with the default interval: the link session's default liveness
     /// timeout).
@@ -110,7 +111,7 @@ impl Settings {
         Settings { seed, ..self }
     }
 
-    /// The hold time: `missed_hellos * hello_interval` (saturating). A peer silent this long
+    /// The hold time: `missed_hellos * hello_interval` (saturating). A peer silent for longer
     /// is no longer heard.
     pub const fn hold_time(&self) -> u64 {
         self.hello_interval

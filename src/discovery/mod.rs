@@ -19,12 +19,12 @@
 //! | in | out |
 //! | --- | --- |
 //! | [`Discovery::handle_hello`]: a peer's [`Hello`] | [`Discovery::poll_transmit`]: this node's [`Hello`], to broadcast |
-//! | [`Discovery::handle_datagram`] (feature `codec`): a hello's bytes | [`Discovery::poll_event`]: [`DiscoveryEvent::NeighbourUp`], [`DiscoveryEvent::NeighbourDown`] |
+//! | `Discovery::handle_datagram` (feature `codec`): a hello's bytes | [`Discovery::poll_event`]: [`DiscoveryEvent::NeighbourUp`], [`DiscoveryEvent::NeighbourDown`] |
 //! | [`Discovery::handle_timeout`]: the time [`Discovery::poll_timeout`] asked for | |
 //!
 //! After every input, drain the events and the transmit. A hello is broadcast best effort (to
 //! whoever is in range; it may be lost, duplicated, delayed, reordered); with the `codec`
-//! feature [`Hello::encode_into`] and [`Hello::decode`] give it a compact versioned frame
+//! feature `Hello::encode_into` and `Hello::decode` give it a compact versioned frame
 //! closed by the codec's CRC-32C.
 //!
 //! Events report *state*: [`Discovery::poll_event`] hands out, in id order, each peer whose
@@ -491,7 +491,7 @@ impl Discovery {
         }
         // A lost peer the embedder was never told of is forgotten at once; the others once
         // their `NeighbourDown` is handed out.
-        self.table.retain(|e| !(e.gone && !e.told));
+        self.table.retain(|e| !e.gone || e.told);
         if now >= self.next_hello {
             self.due = true;
             let wait = self.settings.hello_interval - self.jitter.draw(self.settings.jitter);

@@ -23,10 +23,10 @@ use super::hello::MAX_HEARD;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct Settings {
-    /// The longest time between two hellos of a node, in the embedder's time unit, at least
-    /// 1. Default 100 (ms: ten hellos a second, a quarter of the link session's default
-    /// liveness timeout, so that with the default hold time a silent neighbour is reported
-    /// down when the session would declare its link failed, 400 ms).
+    /// The longest time between two hellos of a node, in the embedder's time unit, at
+    /// least 1. Default 100 (ms: ten hellos a second, a quarter of the link session's
+    /// default liveness timeout, so that with the default hold time a silent neighbour is
+    /// reported down when the session would declare its link failed, 400 ms).
     pub hello_interval: u64,
     /// Each wait between two hellos is `hello_interval` minus a pseudo-random amount in
     /// `0..=jitter` (as RFC 5148 advises: subtracted, so a node never waits longer than
@@ -171,7 +171,7 @@ pub struct Stats {
     pub restarts: u64,
     /// Hellos naming this node as their sender (a loop, or a forgery): ignored.
     pub own: u64,
-    /// Bytes that are no hello ([`Discovery::handle_datagram`](super::Discovery::handle_datagram),
+    /// Bytes that are no hello (`Discovery::handle_datagram`,
     /// feature `codec`): dropped.
     pub garbage: u64,
     /// Hellos from new peers refused because the table was full of peers heard or reported.

@@ -10,12 +10,15 @@ use manet_mutex::NodeId;
 /// Decides the fate of a hello sent at `now` from one node to another: `Some(delay)` or lost.
 pub type Channel = Box<dyn FnMut(u64, usize, usize) -> Option<u64>>;
 
+/// A hello in flight: (arrival, order sent, destination, frame).
+type InFlight = Reverse<(u64, u64, usize, Vec<u8>)>;
+
 pub struct Net {
     pub nodes: Vec<Discovery>,
     pub settings: Settings,
     pub now: u64,
     /// In flight: (arrival, order, to, frame).
-    wire: BinaryHeap<Reverse<(u64, u64, usize, Vec<u8>)>>,
+    wire: BinaryHeap<InFlight>,
     order: u64,
     pub channel: Channel,
     /// Every event handed out: (time, node, event).

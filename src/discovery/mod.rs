@@ -57,7 +57,10 @@
 //!    neither table is full of other peers, both ends report the link up by
 //!    `t0 + (H + 1)·I + 2D` and keep it up as long as the channel stays so: each end hears
 //!    the other after `H` hellos (by `t0 + H·I + D`), and its next hello, within `I`, lists
-//!    it; the gaps between accepted hellos stay below `I + D < M·I`.
+//!    it; the gaps between accepted hellos stay below `I + D < M·I`. If X or Y restarted
+//!    at `r`, count from `max(t0, r + D + M·I + 1)` instead: the restarted end's first
+//!    hellos may be stale at the other until its old entry expires (see
+//!    [bad input](self#bad-input-and-limits)), which that bounds.
 //!    If instead the channel is cut from `t0` on (nothing sent from `t0` is delivered, either
 //!    way), both ends stop hearing each other, and so report the link down, after
 //!    `t0 + D + M·I` (at the next time unit); if only one direction is cut, the end that
@@ -89,8 +92,9 @@
 //! `LinkDown` with nothing in flight, or, if the peer is gone, the session's liveness rule
 //! and its loss report). [`DiscoveryEvent::apply`] does exactly that. The cores then learn
 //! every neighbour from the session's `LinkUp`, so a token core needs no topology at start:
-//! build its `Config` with no neighbours (for [`reverse_link`](crate::reverse_link), a
-//! `Config::new(id, settings, tokens, height, vec![])`).
+//! build its `Config` with no neighbours (for [`reverse_link`](crate::reverse_link),
+//! `network(n, &[], holders, settings)` gives every node its height and none; the test
+//! `tests/discovery/stack.rs` runs KRL so, over discovery and sessions).
 //!
 //! The session may form a link again after a `NeighbourDown` at this end: it answers any
 //! peer's `Hello`, and the other end still wants the link until its own discovery reports it

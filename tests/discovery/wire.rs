@@ -4,6 +4,7 @@
 use manet_mutex::codec::{frame_check, DecodeError};
 use manet_mutex::discovery::{Discovery, Hello, Settings, MAX_HEARD, MAX_HELLO_FRAME};
 use manet_mutex::NodeId;
+use manet_mutex_testkit::strategy::cases;
 use proptest::prelude::*;
 
 fn hello_strategy() -> impl Strategy<Value = Hello> {
@@ -23,6 +24,8 @@ fn encode(h: &Hello) -> Vec<u8> {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(256)))]
+
     #[test]
     fn hellos_round_trip(h in hello_strategy()) {
         let frame = encode(&h);

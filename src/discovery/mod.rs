@@ -4,8 +4,8 @@
 //! One [`Discovery`] per node. It says hello at most every
 //! [`hello_interval`](Settings::hello_interval), listing the peers it hears; it hears a peer
 //! once [`up_after`](Settings::up_after) consecutive hellos of it arrive, and stops hearing
-//! it after more than [`missed_hellos`](Settings::missed_hellos) intervals of silence. The link to a
-//! peer is *up* when this node hears the peer **and** the peer's last hello lists this node:
+//! it after more than [`missed_hellos`](Settings::missed_hellos) intervals of silence. The
+//! link to a peer is *up* when this node hears the peer **and** the peer's last hello lists this node:
 //! both directions work (OLSR's symmetric link, RFC 3626 section 7; the hysteresis is NHDP's
 //! idea, RFC 6130, in its simplest form: counts of consecutive hellos and of intervals).
 //! Each end decides on its own, at its own time, from what it hears. Like the rest of the
@@ -74,9 +74,9 @@
 //! link up: on a channel whose delay does not vary, `M − 1` consecutive lost hellos never
 //! lose a peer (the next one arrives at most `M·I` after the last), `M` do when hellos are
 //! exactly `I` apart (jitter 0), and with jitter `J` any `⌊M·I / (I − J)⌋` do (5 with the
-//! defaults). A link comes up only after `H` hellos in a row. Forged hellos (any sender id, any list) are out of reach without authentication: a
-//! forger can make a link look up or down at its receivers. The tests that pin 1 to 3:
-//! `docs/ALGORITHMS.md`, "N1".
+//! defaults). A link comes up only after `H` hellos in a row. Forged hellos (any sender id,
+//! any list) are out of reach without authentication: a forger can make a link look up or
+//! down at its receivers. The tests that pin 1 to 3: `docs/ALGORITHMS.md`, "N1".
 //!
 //! # Discovery, the session and the cores
 //!
@@ -479,8 +479,8 @@ impl Discovery {
         }
     }
 
-    /// Time has come to `now`: peers silent for longer than the hold time are lost, and the hello due is
-    /// made ready for [`Discovery::poll_transmit`] (its list is made then).
+    /// Time has come to `now`: peers silent for longer than the hold time are lost, and the
+    /// hello due is made ready for [`Discovery::poll_transmit`] (its list is made then).
     pub fn handle_timeout(&mut self, now: u64) {
         self.advance(now);
         let now = self.now;

@@ -163,7 +163,7 @@ pub struct Stats {
     pub hellos_sent: u64,
     /// Hellos accepted: from a peer, newer than its last one.
     pub hellos_accepted: u64,
-    /// Hellos whose sequence number is not above the peer's last one by less than
+    /// Hellos numbered at or below the peer's last accepted one, by less than
     /// [`RESTART_GAP`](super::RESTART_GAP) (duplicates, reordered, replayed): ignored.
     pub stale: u64,
     /// Hellos whose sequence number fell back by [`RESTART_GAP`](super::RESTART_GAP) or more:

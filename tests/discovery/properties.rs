@@ -2,8 +2,8 @@
 //! no end stays up longer than `M·I + D` after the other stopped hearing it (throughout,
 //! chaos included); once every channel is stable (each direction either delivers every
 //! hello in order within `D`, or none), the two ends of a working link are up within
-//! `(H + 1)·I + 2D` (counted from `D + M·I + 1` after a restart, if later) and stay up, and the two ends of a cut link are down within
-//! `2(M·I + D) + 1`.
+//! `(H + 1)·I + 2D` (counted from `D + M·I + 1` after a restart, if later) and stay up,
+//! and the two ends of a cut link are down within `2(M·I + D) + 1`.
 
 use manet_mutex::discovery::Settings;
 use manet_mutex_testkit::strategy::cases;

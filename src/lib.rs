@@ -17,6 +17,8 @@
 //! and the peer clock limit of the permission algorithms), [`fence`] (fencing tokens for the
 //! resources the critical section protects), [`session`] (a sans-IO link session that gives
 //! the token algorithms their link contract over an unreliable datagram transport),
+//! [`discovery`] (neighbour discovery: hellos and link sensing with hysteresis, feeding the
+//! session, so a core needs no topology at start),
 //! [`timers`] (a timer table for embedders) and [`Violation`] (what the algorithms'
 //! `invariants` checks report). Beside this crate, the workspace's `manet-mutex-sim` holds the
 //! deterministic simulators and the trace viewer, and `manet-mutex-testkit` the network
@@ -370,6 +372,7 @@ extern crate std;
 
 #[cfg(feature = "codec")]
 pub mod codec;
+pub mod discovery;
 mod error;
 mod event;
 pub mod fence;

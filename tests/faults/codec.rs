@@ -670,10 +670,10 @@ fn bodies_no_message_encodes_to_are_malformed() {
             seal(&[VERSION, 0xff, 0xff, 0xff, 0xff, 0x0f]),
         ]
     };
-    for f in past_last(7) {
+    for f in past_last(8) {
         assert_eq!(decode::<reverse_link::Message>(&f), Err(malformed));
     }
-    for f in past_last(9) {
+    for f in past_last(10) {
         assert_eq!(decode::<prioritized::Message>(&f), Err(malformed));
     }
     for f in past_last(5) {

@@ -42,8 +42,10 @@ where
         holders: &[NodeId],
         s: Self::Settings,
     ) -> Vec<Self>;
-    /// A node restarted with empty state: no token, no neighbours.
-    fn restarted(id: NodeId, settings: Self::Settings) -> Self;
+    /// A node restarted with empty state: no token, no neighbours; its embedder kept the
+    /// highest round it made if `made_up_to` is some (`Config::restarted_after`,
+    /// `docs/ALGORITHMS.md` F8), else nothing (`Config::restarted`).
+    fn restarted(id: NodeId, settings: Self::Settings, made_up_to: Option<u16>) -> Self;
     /// Tokens held here.
     fn tokens(&self) -> u32;
     /// Whether `msg` is a token.
@@ -66,9 +68,13 @@ impl Algo for reverse_link::Node {
         let configs = reverse_link::network(n, edges, holders, s).unwrap();
         configs.into_iter().map(|c| Self::new(c).unwrap()).collect()
     }
-    fn restarted(id: NodeId, settings: Self::Settings) -> Self {
+    fn restarted(id: NodeId, settings: Self::Settings, made_up_to: Option<u16>) -> Self {
         let config = reverse_link::Config::new(id, settings, 0, Height::new(0, 0, id), vec![]);
-        Self::new(config.restarted()).unwrap()
+        let config = match made_up_to {
+            Some(round) => config.restarted_after(round),
+            None => config.restarted(),
+        };
+        Self::new(config).unwrap()
     }
     fn tokens(&self) -> u32 {
         reverse_link::Node::tokens(self)
@@ -95,8 +101,12 @@ impl Algo for prioritized::Node {
         let configs = prioritized::network(n, edges, holders, s).unwrap();
         configs.into_iter().map(|c| Self::new(c).unwrap()).collect()
     }
-    fn restarted(id: NodeId, settings: Self::Settings) -> Self {
+    fn restarted(id: NodeId, settings: Self::Settings, made_up_to: Option<u16>) -> Self {
         let config = prioritized::Config::new(id, settings, false, Height::new(0, 0, id), vec![]);
+        let config = match made_up_to {
+            Some(round) => config.restarted_after(round),
+            None => config.restarted(),
+        };
         Self::new(config).unwrap()
     }
     fn tokens(&self) -> u32 {
@@ -143,6 +153,8 @@ where
     newest_generation: BTreeMap<u32, u32>,
     /// Refused entries not yet told to their node: (node, fence, newest admitted).
     refusals: Vec<(u32, Fence, Fence)>,
+    /// The highest round each node made, as its embedder keeps it for a restart.
+    made: BTreeMap<u32, u16>,
     /// Nodes in the critical section whose lease has not expired, with their fences and units.
     pub acting: BTreeMap<u32, (Fence, u32)>,
     /// Nodes that will ask for the critical section when next in the remainder section.
@@ -179,6 +191,7 @@ where
             fences: Fences::new(),
             newest_generation: BTreeMap::new(),
             refusals: Vec::new(),
+            made: BTreeMap::new(),
             acting: BTreeMap::new(),
             wanting: BTreeSet::new(),
             staying: BTreeSet::new(),
@@ -204,6 +217,13 @@ where
         self.rng ^= self.rng >> 7;
         self.rng ^= self.rng << 17;
         self.rng % below
+    }
+
+    /// `at` made (or moved a token to) `fence`'s generation: keep its round for a restart.
+    fn made_by(&mut self, at: u32, fence: Fence) {
+        let round = (fence.generation() >> 16) as u16;
+        let kept = self.made.entry(at).or_default();
+        *kept = (*kept).max(round);
     }
 
     pub fn feed(&mut self, at: u32, event: Event<A::Message>) {
@@ -267,9 +287,15 @@ where
                 self.counts.lease_expired += 1;
                 assert_eq!(self.acting.remove(&at).map(|a| a.0), Some(fence));
             }
-            Action::Report(Report::TokenRegenerated { .. }) => self.counts.regenerated += 1,
+            Action::Report(Report::TokenRegenerated { fence }) => {
+                self.counts.regenerated += 1;
+                self.made_by(at, fence);
+            }
             Action::Report(Report::TokenDestroyed { .. }) => self.counts.destroyed += 1,
-            Action::Report(Report::TokenRenumbered { .. }) => self.counts.renumbered += 1,
+            Action::Report(Report::TokenRenumbered { fence }) => {
+                self.counts.renumbered += 1;
+                self.made_by(at, fence);
+            }
             Action::Anomaly { kind, from } => {
                 assert!(
                     A::anomaly_severity(kind).is_noise(),
@@ -384,8 +410,20 @@ where
     }
 
     /// Crash-restart: a fresh node with empty state (no token, no neighbours), linked again.
+    /// `a` restarts, its embedder having kept the highest round it made, and links to the
+    /// live ones of `neighbours`.
     pub fn restart(&mut self, a: u32, neighbours: &[u32]) {
-        self.nodes[a as usize] = Some(A::restarted(NodeId(a), self.settings));
+        let made_up_to = self.made.get(&a).copied().unwrap_or(0);
+        self.restart_as(a, Some(made_up_to), neighbours);
+    }
+
+    /// [`Net::restart`] by an embedder that kept nothing (`Config::restarted`).
+    pub fn restart_forgetting(&mut self, a: u32, neighbours: &[u32]) {
+        self.restart_as(a, None, neighbours);
+    }
+
+    fn restart_as(&mut self, a: u32, made_up_to: Option<u16>, neighbours: &[u32]) {
+        self.nodes[a as usize] = Some(A::restarted(NodeId(a), self.settings, made_up_to));
         for &b in neighbours {
             self.join(a, b);
         }

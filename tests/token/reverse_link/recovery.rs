@@ -239,12 +239,12 @@ fn a_claim_answered_by_the_holder_does_not_storm() {
 /// A restarted node knows neither the generations alive nor the ones it made before its crash:
 /// cut off before it hears of the token, it must not make one (it could repeat a generation it
 /// made before, its id and a round it forgot). Once linked to the part with the token, it hears
-/// of it and is served.
+/// of it and is served. (Its embedder kept nothing: `Config::restarted`.)
 #[test]
 fn a_restarted_node_claims_nothing_before_it_has_heard_of_the_token() {
     let mut net = Net::<Node>::new(4, &ring(4), &[0], krl(1));
     net.crash(2);
-    net.restart(2, &[]);
+    net.restart_forgetting(2, &[]);
     net.staying.insert(2);
     net.feed(2, Event::Request(CsRequest::ONE));
     net.run(net.now + 4 * (recovery().silence() + recovery().claim_wait()));

@@ -163,7 +163,11 @@ pub trait Protocol {
 /// then a `Request`'s resources, which must be `1..=k` for prioritized (`k: Some(k)`) and
 /// exactly one for the others (`None`). Other events pass; a look-ahead node checks its mode
 /// after this.
-pub(crate) fn check_local<M>(event: &Event<M>, status: Status, k: Option<u32>) -> Result<(), Error> {
+pub(crate) fn check_local<M>(
+    event: &Event<M>,
+    status: Status,
+    k: Option<u32>,
+) -> Result<(), Error> {
     let requested = match *event {
         Event::Request(_) if status != Status::Remainder => {
             return Err(Error::AlreadyRequested(status))
@@ -459,20 +463,22 @@ mod tests {
 
         use Status::{Critical, Remainder, Waiting};
         // Prioritized requests are for 1..=k; the others' for exactly one.
-        let expected = |invalid: &dyn Fn(u32) -> Result<(), Error>| [
-            (Remainder, invalid(0)),
-            (Remainder, invalid(u32::MAX)),
-            (Remainder, Err(Error::NotInCritical(Remainder))),
-            (Remainder, Err(Error::NotWaiting(Remainder))),
-            (Waiting, Err(Error::AlreadyRequested(Waiting))),
-            (Waiting, Err(Error::AlreadyRequested(Waiting))),
-            (Waiting, Err(Error::NotInCritical(Waiting))),
-            (Waiting, Ok(())),
-            (Critical, Err(Error::AlreadyRequested(Critical))),
-            (Critical, Err(Error::AlreadyRequested(Critical))),
-            (Critical, Ok(())),
-            (Critical, Err(Error::NotWaiting(Critical))),
-        ];
+        let expected = |invalid: &dyn Fn(u32) -> Result<(), Error>| {
+            [
+                (Remainder, invalid(0)),
+                (Remainder, invalid(u32::MAX)),
+                (Remainder, Err(Error::NotInCritical(Remainder))),
+                (Remainder, Err(Error::NotWaiting(Remainder))),
+                (Waiting, Err(Error::AlreadyRequested(Waiting))),
+                (Waiting, Err(Error::AlreadyRequested(Waiting))),
+                (Waiting, Err(Error::NotInCritical(Waiting))),
+                (Waiting, Ok(())),
+                (Critical, Err(Error::AlreadyRequested(Critical))),
+                (Critical, Err(Error::AlreadyRequested(Critical))),
+                (Critical, Ok(())),
+                (Critical, Err(Error::NotWaiting(Critical))),
+            ]
+        };
         let one = expected(&|requested| Err(Error::OneResourceOnly { requested }));
         let of_k = expected(&|requested| Err(Error::InvalidResources { requested, k }));
         for (name, seen, expected) in [

@@ -344,7 +344,12 @@ mod tests {
     /// The message says what is wrong with the request, not with k.
     #[test]
     fn a_krl_request_is_for_one_token_whatever_k() {
-        let configs = network(3, &[e(0, 1), e(1, 2)], &[NodeId(0), NodeId(2)], Settings::new(2));
+        let configs = network(
+            3,
+            &[e(0, 1), e(1, 2)],
+            &[NodeId(0), NodeId(2)],
+            Settings::new(2),
+        );
         let mut node = Node::new(configs.unwrap().remove(1)).unwrap();
         let refused = node
             .handle(crate::Event::Request(crate::CsRequest::resources(2)))
@@ -352,6 +357,9 @@ mod tests {
             .unwrap_err();
         assert_eq!(refused, Error::OneResourceOnly { requested: 2 });
         let message = refused.to_string();
-        assert!(message.contains("exactly one") && !message.contains("k = "), "{message}");
+        assert!(
+            message.contains("exactly one") && !message.contains("k = "),
+            "{message}"
+        );
     }
 }

@@ -19,13 +19,24 @@ pub enum Error {
     /// `Cancel` while the node is not waiting for the critical section.
     #[error("cannot cancel while {0:?}: no request is waiting")]
     NotWaiting(Status),
-    /// A request for a number of resources outside `1..=k`.
+    /// A prioritized request for a number of resources outside `1..=k`.
     #[error("requested {requested} resources, but this system has k = {k} (must be 1..=k)")]
     InvalidResources {
         /// Resources asked for.
         requested: u32,
-        /// Resources in the system.
+        /// Resources in the system (the configured `k`).
         k: u32,
+    },
+    /// A request for other than one resource to an algorithm whose requests are for exactly
+    /// one: a KRL/KRLF request takes one of the `k` tokens, a look-ahead or Ricart–Agrawala
+    /// request the one critical section. Only prioritized requests ask for `h` of `k`.
+    #[error(
+        "requested {requested} resources, but a request of this algorithm is for exactly one \
+         (one token of KRL/KRLF, whatever k; only prioritized requests ask for h of k)"
+    )]
+    OneResourceOnly {
+        /// Resources asked for.
+        requested: u32,
     },
     /// The event is not meaningful for this algorithm (e.g. `Doze` for a token algorithm).
     #[error("event {0} is not supported by this algorithm")]
@@ -51,11 +62,18 @@ pub enum Error {
     /// system, or `newest` not later than `fence`.
     #[error("invalid Refused event: {0}")]
     InvalidRefusal(&'static str),
-    /// A configuration that violates the algorithm's preconditions.
+    /// A node's configuration that violates the algorithm's preconditions.
     #[error("invalid configuration for node {node}: {reason}")]
     InvalidConfig {
         /// The node whose configuration is invalid.
         node: NodeId,
+        /// What is wrong, in words.
+        reason: &'static str,
+    },
+    /// A whole network's configuration (a `network(..)` call) that is wrong as a whole, not
+    /// for one node: the number of token holders, an empty network.
+    #[error("invalid network: {reason}")]
+    InvalidNetwork {
         /// What is wrong, in words.
         reason: &'static str,
     },

@@ -43,7 +43,8 @@
 //!   public to read, not to construct);
 //! - `Config`: one node's initial state, `Config::new(..)`;
 //! - `network(..)`: a consistent `Config` for every node, in id order, or
-//!   [`Error::InvalidConfig`];
+//!   [`Error::InvalidNetwork`] (wrong as a whole: the number of holders, no hosts) or
+//!   [`Error::InvalidConfig`] (naming the node at fault);
 //! - `Node::new(config)`: the node, or [`Error::InvalidConfig`]. It implements [`Protocol`],
 //!   is `Clone` and compares by state (`PartialEq`, `Eq`), so tests can snapshot it;
 //! - `Message`: the node's [`Protocol::Message`];
@@ -191,7 +192,9 @@
 //!
 //! Otherwise the node returns, for `Request` outside `Remainder`,
 //! [`AlreadyRequested(status)`](Error::AlreadyRequested); for a bad `resources`,
-//! [`InvalidResources`](Error::InvalidResources); for `Release` outside `Critical`,
+//! [`InvalidResources`](Error::InvalidResources) (prioritized: outside `1..=k`) or
+//! [`OneResourceOnly`](Error::OneResourceOnly) (the others: other than one); for `Release`
+//! outside `Critical`,
 //! [`NotInCritical(status)`](Error::NotInCritical); for `Cancel` outside `Waiting`,
 //! [`NotWaiting(status)`](Error::NotWaiting); for an event in the wrong look-ahead mode,
 //! or `Doze`/`Disconnect` outside `Remainder`, [`WrongMode`](Error::WrongMode); for

@@ -160,25 +160,26 @@ pub trait Protocol {
 /// The checks every node makes of the application's events, before anything else and in one
 /// order for all four algorithms (the crate's [driving contract](crate#events-by-state)): the
 /// section first (`Request` in `Remainder`, `Release` in `Critical`, `Cancel` in `Waiting`),
-/// then a `Request`'s resources, which must be `1..=max_resources`. Other events pass; a
-/// look-ahead node checks its mode after this.
+/// then a `Request`'s resources, which must be `1..=k` for prioritized (`k: Some(k)`) and
+/// exactly one for the others (`None`). Other events pass; a look-ahead node checks its mode
+/// after this.
 pub(crate) fn check_local<M>(
     event: &Event<M>,
     status: Status,
-    max_resources: u32,
+    k: Option<u32>,
 ) -> Result<(), Error> {
-    match *event {
-        Event::Request(_) if status != Status::Remainder => Err(Error::AlreadyRequested(status)),
-        Event::Request(CsRequest { resources, .. })
-            if !(1..=max_resources).contains(&resources) =>
-        {
-            Err(Error::InvalidResources {
-                requested: resources,
-                k: max_resources,
-            })
+    let requested = match *event {
+        Event::Request(_) if status != Status::Remainder => {
+            return Err(Error::AlreadyRequested(status))
         }
-        Event::Release if status != Status::Critical => Err(Error::NotInCritical(status)),
-        Event::Cancel if status != Status::Waiting => Err(Error::NotWaiting(status)),
+        Event::Request(CsRequest { resources, .. }) => resources,
+        Event::Release if status != Status::Critical => return Err(Error::NotInCritical(status)),
+        Event::Cancel if status != Status::Waiting => return Err(Error::NotWaiting(status)),
+        _ => return Ok(()),
+    };
+    match k {
+        Some(k) if !(1..=k).contains(&requested) => Err(Error::InvalidResources { requested, k }),
+        None if requested != 1 => Err(Error::OneResourceOnly { requested }),
         _ => Ok(()),
     }
 }
@@ -460,29 +461,33 @@ mod tests {
         };
         let ra = refusals(ra(2), requested(ra(2)), requested(ra(1)));
 
-        let invalid = |requested| Err(Error::InvalidResources { requested, k });
         use Status::{Critical, Remainder, Waiting};
-        let expected = [
-            (Remainder, invalid(0)),
-            (Remainder, invalid(u32::MAX)),
-            (Remainder, Err(Error::NotInCritical(Remainder))),
-            (Remainder, Err(Error::NotWaiting(Remainder))),
-            (Waiting, Err(Error::AlreadyRequested(Waiting))),
-            (Waiting, Err(Error::AlreadyRequested(Waiting))),
-            (Waiting, Err(Error::NotInCritical(Waiting))),
-            (Waiting, Ok(())),
-            (Critical, Err(Error::AlreadyRequested(Critical))),
-            (Critical, Err(Error::AlreadyRequested(Critical))),
-            (Critical, Ok(())),
-            (Critical, Err(Error::NotWaiting(Critical))),
-        ];
-        for (name, seen) in [
-            ("KRL", krl),
-            ("prioritized", prio),
-            ("look-ahead", la),
-            ("RA", ra),
+        // Prioritized requests are for 1..=k; the others' for exactly one.
+        let expected = |invalid: &dyn Fn(u32) -> Result<(), Error>| {
+            [
+                (Remainder, invalid(0)),
+                (Remainder, invalid(u32::MAX)),
+                (Remainder, Err(Error::NotInCritical(Remainder))),
+                (Remainder, Err(Error::NotWaiting(Remainder))),
+                (Waiting, Err(Error::AlreadyRequested(Waiting))),
+                (Waiting, Err(Error::AlreadyRequested(Waiting))),
+                (Waiting, Err(Error::NotInCritical(Waiting))),
+                (Waiting, Ok(())),
+                (Critical, Err(Error::AlreadyRequested(Critical))),
+                (Critical, Err(Error::AlreadyRequested(Critical))),
+                (Critical, Ok(())),
+                (Critical, Err(Error::NotWaiting(Critical))),
+            ]
+        };
+        let one = expected(&|requested| Err(Error::OneResourceOnly { requested }));
+        let of_k = expected(&|requested| Err(Error::InvalidResources { requested, k }));
+        for (name, seen, expected) in [
+            ("KRL", krl, &one),
+            ("prioritized", prio, &of_k),
+            ("look-ahead", la, &one),
+            ("RA", ra, &one),
         ] {
-            assert_eq!(seen, expected, "{name}");
+            assert_eq!(&seen, expected, "{name}");
         }
     }
 

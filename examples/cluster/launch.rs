@@ -31,53 +31,53 @@ pub struct LaunchArgs {
     #[arg(long, default_value = "all", value_parser = parse_selection)]
     algorithm: Selection,
     /// Node processes per algorithm.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, allow_negative_numbers = true, value_parser = crate::at_least(2u32))]
     nodes: u32,
     /// Critical-section entries per algorithm, shared evenly among the nodes.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, allow_negative_numbers = true, value_parser = crate::at_least(1u64))]
     entries: u64,
     /// Probability that a node drops a datagram it receives.
-    #[arg(long, default_value_t = 0.1)]
+    #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
     loss: f64,
     /// Planned link flaps per algorithm: both ends of a random link (token algorithms: of the
     /// topology; permission algorithms: a pair of hosts) close it, and open it again after
     /// `--down-ms`. Nothing is lost. Default 10, and 0 with `--mobility`.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::at_least(0u32))]
     flaps: Option<u32>,
     /// Link failures per algorithm: both ends of a random link drop every datagram of the
     /// other for `--down-ms`. Beyond the session's liveness timeout (400 ms) the link fails
     /// and forms again; a token sent over it meanwhile is lost (and reported).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = crate::at_least(0u32))]
     cuts: u32,
     /// How long a link stays down, in ms.
-    #[arg(long, default_value_t = 500)]
+    #[arg(long, default_value_t = 500, allow_negative_numbers = true, value_parser = crate::at_least(0u64))]
     down_ms: u64,
     /// A new flap starts this often, in ms.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, allow_negative_numbers = true, value_parser = crate::at_least(1u64))]
     flap_every_ms: u64,
     /// Garbage datagrams sent to each node in one burst during the run.
-    #[arg(long, default_value_t = 500)]
+    #[arg(long, default_value_t = 500, allow_negative_numbers = true, value_parser = crate::at_least(0u32))]
     garbage: u32,
-    /// Tokens (KRL, KRLF) or resources (prioritized).
-    #[arg(long, default_value_t = 2)]
-    k: u32,
+    /// Tokens (KRL, KRLF) or resources (prioritized); default 2.
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::at_least(1u32))]
+    k: Option<u32>,
     #[command(flatten)]
     topology: Topology,
     /// Mean pause between a node's critical sections, in ms.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, allow_negative_numbers = true, value_parser = crate::at_least(0u64))]
     think: u64,
     /// Time in the critical section, in ms.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, allow_negative_numbers = true, value_parser = crate::at_least(0u64))]
     hold: u64,
     /// Give up on an algorithm's run after this many seconds.
-    #[arg(long, default_value_t = 60)]
+    #[arg(long, default_value_t = 60, allow_negative_numbers = true, value_parser = crate::at_least(1u64))]
     timeout: u64,
     /// Run each algorithm this many seconds, then stop it (no entry target: the run counts
     /// what it made). Off by default: a run lasts until every node reached its target.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::at_least(1u64))]
     duration: Option<u64>,
     /// Seed of the launcher's and the nodes' randomness.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::at_least(0u64))]
     seed: u64,
     /// Have the resource check every grant's fence (always on with `--recovery`).
     #[arg(long)]
@@ -90,36 +90,36 @@ pub struct LaunchArgs {
     #[arg(long)]
     recovery: bool,
     /// With --recovery: a holder floods a beacon for its token at most this often, in ms.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, allow_negative_numbers = true, value_parser = crate::at_least(1u64))]
     beacon_ms: u64,
     /// With --recovery: an entry's lease, in ms.
-    #[arg(long, default_value_t = 250)]
+    #[arg(long, default_value_t = 250, allow_negative_numbers = true, value_parser = crate::at_least(1u64))]
     lease_ms: u64,
     /// With --recovery: the most hops across a connected part (default: nodes less one).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::at_least(1u32))]
     diameter: Option<u32>,
     /// With --recovery, permission algorithms: exclude a host silent through this many
     /// retransmission timeouts (default: the least that keeps one acting holder for the
     /// lease, `Settings::exclusion_safe`; a smaller one is refused by the nodes).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::at_least(0u32))]
     exclusion: Option<u32>,
     /// With --recovery, permission algorithms: enter only with the grants of a majority.
     #[arg(long)]
     majority: bool,
     /// Kill this many nodes (`kill -9`) in their critical section, holding their grant, one
     /// after the other (each once the previous kill has been recovered from).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = crate::at_least(0u32))]
     kill: u32,
     /// Kill this many nodes while they wait for the critical section too (alternating with
     /// the holders).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = crate::at_least(0u32))]
     kill_waiting: u32,
     /// Restart each killed node this long after its kill, in ms, with empty state and a new
     /// incarnation (it makes the entries it still owed). Without it a kill is a crash-stop.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::at_least(0u64))]
     restart_after: Option<u64>,
     /// The least time between two kills, in ms (the first comes this long after the warm-up).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = crate::at_least(1u64))]
     kill_every_ms: u64,
     /// Follow the node positions of an ns-2 mobility trace (nodes 0..N of the file): a link
     /// exists while its two nodes are within `--range` of each other, and both ends drop each
@@ -127,7 +127,7 @@ pub struct LaunchArgs {
     #[arg(long)]
     mobility: Option<PathBuf>,
     /// With --mobility: the radio range, in the trace's unit (metres).
-    #[arg(long, default_value_t = 250.0)]
+    #[arg(long, default_value_t = 250.0, allow_negative_numbers = true)]
     range: f64,
     /// Print the run's events as they happen (kills, restarts, tokens lost, made again and
     /// destroyed, lease expiries, link changes), each with its time since the start.
@@ -139,7 +139,7 @@ pub struct LaunchArgs {
 struct Selection(Vec<Algorithm>);
 
 fn parse_selection(s: &str) -> Result<Selection, String> {
-    if s == "all" {
+    if s.eq_ignore_ascii_case("all") {
         return Ok(Selection(Algorithm::ALL.to_vec()));
     }
     s.split(',')
@@ -165,6 +165,104 @@ struct Mobility {
 }
 
 impl LaunchArgs {
+    fn k(&self) -> u32 {
+        self.k.unwrap_or(2)
+    }
+
+    /// Flags that apply to none of the chosen algorithms are refused rather than ignored.
+    fn applies(&self) -> Result<(), String> {
+        let links = self.algorithm.0.iter().any(|a| a.uses_links());
+        let permission = self.algorithm.0.iter().any(|a| !a.uses_links());
+        let given = [
+            ("--k", self.k.is_some(), links, "krl, krlf and prioritized"),
+            (
+                "--topology",
+                self.topology.is_given(),
+                links,
+                "krl, krlf and prioritized (look-ahead and ra send to every host directly)",
+            ),
+            (
+                "--exclusion",
+                self.exclusion.is_some(),
+                permission,
+                "look-ahead and ra",
+            ),
+            ("--majority", self.majority, permission, "look-ahead and ra"),
+        ];
+        for (flag, given, applies, to) in given {
+            if given && !applies {
+                let chosen: Vec<&str> = self.algorithm.0.iter().map(|a| a.name()).collect();
+                let flag = if flag == "--topology" {
+                    "--topology/--edges"
+                } else {
+                    flag
+                };
+                return Err(format!(
+                    "{flag}: applies to --algorithm {to}, not {}",
+                    chosen.join(",")
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Each chosen token algorithm's layout over `edges`, built as the nodes will build it
+    /// (`network`), so that what a node would refuse is refused here, before any process
+    /// starts; and, on links that never change, no node without one (it would wait for ever).
+    fn check_layout(&self, edges: &[(NodeId, NodeId)], mobile: bool) -> Result<(), String> {
+        use manet_mutex::prioritized;
+        let flags = if mobile {
+            "the trace's links at time 0".to_string()
+        } else if self.topology.is_given() {
+            "--topology/--edges".to_string()
+        } else {
+            "the default ring".to_string()
+        };
+        if !mobile {
+            if let Some(lonely) =
+                (0..self.nodes).find(|&i| !edges.iter().any(|(a, b)| a.0 == i || b.0 == i))
+            {
+                return Err(format!(
+                    "{flags}: node {lonely} of --nodes {} has no link, and links do not form \
+                     without --mobility: it would wait for ever",
+                    self.nodes
+                ));
+            }
+        }
+        for &algorithm in &self.algorithm.0 {
+            let built = match algorithm {
+                Algorithm::Krl | Algorithm::Krlf => {
+                    if self.k() >= self.nodes {
+                        return Err(format!(
+                            "--k {} with --nodes {}: {} needs k < nodes (tokens at nodes 0 to \
+                             k − 1, and a node without one to pass them to)",
+                            self.k(),
+                            self.nodes,
+                            algorithm.name()
+                        ));
+                    }
+                    let holders: Vec<NodeId> = (0..self.k()).map(NodeId).collect();
+                    let settings = reverse_link::Settings::new(self.k());
+                    reverse_link::network(self.nodes, edges, &holders, settings).map(drop)
+                }
+                Algorithm::Prioritized => {
+                    let settings = prioritized::Settings::new(self.k(), prioritized::Policy::Equal);
+                    prioritized::network(self.nodes, edges, &[NodeId(0)], settings).map(drop)
+                }
+                Algorithm::LookAhead | Algorithm::Ra => Ok(()),
+            };
+            built.map_err(|e| {
+                format!(
+                    "{flags} with --k {} and --nodes {}: {} refuses it: {e}",
+                    self.k(),
+                    self.nodes,
+                    algorithm.name()
+                )
+            })?;
+        }
+        Ok(())
+    }
+
     fn flaps(&self) -> u32 {
         self.flaps
             .unwrap_or(if self.mobility.is_some() { 0 } else { 10 })
@@ -174,27 +272,13 @@ impl LaunchArgs {
     /// before any process starts: a child that refuses its flags would leave the others
     /// waiting for it. The mobility trace, read and turned into link changes.
     fn validate(&self) -> Result<Option<Mobility>, String> {
-        if self.nodes < 2 {
-            return Err("a cluster needs at least 2 nodes".into());
-        }
         if !(0.0..=1.0).contains(&self.loss) {
             return Err(format!(
                 "--loss is a probability, 0 to 1, not {}",
                 self.loss
             ));
         }
-        if self.k == 0 {
-            return Err("--k must be at least 1".into());
-        }
-        if self.entries == 0 || self.timeout == 0 || self.duration == Some(0) {
-            return Err("--entries, --timeout and --duration must be at least 1".into());
-        }
-        if self.recovery && (self.beacon_ms == 0 || self.lease_ms == 0) {
-            return Err("--beacon-ms and --lease-ms must be at least 1".into());
-        }
-        if self.diameter == Some(0) {
-            return Err("--diameter must be at least 1".into());
-        }
+        self.applies()?;
         if !self.recovery && (self.exclusion.is_some() || self.majority) {
             return Err("--exclusion and --majority are recovery settings: give --recovery".into());
         }
@@ -218,9 +302,6 @@ impl LaunchArgs {
                      holder's token is gone for good, and a killed host is waited for for ever"
                         .into(),
                 );
-            }
-            if self.kill_every_ms == 0 {
-                return Err("--kill-every-ms must be at least 1".into());
             }
         } else if self.restart_after.is_some() {
             return Err("--restart-after restarts killed nodes: give --kill too".into());
@@ -255,6 +336,7 @@ impl LaunchArgs {
         if edges.is_empty() && self.flaps() + self.cuts > 0 {
             return Err("--flaps and --cuts need at least one link".into());
         }
+        self.check_layout(&edges, mobility.is_some())?;
         Ok(mobility)
     }
 
@@ -296,6 +378,15 @@ impl LaunchArgs {
         let kept: Vec<&str> = text.lines().filter(|l| ours(l)).collect();
         let trace = Trace::parse(&kept.join("\n"))
             .map_err(|e| format!("--mobility {}: {e}", file.display()))?;
+        let unplaced: Vec<String> = trace.unplaced().iter().map(usize::to_string).collect();
+        if !unplaced.is_empty() {
+            eprintln!(
+                "warning: --mobility {}: node(s) {} have no initial position (no `set X_` or \
+                 `set Y_`) and start at (0, 0)",
+                file.display(),
+                unplaced.join(", ")
+            );
+        }
         if trace.nodes() < n {
             return Err(format!(
                 "--mobility {}: the trace has {} nodes, fewer than --nodes {n}",
@@ -625,7 +716,7 @@ fn run_one(
         .enumerate()
         .map(|(i, a)| format!("{i}={a}"))
         .collect();
-    let k = if algorithm.uses_links() { args.k } else { 1 };
+    let k = if algorithm.uses_links() { args.k() } else { 1 };
     let per_node = args.entries.div_ceil(u64::from(n));
     let recovering = args.recovery;
     let (tx, lines) = mpsc::channel();
@@ -1131,7 +1222,7 @@ impl Run<'_> {
     /// How many tokens the algorithm has: at most that many can be lost at once.
     fn tokens(&self) -> u64 {
         match self.algorithm {
-            Algorithm::Krl | Algorithm::Krlf => u64::from(self.args.k),
+            Algorithm::Krl | Algorithm::Krlf => u64::from(self.args.k()),
             _ => 1,
         }
     }

@@ -207,6 +207,19 @@ pub fn parse_peer(s: &str) -> Result<(NodeId, SocketAddr), String> {
     Ok((NodeId(id), addr))
 }
 
+/// A whole-number flag's parser, for values of at least `min`: clap's message names the flag
+/// and this says the range (with `allow_negative_numbers`, `-5` reaches it as a value instead
+/// of being taken for an unknown flag).
+pub fn at_least<T>(min: T) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy + Send + Sync + 'static,
+{
+    move |s| match s.trim().parse::<T>() {
+        Ok(v) if v >= min => Ok(v),
+        _ => Err(format!("must be a whole number ≥ {min}")),
+    }
+}
+
 fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::Node(args) => node::run(args),

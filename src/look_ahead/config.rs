@@ -126,8 +126,7 @@ impl Config {
 /// `settings.seed`.
 pub fn network(settings: Settings) -> Result<Vec<Config>, Error> {
     if settings.hosts == 0 {
-        return Err(Error::InvalidConfig {
-            node: NodeId(0),
+        return Err(Error::InvalidNetwork {
             reason: "a network needs at least one host",
         });
     }

@@ -588,7 +588,7 @@ impl crate::node::Buffered for Node {
 
     fn step(&mut self, event: Event<Message>) -> Result<(), Error> {
         self.out.clear();
-        crate::node::check_local(&event, self.s.core.status, 1)?;
+        crate::node::check_local(&event, self.s.core.status, None)?;
         // Every fallible handler validates before it mutates, so an `Err` leaves state alone.
         let result = match event {
             Event::Request(_) => self.request(),

@@ -177,8 +177,8 @@ impl Config {
 /// `t = k`) at the one node of `holders`.
 ///
 /// The heights are the token algorithms' shared initial layout (hop distance to the holder),
-/// so every other node has a lower neighbour one hop closer: the DAG is token oriented. Errors
-/// (`InvalidConfig`) for other than one holder, an out-of-range node, a self-loop, a component
+/// so every other node has a lower neighbour one hop closer: the DAG is token oriented. Errors:
+/// `InvalidNetwork` for other than one holder; `InvalidConfig` for an out-of-range node, a self-loop, a component
 /// without the token holder (its nodes could only wait; an isolated node is accepted and
 /// waits for a link), or invalid settings: the same rules as `reverse_link::network`.
 pub fn network(
@@ -188,8 +188,7 @@ pub fn network(
     settings: Settings,
 ) -> Result<Vec<Config>, Error> {
     if holders.len() != 1 {
-        return Err(Error::InvalidConfig {
-            node: holders.first().copied().unwrap_or(NodeId(0)),
+        return Err(Error::InvalidNetwork {
             reason: "the prioritized algorithm has exactly one token holder",
         });
     }

@@ -203,7 +203,7 @@ impl crate::node::Buffered for Node {
     }
 
     fn step(&mut self, event: Event<Message>) -> Result<(), Error> {
-        crate::node::check_local(&event, self.status, self.settings.k)?;
+        crate::node::check_local(&event, self.status, Some(self.settings.k))?;
         match event {
             Event::Request(req) => self.request(req),
             Event::Release => self.release(),

@@ -227,6 +227,14 @@ impl Config {
 /// of `holders` (so `settings.k` must be `holders.len()`), heights laid out so that the DAG is
 /// token oriented (see `docs/ALGORITHMS.md`, T10 and V1 for what is refused). The tokens get
 /// the ids `0..k`, in node order.
+///
+/// An isolated node without a token is accepted: in a mobile network it waits for a link
+/// (`LinkUp`), and its requests wait until then. An embedder whose links never change should
+/// check that every node has an edge, or its isolated nodes wait for ever.
+///
+/// Errors: [`Error::InvalidNetwork`] when `k` is not the number of holders or there is none;
+/// [`Error::InvalidConfig`] naming a node for an edge or holder outside `0..n`, a self-loop, a
+/// component without a holder, or one whose every node holds a token.
 pub fn network(
     n: u32,
     edges: &[(NodeId, NodeId)],
@@ -234,8 +242,7 @@ pub fn network(
     settings: Settings,
 ) -> Result<Vec<Config>, Error> {
     if settings.k as usize != holders.len() {
-        return Err(Error::InvalidConfig {
-            node: holders.first().copied().unwrap_or(NodeId(0)),
+        return Err(Error::InvalidNetwork {
             reason: "k must be the number of token holders",
         });
     }
@@ -264,6 +271,7 @@ pub fn network(
 mod tests {
     use super::*;
     use crate::reverse_link::Node;
+    use crate::Protocol;
 
     fn e(a: u32, b: u32) -> (NodeId, NodeId) {
         (NodeId(a), NodeId(b))
@@ -324,6 +332,34 @@ mod tests {
 
     #[test]
     fn k_must_match_the_holders() {
-        assert!(network(3, &[e(0, 1), e(1, 2)], &[NodeId(0)], Settings::new(2)).is_err());
+        // Wrong as a whole, not at node 0.
+        assert_eq!(
+            network(3, &[e(0, 1), e(1, 2)], &[NodeId(0)], Settings::new(2)),
+            Err(Error::InvalidNetwork {
+                reason: "k must be the number of token holders"
+            })
+        );
+    }
+
+    /// The message says what is wrong with the request, not with k.
+    #[test]
+    fn a_krl_request_is_for_one_token_whatever_k() {
+        let configs = network(
+            3,
+            &[e(0, 1), e(1, 2)],
+            &[NodeId(0), NodeId(2)],
+            Settings::new(2),
+        );
+        let mut node = Node::new(configs.unwrap().remove(1)).unwrap();
+        let refused = node
+            .handle(crate::Event::Request(crate::CsRequest::resources(2)))
+            .map(|actions| actions.count())
+            .unwrap_err();
+        assert_eq!(refused, Error::OneResourceOnly { requested: 2 });
+        let message = refused.to_string();
+        assert!(
+            message.contains("exactly one") && !message.contains("k = "),
+            "{message}"
+        );
     }
 }

@@ -511,7 +511,7 @@ impl crate::node::Buffered for Node {
     fn step(&mut self, event: Event<Message>) -> Result<(), Error> {
         self.outbox.clear();
         // Each request is for one token.
-        crate::node::check_local(&event, self.status, 1)?;
+        crate::node::check_local(&event, self.status, None)?;
         match event {
             Event::Request(_) => {
                 self.lowered_on_link_info = false;

@@ -266,7 +266,7 @@ impl crate::node::Buffered for Node {
 
     fn step(&mut self, event: Event<Message>) -> Result<(), Error> {
         self.out.clear();
-        crate::node::check_local(&event, self.s.status, 1)?;
+        crate::node::check_local(&event, self.s.status, None)?;
         match event {
             Event::Request(_) => self.request(),
             Event::Release => self.release(),

@@ -39,7 +39,9 @@ pub(crate) fn layout(
     let n = n as usize;
     let invalid = |node, reason| Err(Error::InvalidConfig { node, reason });
     if holders.is_empty() {
-        return invalid(NodeId(0), "at least one token holder is needed");
+        return Err(Error::InvalidNetwork {
+            reason: "at least one token holder is needed",
+        });
     }
     let mut adjacency = vec![Vec::new(); n];
     for &(a, b) in edges {

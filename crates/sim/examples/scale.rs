@@ -90,44 +90,49 @@ enum Topology {
 #[command(about)]
 struct Args {
     /// Which algorithm.
-    #[arg(long, value_enum, default_value_t = Scaled(Algorithm::Krl))]
+    #[arg(long, value_enum, ignore_case = true, default_value_t = Scaled(Algorithm::Krl))]
     algorithm: Scaled,
     /// Numbers of nodes (comma separated; each runs in its own process).
-    #[arg(long, value_delimiter = ',', default_value = "30,1000,10000")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "30,1000,10000",
+        allow_negative_numbers = true
+    )]
     nodes: Vec<usize>,
     /// Tokens (default: ceil(nodes / 1000)).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     k: Option<u32>,
     /// Mean neighbours per node.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, allow_negative_numbers = true)]
     degree: usize,
     /// The graph KRL runs on.
-    #[arg(long, value_enum, default_value_t = Topology::Random)]
+    #[arg(long, value_enum, ignore_case = true, default_value_t = Topology::Random)]
     graph: Topology,
     /// Critical-section entries to aim for.
-    #[arg(long, default_value_t = 20_000)]
+    #[arg(long, default_value_t = 20_000, allow_negative_numbers = true)]
     entries: u64,
     /// Requests per node per time unit (default: 0.001 k / nodes).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     load: Option<f64>,
     /// Link changes per time unit (0: a static network).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     mobility: f64,
     /// How a link change picks the link that fails: the paper's shuffle of every link
     /// (`shuffled`, linear in the links) or random links until one may go (`sampled`).
-    #[arg(long, value_enum, default_value_t = Pick::Shuffled)]
+    #[arg(long, value_enum, ignore_case = true, default_value_t = Pick::Shuffled)]
     link_pick: Pick,
     /// Check the safety invariants after every event.
     #[arg(long)]
     checks: bool,
     /// Look ahead for the cache from this many nodes on (`Config::prefetch_from`; 0: always).
-    #[arg(long, default_value_t = Config::<()>::PREFETCH_FROM)]
+    #[arg(long, default_value_t = Config::<()>::PREFETCH_FROM, allow_negative_numbers = true)]
     prefetch_from: usize,
     /// Events kept for a failure report (0: none).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     trace: usize,
     /// The seed of the graph and of the run.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
     seed: u64,
     /// Do not print the header line (used by the child processes).
     #[arg(long, hide = true)]
@@ -280,8 +285,32 @@ fn run(args: &Args, n: usize) {
     print_anomalies(n, m);
 }
 
+/// Every flag in its range, checked before any run (or child process) starts.
+fn validate(args: &Args) -> Result<(), String> {
+    if let Some(n) = args.nodes.iter().find(|&&n| n < 2) {
+        return Err(format!("--nodes {n}: need at least 2 nodes"));
+    }
+    if args.k == Some(0) {
+        return Err("--k 0: need at least one token".into());
+    }
+    if args.degree == 0 || args.entries == 0 {
+        return Err("--degree and --entries: must be at least 1".into());
+    }
+    if let Some(load) = args.load.filter(|l| !(l.is_finite() && *l > 0.0)) {
+        return Err(format!("--load {load}: must be a rate > 0"));
+    }
+    if !(args.mobility.is_finite() && args.mobility >= 0.0) {
+        return Err(format!("--mobility {}: must be a rate ≥ 0", args.mobility));
+    }
+    Ok(())
+}
+
 fn main() {
     let args = Args::parse();
+    if let Err(e) = validate(&args) {
+        eprintln!("error: {e}");
+        std::process::exit(2);
+    }
     if !args.no_header {
         header();
     }

@@ -76,6 +76,8 @@ impl Move {
 pub struct Trace {
     /// Per node, its moves in time order (the first starts at 0 and stands still).
     moves: Vec<Vec<Move>>,
+    /// Per node, whether the file gave its initial position (`set X_` or `set Y_`).
+    placed: Vec<bool>,
 }
 
 /// A link change derived from a [`Trace`] and a transmission radius.
@@ -126,6 +128,7 @@ impl Trace {
     /// Parse an ns-2 mobility file.
     pub fn parse(text: &str) -> Result<Trace, ParseError> {
         let mut initial: Vec<Point> = Vec::new();
+        let mut placed: Vec<bool> = Vec::new();
         // (time, file order, node, destination, speed)
         let mut setdests: Vec<(Time, usize, usize, Point, f64)> = Vec::new();
         for (i, raw) in text.lines().enumerate() {
@@ -146,6 +149,10 @@ impl Trace {
                 None => {}
                 Some(Statement::Set { node, axis, value }) => {
                     grow(&mut initial, node);
+                    if placed.len() <= node {
+                        placed.resize(node + 1, false);
+                    }
+                    placed[node] |= matches!(axis, b'X' | b'Y');
                     match axis {
                         b'X' => initial[node].0 = value,
                         b'Y' => initial[node].1 = value,
@@ -191,7 +198,21 @@ impl Trace {
                 arrive,
             });
         }
-        Ok(Trace { moves })
+        placed.resize(moves.len(), false);
+        Ok(Trace { moves, placed })
+    }
+
+    /// The nodes the file gives no initial position (neither `X_` nor `Y_`): named only in a
+    /// `setdest`, or not at all below a larger index. They start at (0, 0), as in ns-2, and
+    /// a program should say so: a typo in an index silently makes the network larger.
+    pub fn unplaced(&self) -> Vec<usize> {
+        (0..self.nodes()).filter(|&i| !self.placed[i]).collect()
+    }
+
+    /// Whether any two nodes are ever within `radius` of each other.
+    pub fn ever_linked(&self, radius: f64) -> bool {
+        !self.links_at(0.0, radius).is_empty()
+            || self.link_changes(radius, self.end()).iter().any(|c| c.up)
     }
 
     /// Number of nodes.
@@ -480,6 +501,25 @@ $ns_ at 40.0 "$god_ set-dist 0 1 1"
         assert_eq!(t.position(1, 55.0), (0.0, 150.0));
         assert_eq!(t.position(1, 1e6), (0.0, 300.0));
         assert_eq!(t.end(), 70.0);
+    }
+
+    /// A node named only in a `setdest` (here a typo, 4 for 1) and the ones below it that
+    /// are never named make the network larger: the trace says which have no position.
+    #[test]
+    fn nodes_without_a_position_are_listed() {
+        assert!(Trace::parse(SMALL).unwrap().unplaced().is_empty());
+        let typo = format!("{SMALL}\n$ns_ at 50.0 \"$node_(4) setdest 10.0 10.0 1.0\"");
+        let t = Trace::parse(&typo).unwrap();
+        assert_eq!((t.nodes(), t.unplaced()), (5, vec![2, 3, 4]));
+    }
+
+    #[test]
+    fn a_radius_too_small_for_any_link_is_seen() {
+        assert!(Trace::parse(SMALL).unwrap().ever_linked(200.0));
+        let apart = "$node_(0) set X_ 0.0\n$node_(1) set X_ 300.0";
+        let t = Trace::parse(apart).unwrap();
+        assert!(t.ever_linked(300.0));
+        assert!(!t.ever_linked(200.0));
     }
 
     /// Link changes with a 200 m radius, computed by hand: node 1 comes within 200 m at

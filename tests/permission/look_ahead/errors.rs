@@ -67,7 +67,7 @@ fn mode_misuse_is_an_error_and_changes_nothing() {
     let mut a = node(&[1]);
     assert!(matches!(
         rejected(&mut a, Event::Request(CsRequest::resources(2))),
-        Error::InvalidResources { requested: 2, k: 1 }
+        Error::OneResourceOnly { requested: 2 }
     ));
     assert!(matches!(
         rejected(&mut a, Event::Wake),
@@ -81,7 +81,7 @@ fn mode_misuse_is_an_error_and_changes_nothing() {
     // The section, then the resources, then the mode (`docs/ALGORITHMS.md`, D1).
     assert!(matches!(
         rejected(&mut a, Event::Request(CsRequest::resources(2))),
-        Error::InvalidResources { requested: 2, k: 1 }
+        Error::OneResourceOnly { requested: 2 }
     ));
     for e in [
         Event::Request(CsRequest::ONE),

@@ -124,9 +124,8 @@ fn request_for_other_than_one_resource_is_rejected() {
         rejects(
             &mut n,
             Event::Request(CsRequest::resources(resources)),
-            Error::InvalidResources {
+            Error::OneResourceOnly {
                 requested: resources,
-                k: 1,
             },
         );
     }

@@ -26,10 +26,23 @@ fn variants(args: &Args) -> &'static [Algorithm] {
     }
 }
 
-/// A random connected graph with the given fraction of the possible links.
-pub fn graph(nodes: usize, connectivity: f64, seed: u64) -> Graph {
+/// The links of `graph`'s graphs for `connectivity`, and the possible ones: the nearest whole
+/// number to the fraction, but at least the `nodes − 1` of a connected graph.
+pub fn links(nodes: usize, connectivity: f64) -> (usize, usize) {
     let possible = nodes * nodes.saturating_sub(1) / 2;
     let edges = (connectivity * possible as f64).round() as usize;
+    (edges.clamp(nodes.saturating_sub(1), possible), possible)
+}
+
+/// The connectivity `graph` reaches for `connectivity`.
+pub fn reached(nodes: usize, connectivity: f64) -> f64 {
+    let (links, possible) = links(nodes, connectivity);
+    links as f64 / possible as f64
+}
+
+/// A random connected graph with the given fraction of the possible links.
+pub fn graph(nodes: usize, connectivity: f64, seed: u64) -> Graph {
+    let (edges, _) = links(nodes, connectivity);
     Graph::random_connected(nodes, edges, &mut ChaCha8Rng::seed_from_u64(seed))
 }
 
@@ -115,14 +128,42 @@ pub fn run(args: &Args) -> (Vec<Row>, f64) {
     run_all(args, &jobs, |(a, p)| run_one(args, *a, p))
 }
 
-pub fn print_table(args: &Args, rows: &[Row]) {
-    let names: Vec<&str> = variants(args).iter().map(|a| a.name()).collect();
-    println!(
-        "KRL paper, section 6: {} nodes, k = {}, mean of {} seeds per point",
+/// What was run: the KRL paper's section 6 only when nothing of its setup was changed.
+pub fn title(args: &Args) -> String {
+    let what = match args.algorithm {
+        Choice::One(Algorithm::Krl) if k(args) == 1 => "RL (KRL with k = 1)",
+        Choice::One(Algorithm::Krl) => "KRL",
+        Choice::One(_) => "KRLF",
+        Choice::All => "KRL and KRLF",
+    };
+    let changed = [
+        "nodes",
+        "k",
+        "connectivity",
+        "mobility",
+        "load",
+        "requests",
+        "idle_pause",
+        "recovery",
+    ];
+    let setup = match &args.ns2 {
+        Some(file) => format!(", ns-2 trace {} (radius {} m)", file.display(), args.radius),
+        None if args.algorithm == Choice::All && !changed.iter().any(|f| args.given(f)) => {
+            " (the KRL paper, section 6)".into()
+        }
+        None => String::new(),
+    };
+    format!(
+        "{what}{setup}: {} nodes, k = {}, mean of {} per point",
         args.nodes,
         k(args),
-        args.seeds
-    );
+        super::seeds(args.seeds)
+    )
+}
+
+pub fn print_table(args: &Args, rows: &[Row]) {
+    let names: Vec<&str> = variants(args).iter().map(|a| a.name()).collect();
+    println!("{}", title(args));
     println!("time = mean wait per CS entry; msgs = messages per CS entry\n");
     let mut header = format!("{:>6} {:>9} {:>7}", "conn", "mobility", "load");
     // A column for the crash rate only when it varies: the table is otherwise as it was.

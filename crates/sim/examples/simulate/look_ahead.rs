@@ -76,10 +76,10 @@ pub fn print_table(args: &Args, rows: &[Row]) {
     let cfg = config(args);
     println!(
         "Look-ahead paper, section V: messages (MPCS) and hops (HPCS) per CS entry against the \
-         number of hosts;\n{} entries per run, mean of {} seeds; LA = look-ahead, RA = Ricart–Agrawala; \
+         number of hosts;\n{} entries per run, mean of {}; LA = look-ahead, RA = Ricart–Agrawala; \
          mobility = fraction of time hosts move\n",
         cfg.target_entries,
-        cfg.seeds.len()
+        super::seeds(cfg.seeds.len() as u64)
     );
     for (metric, pick) in [
         (

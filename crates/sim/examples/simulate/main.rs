@@ -24,7 +24,8 @@ mod prioritized;
 mod recovery;
 
 use clap::builder::PossibleValue;
-use clap::{Parser, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
 use manet_mutex_sim::experiment::{parallel_map, to_csv, Row};
 use manet_mutex_sim::{Algorithm, Simulator};
 
@@ -84,13 +85,13 @@ impl ValueEnum for Choice {
 #[command(version, about)]
 pub struct Args {
     /// Which algorithm(s) to run.
-    #[arg(long, value_enum, default_value_t = Choice::All)]
+    #[arg(long, value_enum, ignore_case = true, default_value_t = Choice::All)]
     algorithm: Choice,
-    /// Number of nodes.
-    #[arg(long, default_value_t = 30)]
+    /// Number of nodes (token algorithms; look-ahead has --hosts).
+    #[arg(long, default_value_t = 30, allow_negative_numbers = true, value_parser = at_least(2usize))]
     nodes: usize,
     /// Tokens (KRL) or resources (prioritized); default 3 for KRL, 6 for prioritized.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = at_least(1u32))]
     k: Option<u32>,
     /// Fractions of the possible links present (comma separated), each in (0, 1].
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
@@ -104,7 +105,7 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     load: Option<Vec<f64>>,
     /// Seeds (runs) per point (tables show the mean and its 95% confidence interval).
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, allow_negative_numbers = true, value_parser = at_least(1u64))]
     seeds: u64,
     /// Requests per run to aim for: the load phase lasts max(500, requests / (nodes · load))
     /// time units (500 at load 0).
@@ -112,28 +113,28 @@ pub struct Args {
     requests: f64,
     /// KRLF: hold an idle token this many time units before forwarding it (the paper: 0,
     /// forward at once).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = at_least(0u64))]
     idle_pause: u64,
     /// Prioritized: policies to compare (comma separated).
-    #[arg(long, value_enum, value_delimiter = ',')]
+    #[arg(long, value_enum, ignore_case = true, value_delimiter = ',')]
     policy: Option<Vec<prioritized::PolicyArg>>,
     /// Prioritized: largest `h` drawn (uniform over 1..=max-h; default k).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = at_least(1u32))]
     max_h: Option<u32>,
     /// Prioritized: number of priority classes (explicit priorities uniform over 0..classes).
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, allow_negative_numbers = true, value_parser = at_least(1u32))]
     priority_classes: u32,
     /// Prioritized: how much a waiting request's priority grows each time it is passed over.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = at_least(1u64))]
     aging_step: u64,
     /// Look-ahead: numbers of hosts.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true, value_parser = at_least(2u32))]
     hosts: Option<Vec<u32>>,
     /// Look-ahead: critical-section entries per run.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, allow_negative_numbers = true, value_parser = at_least(1u64))]
     entries: u64,
     /// Worker threads (default: all cores).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = at_least(1usize))]
     threads: Option<usize>,
     /// Print one CSV row per run instead of the table (deterministic for given flags: the
     /// timing goes to stderr).
@@ -196,6 +197,27 @@ pub struct Args {
     /// The parsed --ns2 file.
     #[arg(skip)]
     trace: Option<std::sync::Arc<manet_mutex_sim::ns2::Trace>>,
+    /// The ids of the flags the command line gave (not those left at their defaults).
+    #[arg(skip)]
+    given: Vec<String>,
+}
+
+/// A whole-number flag's parser, for values of at least `min`: clap's message names the flag
+/// and this says the range (with `allow_negative_numbers`, `-5` reaches it as a value instead
+/// of being taken for an unknown flag).
+fn at_least<T>(min: T) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy + Send + Sync + 'static,
+{
+    move |s| match s.trim().parse::<T>() {
+        Ok(v) if v >= min => Ok(v),
+        _ => Err(format!("must be a whole number ≥ {min}")),
+    }
+}
+
+/// "1 seed", "5 seeds".
+pub fn seeds(n: u64) -> String {
+    format!("{n} seed{}", if n == 1 { "" } else { "s" })
 }
 
 /// The metrics' definitions, printed under every table (`docs/RESULTS.md` has them in full).
@@ -205,6 +227,70 @@ settling after that is not measured. Tables: mean over seeds ± half-width of it
 confidence interval (Student's t).";
 
 impl Args {
+    /// Parse a command line, noting which flags it gave.
+    fn parse_from_args<I, T>(argv: I) -> Result<Args, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let matches = Args::command().try_get_matches_from(argv)?;
+        let mut args = Args::from_arg_matches(&matches)?;
+        args.given = matches
+            .ids()
+            .filter(|id| matches.value_source(id.as_str()) == Some(ValueSource::CommandLine))
+            .map(|id| id.to_string())
+            .collect();
+        Ok(args)
+    }
+
+    /// Whether the command line gave the flag with field name `id`.
+    fn given(&self, id: &str) -> bool {
+        self.given.iter().any(|g| g == id)
+    }
+
+    /// A flag of another algorithm is refused rather than ignored: the run would not be the
+    /// one asked for.
+    fn applies(&self) -> Result<(), String> {
+        let (token, krlf, prio) = match self.algorithm {
+            Choice::All => (true, true, false),
+            Choice::One(Algorithm::Krlf) => (true, true, false),
+            Choice::One(Algorithm::Prioritized) => (true, false, true),
+            Choice::One(Algorithm::LookAhead) => (false, false, false),
+            Choice::One(_) => (true, false, false),
+        };
+        let token_only = "all, krl, krlf and prioritized (look-ahead has --hosts, --entries)";
+        let rules = [
+            ("nodes", token, token_only),
+            ("k", token, "all, krl, krlf and prioritized"),
+            ("connectivity", token, token_only),
+            ("requests", token, token_only),
+            ("idle_pause", krlf, "all and krlf"),
+            ("policy", prio, "prioritized"),
+            ("max_h", prio, "prioritized"),
+            ("priority_classes", prio, "prioritized"),
+            ("aging_step", prio, "prioritized"),
+            ("hosts", !token, "look-ahead"),
+            ("entries", !token, "look-ahead"),
+        ];
+        for (id, applies, to) in rules {
+            if !applies && self.given(id) {
+                let chosen = self
+                    .algorithm
+                    .to_possible_value()
+                    .expect("every choice is named");
+                return Err(format!(
+                    "--{}: applies to --algorithm {to}, not {}",
+                    id.replace('_', "-"),
+                    chosen.get_name()
+                ));
+            }
+        }
+        if self.given("radius") && self.ns2.is_none() {
+            return Err("--radius: the transmission radius of an --ns2 trace; give --ns2".into());
+        }
+        Ok(())
+    }
+
     /// The load phase's length for `load`: long enough for about `requests` requests.
     fn duration(&self, load: f64) -> f64 {
         if load > 0.0 {
@@ -214,7 +300,7 @@ impl Args {
         }
     }
 
-    /// Every flag in its range, with a message naming the flag.
+    /// Every flag in its range and for the chosen algorithm, with a message naming the flag.
     fn validate(&self) -> Result<(), String> {
         fn each(
             name: &str,
@@ -231,6 +317,7 @@ impl Args {
                 None => Ok(()),
             }
         }
+        self.applies()?;
         let token = self.algorithm.simulator() == Simulator::Token;
         if let Some(file) = &self.ns2 {
             if self.connectivity.is_some() || self.mobility.is_some() || self.hosts.is_some() {
@@ -246,9 +333,6 @@ impl Args {
                     self.radius
                 ));
             }
-        }
-        if self.seeds == 0 {
-            return Err("--seeds 0: need at least one run per point".into());
         }
         if self.smoke && !(self.figures || self.recovery_figure) {
             return Err("--smoke: only with --figures or --recovery-figure".into());
@@ -270,13 +354,7 @@ impl Args {
                 self.requests
             ));
         }
-        if self.threads == Some(0) {
-            return Err("--threads 0: need at least one thread".into());
-        }
         if token {
-            if self.nodes < 2 {
-                return Err(format!("--nodes {}: need at least 2 nodes", self.nodes));
-            }
             each(
                 "connectivity",
                 &self.connectivity,
@@ -308,51 +386,42 @@ impl Args {
                 |l| l.is_finite() && l > 0.0,
                 "a rate > 0 (look-ahead runs until its entries are made)",
             )?;
-            match self.hosts.as_deref() {
-                Some([]) => return Err("--hosts: give at least one value".into()),
-                Some(hosts) => {
-                    if let Some(h) = hosts.iter().find(|&&h| h < 2) {
-                        return Err(format!("--hosts {h}: need at least 2 hosts"));
-                    }
-                }
-                None => {}
-            }
-            if self.entries == 0 {
-                return Err("--entries 0: need at least one entry per run".into());
+            if self.hosts.as_deref() == Some(&[]) {
+                return Err("--hosts: give at least one value".into());
             }
         }
         match self.algorithm {
             Choice::All | Choice::One(Algorithm::Krl | Algorithm::Krlf) => {
                 let k = krl::k(self);
-                if k == 0 || k as usize >= self.nodes {
+                if k as usize >= self.nodes {
+                    // Name the flag the user gave: the default k = 3 meets --nodes 2 too.
+                    let flag = if self.given("k") {
+                        format!("--k {k}")
+                    } else {
+                        format!("--nodes {} (with the default k = {k})", self.nodes)
+                    };
                     return Err(format!(
-                        "--k {k}: KRL needs 1 ≤ k < nodes ({}): a network where every node holds \
-                         a token has no node to pass one to",
-                        self.nodes
+                        "{flag}: KRL needs k < nodes: a network where every node holds a token \
+                         has no node to pass one to"
                     ));
                 }
             }
             Choice::One(Algorithm::Prioritized) => {
                 let k = prioritized::k(self);
-                if k == 0 {
-                    return Err("--k 0: need at least one resource".into());
-                }
-                if let Some(h) = self.max_h.filter(|&h| h == 0 || h > k || h > 8) {
+                if let Some(h) = self.max_h.filter(|&h| h > k || h > 8) {
                     return Err(format!("--max-h {h}: must be in 1..={}", k.min(8)));
                 }
                 if self.max_h.is_none() && k > 8 {
                     return Err(format!(
-                        "--k {k}: give --max-h ≤ 8 (the tables show waits for h up to 8)"
+                        "--k {k}: h is drawn up to k unless --max-h is given, and the tables show \
+                         waits for h up to 8: give --max-h ≤ 8"
                     ));
                 }
-                if !(1..=8).contains(&self.priority_classes) {
+                if self.priority_classes > 8 {
                     return Err(format!(
                         "--priority-classes {}: must be in 1..=8",
                         self.priority_classes
                     ));
-                }
-                if self.aging_step == 0 {
-                    return Err("--aging-step 0: must be at least 1".into());
                 }
             }
             Choice::One(_) => {}
@@ -520,12 +589,35 @@ fn record_run<N: manet_mutex_sim::TokenAlgorithm>(
     }
 }
 
-/// How a table names a connectivity coordinate.
+/// How a table names a connectivity coordinate: the connectivity the graphs have, which
+/// `warn_connectivity` explained if it is not the one asked for.
 fn conn_name(args: &Args, c: f64) -> String {
     if args.trace.is_some() {
         "trace".into()
     } else {
-        format!("{:.0}%", c * 100.0)
+        format!("{:.0}%", krl::reached(args.nodes, c) * 100.0)
+    }
+}
+
+/// On stderr, each --connectivity the graphs cannot have: a connected graph of n nodes has
+/// at least n − 1 links, and links come whole.
+fn warn_connectivity(args: &Args) {
+    if args.trace.is_some() || args.algorithm.simulator() != Simulator::Token {
+        return;
+    }
+    let percent = |c: f64| (c * 100.0).round();
+    for &c in args.connectivity.as_deref().unwrap_or_default() {
+        let reached = krl::reached(args.nodes, c);
+        if percent(reached) != percent(c) {
+            let (links, possible) = krl::links(args.nodes, c);
+            eprintln!(
+                "warning: --connectivity {c}: a connected graph of {} nodes has {links} of its \
+                 {possible} possible links (at least nodes − 1, and whole links): the runs have \
+                 connectivity {:.1}%",
+                args.nodes,
+                reached * 100.0
+            );
+        }
     }
 }
 
@@ -555,6 +647,24 @@ fn load_trace(args: &mut Args) -> Result<(), String> {
             file.display()
         ));
     }
+    let unplaced = trace.unplaced();
+    if !unplaced.is_empty() {
+        let list: Vec<String> = unplaced.iter().map(usize::to_string).collect();
+        eprintln!(
+            "warning: --ns2 {}: node(s) {} have no initial position (no `set X_` or `set Y_`) \
+             and start at (0, 0); the network has {} nodes, 0 to the largest index named",
+            file.display(),
+            list.join(", "),
+            trace.nodes()
+        );
+    }
+    if !trace.ever_linked(args.radius) {
+        eprintln!(
+            "warning: --radius {}: no two nodes of the trace ever come that close: the nodes \
+             have no links (token algorithms: joined at time 0, then cut off)",
+            args.radius
+        );
+    }
     args.nodes = trace.nodes();
     args.hosts = Some(vec![trace.nodes() as u32]);
     // Placeholders for the one grid point; tables name it "trace".
@@ -565,11 +675,12 @@ fn load_trace(args: &mut Args) -> Result<(), String> {
 }
 
 fn main() {
-    let mut args = Args::parse();
+    let mut args = Args::parse_from_args(std::env::args_os()).unwrap_or_else(|e| e.exit());
     if let Err(e) = args.validate().and_then(|()| load_trace(&mut args)) {
         eprintln!("error: {e}");
         std::process::exit(2);
     }
+    warn_connectivity(&args);
     if let Some(path) = &args.trace_html {
         let recording = match args.algorithm {
             Choice::One(Algorithm::Prioritized) => prioritized::record(&args),
@@ -665,7 +776,7 @@ mod tests {
 
     /// The command line `flags` parsed and validated: the error message if refused.
     fn check(flags: &[&str]) -> Result<Args, String> {
-        let args = Args::try_parse_from(std::iter::once("simulate").chain(flags.iter().copied()))
+        let args = Args::parse_from_args(std::iter::once("simulate").chain(flags.iter().copied()))
             .map_err(|e| e.to_string())?;
         args.validate().map(|()| args)
     }
@@ -758,6 +869,93 @@ mod tests {
             "--csv",
         );
         refused(&["--smoke"], "--smoke", "--recovery-figure");
+    }
+
+    /// Each bad input of issue 26: refused before anything runs, naming the flag and the
+    /// range or the algorithms it applies to (the binary exits 2 with the message).
+    #[test]
+    fn bad_input_is_refused_naming_the_flag() {
+        for (flag, min) in [
+            ("--nodes", "≥ 2"),
+            ("--k", "≥ 1"),
+            ("--seeds", "≥ 1"),
+            ("--idle-pause", "≥ 0"),
+            ("--entries", "≥ 1"),
+            ("--threads", "≥ 1"),
+        ] {
+            refused(&[flag, "-5"], &format!("'{flag} <"), min);
+        }
+        refused(
+            &["--algorithm", "look-ahead", "--hosts", "1,-4"],
+            "'--hosts <",
+            "≥ 2",
+        );
+        refused(&["--seeds", "0"], "'--seeds <", "≥ 1");
+        refused(
+            &["--algorithm", "krl", "--hosts", "5"],
+            "--hosts",
+            "applies to --algorithm look-ahead, not krl",
+        );
+        refused(
+            &["--algorithm", "look-ahead", "--k", "3"],
+            "--k",
+            "applies to --algorithm all, krl, krlf and prioritized, not look-ahead",
+        );
+        refused(
+            &["--algorithm", "krl", "--idle-pause", "5"],
+            "--idle-pause",
+            "all and krlf",
+        );
+        refused(
+            &["--algorithm", "krlf", "--policy", "fcfs"],
+            "--policy",
+            "prioritized",
+        );
+        refused(&["--radius", "5"], "--radius", "give --ns2");
+        // The flag the user gave is blamed, not a default one.
+        refused(
+            &["--algorithm", "prioritized", "--k", "40"],
+            "--k 40",
+            "give --max-h ≤ 8",
+        );
+        refused(
+            &["--nodes", "3"],
+            "--nodes 3 (with the default k = 3)",
+            "k < nodes",
+        );
+        refused(&["--nodes", "5", "--k", "5"], "--k 5", "k < nodes");
+    }
+
+    #[test]
+    fn algorithm_and_policy_names_are_case_insensitive() {
+        let args = check(&["--algorithm", "KRL"]).unwrap();
+        assert_eq!(args.algorithm, Choice::One(Algorithm::Krl));
+        let args = check(&["--algorithm", "Prioritized", "--policy", "FCFS"]).unwrap();
+        assert_eq!(args.policy, Some(vec![prioritized::PolicyArg::Fcfs]));
+    }
+
+    /// The graphs have at least nodes − 1 links: the connectivity the tables show and warn
+    /// about is the one reached.
+    #[test]
+    fn the_connectivity_reached_is_shown() {
+        assert_eq!(krl::links(3, 0.2), (2, 3));
+        assert_eq!(krl::links(30, 1e-9), (29, 435));
+        assert_eq!(krl::links(30, 0.2), (87, 435));
+        let args = check(&["--nodes", "3", "--k", "1", "--connectivity", "0.2"]).unwrap();
+        assert_eq!(conn_name(&args, 0.2), "67%");
+        let args = check(&[]).unwrap();
+        assert_eq!(conn_name(&args, 0.2), "20%");
+    }
+
+    #[test]
+    fn the_title_says_what_was_run() {
+        let title = |flags: &[&str]| krl::title(&check(flags).unwrap());
+        assert!(title(&[]).starts_with("KRL and KRLF (the KRL paper, section 6): 30 nodes"));
+        assert!(title(&[]).ends_with("mean of 5 seeds per point"));
+        let one = title(&["--algorithm", "krl", "--k", "1", "--seeds", "1"]);
+        assert!(one.starts_with("RL (KRL with k = 1): "), "{one}");
+        assert!(one.ends_with("mean of 1 seed per point"), "{one}");
+        assert!(!title(&["--nodes", "10"]).contains("paper"));
     }
 
     #[test]

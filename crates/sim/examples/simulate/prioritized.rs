@@ -143,13 +143,13 @@ pub fn run(args: &Args) -> (Vec<Row>, f64) {
 
 pub fn print_table(args: &Args, rows: &[Row]) {
     println!(
-        "Prioritized h-out-of-k: {} nodes, k = {}, h uniform 1..={}, {} priority classes, aging step {}, mean of {} seeds",
+        "Prioritized h-out-of-k: {} nodes, k = {}, h uniform 1..={}, {} priority classes, aging step {}, mean of {}",
         args.nodes,
         k(args),
         max_h(args),
         args.priority_classes,
         args.aging_step,
-        args.seeds
+        super::seeds(args.seeds)
     );
     println!("wait = mean wait per CS entry; util = mean resources in use / k\n");
     let header = format!(

@@ -421,7 +421,7 @@ pub fn figure(args: &Args, dir: &Path) -> Result<Vec<&'static str>, String> {
             .filter(|r| r.param("k") == Some(&k.to_string()))
             .cloned()
             .collect();
-        let _ = write!(text, "k = {k}, {} seeds per point:", args.seeds);
+        let _ = write!(text, "k = {k}, {} per point:", super::seeds(args.seeds));
         print_table(&a, &of_k, &mut text);
         let _ = writeln!(text);
     }

@@ -1,0 +1,140 @@
+//! Every bad input of the launcher (issue 26) is refused before any process starts: a message
+//! naming the flag, exit code 2, no panic, and no node process left behind.
+
+use std::process::Command;
+
+/// Seeds no other run uses, one per test (they run at once): the nodes get
+/// `--seed seed·1000 + id`, so a node process of a test left behind shows up in the process
+/// list with its test's prefix.
+const BAD: &str = "7262";
+const CASE: &str = "7263";
+
+/// `cluster launch FLAGS --seed seed`: its exit code, standard output and standard error.
+fn launch(seed: &str, flags: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_cluster"))
+        .arg("launch")
+        .args(flags)
+        .args(["--seed", seed, "--timeout", "20"])
+        .output()
+        .expect("the launcher runs");
+    let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
+    (out.status.code(), text(out.stdout), text(out.stderr))
+}
+
+/// Node processes of the runs with `seed` still alive (their command line has `--seed seed…`).
+fn orphans(seed: &str) -> Vec<String> {
+    let marker = format!("--seed {seed}");
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return vec![];
+    };
+    procs
+        .flatten()
+        .filter_map(|p| std::fs::read(p.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains("--supervised") && c.contains(&marker))
+        .collect()
+}
+
+#[test]
+fn bad_input_is_refused_before_anything_starts() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--loss", "1.5"],
+            "--loss is a probability, 0 to 1, not 1.5",
+        ),
+        (
+            &["--loss", "-0.5"],
+            "--loss is a probability, 0 to 1, not -0.5",
+        ),
+        (
+            &["--edges", "0-9", "--nodes", "3"],
+            "--edges: 0-9 is not a link between two of the 3 nodes",
+        ),
+        (
+            &["--nodes", "-5"],
+            "'--nodes <NODES>': must be a whole number ≥ 2",
+        ),
+        (
+            &["--nodes", "1"],
+            "'--nodes <NODES>': must be a whole number ≥ 2",
+        ),
+        (&["--k", "0"], "'--k <K>': must be a whole number ≥ 1"),
+        (
+            &["--entries", "0"],
+            "'--entries <ENTRIES>': must be a whole number ≥ 1",
+        ),
+        (
+            &["--timeout", "-1"],
+            "'--timeout <TIMEOUT>': must be a whole number ≥ 1",
+        ),
+        (
+            &["--algorithm", "krl", "--edges", "0-1", "--nodes", "3"],
+            "--topology/--edges: node 2 of --nodes 3 has no link",
+        ),
+        (
+            &[
+                "--algorithm",
+                "krl",
+                "--edges",
+                "0-1,1-2",
+                "--nodes",
+                "3",
+                "--k",
+                "3",
+            ],
+            "--k 3 with --nodes 3: krl needs k < nodes",
+        ),
+        (
+            &[
+                "--algorithm",
+                "krl",
+                "--edges",
+                "0-1,1-2,3-4",
+                "--nodes",
+                "5",
+                "--k",
+                "1",
+            ],
+            "krl refuses it: invalid configuration for node 3",
+        ),
+        (
+            &["--algorithm", "ra", "--k", "3"],
+            "--k: applies to --algorithm krl, krlf and prioritized, not ra",
+        ),
+        (
+            &["--algorithm", "look-ahead", "--edges", "0-1"],
+            "--topology/--edges: applies to --algorithm krl, krlf and prioritized",
+        ),
+        (
+            &["--algorithm", "krl", "--recovery", "--majority"],
+            "--majority: applies to --algorithm look-ahead and ra, not krl",
+        ),
+        (&["--algorithm", "krl,bogus"], "invalid variant: bogus"),
+        (
+            &["--algorithm", "krl", "--mobility", "no-such-file.ns2"],
+            "--mobility no-such-file.ns2",
+        ),
+    ];
+    for (flags, message) in cases {
+        let (code, stdout, stderr) = launch(BAD, flags);
+        assert_eq!(code, Some(2), "{flags:?}: {stderr}");
+        assert!(stderr.contains(message), "{flags:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{flags:?}: {stderr}");
+        assert!(stdout.is_empty(), "{flags:?} started a run: {stdout}");
+        assert_eq!(
+            orphans(BAD),
+            Vec::<String>::new(),
+            "{flags:?} left processes"
+        );
+    }
+}
+
+/// Algorithm names are taken in any case.
+#[test]
+fn algorithm_names_are_case_insensitive() {
+    let flags = ["--algorithm", "KRL", "--nodes", "3", "--entries", "20"];
+    let (code, stdout, stderr) = launch(CASE, &flags);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.starts_with("krl "), "{stdout}");
+    assert_eq!(orphans(CASE), Vec::<String>::new());
+}

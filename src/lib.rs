@@ -373,6 +373,8 @@ extern crate std;
 #[cfg(feature = "codec")]
 pub mod codec;
 pub mod discovery;
+#[cfg(feature = "codec")]
+pub mod driver;
 mod error;
 mod event;
 pub mod fence;

@@ -1,0 +1,1 @@
+//! Bad input: forged floods, corrupted frames, frames of the wrong kind, misuse.

@@ -1,0 +1,1 @@
+//! The driver's wire format.

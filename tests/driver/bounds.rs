@@ -220,3 +220,16 @@ fn misuse_is_refused_and_changes_nothing() {
         Err(Error::AlreadyRequested(manet_mutex::Status::Critical))
     );
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// The `driver_datagram` fuzz body over random inputs: no panic, everything counted,
+    /// every cap kept.
+    #[test]
+    fn arbitrary_datagrams_never_panic_and_keep_the_caps(
+        data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..2000)
+    ) {
+        manet_mutex_testkit::fuzz::driver::run(&data);
+    }
+}

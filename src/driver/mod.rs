@@ -119,11 +119,15 @@ use crate::timers::Timers;
 use crate::{Action, CsRequest, Error, Event, Fence, NodeId, Protocol, Severity};
 
 mod algorithm;
+#[cfg(feature = "auth")]
+mod auth;
 mod config;
 mod output;
 pub mod wire;
 
 pub use algorithm::Algorithm;
+#[cfg(feature = "auth")]
+pub use auth::{AuthKey, TAG_LEN};
 pub use config::{Config, DriverError, Stats};
 pub use output::{Destination, DriverEvent, Transmit};
 use wire::{Envelope, Payload};
@@ -148,6 +152,8 @@ pub struct Driver<P: Protocol> {
     max_queued: usize,
     now: u64,
     stats: Stats,
+    #[cfg(feature = "auth")]
+    key: Option<AuthKey>,
 }
 
 impl<P: Algorithm> Driver<P>
@@ -181,6 +187,8 @@ where
             max_queued: config.max_queued.max(1),
             now,
             stats: Stats::default(),
+            #[cfg(feature = "auth")]
+            key: config.key,
         })
     }
 
@@ -240,12 +248,40 @@ where
             self.stats.dropped_unknown_peer += 1;
             return;
         }
+        #[cfg(feature = "auth")]
+        let Some(bytes) = self.authentic(bytes) else {
+            return;
+        };
         match bytes.first() {
             Some(&discovery::WIRE_VERSION) => self.on_hello(now, from, bytes),
             Some(&wire::VERSION) => self.on_frame(now, from, bytes),
             _ => self.stats.dropped_malformed += 1,
         }
         self.pump(now);
+    }
+
+    /// The frame inside `bytes` if its tag is right (or there is no key); else counted.
+    /// The frame check comes first, so that corruption is told from forgery.
+    #[cfg(feature = "auth")]
+    fn authentic<'b>(&mut self, bytes: &'b [u8]) -> Option<&'b [u8]> {
+        let Some(key) = &self.key else {
+            return Some(bytes);
+        };
+        let Some(split) = bytes.len().checked_sub(TAG_LEN + crate::codec::CHECK_LEN + 1) else {
+            self.stats.dropped_malformed += 1;
+            return None;
+        };
+        let (frame, tag) = bytes.split_at(split + crate::codec::CHECK_LEN + 1);
+        let (checked, check) = frame.split_at(split + 1);
+        if crate::codec::frame_check(checked) != check {
+            self.stats.dropped_checksum += 1;
+            return None;
+        }
+        if !key.verify(frame, tag) {
+            self.stats.dropped_auth += 1;
+            return None;
+        }
+        Some(frame)
     }
 
     fn on_hello(&mut self, now: u64, from: NodeId, bytes: &[u8]) {
@@ -397,7 +433,13 @@ where
     /// The next datagram to send: discovery's hello first, then the sessions' frames, then
     /// the core's direct messages.
     pub fn poll_transmit(&mut self) -> Option<Transmit> {
-        let transmit = self.next_transmit()?;
+        #[allow(unused_mut)]
+        let mut transmit = self.next_transmit()?;
+        #[cfg(feature = "auth")]
+        if let Some(key) = &self.key {
+            let tag = key.tag(&transmit.bytes);
+            transmit.bytes.extend_from_slice(&tag);
+        }
         self.stats.datagrams_out += 1;
         Some(transmit)
     }

@@ -3,6 +3,7 @@
 //! wire format (pinned bytes, round trips, arbitrary bytes), and bad input (forged floods,
 //! corrupted frames: counted, dropped, bounded memory).
 
+mod auth;
 mod bounds;
 mod net;
 mod runs;

@@ -88,8 +88,9 @@
 //! Three formats share one socket, told apart by their first byte: discovery's hellos
 //! (`0x81`, [`Hello::encode_into`](crate::discovery::Hello::encode_into)), broadcast; the
 //! driver's frames (`0x82`, [`wire`]): session frames and direct core messages, each naming
-//! its sender and receiver, closed by the codec's CRC-32C. `docs/ALGORITHMS.md`, D1, states
-//! the contract and the format.
+//! its sender and receiver, closed by the codec's CRC-32C; with a key (feature `auth`) every
+//! datagram also carries a 16-byte tag. `docs/ALGORITHMS.md`, D2 to D5, states the contract,
+//! the format, the authentication and the bounds.
 //!
 //! # Threat model and limits
 //!
@@ -100,8 +101,18 @@
 //! discovery, the session and the core, each by its own rules (replays: the session takes a
 //! data frame once per incarnation, by sequence number, and no frame of another incarnation;
 //! the cores' check words and request numbers make a replayed permission message stale).
-//! The CRC detects corruption, not forgery: there is no authentication yet, so any host that
-//! can send to the node can speak for any peer.
+//! The CRC detects corruption, not forgery. With the `auth` feature and a pre-shared key
+//! (`Config::key`), every datagram carries the first `TAG_LEN` (16) bytes of its
+//! HMAC-SHA-256: after the frame check (so corruption is counted as such), a datagram whose
+//! tag fails is counted in [`Stats::dropped_auth`] and dropped. A shared key authenticates
+//! membership, not the member: a key holder can speak for any node. A MAC does not stop
+//! replays; the layers above do what they can: a replayed session frame is a duplicate (its
+//! sequence number) or of another incarnation (its epochs), a replayed hello is not above the
+//! sender's last number, a replayed permission message is stale by its request number. What
+//! remains: an old hello replayed [`RESTART_GAP`](crate::discovery::RESTART_GAP) numbers back
+//! reads as its sender's restart (the link goes down at one end until the next hellos), and
+//! replayed `Hello`s of old incarnations are answered (bandwidth, not state). Without a key,
+//! any host that can send to the node can speak for any peer.
 //!
 //! Memory is bounded whatever arrives: per-peer state lives only in the session (at most
 //! [`session::Settings::max_peers`](crate::session::Settings::max_peers) peers), discovery (at
@@ -267,7 +278,10 @@ where
         let Some(key) = &self.key else {
             return Some(bytes);
         };
-        let Some(split) = bytes.len().checked_sub(TAG_LEN + crate::codec::CHECK_LEN + 1) else {
+        let Some(split) = bytes
+            .len()
+            .checked_sub(TAG_LEN + crate::codec::CHECK_LEN + 1)
+        else {
             self.stats.dropped_malformed += 1;
             return None;
         };

@@ -92,7 +92,9 @@ impl DriverEvent {
     pub fn is_vital(&self) -> bool {
         matches!(
             self,
-            DriverEvent::Entered { .. } | DriverEvent::LeaseExpired { .. } | DriverEvent::Persist { .. }
+            DriverEvent::Entered { .. }
+                | DriverEvent::LeaseExpired { .. }
+                | DriverEvent::Persist { .. }
         )
     }
 }

@@ -107,12 +107,17 @@ pub fn encode_into<M: Wire>(envelope: &Envelope<M>, out: &mut Vec<u8>) {
                 at = epochs(&mut head, at, e);
                 None
             }
-            SessionFrame::Ack { epochs: e, seq: n } | SessionFrame::Close { epochs: e, last: n } => {
+            SessionFrame::Ack { epochs: e, seq: n }
+            | SessionFrame::Close { epochs: e, last: n } => {
                 at = epochs(&mut head, at, e);
                 at = put(&mut head, at, *n);
                 None
             }
-            SessionFrame::Data { epochs: e, seq, msg } => {
+            SessionFrame::Data {
+                epochs: e,
+                seq,
+                msg,
+            } => {
                 at = epochs(&mut head, at, e);
                 at = put(&mut head, at, *seq);
                 Some(msg)

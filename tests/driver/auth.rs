@@ -2,7 +2,7 @@
 //! another key, without a tag, or with a flipped bit is counted and dropped.
 
 use manet_mutex::driver::{AuthKey, Config, Destination, Driver, TAG_LEN};
-use manet_mutex::{discovery, ricart_agrawala, reverse_link, session, CsRequest, NodeId};
+use manet_mutex::{discovery, reverse_link, ricart_agrawala, session, CsRequest, NodeId};
 
 use crate::net::{Channel, Net};
 
@@ -11,7 +11,7 @@ const OTHER: AuthKey = AuthKey([8; 32]);
 
 fn ra(id: u32, key: Option<AuthKey>) -> Driver<ricart_agrawala::Node> {
     let configs = ricart_agrawala::network(ricart_agrawala::Settings::new(2, 20)).unwrap();
-    let node = ricart_agrawala::Node::new(configs[id as usize].clone()).unwrap();
+    let node = ricart_agrawala::Node::new(configs[id as usize]).unwrap();
     let config = match key {
         Some(key) => Config::DEFAULT.with_key(key),
         None => Config::DEFAULT,
@@ -68,7 +68,10 @@ fn frames_of_another_key_or_without_a_tag_are_counted_and_dropped() {
     // An unkeyed frame: its last 20 bytes are no check and tag.
     b.handle_datagram(1, NodeId(0), &request_bytes(None));
     let stats = b.stats();
-    assert_eq!(stats.dropped_auth + stats.dropped_checksum + stats.dropped_malformed, 2);
+    assert_eq!(
+        stats.dropped_auth + stats.dropped_checksum + stats.dropped_malformed,
+        2
+    );
     assert!(b.poll_transmit().is_none() && b.poll_event().is_none());
     // A keyed frame at an unkeyed driver: trailing bytes after the frame check.
     let mut plain = ra(1, None);
@@ -77,7 +80,10 @@ fn frames_of_another_key_or_without_a_tag_are_counted_and_dropped() {
     // The right key: answered.
     b.handle_datagram(1, NodeId(0), &request_bytes(Some(KEY)));
     let reply = b.poll_transmit().expect("a REPLY");
-    assert_eq!(reply.bytes[reply.bytes.len() - TAG_LEN..], KEY.tag(&reply.bytes[..reply.bytes.len() - TAG_LEN]));
+    assert_eq!(
+        reply.bytes[reply.bytes.len() - TAG_LEN..],
+        KEY.tag(&reply.bytes[..reply.bytes.len() - TAG_LEN])
+    );
 }
 
 #[test]
@@ -91,7 +97,10 @@ fn every_flipped_bit_is_counted_and_dropped_as_corruption_or_forgery() {
         b.handle_datagram(1, NodeId(0), &flipped);
     }
     let stats = b.stats();
-    assert_eq!(stats.dropped_checksum, frame_bits as u64, "the CRC-32C: every one-bit error");
+    assert_eq!(
+        stats.dropped_checksum, frame_bits as u64,
+        "the CRC-32C: every one-bit error"
+    );
     assert_eq!(stats.dropped_auth, TAG_LEN as u64 * 8, "the tag's bits");
     assert!(b.poll_transmit().is_none() && b.poll_event().is_none());
 }

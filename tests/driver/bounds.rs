@@ -18,7 +18,7 @@ fn krl(id: u32, n: u32, config: Config) -> Driver<reverse_link::Node> {
 
 fn ra(id: u32, n: u32) -> Driver<ricart_agrawala::Node> {
     let configs = ricart_agrawala::network(ricart_agrawala::Settings::new(n, 20)).unwrap();
-    let node = ricart_agrawala::Node::new(configs[id as usize].clone()).unwrap();
+    let node = ricart_agrawala::Node::new(configs[id as usize]).unwrap();
     Driver::new(node, Config::DEFAULT.with_max_queued(16), 0).unwrap()
 }
 
@@ -70,9 +70,15 @@ fn a_forged_id_flood_never_grows_memory_past_the_caps() {
                     seq: 3,
                 }),
             }),
-            _ => (0..rng.random_range(0..300)).map(|_| rng.random()).collect(),
+            _ => (0..rng.random_range(0..300))
+                .map(|_| rng.random())
+                .collect(),
         };
-        let from = if i % 4 == 0 { NodeId(forged % 64 + 1) } else { NodeId(forged) };
+        let from = if i % 4 == 0 {
+            NodeId(forged % 64 + 1)
+        } else {
+            NodeId(forged)
+        };
         d.handle_datagram(now, from, &bytes);
         if i % 16 == 0 {
             now += 1;
@@ -91,7 +97,10 @@ fn a_forged_id_flood_never_grows_memory_past_the_caps() {
     assert_eq!(stats.datagrams_in, 100_000);
     assert!(stats.dropped_malformed >= 20_000, "{stats:?}");
     let session = d.session_stats().unwrap();
-    assert!(session.refused > 0 && session.unknown_peer > 0, "{session:?}");
+    assert!(
+        session.refused > 0 && session.unknown_peer > 0,
+        "{session:?}"
+    );
     assert!(d.discovery_stats().unwrap().refused + d.discovery_stats().unwrap().evicted > 0);
 }
 
@@ -158,7 +167,10 @@ fn corrupted_misaddressed_and_unexpected_frames_are_counted_and_dropped() {
     }
     let stats = b.stats();
     // Flips of the first byte make no frame of any format; every other is the CRC's.
-    assert_eq!(stats.dropped_checksum + stats.dropped_malformed, request.len() as u64 * 8);
+    assert_eq!(
+        stats.dropped_checksum + stats.dropped_malformed,
+        request.len() as u64 * 8
+    );
     assert_eq!(stats.dropped_malformed, 8);
     assert!(b.poll_transmit().is_none() && b.poll_event().is_none());
     // Another sender than the transport says, and the node's own id.

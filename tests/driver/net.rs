@@ -80,7 +80,8 @@ where
         for _ in 0..copies {
             let at = self.now + self.rng.random_range(1..=self.channel.max_delay);
             self.order += 1;
-            self.air.insert((at, self.order), (to, from, bytes.to_vec()));
+            self.air
+                .insert((at, self.order), (to, from, bytes.to_vec()));
         }
     }
 
@@ -140,7 +141,11 @@ where
                 self.inside.retain(|&n| n != i);
                 self.nodes[i].release(now).unwrap();
                 self.drain(i);
-            } else if !app.waiting && app.leave_at.is_none() && app.left > 0 && app.next_request <= now {
+            } else if !app.waiting
+                && app.leave_at.is_none()
+                && app.left > 0
+                && app.next_request <= now
+            {
                 app.left -= 1;
                 app.waiting = true;
                 self.nodes[i].request(now, CsRequest::ONE).unwrap();

@@ -2,8 +2,8 @@
 //! served, never two inside at once, and the fences of each lane increase.
 
 use manet_mutex::driver::{Config, Driver};
-use manet_mutex::{discovery, look_ahead, prioritized, reverse_link, ricart_agrawala, session};
 use manet_mutex::NodeId;
+use manet_mutex::{discovery, look_ahead, prioritized, reverse_link, ricart_agrawala, session};
 
 use crate::net::{Channel, Net};
 
@@ -50,8 +50,8 @@ fn krl_on_a_line_of_configured_neighbours_serves_every_request() {
         .into_iter()
         .map(|c| Driver::new(reverse_link::Node::new(c).unwrap(), config, 0).unwrap())
         .collect();
-    for i in 0..n as usize - 1 {
-        nodes[i].connect(0, NodeId(i as u32 + 1)).unwrap();
+    for (i, node) in nodes.iter_mut().enumerate().take(n as usize - 1) {
+        node.connect(0, NodeId(i as u32 + 1)).unwrap();
     }
     let mut net = Net::new(nodes, REQUESTS, LOSSY, 11);
     net.in_range = |a, b| a.abs_diff(b) == 1;
@@ -79,7 +79,8 @@ fn prioritized_over_discovery_serves_every_request() {
 fn look_ahead_over_direct_datagrams_serves_every_request_with_increasing_fences() {
     for seed in 0..4 {
         let n = 3 + seed as u32 % 3;
-        let configs = look_ahead::network(look_ahead::Settings::new(n, 20).with_seed(seed)).unwrap();
+        let configs =
+            look_ahead::network(look_ahead::Settings::new(n, 20).with_seed(seed)).unwrap();
         let nodes = configs
             .into_iter()
             .map(|c| Driver::new(look_ahead::Node::new(c).unwrap(), Config::DEFAULT, 0).unwrap())

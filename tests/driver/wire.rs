@@ -3,7 +3,9 @@
 
 use arbitrary::Unstructured;
 use manet_mutex::codec::{frame_check, DecodeError};
-use manet_mutex::driver::wire::{decode, encode, Envelope, Kind, Payload, MAX_DRIVER_FRAME, VERSION};
+use manet_mutex::driver::wire::{
+    decode, encode, Envelope, Kind, Payload, MAX_DRIVER_FRAME, VERSION,
+};
 use manet_mutex::permission::Timestamp;
 use manet_mutex::session::{Epochs, Frame};
 use manet_mutex::{look_ahead, prioritized, reverse_link, ricart_agrawala, FenceCopies, NodeId};
@@ -55,7 +57,9 @@ fn every_frame_kind_has_pinned_bytes() {
                 seq: 5,
                 msg: reply(),
             }),
-            &[0x82, 2, 1, 2, 0xac, 0x02, 7, 5, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0],
+            &[
+                0x82, 2, 1, 2, 0xac, 0x02, 7, 5, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0,
+            ],
         ),
         (
             Kind::Ack,
@@ -109,12 +113,16 @@ fn the_largest_frames_fit() {
     let bytes = encode::<ricart_agrawala::Message>(&big);
     assert_eq!(bytes.len(), 2 + 5 + 5 + 30 + 4);
     assert_eq!(decode(&bytes), Ok(big));
-    assert!(MAX_DRIVER_FRAME >= 2 + 10 + 30 + manet_mutex::codec::MAX_FRAME - 5 + 4);
+    const { assert!(MAX_DRIVER_FRAME >= 2 + 10 + 30 + manet_mutex::codec::MAX_FRAME - 5 + 4) };
 }
 
 fn round_trip<M>(seed: &[u8])
 where
-    M: manet_mutex::codec::Wire + for<'a> arbitrary::Arbitrary<'a> + Clone + PartialEq + std::fmt::Debug,
+    M: manet_mutex::codec::Wire
+        + for<'a> arbitrary::Arbitrary<'a>
+        + Clone
+        + PartialEq
+        + std::fmt::Debug,
 {
     let mut u = Unstructured::new(seed);
     let Ok(envelope) = u.arbitrary::<Envelope<M>>() else {
@@ -166,9 +174,9 @@ proptest! {
 
 #[test]
 fn decode_reports_the_first_failing_check() {
-    let bytes = encode(&envelope(Payload::<ricart_agrawala::Message>::Session(Frame::Hello {
-        epochs: EPOCHS,
-    })));
+    let bytes = encode(&envelope(Payload::<ricart_agrawala::Message>::Session(
+        Frame::Hello { epochs: EPOCHS },
+    )));
     let decode = decode::<ricart_agrawala::Message>;
     assert_eq!(decode(&bytes[..5]), Err(DecodeError::Truncated));
     assert_eq!(
@@ -189,11 +197,20 @@ fn decode_reports_the_first_failing_check() {
         v
     };
     // An unknown kind, a padded varint, a field after the last.
-    assert_eq!(decode(&seal(&[0x82, 6, 1, 2, 1, 1])), Err(DecodeError::Malformed));
-    assert_eq!(decode(&seal(&[0x82, 1, 0x81, 0, 2, 1, 1])), Err(DecodeError::Malformed));
+    assert_eq!(
+        decode(&seal(&[0x82, 6, 1, 2, 1, 1])),
+        Err(DecodeError::Malformed)
+    );
+    assert_eq!(
+        decode(&seal(&[0x82, 1, 0x81, 0, 2, 1, 1])),
+        Err(DecodeError::Malformed)
+    );
     assert_eq!(
         decode(&seal(&[0x82, 1, 1, 2, 1, 1, 9])),
         Err(DecodeError::TrailingBytes { extra: 1 })
     );
-    assert_eq!(decode(&seal(&[0x82, 3, 1, 2, 1, 1])), Err(DecodeError::Truncated));
+    assert_eq!(
+        decode(&seal(&[0x82, 3, 1, 2, 1, 1])),
+        Err(DecodeError::Truncated)
+    );
 }

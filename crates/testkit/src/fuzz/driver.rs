@@ -30,10 +30,20 @@ pub fn run(data: &[u8]) {
     let krl = reverse_link::Node::new(token.unwrap().swap_remove(0)).unwrap();
     feed(Driver::new(krl, config(), 0).unwrap(), data);
     let prio = prioritized::Settings::new(2, prioritized::Policy::Equal);
-    let prio = prioritized::network(3, &[], &[NodeId(1)], prio).unwrap().swap_remove(0);
-    feed(Driver::new(prioritized::Node::new(prio).unwrap(), config(), 0).unwrap(), data);
-    let la = look_ahead::network(look_ahead::Settings::new(3, 10)).unwrap().swap_remove(0);
-    feed(Driver::new(look_ahead::Node::new(la).unwrap(), config(), 0).unwrap(), data);
+    let prio = prioritized::network(3, &[], &[NodeId(1)], prio)
+        .unwrap()
+        .swap_remove(0);
+    feed(
+        Driver::new(prioritized::Node::new(prio).unwrap(), config(), 0).unwrap(),
+        data,
+    );
+    let la = look_ahead::network(look_ahead::Settings::new(3, 10))
+        .unwrap()
+        .swap_remove(0);
+    feed(
+        Driver::new(look_ahead::Node::new(la).unwrap(), config(), 0).unwrap(),
+        data,
+    );
     let ra = ricart_agrawala::network(ricart_agrawala::Settings::new(3, 10)).unwrap();
     let ra = ricart_agrawala::Node::new(ra.into_iter().next().unwrap()).unwrap();
     feed(Driver::new(ra, config(), 0).unwrap(), data);

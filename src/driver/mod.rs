@@ -597,3 +597,97 @@ where
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{reverse_link, ricart_agrawala};
+
+    fn krl(id: u32, config: Config) -> Driver<reverse_link::Node> {
+        let configs =
+            reverse_link::network(2, &[], &[NodeId(0)], reverse_link::Settings::new(1)).unwrap();
+        let node = reverse_link::Node::new(configs[id as usize].clone()).unwrap();
+        Driver::new(node, config, 0).unwrap()
+    }
+
+    /// Move every datagram between two drivers at `now` until quiet; the events each
+    /// handed out, in order.
+    fn pump(pair: &mut [Driver<reverse_link::Node>; 2], now: u64) -> [Vec<DriverEvent>; 2] {
+        let mut seen = [Vec::new(), Vec::new()];
+        loop {
+            let mut quiet = true;
+            for i in 0..2 {
+                while let Some(event) = pair[i].poll_event() {
+                    seen[i].push(event);
+                }
+                while let Some(t) = pair[i].poll_transmit() {
+                    quiet = false;
+                    let from = pair[i].id();
+                    pair[1 - i].handle_datagram(now, from, &t.bytes);
+                }
+            }
+            if quiet {
+                return seen;
+            }
+        }
+    }
+
+    #[test]
+    fn poll_timeout_is_the_earliest_of_discovery_the_session_and_the_core() {
+        let configs = ricart_agrawala::network(ricart_agrawala::Settings::new(2, 20)).unwrap();
+        let node = ricart_agrawala::Node::new(configs[0]).unwrap();
+        let mut d = Driver::new(node, Config::DEFAULT, 100).unwrap();
+        assert_eq!(d.poll_timeout(), None);
+        d.request(100, CsRequest::ONE).unwrap();
+        assert_eq!(
+            d.poll_timeout(),
+            Some(120),
+            "the core's retransmission timer"
+        );
+
+        let mut k = krl(0, Config::DEFAULT);
+        assert_eq!(
+            k.poll_timeout(),
+            None,
+            "no link, no discovery, no core timer"
+        );
+        k.connect(0, NodeId(1)).unwrap();
+        let session = k.session().unwrap().poll_timeout();
+        assert!(session.is_some());
+        assert_eq!(k.poll_timeout(), session);
+
+        let hellos = discovery::Settings::new(1000);
+        let with = krl(0, Config::DEFAULT.with_discovery(hellos));
+        assert_eq!(
+            with.poll_timeout(),
+            Some(with.discovery().unwrap().poll_timeout())
+        );
+    }
+
+    /// The session's `LinkUp` reaches the core (and the application) before anything that
+    /// depends on it; a request far from the token is served over the link; a close hands
+    /// the core its `LinkDown` with nothing in flight, at both ends, and nothing is lost.
+    #[test]
+    fn link_events_reach_the_core_in_the_session_order() {
+        let mut pair = [krl(0, Config::DEFAULT), krl(1, Config::DEFAULT)];
+        pair[1].connect(0, NodeId(0)).unwrap();
+        let seen = pump(&mut pair, 0);
+        assert_eq!(seen[0], [DriverEvent::LinkUp(NodeId(1))]);
+        assert_eq!(seen[1], [DriverEvent::LinkUp(NodeId(0))]);
+        pair[1].request(1, CsRequest::ONE).unwrap();
+        let seen = pump(&mut pair, 1);
+        assert!(matches!(
+            seen[1][..],
+            [DriverEvent::Entered { resources: 1, .. }]
+        ));
+        pair[1].release(2).unwrap();
+        pair[1].close(3, NodeId(0));
+        let seen = pump(&mut pair, 3);
+        assert_eq!(seen[0], [DriverEvent::LinkDown(NodeId(1))]);
+        assert_eq!(seen[1], [DriverEvent::LinkDown(NodeId(0))]);
+        for d in &pair {
+            assert_eq!(d.session_stats().unwrap().lost, 0);
+            assert_eq!(d.stats().core_errors, 0);
+        }
+    }
+}

@@ -103,3 +103,67 @@ fn ricart_agrawala_over_direct_datagrams_serves_every_request() {
     net.run(60_000);
     net.check_served(REQUESTS);
 }
+
+/// A peer that vanishes with the token in flight to it: the session gives the token up after
+/// its liveness timeout, and the driver reports it (`Lost`, one precious message) and the
+/// link's end, in that order after the core's `LinkDown`.
+#[test]
+fn a_token_lost_with_its_link_is_reported() {
+    use manet_mutex::driver::DriverEvent;
+    use manet_mutex::CsRequest;
+    let configs =
+        reverse_link::network(2, &[], &[NodeId(0)], reverse_link::Settings::new(1)).unwrap();
+    let config = Config::DEFAULT.with_session(session::Settings::new(10, 100, 4));
+    let mut pair: Vec<_> = configs
+        .into_iter()
+        .map(|c| Driver::new(reverse_link::Node::new(c).unwrap(), config, 0).unwrap())
+        .collect();
+    pair[0].connect(0, NodeId(1)).unwrap();
+    // Lossless until the link is up and node 1 asked.
+    let mut moved = true;
+    while moved {
+        moved = false;
+        for i in 0..2 {
+            while pair[i].poll_event().is_some() {}
+            while let Some(t) = pair[i].poll_transmit() {
+                moved = true;
+                pair[1 - i].handle_datagram(0, NodeId(i as u32), &t.bytes);
+            }
+        }
+        if !moved && manet_mutex::Protocol::status(pair[1].core()) == manet_mutex::Status::Remainder
+        {
+            pair[1].request(0, CsRequest::ONE).unwrap();
+            // The REQUEST reaches node 0, whose token goes out; then node 1 vanishes.
+            let t = pair[1].poll_transmit().unwrap();
+            pair[0].handle_datagram(0, NodeId(1), &t.bytes);
+            break;
+        }
+    }
+    let mut events = Vec::new();
+    let mut now = 0;
+    while now < 1000 {
+        while pair[0].poll_transmit().is_some() {}
+        while let Some(event) = pair[0].poll_event() {
+            events.push((now, event));
+        }
+        if events
+            .iter()
+            .any(|(_, e)| matches!(e, DriverEvent::Lost { .. }))
+        {
+            break;
+        }
+        now = pair[0].poll_timeout().expect("the link is up").max(now + 1);
+        pair[0].handle_timeout(now);
+    }
+    let lost = events
+        .iter()
+        .position(|(_, e)| matches!(e, DriverEvent::Lost { precious: 1, .. }))
+        .expect("the token reported lost");
+    let down = events
+        .iter()
+        .position(|(_, e)| *e == DriverEvent::LinkDown(NodeId(1)))
+        .expect("the link reported down");
+    assert!(down < lost, "{events:?}");
+    assert!(events[lost].0 <= 100 + 10, "{events:?}");
+    assert_eq!(pair[0].session_stats().unwrap().lost_precious, 1);
+}

@@ -43,6 +43,8 @@ where
     pub inside: Vec<usize>,
     /// Whether `a` and `b` are in range of each other.
     pub in_range: fn(usize, usize) -> bool,
+    /// The longest datagram sent.
+    pub longest: usize,
 }
 
 impl<P: Algorithm> Net<P>
@@ -69,6 +71,7 @@ where
             entries: Vec::new(),
             inside: Vec::new(),
             in_range: |_, _| true,
+            longest: 0,
         }
     }
 
@@ -107,6 +110,7 @@ where
             }
         }
         while let Some(t) = self.nodes[i].poll_transmit() {
+            self.longest = self.longest.max(t.bytes.len());
             match t.to {
                 Destination::Broadcast => {
                     for j in (0..self.nodes.len()).filter(|&j| j != i) {
@@ -182,6 +186,8 @@ where
             );
         }
         assert_eq!(self.entries.len(), n * requests as usize);
+        let tag = 16; // at most, with a key
+        assert!(self.longest <= manet_mutex::driver::wire::MAX_DRIVER_FRAME + tag);
         let mut last: BTreeMap<u32, u64> = BTreeMap::new();
         for &(at, node, fence) in &self.entries {
             if let Some(&before) = last.get(&fence.lane) {

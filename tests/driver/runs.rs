@@ -8,11 +8,11 @@ use manet_mutex::{discovery, look_ahead, prioritized, reverse_link, ricart_agraw
 use crate::net::{Channel, Net};
 
 const LOSSY: Channel = Channel {
-    loss: 0.1,
-    duplicate: 0.05,
-    max_delay: 6,
+    loss: 0.2,
+    duplicate: 0.1,
+    max_delay: 8,
 };
-const REQUESTS: u32 = 4;
+const REQUESTS: u32 = 6;
 
 fn token_config() -> Config {
     Config::DEFAULT
@@ -22,7 +22,7 @@ fn token_config() -> Config {
 
 #[test]
 fn krl_over_discovery_serves_every_request_with_increasing_fences() {
-    for seed in 0..4 {
+    for seed in 0..12 {
         let n = 3 + seed as u32 % 3;
         let configs =
             reverse_link::network(n, &[], &[NodeId(0)], reverse_link::Settings::new(1)).unwrap();
@@ -62,7 +62,7 @@ fn krl_on_a_line_of_configured_neighbours_serves_every_request() {
 
 #[test]
 fn prioritized_over_discovery_serves_every_request() {
-    for seed in 0..2 {
+    for seed in 0..6 {
         let settings = prioritized::Settings::new(1, prioritized::Policy::Equal);
         let configs = prioritized::network(4, &[], &[NodeId(0)], settings).unwrap();
         let nodes = configs
@@ -77,7 +77,7 @@ fn prioritized_over_discovery_serves_every_request() {
 
 #[test]
 fn look_ahead_over_direct_datagrams_serves_every_request_with_increasing_fences() {
-    for seed in 0..4 {
+    for seed in 0..12 {
         let n = 3 + seed as u32 % 3;
         let configs =
             look_ahead::network(look_ahead::Settings::new(n, 20).with_seed(seed)).unwrap();

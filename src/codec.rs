@@ -299,15 +299,45 @@ pub fn decode<M: Wire>(frame: &[u8]) -> Result<M, DecodeError> {
     if frame_check(checked) != check {
         return Err(DecodeError::Checksum);
     }
-    let (msg, rest) = postcard::take_from_bytes::<M>(&checked[1..]).map_err(|e| match e {
+    let msg = decode_body::<M>(&checked[1..])?;
+    if encode_into(&msg, &mut [0; MAX_FRAME]) != frame {
+        return Err(DecodeError::Malformed);
+    }
+    Ok(msg)
+}
+
+/// The longest body (the postcard encoding of a message): a frame less its version byte and
+/// its frame check.
+pub(crate) const MAX_BODY: usize = MAX_FRAME - MIN_LEN;
+
+/// The body of `msg` (its postcard encoding, no version, no check) appended to `out`, for
+/// formats that frame messages themselves (the [driver](crate::driver)'s frames).
+pub(crate) fn encode_body<M: Wire>(msg: &M, out: &mut Vec<u8>) {
+    let mut buf = [0; MAX_BODY];
+    match postcard::to_slice(msg, &mut buf) {
+        Ok(body) => out.extend_from_slice(body),
+        Err(_) => unreachable!("every message fits in MAX_FRAME bytes"),
+    }
+}
+
+/// The message whose body (as [`encode_body`] makes it) `body` is, all of it: `Truncated`,
+/// `Malformed` (no message's encoding, or not the one [`encode_body`] gives: a padded
+/// varint) or `TrailingBytes`. The caller checks the frame around it first. Never panics,
+/// never allocates.
+pub(crate) fn decode_body<M: Wire>(body: &[u8]) -> Result<M, DecodeError> {
+    if body.len() > MAX_BODY {
+        return Err(DecodeError::Oversized { len: body.len() });
+    }
+    let (msg, rest) = postcard::take_from_bytes::<M>(body).map_err(|e| match e {
         postcard::Error::DeserializeUnexpectedEnd => DecodeError::Truncated,
         _ => DecodeError::Malformed,
     })?;
     if !rest.is_empty() {
         return Err(DecodeError::TrailingBytes { extra: rest.len() });
     }
-    if encode_into(&msg, &mut [0; MAX_FRAME]) != frame {
-        return Err(DecodeError::Malformed);
+    let mut buf = [0; MAX_BODY];
+    match postcard::to_slice(&msg, &mut buf) {
+        Ok(again) if again == body => Ok(msg),
+        _ => Err(DecodeError::Malformed),
     }
-    Ok(msg)
 }

@@ -18,7 +18,10 @@
 //! resources the critical section protects), [`session`] (a sans-IO link session that gives
 //! the token algorithms their link contract over an unreliable datagram transport),
 //! [`discovery`] (neighbour discovery: hellos and link sensing with hysteresis, feeding the
-//! session, so a core needs no topology at start),
+//! session, so a core needs no topology at start), [`driver`] (feature `codec`: a sans-IO
+//! driver that owns a core, its sessions or direct datagrams, discovery and timers behind one
+//! `handle_datagram`/`poll_transmit` surface, with a wire format for every frame it sends and,
+//! with the feature `auth`, datagrams authenticated by a pre-shared key),
 //! [`timers`] (a timer table for embedders) and [`Violation`] (what the algorithms'
 //! `invariants` checks report). Beside this crate, the workspace's `manet-mutex-sim` holds the
 //! deterministic simulators and the trace viewer, and `manet-mutex-testkit` the network
@@ -376,6 +379,8 @@ extern crate std;
 #[cfg(feature = "codec")]
 pub mod codec;
 pub mod discovery;
+#[cfg(feature = "codec")]
+pub mod driver;
 mod error;
 mod event;
 pub mod fence;

@@ -91,7 +91,7 @@ impl fmt::Debug for Hello {
 pub use wire::{MAX_HELLO_FRAME, WIRE_VERSION};
 
 #[cfg(feature = "codec")]
-mod wire {
+pub(crate) mod wire {
     use super::{Hello, MAX_HEARD};
     use crate::codec::{frame_check, DecodeError, CHECK_LEN};
     use crate::NodeId;
@@ -108,7 +108,7 @@ mod wire {
     pub const MAX_HELLO_FRAME: usize = 1 + 5 + 10 + 1 + MAX_HEARD * 5 + CHECK_LEN;
 
     /// Write `value` as a LEB128 varint at `buf[at..]`; returns the position after it.
-    fn put(buf: &mut [u8], mut at: usize, mut value: u64) -> usize {
+    pub(crate) fn put(buf: &mut [u8], mut at: usize, mut value: u64) -> usize {
         loop {
             let byte = (value & 0x7f) as u8;
             value >>= 7;
@@ -124,7 +124,7 @@ mod wire {
     /// A canonical LEB128 varint at `bytes[*at..]` no larger than `max`: `Truncated` if the
     /// input ends inside it, `Malformed` if it overflows `max` or carries a needless
     /// trailing zero byte.
-    fn take(bytes: &[u8], at: &mut usize, max: u64) -> Result<u64, DecodeError> {
+    pub(crate) fn take(bytes: &[u8], at: &mut usize, max: u64) -> Result<u64, DecodeError> {
         let mut value: u64 = 0;
         for shift in (0..64).step_by(7) {
             let &byte = bytes.get(*at).ok_or(DecodeError::Truncated)?;

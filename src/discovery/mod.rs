@@ -197,7 +197,7 @@ use alloc::vec::Vec;
 use crate::session::{Session, SessionError};
 use crate::NodeId;
 
-mod hello;
+pub(crate) mod hello;
 mod settings;
 
 pub use hello::{Hello, MAX_HEARD};

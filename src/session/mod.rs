@@ -525,6 +525,12 @@ impl<M: Clone> Session<M> {
         })
     }
 
+    /// How many peers the session keeps state for (linked, forming or remembered); at most
+    /// [`Settings::max_peers`].
+    pub fn table_len(&self) -> usize {
+        self.peers.len()
+    }
+
     /// Whether the core was told the link to `peer` is up (a `LinkUp` handed out, and no
     /// `LinkDown` since).
     pub fn is_linked(&self, peer: NodeId) -> bool {

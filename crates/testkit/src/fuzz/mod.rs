@@ -23,6 +23,7 @@ use manet_mutex::NodeId;
 use manet_mutex_sim::Graph;
 
 pub mod decode;
+pub mod driver;
 mod frozen;
 pub mod look_ahead_node;
 mod node_input;

@@ -65,9 +65,9 @@
 //! | rule | reported by | what must hold |
 //! | --- | --- | --- |
 //! | `driver-contract` | [`TokenNet::check_safety`], [`PermNet::check_safety`] (from [`TokenNet::fault`], [`PermNet::fault`]) | a node keeps the driving contract: it sends only over a link it knows (`TokenNet`) or to another existing host (`PermNet`), returns only actions the driver knows, accepts every valid event, and changes nothing when it returns an `Err` |
-//! | `fence-order` | the same | every entry's fence is above the highest fence of its lane so far (`PermNet`: unless the run allows the resource to refuse one, [`PermNet::refusal_allowed`]: after wrong suspicions or two crashes; `TokenNet` with recovery: unless its generation is older than one admitted, or was made twice, [`TokenNet::remade`]) |
+//! | `fence-order` | the same | every entry's fence is above the highest fence of its lane so far (`PermNet`: unless the run allows the resource to refuse one, [`PermNet::refusal_allowed`]: after wrong suspicions or two crashes; `TokenNet` with recovery: unless its generation is older than one admitted) |
 //! | `suspect-anomaly` | [`TokenNet`] with recovery, after every event | no suspect anomaly but those a failure explains (and none checked after a corruption) |
-//! | `regeneration` | [`TokenNet`] with recovery, after every event | no token is made again by a claim while every timer kept time and no failure destroyed or cut off anything |
+//! | `regeneration` | [`TokenNet`] with recovery, after every event | no generation is made twice (a restarted node keeps its last round: `docs/ALGORITHMS.md` F8), and no token is made again by a claim while every timer kept time and no failure destroyed or cut off anything |
 //! | `lease-exclusion` | [`TokenNet::check_safety`] with recovery, every timer on time | at most `k` units acting (in the critical section, lease not expired) per connected part (rule (b)) |
 //! | `tokens-per-part` | [`TokenNet::drain`] with recovery | once quiet after the drain, one token of each id in every connected part |
 //! | `liveness` | [`TokenNet::drain`], [`TokenNet::settle`], [`PermNet::drain`], [`PermNet::settle`], [`SessionNet::heal_and_drain`] | every waiting node is served within the drain's rounds (or budget), except where a fault destroyed what liveness needs (each driver's docs say where) |

@@ -271,14 +271,11 @@ impl Node {
     /// Stops the node: a waiting request is withdrawn (its `acquire` returns
     /// [`Error::Shutdown`]), a held lock released (its guard's [`Guard::lost`] says
     /// [`Lost::Shutdown`]), the datagrams that produces sent once, the task ended and the
-    /// socket closed. Returns when the task has ended.
-    pub async fn shutdown(self) {
+    /// socket closed. Returns when the task has ended (a second call returns at once).
+    /// Afterwards every `acquire` is [`Error::Shutdown`].
+    pub async fn shutdown(&self) {
         let _ = self.tx.send(Command::Shutdown);
-        let task = self
-            .task
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
+        let task = self.task.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(task) = task {
             let _ = task.await;
         }

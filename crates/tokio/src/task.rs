@@ -150,13 +150,19 @@ where
                 }
                 // The grant went out but its future was dropped before taking it.
                 State::Holding {
-                    id: h, fence, since, ..
+                    id: h,
+                    fence,
+                    since,
+                    ..
                 } if h == id => self.release(now, fence, since),
                 state => self.state = state,
             },
             Command::Release { id } => match std::mem::replace(&mut self.state, State::Idle) {
                 State::Holding {
-                    id: h, fence, since, ..
+                    id: h,
+                    fence,
+                    since,
+                    ..
                 } if h == id => self.release(now, fence, since),
                 state => self.state = state,
             },
@@ -206,19 +212,29 @@ where
             DriverEvent::LeaseExpired { fence } => match &self.state {
                 State::Holding { fence: f, lost, .. } if *f == fence => {
                     self.stats.lost += 1;
-                    warn!(lane = fence.lane, fence = fence.value, "lease expired: lock lost");
+                    warn!(
+                        lane = fence.lane,
+                        fence = fence.value,
+                        "lease expired: lock lost"
+                    );
                     let _ = lost.send(Some(Lost::LeaseExpired));
                 }
                 _ => debug!(lane = fence.lane, fence = fence.value, "lease expired"),
             },
             DriverEvent::Persist { promised } => {
-                warn!(?promised, "majority mode promise not stored (no durable store)");
+                warn!(
+                    ?promised,
+                    "majority mode promise not stored (no durable store)"
+                );
             }
             DriverEvent::Lost {
                 peer,
                 messages,
                 precious,
-            } => warn!(peer = peer.0, messages, precious, "link failed with messages unacknowledged"),
+            } => warn!(
+                peer = peer.0,
+                messages, precious, "link failed with messages unacknowledged"
+            ),
             DriverEvent::Report(report) => info!(?report, "recovery"),
             DriverEvent::Anomaly {
                 from,
@@ -251,7 +267,13 @@ where
                     debug!(request = id, "entered for a dropped request");
                     self.release(now, fence, entered);
                 } else {
-                    info!(request = id, lane = fence.lane, fence = fence.value, resources, "entered");
+                    info!(
+                        request = id,
+                        lane = fence.lane,
+                        fence = fence.value,
+                        resources,
+                        "entered"
+                    );
                     self.state = State::Holding {
                         id,
                         fence,
@@ -262,7 +284,11 @@ where
             }
             state => {
                 self.state = state;
-                warn!(lane = fence.lane, fence = fence.value, "entered with no request waiting");
+                warn!(
+                    lane = fence.lane,
+                    fence = fence.value,
+                    "entered with no request waiting"
+                );
                 if let Err(e) = self.driver.release(now) {
                     warn!(error = %e, "the core refused a release");
                 }

@@ -118,9 +118,12 @@ async fn every_node_enters(nodes: Vec<Arc<Node>>, rounds: u32) {
     for task in tasks {
         task.await.unwrap();
     }
-    let resource = resource.lock().unwrap();
-    assert_eq!(resource.admitted, u64::from(rounds) * nodes.len() as u64);
-    assert_eq!(resource.violations, 0);
+    let (admitted, violations) = {
+        let resource = resource.lock().unwrap();
+        (resource.admitted, resource.violations)
+    };
+    assert_eq!(admitted, u64::from(rounds) * nodes.len() as u64);
+    assert_eq!(violations, 0);
     for node in &nodes {
         let stats = node.stats();
         assert_eq!(stats.entered, u64::from(rounds));

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use manet_mutex::codec::Wire;
-use manet_mutex::driver::Algorithm;
+use manet_mutex::driver::{Algorithm, Config};
 use manet_mutex::{look_ahead, reverse_link, ricart_agrawala, Fence, NodeId};
 use manet_mutex_tokio::{Error, Lost, Node};
 
@@ -21,28 +21,41 @@ where
     P: Algorithm + Send + 'static,
     P::Message: Wire + Send,
 {
-    let sockets: Vec<UdpSocket> = cores
+    spawn_on("127.0.0.1:0", cores, None).unwrap()
+}
+
+/// Every core on its own socket bound to `bind`, with the driver's `config` if given;
+/// `None` if the address cannot be bound (no IPv6 loopback, say).
+fn spawn_on<P>(bind: &str, cores: Vec<P>, config: Option<Config>) -> Option<Vec<Arc<Node>>>
+where
+    P: Algorithm + Send + 'static,
+    P::Message: Wire + Send,
+{
+    let sockets = cores
         .iter()
-        .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
-        .collect();
+        .map(|_| UdpSocket::bind(bind))
+        .collect::<Result<Vec<_>, _>>()
+        .ok()?;
     let addrs: Vec<_> = cores
         .iter()
         .zip(&sockets)
         .map(|(c, s)| (c.id(), s.local_addr().unwrap()))
         .collect();
-    cores
+    let nodes = cores
         .into_iter()
         .zip(sockets)
         .map(|(core, socket)| {
-            Arc::new(
-                Node::builder(core)
-                    .socket(socket)
-                    .peers(addrs.iter().copied())
-                    .spawn()
-                    .unwrap(),
-            )
+            let builder = Node::builder(core)
+                .socket(socket)
+                .peers(addrs.iter().copied());
+            let builder = match config {
+                Some(config) => builder.config(config),
+                None => builder,
+            };
+            Arc::new(builder.spawn().unwrap())
         })
-        .collect()
+        .collect();
+    Some(nodes)
 }
 
 fn krl(n: u32) -> Vec<reverse_link::Node> {
@@ -152,6 +165,30 @@ async fn ricart_agrawala_every_node_enters_one_at_a_time() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn look_ahead_every_node_enters_one_at_a_time() {
     every_node_enters(spawn_all(look_ahead(3)), 5).await;
+}
+
+/// IPv6 loopback; KRL without discovery links to every configured peer at start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn krl_over_ipv6_without_discovery_links_to_the_configured_peers() {
+    let Some(nodes) = spawn_on("[::1]:0", krl(3), Some(Config::DEFAULT)) else {
+        eprintln!("no IPv6 loopback: skipped");
+        return;
+    };
+    every_node_enters(nodes, 3).await;
+}
+
+/// IPv6 loopback, Ricart-Agrawala.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ricart_agrawala_over_ipv6() {
+    let Some(nodes) = spawn_on(
+        "[::1]:0",
+        ricart_agrawala(ricart_agrawala::Settings::new(3, 20)),
+        None,
+    ) else {
+        eprintln!("no IPv6 loopback: skipped");
+        return;
+    };
+    every_node_enters(nodes, 3).await;
 }
 
 /// A timed-out request is withdrawn: it never enters later, and the others are still served.

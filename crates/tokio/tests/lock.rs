@@ -10,7 +10,7 @@ use std::time::Duration;
 use manet_mutex::codec::Wire;
 use manet_mutex::driver::{Algorithm, Config};
 use manet_mutex::{look_ahead, reverse_link, ricart_agrawala, Fence, NodeId};
-use manet_mutex_tokio::{Error, Lost, Node};
+use manet_mutex_tokio::{Error, Lost, Node, Stats};
 
 /// Generous: only to end a hung test.
 const PATIENCE: Duration = Duration::from_secs(20);
@@ -112,6 +112,21 @@ impl Resource {
     }
 }
 
+/// The node's counters once `done` holds of them (the task publishes them after each input).
+async fn settle(node: &Node, done: impl Fn(&Stats) -> bool) -> Stats {
+    tokio::time::timeout(PATIENCE, async {
+        loop {
+            let stats = node.stats();
+            if done(&stats) {
+                return stats;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .unwrap()
+}
+
 /// Every node acquires `rounds` times; the resource admits every entry, one at a time.
 async fn every_node_enters(nodes: Vec<Arc<Node>>, rounds: u32) {
     let resource = Arc::new(Mutex::new(Resource::default()));
@@ -204,8 +219,7 @@ async fn acquire_timeout_withdraws_the_request() {
     drop(guard);
     let guard = nodes[1].acquire_timeout(PATIENCE).await.unwrap();
     drop(guard);
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let stats = nodes[1].stats();
+    let stats = settle(&nodes[1], |s| s.released == 1).await;
     assert_eq!((stats.timeouts, stats.cancelled), (1, 1));
     assert_eq!((stats.entered, stats.released), (1, 1));
 }
@@ -228,8 +242,7 @@ async fn dropping_a_waiting_acquire_cancels_it() {
     let again = nodes[1].acquire_timeout(PATIENCE).await.unwrap();
     assert!(again.fence() > fence);
     drop(again);
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let stats = nodes[1].stats();
+    let stats = settle(&nodes[1], |s| s.released == 1).await;
     assert_eq!(stats.cancelled, 1);
     assert_eq!((stats.entered, stats.released), (1, 1));
 }
@@ -263,8 +276,8 @@ async fn an_expired_lease_fires_the_lost_signal() {
     assert_eq!(lost, Lost::LeaseExpired);
     assert_eq!(guard.is_lost(), Some(Lost::LeaseExpired));
     drop(guard);
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    assert_eq!(nodes[0].stats().lost, 1);
+    let stats = settle(&nodes[0], |s| s.released == 1).await;
+    assert_eq!(stats.lost, 1);
 }
 
 /// Shutdown ends the task: a waiting acquire ends with `Shutdown`, a held guard learns it,

@@ -1,0 +1,174 @@
+//! The node's configuration.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+
+use manet_mutex::codec::Wire;
+use manet_mutex::driver::{Algorithm, Config};
+use manet_mutex::{discovery, NodeId};
+use tokio::sync::mpsc;
+use tracing::Instrument;
+
+use crate::task::Task;
+use crate::{Error, Node, Shared};
+
+/// Where discovery's hellos go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Broadcast {
+    /// To every configured peer address, one datagram each: an emulated broadcast, for
+    /// loopback and for networks without broadcast. The default.
+    #[default]
+    Peers,
+    /// To this address: an IPv4 broadcast address (the socket gets `SO_BROADCAST`), or an
+    /// IPv4 or IPv6 multicast group (the socket joins it, IPv6 on the default interface).
+    /// Every node's socket must be bound to the address's port to hear it.
+    Address(SocketAddr),
+}
+
+/// How to build a [`Node`] ([`Node::builder`]). Defaults:
+///
+/// | setting | default |
+/// | --- | --- |
+/// | [`Builder::bind`] | `0.0.0.0:0` (any IPv4 interface, an ephemeral port) |
+/// | [`Builder::peer`] | none: a node with no peers hears nobody |
+/// | [`Builder::broadcast`] | [`Broadcast::Peers`]: hellos to every peer address |
+/// | [`Builder::config`] | token algorithms ([`reverse_link`](manet_mutex::reverse_link), [`prioritized`](manet_mutex::prioritized)): [`Config::DEFAULT`] with discovery, hellos every 100 ms ([`discovery::Settings::new`]`(100)`), session timers of [`session::Settings::DEFAULT`](manet_mutex::session::Settings::DEFAULT) (resend after 20 ms, link failed after 400 ms of silence); permission algorithms: [`Config::DEFAULT`] (no discovery, none needed) |
+///
+/// The driver's time unit is the millisecond. A token algorithm configured without discovery
+/// links to every configured peer at start ([`Driver::connect`](manet_mutex::driver::Driver::connect)).
+#[derive(Debug)]
+#[must_use = "a builder does nothing until spawned"]
+pub struct Builder<P> {
+    core: P,
+    bind: SocketAddr,
+    socket: Option<std::net::UdpSocket>,
+    peers: HashMap<NodeId, SocketAddr>,
+    broadcast: Broadcast,
+    config: Option<Config>,
+}
+
+impl<P> Builder<P>
+where
+    P: Algorithm + Send + 'static,
+    P::Message: Wire + Send,
+{
+    pub(crate) fn new(core: P) -> Self {
+        Builder {
+            core,
+            bind: SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0),
+            socket: None,
+            peers: HashMap::new(),
+            broadcast: Broadcast::Peers,
+            config: None,
+        }
+    }
+
+    /// Binds the node's socket to `addr` (default `0.0.0.0:0`).
+    pub fn bind(mut self, addr: SocketAddr) -> Self {
+        self.bind = addr;
+        self
+    }
+
+    /// Uses this socket, bound already (instead of [`Builder::bind`]): for a port chosen
+    /// before the peers' maps are written, as tests on ephemeral ports do.
+    pub fn socket(mut self, socket: std::net::UdpSocket) -> Self {
+        self.socket = Some(socket);
+        self
+    }
+
+    /// Peer `id` is at `addr` (a later entry for the same id replaces it).
+    pub fn peer(mut self, id: NodeId, addr: SocketAddr) -> Self {
+        self.peers.insert(id, addr);
+        self
+    }
+
+    /// Every `(id, addr)` of `peers` ([`Builder::peer`]); the node's own id, if present, is
+    /// skipped.
+    pub fn peers(mut self, peers: impl IntoIterator<Item = (NodeId, SocketAddr)>) -> Self {
+        self.peers.extend(peers);
+        self
+    }
+
+    /// Where discovery's hellos go (default [`Broadcast::Peers`]).
+    pub fn broadcast(mut self, broadcast: Broadcast) -> Self {
+        self.broadcast = broadcast;
+        self
+    }
+
+    /// The driver's configuration (default: see [`Builder`]); times in milliseconds.
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = Some(config);
+        self
+    }
+
+    /// Binds the socket and spawns the node's task on the current tokio runtime (call it
+    /// inside one).
+    pub fn spawn(self) -> Result<Node, Error> {
+        let Builder {
+            core,
+            bind,
+            socket,
+            mut peers,
+            broadcast,
+            config,
+        } = self;
+        let id = core.id();
+        peers.remove(&id);
+        let config = config.unwrap_or(match P::LINKED {
+            true => Config::DEFAULT.with_discovery(discovery::Settings::new(100)),
+            false => Config::DEFAULT,
+        });
+        let socket = match socket {
+            Some(socket) => socket,
+            None => std::net::UdpSocket::bind(bind)?,
+        };
+        let broadcast = match broadcast {
+            Broadcast::Peers => None,
+            Broadcast::Address(addr) => {
+                match addr.ip() {
+                    IpAddr::V4(ip) if ip.is_multicast() => {
+                        socket.join_multicast_v4(&ip, &Ipv4Addr::UNSPECIFIED)?;
+                        socket.set_multicast_loop_v4(false)?;
+                    }
+                    IpAddr::V4(_) => socket.set_broadcast(true)?,
+                    IpAddr::V6(ip) if ip.is_multicast() => {
+                        socket.join_multicast_v6(&ip, 0)?;
+                        socket.set_multicast_loop_v6(false)?;
+                    }
+                    IpAddr::V6(_) => {}
+                }
+                Some(addr)
+            }
+        };
+        socket.set_nonblocking(true)?;
+        let socket = tokio::net::UdpSocket::from_std(socket)?;
+        let local_addr = socket.local_addr()?;
+        let start = tokio::time::Instant::now();
+        let mut driver = manet_mutex::driver::Driver::new(core, config, 0)?;
+        if P::LINKED && config.discovery.is_none() {
+            let mut ids: Vec<_> = peers.keys().copied().collect();
+            ids.sort();
+            for peer in ids {
+                if let Err(e) = driver.connect(0, peer) {
+                    tracing::warn!(peer = peer.0, error = %e, "cannot link to a configured peer");
+                }
+            }
+        }
+        let shared = Arc::new(Shared::default());
+        let (tx, rx) = mpsc::unbounded_channel();
+        let span = tracing::info_span!("manet_mutex_node", id = id.0, addr = %local_addr);
+        let task = Task::new(driver, socket, start, peers, broadcast, rx, shared.clone());
+        let handle = tokio::spawn(task.run().instrument(span));
+        Ok(Node {
+            id,
+            local_addr,
+            tx,
+            shared,
+            next: AtomicU64::new(0),
+            task: Mutex::new(Some(handle)),
+        })
+    }
+}

@@ -1,0 +1,348 @@
+//! An async lock on [tokio] over UDP, built on the sans-IO driver of [`manet_mutex`]
+//! ([`manet_mutex::driver`]), in the quinn-proto/quinn split: the protocol crate stays sans-IO
+//! and `no_std`; this crate owns a socket, a clock and a task.
+//!
+//! ```no_run
+//! use manet_mutex::{ricart_agrawala, NodeId};
+//! use manet_mutex_tokio::Node;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let configs = ricart_agrawala::network(ricart_agrawala::Settings::new(3, 20))?;
+//! let core = ricart_agrawala::Node::new(configs[0].clone())?;
+//! let node = Node::builder(core)
+//!     .bind("10.0.0.1:7000".parse()?)
+//!     .peer(NodeId(1), "10.0.0.2:7000".parse()?)
+//!     .peer(NodeId(2), "10.0.0.3:7000".parse()?)
+//!     .spawn()?;
+//! let guard = node.acquire().await?;
+//! println!("in the critical section under fence {:?}", guard.fence());
+//! drop(guard); // releases
+//! node.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Design
+//!
+//! [`Builder::spawn`] starts one task per node. The task owns the
+//! [`Driver`](manet_mutex::driver::Driver), a [`tokio::net::UdpSocket`] and the receiving end
+//! of a command channel; the [`Node`] handle and every [`Guard`] hold the sending end. The
+//! task waits for the first of a command, a datagram and the driver's next timeout, hands it
+//! to the driver, then drains the driver's events and transmits (in that order, as the
+//! driver's contract asks).
+//!
+//! **Time**: the driver's time unit is the **millisecond**, counted by a monotonic
+//! [`tokio::time::Instant`] from the node's start. Every setting of the driver and the cores
+//! (session timeouts, hello intervals, retransmissions, leases) is read in milliseconds.
+//!
+//! **Addressing**: a static map from [`NodeId`] to [`SocketAddr`] given to the builder
+//! ([`Builder::peer`]). A datagram from an address not in the map is counted
+//! ([`Stats::unknown_sender`]) and dropped. Discovery's hellos
+//! ([`Destination::Broadcast`](manet_mutex::driver::Destination::Broadcast)) go to the
+//! [`Builder::broadcast`] address if one is set (an IPv4 broadcast address, or an IPv4 or IPv6
+//! multicast group, which the socket joins), else to every configured peer address in turn:
+//! the emulation of a broadcast that loopback tests and networks without broadcast use.
+//!
+//! **Cancel safety**: the future of [`Node::acquire`] withdraws its request when dropped
+//! while waiting (a drop guard inside it sends a cancel command), so
+//! [`Node::acquire_timeout`] and `tokio::select!` never leave a phantom request behind. A
+//! grant that raced with the drop is released by the task. Dropping a [`Guard`] releases the
+//! lock without blocking (it sends a command).
+//!
+//! **Tracing**: each node task runs in a `tracing` span `manet_mutex_node{id}`; it emits
+//! events for entries, releases, cancellations, lost locks (`warn`), anomalies and lost
+//! messages (`warn`), recovery reports (`info`), links and neighbours (`debug`), dropped
+//! datagrams (`debug`).
+//!
+//! **Limits**: one request at a time per node (a second concurrent `acquire` is
+//! [`Error::Busy`]). Majority mode ([`DriverEvent::Persist`](manet_mutex::driver::DriverEvent::Persist))
+//! needs a durable store this crate does not have: the promise is logged, not stored.
+//! [`Node::shutdown`] releases or withdraws what the node holds and sends what that produces
+//! once; it does not wait for acknowledgements, so a token algorithm's token may still be
+//! lost with the node (recovery, where configured, regenerates it).
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod builder;
+mod task;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use manet_mutex::{driver, CsRequest, Fence, NodeId};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
+
+pub use builder::{Broadcast, Builder};
+
+/// Why an operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// This node already has a request waiting or holds the lock (one at a time per node).
+    #[error("this node is already acquiring or holding the lock")]
+    Busy,
+    /// The node's task has ended ([`Node::shutdown`], or every handle dropped).
+    #[error("the node is shut down")]
+    Shutdown,
+    /// [`Node::acquire_timeout`] gave up; the request was withdrawn.
+    #[error("timed out waiting for the lock")]
+    Timeout,
+    /// The core refused the request ([`manet_mutex::Error`], e.g. a bad number of resources).
+    #[error("the protocol core refused: {0}")]
+    Core(#[from] manet_mutex::Error),
+    /// The driver could not be built from its configuration.
+    #[error("driver configuration: {0}")]
+    Driver(#[from] driver::DriverError),
+    /// The socket could not be bound or configured.
+    #[error("socket: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Why a held lock is no longer safe to act under ([`Guard::lost`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Lost {
+    /// The entry's lease ended ([`DriverEvent::LeaseExpired`](manet_mutex::driver::DriverEvent::LeaseExpired)):
+    /// others may be admitted; stop acting on the resource under this fence, then drop the
+    /// guard.
+    LeaseExpired,
+    /// The node shut down while the guard was held.
+    Shutdown,
+}
+
+/// What a node counted ([`Node::stats`]): the lock's metrics, the transport's, and the
+/// driver's own ([`driver::Stats`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Requests handed to the core.
+    pub requested: u64,
+    /// Entries into the critical section (grants).
+    pub entered: u64,
+    /// Releases (guards dropped, grants nobody took, shutdown).
+    pub released: u64,
+    /// Requests withdrawn (futures dropped while waiting, timeouts, shutdown).
+    pub cancelled: u64,
+    /// [`Node::acquire_timeout`] calls that timed out.
+    pub timeouts: u64,
+    /// Held locks lost ([`Lost::LeaseExpired`]).
+    pub lost: u64,
+    /// Milliseconds spent waiting, from request to entry, summed over entries.
+    pub wait_ms: u64,
+    /// Milliseconds spent holding, from entry to release, summed over releases.
+    pub hold_ms: u64,
+    /// Datagrams from an address in no peer's entry: dropped.
+    pub unknown_sender: u64,
+    /// Datagrams for a peer without an address: dropped.
+    pub no_address: u64,
+    /// Datagrams the socket failed to send.
+    pub send_errors: u64,
+    /// Errors the socket returned on receive.
+    pub recv_errors: u64,
+    /// The driver's counters (datagrams in and out, drops by cause, retransmissions,
+    /// anomalies).
+    pub driver: driver::Stats,
+}
+
+/// What the task and the handles share.
+#[derive(Debug, Default)]
+struct Shared {
+    stats: Mutex<Stats>,
+    timeouts: AtomicU64,
+}
+
+/// What the task is told.
+#[derive(Debug)]
+enum Command {
+    Acquire {
+        id: u64,
+        request: CsRequest,
+        reply: oneshot::Sender<Result<Grant, Error>>,
+    },
+    Cancel {
+        id: u64,
+    },
+    Release {
+        id: u64,
+    },
+    Shutdown,
+}
+
+/// An entry, from the task to the waiting future.
+#[derive(Debug)]
+struct Grant {
+    fence: Fence,
+    resources: u32,
+    lost: watch::Receiver<Option<Lost>>,
+}
+
+/// A node of the lock: a handle on its task ([`Node::builder`] to make one).
+///
+/// Dropping the handle does not stop the task while guards live; it ends when the handle and
+/// every guard are gone, or at [`Node::shutdown`].
+#[derive(Debug)]
+pub struct Node {
+    id: NodeId,
+    local_addr: SocketAddr,
+    tx: mpsc::UnboundedSender<Command>,
+    shared: Arc<Shared>,
+    next: AtomicU64,
+    task: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Node {
+    /// A builder for a node running `core` (its id is the core's): see [`Builder`] for the
+    /// settings and their defaults.
+    pub fn builder<P>(core: P) -> Builder<P>
+    where
+        P: driver::Algorithm + Send + 'static,
+        P::Message: manet_mutex::codec::Wire + Send,
+    {
+        Builder::new(core)
+    }
+
+    /// This node's id.
+    pub fn id(&self) -> NodeId {
+        self.id
+    }
+
+    /// The address the node's socket is bound to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Waits for the lock (one resource) and returns its guard.
+    ///
+    /// Cancel safe: dropping the future while it waits withdraws the request.
+    pub async fn acquire(&self) -> Result<Guard, Error> {
+        self.acquire_with(CsRequest::ONE).await
+    }
+
+    /// [`Node::acquire`] giving up after `timeout`: then the request is withdrawn and the
+    /// result is [`Error::Timeout`].
+    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Guard, Error> {
+        match tokio::time::timeout(timeout, self.acquire()).await {
+            Ok(result) => result,
+            Err(_) => {
+                self.shared.timeouts.fetch_add(1, Ordering::Relaxed);
+                Err(Error::Timeout)
+            }
+        }
+    }
+
+    /// Waits for the lock with `request` (resources and priority, for the prioritized
+    /// h-out-of-k algorithm; the others take one resource).
+    ///
+    /// Cancel safe, as [`Node::acquire`].
+    pub async fn acquire_with(&self, request: CsRequest) -> Result<Guard, Error> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (reply, granted) = oneshot::channel();
+        self.tx
+            .send(Command::Acquire { id, request, reply })
+            .map_err(|_| Error::Shutdown)?;
+        let mut withdraw = Withdraw {
+            tx: &self.tx,
+            id,
+            armed: true,
+        };
+        let grant = granted.await;
+        withdraw.armed = false;
+        let grant = grant.map_err(|_| Error::Shutdown)??;
+        Ok(Guard {
+            id,
+            fence: grant.fence,
+            resources: grant.resources,
+            lost: grant.lost,
+            tx: self.tx.clone(),
+        })
+    }
+
+    /// What the node counted so far (updated by the task after every input).
+    pub fn stats(&self) -> Stats {
+        let mut stats = *self.shared.stats.lock().unwrap_or_else(|e| e.into_inner());
+        stats.timeouts = self.shared.timeouts.load(Ordering::Relaxed);
+        stats
+    }
+
+    /// Stops the node: a waiting request is withdrawn (its `acquire` returns
+    /// [`Error::Shutdown`]), a held lock released (its guard's [`Guard::lost`] says
+    /// [`Lost::Shutdown`]), the datagrams that produces sent once, the task ended and the
+    /// socket closed. Returns when the task has ended (a second call returns at once).
+    /// Afterwards every `acquire` is [`Error::Shutdown`].
+    pub async fn shutdown(&self) {
+        let _ = self.tx.send(Command::Shutdown);
+        let task = self.task.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(task) = task {
+            let _ = task.await;
+        }
+    }
+}
+
+/// Withdraws a request whose future is dropped before its answer.
+struct Withdraw<'a> {
+    tx: &'a mpsc::UnboundedSender<Command>,
+    id: u64,
+    armed: bool,
+}
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = self.tx.send(Command::Cancel { id: self.id });
+        }
+    }
+}
+
+/// The lock, held: act on the protected resource under [`Guard::fence`]. Dropping it releases
+/// the lock (without blocking: a command to the node's task).
+#[derive(Debug)]
+#[must_use = "dropping the guard releases the lock at once"]
+pub struct Guard {
+    id: u64,
+    fence: Fence,
+    resources: u32,
+    lost: watch::Receiver<Option<Lost>>,
+    tx: mpsc::UnboundedSender<Command>,
+}
+
+impl Guard {
+    /// The entry's fencing token: hand it to the protected resource with every operation,
+    /// so that it refuses a holder older than one it admitted.
+    pub fn fence(&self) -> Fence {
+        self.fence
+    }
+
+    /// The resources granted (1, or the request's `h` for the prioritized algorithm).
+    pub fn resources(&self) -> u32 {
+        self.resources
+    }
+
+    /// Whether the lock was lost already, and why.
+    pub fn is_lost(&self) -> Option<Lost> {
+        *self.lost.borrow()
+    }
+
+    /// Waits until the lock is lost: its lease ended, or the node shut down. Pending for as
+    /// long as the lock is held safely (use it in a `tokio::select!` beside the work).
+    pub async fn lost(&self) -> Lost {
+        let mut lost = self.lost.clone();
+        let reason = match lost.wait_for(Option::is_some).await {
+            Ok(reason) => reason.unwrap_or(Lost::Shutdown),
+            Err(_) => Lost::Shutdown,
+        };
+        reason
+    }
+
+    /// Releases the lock (the same as dropping the guard).
+    pub fn release(self) {}
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.tx.send(Command::Release { id: self.id });
+    }
+}

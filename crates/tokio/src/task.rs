@@ -1,0 +1,370 @@
+//! The node's task: the driver, the socket, the clock and the commands.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use manet_mutex::codec::Wire;
+use manet_mutex::driver::{Algorithm, Destination, Driver, DriverEvent, Transmit};
+use manet_mutex::{CsRequest, Fence, NodeId};
+use tokio::net::UdpSocket;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
+use tracing::{debug, info, warn};
+
+use crate::{Command, Error, Grant, Lost, Shared, Stats};
+
+/// The largest datagram read (UDP's limit).
+const MAX_DATAGRAM: usize = 65_536;
+
+/// Where this node's request stands.
+enum State {
+    Idle,
+    Waiting {
+        id: u64,
+        reply: oneshot::Sender<Result<Grant, Error>>,
+        since: Instant,
+    },
+    Holding {
+        id: u64,
+        fence: Fence,
+        lost: watch::Sender<Option<Lost>>,
+        since: Instant,
+    },
+}
+
+pub(crate) struct Task<P: Algorithm>
+where
+    P::Message: Wire,
+{
+    driver: Driver<P>,
+    socket: UdpSocket,
+    start: Instant,
+    peers: HashMap<NodeId, SocketAddr>,
+    by_addr: HashMap<SocketAddr, NodeId>,
+    broadcast: Option<SocketAddr>,
+    rx: mpsc::UnboundedReceiver<Command>,
+    shared: Arc<Shared>,
+    state: State,
+    stats: Stats,
+}
+
+impl<P> Task<P>
+where
+    P: Algorithm + Send + 'static,
+    P::Message: Wire + Send,
+{
+    pub(crate) fn new(
+        driver: Driver<P>,
+        socket: UdpSocket,
+        start: Instant,
+        peers: HashMap<NodeId, SocketAddr>,
+        broadcast: Option<SocketAddr>,
+        rx: mpsc::UnboundedReceiver<Command>,
+        shared: Arc<Shared>,
+    ) -> Self {
+        let by_addr = peers.iter().map(|(&id, &addr)| (addr, id)).collect();
+        Task {
+            driver,
+            socket,
+            start,
+            peers,
+            by_addr,
+            broadcast,
+            rx,
+            shared,
+            state: State::Idle,
+            stats: Stats::default(),
+        }
+    }
+
+    /// The driver's time: milliseconds since the node started.
+    fn now(&self) -> u64 {
+        u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    pub(crate) async fn run(mut self) {
+        info!(peers = self.peers.len(), "node started");
+        let mut buf = vec![0u8; MAX_DATAGRAM];
+        loop {
+            self.flush().await;
+            let deadline = self
+                .driver
+                .poll_timeout()
+                .map(|ms| self.start + Duration::from_millis(ms));
+            let timer = async {
+                match deadline {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                command = self.rx.recv() => match command {
+                    Some(Command::Shutdown) | None => break,
+                    Some(command) => self.on_command(command),
+                },
+                received = self.socket.recv_from(&mut buf) => match received {
+                    Ok((len, from)) => self.on_datagram(from, &buf[..len]),
+                    Err(e) => {
+                        self.stats.recv_errors += 1;
+                        debug!(error = %e, "receive failed");
+                    }
+                },
+                () = timer => {
+                    let now = self.now();
+                    self.driver.handle_timeout(now);
+                }
+            }
+        }
+        self.stop();
+        self.flush().await;
+        info!("node stopped");
+    }
+
+    fn on_datagram(&mut self, from: SocketAddr, bytes: &[u8]) {
+        match self.by_addr.get(&from) {
+            Some(&peer) => {
+                let now = self.now();
+                self.driver.handle_datagram(now, peer, bytes);
+            }
+            None => {
+                self.stats.unknown_sender += 1;
+                debug!(%from, len = bytes.len(), "datagram from an unknown address dropped");
+            }
+        }
+    }
+
+    fn on_command(&mut self, command: Command) {
+        let now = self.now();
+        match command {
+            Command::Acquire { id, request, reply } => self.on_acquire(now, id, request, reply),
+            Command::Cancel { id } => match std::mem::replace(&mut self.state, State::Idle) {
+                State::Waiting { id: w, .. } if w == id => {
+                    self.stats.cancelled += 1;
+                    match self.driver.cancel(now) {
+                        Ok(()) => debug!(request = id, "request withdrawn"),
+                        Err(e) => warn!(request = id, error = %e, "the core refused a cancel"),
+                    }
+                }
+                // The grant went out but its future was dropped before taking it.
+                State::Holding {
+                    id: h,
+                    fence,
+                    since,
+                    ..
+                } if h == id => self.release(now, fence, since),
+                state => self.state = state,
+            },
+            Command::Release { id } => match std::mem::replace(&mut self.state, State::Idle) {
+                State::Holding {
+                    id: h,
+                    fence,
+                    since,
+                    ..
+                } if h == id => self.release(now, fence, since),
+                state => self.state = state,
+            },
+            Command::Shutdown => {}
+        }
+    }
+
+    fn on_acquire(
+        &mut self,
+        now: u64,
+        id: u64,
+        request: CsRequest,
+        reply: oneshot::Sender<Result<Grant, Error>>,
+    ) {
+        if !matches!(self.state, State::Idle) {
+            let _ = reply.send(Err(Error::Busy));
+            return;
+        }
+        match self.driver.request(now, request) {
+            Ok(()) => {
+                self.stats.requested += 1;
+                debug!(request = id, "requested");
+                self.state = State::Waiting {
+                    id,
+                    reply,
+                    since: Instant::now(),
+                };
+            }
+            Err(e) => {
+                let _ = reply.send(Err(Error::Core(e)));
+            }
+        }
+    }
+
+    fn release(&mut self, now: u64, fence: Fence, since: Instant) {
+        self.stats.released += 1;
+        self.stats.hold_ms += millis(since.elapsed());
+        match self.driver.release(now) {
+            Ok(()) => debug!(lane = fence.lane, fence = fence.value, "released"),
+            Err(e) => warn!(error = %e, "the core refused a release"),
+        }
+    }
+
+    fn on_event(&mut self, event: DriverEvent) {
+        match event {
+            DriverEvent::Entered { resources, fence } => self.on_entered(resources, fence),
+            DriverEvent::LeaseExpired { fence } => match &self.state {
+                State::Holding { fence: f, lost, .. } if *f == fence => {
+                    self.stats.lost += 1;
+                    warn!(
+                        lane = fence.lane,
+                        fence = fence.value,
+                        "lease expired: lock lost"
+                    );
+                    let _ = lost.send(Some(Lost::LeaseExpired));
+                }
+                _ => debug!(lane = fence.lane, fence = fence.value, "lease expired"),
+            },
+            DriverEvent::Persist { promised } => {
+                warn!(
+                    ?promised,
+                    "majority mode promise not stored (no durable store)"
+                );
+            }
+            DriverEvent::Lost {
+                peer,
+                messages,
+                precious,
+            } => warn!(
+                peer = peer.0,
+                messages, precious, "link failed with messages unacknowledged"
+            ),
+            DriverEvent::Report(report) => info!(?report, "recovery"),
+            DriverEvent::Anomaly {
+                from,
+                kind,
+                severity,
+            } => warn!(peer = from.0, ?kind, ?severity, "anomaly"),
+            DriverEvent::LinkUp(peer) => debug!(peer = peer.0, "link up"),
+            DriverEvent::LinkDown(peer) => debug!(peer = peer.0, "link down"),
+            DriverEvent::NeighbourUp(peer) => debug!(peer = peer.0, "neighbour up"),
+            DriverEvent::NeighbourDown(peer) => debug!(peer = peer.0, "neighbour down"),
+            other => debug!(event = ?other, "driver event"),
+        }
+    }
+
+    fn on_entered(&mut self, resources: u32, fence: Fence) {
+        let now = self.now();
+        match std::mem::replace(&mut self.state, State::Idle) {
+            State::Waiting { id, reply, since } => {
+                self.stats.entered += 1;
+                self.stats.wait_ms += millis(since.elapsed());
+                let (lost, lost_rx) = watch::channel(None);
+                let grant = Grant {
+                    fence,
+                    resources,
+                    lost: lost_rx,
+                };
+                let entered = Instant::now();
+                if reply.send(Ok(grant)).is_err() {
+                    // The future is gone; its cancel is on its way: leave at once.
+                    debug!(request = id, "entered for a dropped request");
+                    self.release(now, fence, entered);
+                } else {
+                    info!(
+                        request = id,
+                        lane = fence.lane,
+                        fence = fence.value,
+                        resources,
+                        "entered"
+                    );
+                    self.state = State::Holding {
+                        id,
+                        fence,
+                        lost,
+                        since: entered,
+                    };
+                }
+            }
+            state => {
+                self.state = state;
+                warn!(
+                    lane = fence.lane,
+                    fence = fence.value,
+                    "entered with no request waiting"
+                );
+                if let Err(e) = self.driver.release(now) {
+                    warn!(error = %e, "the core refused a release");
+                }
+            }
+        }
+    }
+
+    /// The node stops: withdraw or release what it has.
+    fn stop(&mut self) {
+        let now = self.now();
+        match std::mem::replace(&mut self.state, State::Idle) {
+            State::Idle => {}
+            State::Waiting { reply, .. } => {
+                self.stats.cancelled += 1;
+                let _ = self.driver.cancel(now);
+                let _ = reply.send(Err(Error::Shutdown));
+            }
+            State::Holding {
+                fence, lost, since, ..
+            } => {
+                let _ = lost.send(Some(Lost::Shutdown));
+                self.release(now, fence, since);
+            }
+        }
+    }
+
+    /// Drains the driver's events, then its transmits, until neither has any; publishes the
+    /// counters.
+    async fn flush(&mut self) {
+        loop {
+            let mut moved = false;
+            while let Some(event) = self.driver.poll_event() {
+                moved = true;
+                self.on_event(event);
+            }
+            while let Some(transmit) = self.driver.poll_transmit() {
+                moved = true;
+                self.send(transmit).await;
+            }
+            if !moved {
+                break;
+            }
+        }
+        self.stats.driver = self.driver.stats();
+        *self.shared.stats.lock().unwrap_or_else(|e| e.into_inner()) = self.stats;
+    }
+
+    async fn send(&mut self, transmit: Transmit) {
+        match transmit.to {
+            Destination::Peer(peer) => match self.peers.get(&peer) {
+                Some(&addr) => self.send_to(&transmit.bytes, addr).await,
+                None => {
+                    self.stats.no_address += 1;
+                    debug!(peer = peer.0, "no address for a peer: datagram dropped");
+                }
+            },
+            Destination::Broadcast => match self.broadcast {
+                Some(addr) => self.send_to(&transmit.bytes, addr).await,
+                None => {
+                    let addrs: Vec<SocketAddr> = self.peers.values().copied().collect();
+                    for addr in addrs {
+                        self.send_to(&transmit.bytes, addr).await;
+                    }
+                }
+            },
+        }
+    }
+
+    async fn send_to(&mut self, bytes: &[u8], addr: SocketAddr) {
+        if let Err(e) = self.socket.send_to(bytes, addr).await {
+            self.stats.send_errors += 1;
+            debug!(%addr, error = %e, "send failed");
+        }
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}

@@ -23,11 +23,14 @@ pub fn dir(args: &Args) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("docs/figures"))
 }
 
+/// One experiment of `--figures`: the names of the figures it wrote into the directory.
+type Experiment = fn(&Args, &Path) -> Result<Vec<&'static str>, String>;
+
 pub fn run(args: &Args) -> Result<Vec<PathBuf>, String> {
     let dir = dir(args);
     let mut written = Vec::new();
     // A line on stderr as each experiment starts (the runs inside it have their own progress).
-    let steps: [(&str, fn(&Args, &Path) -> Result<Vec<&'static str>, String>); 5] = [
+    let steps: [(&str, Experiment); 5] = [
         ("KRL against load", krl_load),
         ("KRL against connectivity", krl_connectivity),
         ("look-ahead", look_ahead_figures),

@@ -515,6 +515,8 @@ fn progress(runs: usize) -> Bar {
         )
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
+    // Redrawn twice a second, so the elapsed time moves during a single long run too.
+    bar.enable_steady_tick(std::time::Duration::from_millis(500));
     Bar::Terminal(bar)
 }
 

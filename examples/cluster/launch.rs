@@ -1098,6 +1098,13 @@ impl Run<'_> {
         let recovering = args.recovery;
         let mut last_entry = Instant::now();
         let mut quit_sent = false;
+        // A line on stderr every 2 s while the run lasts: `cluster launch (KRL): 120/200
+        // entries, 4 s`.
+        let progress = manet_mutex_sim::progress::Progress::new(
+            format!("cluster launch ({})", self.algorithm.name()),
+            args.entries,
+            "entries",
+        );
         // The failures among the flaps, at random places.
         let mut kinds = vec![("cut", "heal"); args.cuts as usize];
         kinds.extend(vec![("close", "open"); args.flaps() as usize]);
@@ -1163,6 +1170,7 @@ impl Run<'_> {
                 Ok((who, incarnation, Some(line))) => {
                     if line.starts_with("entered") {
                         last_entry = Instant::now();
+                        progress.inc(1);
                     }
                     self.take_line(who, incarnation, &line);
                 }

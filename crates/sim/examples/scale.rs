@@ -228,6 +228,9 @@ fn run_routed(args: &Args, algorithm: Algorithm, n: usize) {
 }
 
 fn run(args: &Args, n: usize) {
+    // A line on stderr every 2 s while the run lasts (`scale (100000 nodes): 0/1 runs, 6 s`).
+    let _progress =
+        manet_mutex_sim::progress::Progress::new(format!("scale ({n} nodes)"), 1, "runs");
     let Scaled(algorithm) = args.algorithm;
     if algorithm.simulator() == Simulator::Routed {
         return run_routed(args, algorithm, n);

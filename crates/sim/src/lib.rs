@@ -31,6 +31,7 @@ pub mod metrics;
 pub mod ns2;
 mod plugin;
 mod prefetch;
+pub mod progress;
 mod registry;
 pub mod routed;
 pub mod token;

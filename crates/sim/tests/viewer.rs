@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use manet_mutex::reverse_link::{Node, Settings};
-use manet_mutex::{NodeId, Protocol};
+use manet_mutex::Protocol;
 use manet_mutex_sim::token::{self, Config};
 use manet_mutex_sim::trace::{html, Record, Recording, View};
 use manet_mutex_sim::{Graph, Params};
@@ -199,31 +199,6 @@ fn chromium_draws_the_simulators_state_at_a_step() {
             "tokens drawn at step {step}: {held} held, {flying} moving"
         );
     }
-}
-
-/// A hand-driven network's failure message names a viewer page with the whole run in it.
-#[test]
-fn a_drivers_failure_message_names_a_page_of_the_run() {
-    use manet_mutex::CsRequest;
-    use manet_mutex_testkit::{PermNet, TokenNet};
-    let line = [(NodeId(0), NodeId(1)), (NodeId(1), NodeId(2))];
-    let mut net = TokenNet::<Node>::with_edges(3, &line, &[NodeId(0)], Settings::new(1)).unwrap();
-    net.request(NodeId(2), CsRequest::ONE);
-    net.run(100).unwrap();
-    let text = net.trace_text();
-    let path = text
-        .lines()
-        .find_map(|l| l.strip_prefix("viewer (").and_then(|l| l.split_once("): ")))
-        .map(|(_, p)| PathBuf::from(p))
-        .unwrap_or_else(|| panic!("no page named in:\n{text}"));
-    let page = std::fs::read_to_string(&path).unwrap();
-    assert!(page.contains("Request(CsRequest") && page.contains("\"status\":\"critical\""));
-
-    let mut perm = PermNet::<manet_mutex::ricart_agrawala::Node>::new(3, 1)
-        .unwrap()
-        .checked();
-    perm.apply_valid(NodeId(1), manet_mutex::Event::Request(CsRequest::ONE));
-    assert!(perm.trace_text().contains("viewer (1 steps): "));
 }
 
 /// A look-ahead run on the routed simulator, recorded: 8 hosts moving, 2% loss.

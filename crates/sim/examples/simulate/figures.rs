@@ -23,14 +23,32 @@ pub fn dir(args: &Args) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("docs/figures"))
 }
 
+/// One experiment of `--figures`: the names of the figures it wrote into the directory.
+type Experiment = fn(&Args, &Path) -> Result<Vec<&'static str>, String>;
+
 pub fn run(args: &Args) -> Result<Vec<PathBuf>, String> {
     let dir = dir(args);
     let mut written = Vec::new();
-    written.extend(krl_load(args, &dir)?);
-    written.extend(krl_connectivity(args, &dir)?);
-    written.extend(look_ahead_figures(args, &dir)?);
-    written.extend(prioritized_figures(args, &dir)?);
-    written.extend(super::recovery::figure(args, &dir)?);
+    // A line on stderr as each experiment starts (the runs inside it have their own progress).
+    let steps: [(&str, Experiment); 5] = [
+        ("KRL against load", krl_load),
+        ("KRL against connectivity", krl_connectivity),
+        ("look-ahead", look_ahead_figures),
+        ("prioritized", prioritized_figures),
+        ("recovery", super::recovery::figure),
+    ];
+    let started = std::time::Instant::now();
+    for (i, (name, step)) in steps.iter().enumerate() {
+        if !manet_mutex_sim::progress::Progress::off() {
+            eprintln!(
+                "simulate --figures: experiment {}/{}: {name}, {} s",
+                i + 1,
+                steps.len(),
+                started.elapsed().as_secs()
+            );
+        }
+        written.extend(step(args, &dir)?);
+    }
     Ok(written
         .into_iter()
         .map(|name| dir.join(format!("{name}.svg")))

@@ -62,7 +62,7 @@ pub fn run(args: &Args) -> (Vec<Row>, f64) {
         * cfg.algorithms.len();
     let bar = progress(runs);
     let rows = sweep_with(&cfg, super::threads(args), || bar.inc(1));
-    bar.finish_and_clear();
+    bar.finish();
     match rows {
         Ok(rows) => (rows, started.elapsed().as_secs_f64()),
         Err(failure) => {

@@ -475,8 +475,39 @@ fn threads(args: &Args) -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// A progress bar on stderr for `runs` runs (drawn only when stderr is a terminal).
-fn progress(runs: usize) -> indicatif::ProgressBar {
+/// Progress of `runs` runs on stderr: a bar when stderr is a terminal, plain lines
+/// (`simulate: 12/40 runs, 8 s`, one every 2 s at most) when it is not.
+pub enum Bar {
+    Terminal(indicatif::ProgressBar),
+    Lines(manet_mutex_sim::progress::Progress),
+}
+
+impl Bar {
+    pub fn inc(&self, n: u64) {
+        match self {
+            Bar::Terminal(bar) => bar.inc(n),
+            Bar::Lines(p) => p.inc(n),
+        }
+    }
+
+    pub fn finish(&self) {
+        match self {
+            Bar::Terminal(bar) => bar.finish_and_clear(),
+            Bar::Lines(p) => p.finish(),
+        }
+    }
+}
+
+/// A progress display on stderr for `runs` runs.
+fn progress(runs: usize) -> Bar {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() || manet_mutex_sim::progress::Progress::forced() {
+        return Bar::Lines(manet_mutex_sim::progress::Progress::new(
+            "simulate",
+            runs as u64,
+            "runs",
+        ));
+    }
     let bar = indicatif::ProgressBar::new(runs as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
@@ -484,7 +515,9 @@ fn progress(runs: usize) -> indicatif::ProgressBar {
         )
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    bar
+    // Redrawn twice a second, so the elapsed time moves during a single long run too.
+    bar.enable_steady_tick(std::time::Duration::from_millis(500));
+    Bar::Terminal(bar)
 }
 
 /// Run every job on all cores; print the first failed run and exit 1 if any.
@@ -500,7 +533,7 @@ fn run_all<J: Sync>(
         bar.inc(1);
         row
     });
-    bar.finish_and_clear();
+    bar.finish();
     let wall = started.elapsed().as_secs_f64();
     let mut rows = Vec::new();
     for r in results {

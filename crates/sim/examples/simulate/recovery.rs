@@ -386,11 +386,15 @@ pub fn figure(args: &Args, dir: &Path) -> Result<Vec<&'static str>, String> {
             }
         }
     }
+    let bar = super::progress(jobs.len());
     let results = parallel_map(&jobs, threads(args), |(k, algorithm, p)| {
         let mut a = a.clone();
         a.k = Some(*k);
-        krl::run_one(&a, *algorithm, p)
+        let row = krl::run_one(&a, *algorithm, p);
+        bar.inc(1);
+        row
     });
+    bar.finish();
     let mut rows = Vec::new();
     let mut failures = Vec::new();
     for (result, (k, algorithm, p)) in results.into_iter().zip(&jobs) {

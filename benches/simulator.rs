@@ -1,5 +1,9 @@
 //! Simulator throughput on the paper's 30-node network (events per second are printed by
-//! `examples/simulate`; this measures whole runs).
+//! `manet-mutex-sim`'s `simulate` example; this measures whole runs).
+//!
+//! It lives in the protocol crate's benches, not the simulator's, so that divan is not a
+//! dev-dependency of `manet-mutex-sim`: every dev-dependency of a package is built for its
+//! examples, and `cargo run --release --example simulate` should build only what it needs.
 
 use divan::Bencher;
 use manet_mutex::reverse_link::{Node, Settings};

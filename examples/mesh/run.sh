@@ -157,6 +157,7 @@ for alg in "${ALGLIST[@]}"; do
     # --crash: SIGKILL node CRASH 3 s in (holding or waiting, whatever it was doing).
     if [ -n "$CRASH" ] && [ -z "$crashed" ] && [ "$(date +%s)" -ge $((deadline - TIMEOUT + 3)) ]; then
       kill -9 "${NODES[$CRASH]}" 2>/dev/null || true
+      { wait "${NODES[$CRASH]}"; } 2>/dev/null || true # (no "Killed" line from the shell)
       crashed=$CRASH
       echo "($alg: node $CRASH killed with SIGKILL)" >&2
     fi

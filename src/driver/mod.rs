@@ -298,17 +298,19 @@ where
         Some(frame)
     }
 
+    /// A datagram that does not decode: corruption (its check fails) or malformed.
+    fn count_undecodable(&mut self, e: crate::codec::DecodeError) {
+        if e == crate::codec::DecodeError::Checksum {
+            self.stats.dropped_checksum += 1;
+        } else {
+            self.stats.dropped_malformed += 1;
+        }
+    }
+
     fn on_hello(&mut self, now: u64, from: NodeId, bytes: &[u8]) {
         let hello = match Hello::decode(bytes) {
             Ok(hello) => hello,
-            Err(crate::codec::DecodeError::Checksum) => {
-                self.stats.dropped_checksum += 1;
-                return;
-            }
-            Err(_) => {
-                self.stats.dropped_malformed += 1;
-                return;
-            }
+            Err(e) => return self.count_undecodable(e),
         };
         match &mut self.discovery {
             None => self.stats.dropped_unexpected += 1,
@@ -320,14 +322,7 @@ where
     fn on_frame(&mut self, now: u64, from: NodeId, bytes: &[u8]) {
         let envelope = match wire::decode::<P::Message>(bytes) {
             Ok(envelope) => envelope,
-            Err(crate::codec::DecodeError::Checksum) => {
-                self.stats.dropped_checksum += 1;
-                return;
-            }
-            Err(_) => {
-                self.stats.dropped_malformed += 1;
-                return;
-            }
+            Err(e) => return self.count_undecodable(e),
         };
         if envelope.from != from || envelope.to != self.id || !self.core.knows(from) {
             self.stats.dropped_unknown_peer += 1;

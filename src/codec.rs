@@ -35,7 +35,7 @@
 //!
 //! | bytes | content |
 //! | --- | --- |
-//! | 0 | the format version, [`VERSION`] (3) |
+//! | 0 | the format version, [`VERSION`] (4) |
 //! | 1..n−4 | the body: the [postcard](https://docs.rs/postcard) encoding of the message |
 //! | n−4..n | the frame check: the CRC-32C (Castagnoli) of bytes 0..n−4, version byte included, little endian |
 //!
@@ -48,25 +48,25 @@
 //! resource counts, priorities, [`NodeId`](crate::NodeId), fences) its fields in order, and an
 //! array its elements (the three copies of a [`FenceCopies`](crate::FenceCopies)). So the frame
 //! of `reverse_link::Message::Token` carrying the sealed height `(0, -1, n2)` is
-//! `[3, 1, 0, 1, 2]` followed by the check word's varint, the three fence copies (lane, value)
+//! `[4, 1, 0, 1, 2]` followed by the check word's varint, the three fence copies (lane, value)
 //! and the frame check; and the frame of a `ricart_agrawala` REPLY with timestamp `(1, n1)`,
 //! sequence number 1 and three fence copies `(0, 0)` is, in full,
 //!
 //! ```text
-//! 03  01  01 01  01  00 00 00 00 00 00  48 24 f8 08
-//! ver REPLY ts   seq fence copies       CRC-32C of the 11 bytes before it (0x08f82448)
+//! 04  01  01 01  01  b1 f1 ca 86 ef 92 ce 88 ca 01  00 00 00 00 00 00  bb 02 ba 6b
+//! ver REPLY ts   seq check word (tagged, LEB128)    fence copies       CRC-32C (0x6bba02bb)
 //! ```
 //!
-//! Every message of version 3 encodes in at most 131 bytes (a prioritized TOKEN with every field at
+//! Every message of version 4 encodes in at most 131 bytes (a prioritized TOKEN with every field at
 //! its longest; three fence copies at their longest take 45, two counts of three resource copies
 //! 30), as the test `the_largest_frames_fit_max_frame` computes and checks against this sentence.
-//! Typical frames take 15 to 33 bytes (measured by `every_algorithm_runs_over_frames`): counters,
+//! Typical frames take 18 to 33 bytes (measured by `every_algorithm_runs_over_frames`): counters,
 //! ids, heights and fences are usually small (three small fence copies take 6 bytes), and a check
-//! word, a full 64-bit value, takes 9 or 10 (a permission REPLY has none and takes 15 to 20 bytes,
-//! a sealed height 14 or 15). [`MAX_FRAME`] (160) bounds every frame, with room for fields a later
+//! word, a full 64-bit value, takes 9 or 10 (a permission REPLY 24 to 27 bytes, a sealed height 14
+//! or 15). [`MAX_FRAME`] (160) bounds every frame, with room for fields a later
 //! version may add: a receive buffer of that size holds any frame, and [`decode`] refuses a longer
 //! input before reading it. Version 1 had no fences (`docs/ALGORITHMS.md`, F1), version 2 no frame
-//! check (W1).
+//! check (W1), version 3 no check word in the permission algorithms' REPLYs (A7).
 //!
 //! The frame has no length and no algorithm tag. The transport delimits frames. A network runs
 //! one algorithm, so the receiver knows which `Message` type to decode (a frame decoded as
@@ -95,7 +95,7 @@
 //!   polynomial has the factor x + 1). The test `crc_detects_every_error_of_up_to_five_bits`
 //!   proves this exhaustively over every bit position of a [`MAX_FRAME`]-byte frame (which
 //!   covers every shorter one), and `crc_misses_some_six_bit_errors` shows 5 is the bound: some
-//!   6-bit errors of the largest frame of version 3 pass;
+//!   6-bit errors of the largest frame of version 4 pass;
 //! - every burst: any errors confined to 32 consecutive bits
 //!   (`crc_detects_every_burst_of_up_to_32_bits` proves it too).
 //!
@@ -168,10 +168,10 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 /// The format version: the first byte of every frame.
-pub const VERSION: u8 = 3;
+pub const VERSION: u8 = 4;
 
 /// The largest frame, in bytes, version byte and frame check included. Every message of every
-/// algorithm encodes within it (at most 131 bytes in version 3; the rest is room for fields a
+/// algorithm encodes within it (at most 131 bytes in version 4; the rest is room for fields a
 /// later version may add); [`decode`] refuses a longer input as [`DecodeError::Oversized`]
 /// without reading it.
 pub const MAX_FRAME: usize = 160;

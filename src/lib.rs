@@ -258,11 +258,10 @@
 //!   [`Anomaly::OutOfRange`] and not acted on; what cannot be dropped without loss (a token,
 //!   released resources) is kept with the impossible part ignored;
 //! - where a wrong but possible value would cost safety or liveness, the message carries a
-//!   check word (permission REQUESTs and announcements, every height of the token
+//!   check word (permission REQUESTs, REPLYs and announcements, every height of the token
 //!   algorithms, with a token acknowledgement's count), or three copies read by majority (the
-//!   prioritized resource counts, the [fences](fence) of tokens and permission messages), or a
-//!   message that must not grant differs from one that does in two fields (permission
-//!   REPLYs): a corrupted field then reads as a lost message or an impossible value;
+//!   prioritized resource counts, the [fences](fence) of tokens and permission messages): a
+//!   corrupted field then reads as a lost message or an impossible value;
 //! - the kind is covered by the check words: their serde encoding, in any format, is XORed
 //!   with a tag of the message's kind, so a message read as another kind fails its word; the
 //!   messages that carry tokens or resources, and acknowledgements, have layouts no other kind

@@ -87,7 +87,7 @@
 //!
 //! Three formats share one socket, told apart by their first byte: discovery's hellos
 //! (`0x81`, [`Hello::encode_into`](crate::discovery::Hello::encode_into)), broadcast; the
-//! driver's frames (`0x82`, [`wire`]): session frames and direct core messages, each naming
+//! driver's frames (`0x83`, [`wire`]): session frames and direct core messages, each naming
 //! its sender and receiver, closed by the codec's CRC-32C; with a key (feature `auth`) every
 //! datagram also carries a 16-byte tag. `docs/ALGORITHMS.md`, D2 to D5, states the contract,
 //! the format, the authentication and the bounds.

@@ -3,7 +3,7 @@
 //!
 //! | bytes | content |
 //! | --- | --- |
-//! | 1 | [`VERSION`] (`0x82`) |
+//! | 1 | [`VERSION`] (`0x83`) |
 //! | 1 | the kind: [`Kind`] (0 a core message, 1 `Hello`, 2 `Data`, 3 `Ack`, 4 `Close`, 5 `CloseAck`) |
 //! | 1..=5 | the sender's id, a LEB128 varint |
 //! | 1..=5 | the receiver's id, a varint |
@@ -15,8 +15,8 @@
 //! Varints are the hello's (7 bits a byte, low bits first, no padding). Every frame has
 //! exactly one encoding: [`decode`] takes only what [`encode`] makes, so
 //! `encode(decode(bytes)?) == bytes`. The first byte tells the three formats that can share
-//! one socket apart: the codec's frames start with their version (3), discovery's hellos with
-//! `0x81`, the driver's frames with `0x82`.
+//! one socket apart: the codec's frames start with their version (4), discovery's hellos with
+//! `0x81`, the driver's frames with `0x83`.
 
 use alloc::vec::Vec;
 
@@ -25,9 +25,10 @@ use crate::discovery::hello::wire::{put, take};
 use crate::session::{Epochs, Frame as SessionFrame};
 use crate::NodeId;
 
-/// The first byte of every driver frame: the driver's wire format 1, with the high bit set
-/// (discovery's hellos are `0x81`, the codec's message frames below 128).
-pub const VERSION: u8 = 0x82;
+/// The first byte of every driver frame: the driver's wire format 2, with the high bit set
+/// (discovery's hellos are `0x81`, the codec's message frames below 128). Format 1 (`0x82`)
+/// carried codec version 3's bodies, whose REPLYs had no check word (`docs/ALGORITHMS.md`, A7).
+pub const VERSION: u8 = 0x83;
 
 /// The longest driver frame: version, kind, two ids (5 bytes each), two epochs and a number
 /// (10 each), the longest message body (155), the frame check (4): 205 bytes.

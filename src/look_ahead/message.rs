@@ -40,6 +40,7 @@ pub enum Message {
         fence: FenceCopies,
     },
     /// Permission for the request `(ts, seq)`, sent in answer to its copy of epoch `epoch`.
+    /// Build one with [`Message::reply`].
     Reply {
         /// The timestamp of the request being granted (its `id` is the receiver).
         ts: Timestamp,
@@ -53,6 +54,10 @@ pub enum Message {
         /// on the way, the REPLY grants nothing, and the receiver re-announces itself with an
         /// epoch beyond it (`docs/ALGORITHMS.md`, A3).
         seen: u64,
+        /// A check word over `ts`, `seq` and `epoch` (not `seen`, which A3 reads on its own):
+        /// a renumbered request keeps its timestamp, so without it a late REPLY to the old
+        /// number with `seq` corrupted would grant the new one (`docs/ALGORITHMS.md`, A7).
+        check: u64,
         /// The highest fence the sender has seen.
         fence: FenceCopies,
     },
@@ -75,6 +80,22 @@ impl Message {
             seq,
             epoch,
             check: Self::request_check(ts, seq, epoch),
+            fence: Fence::new(0, fence).into(),
+        }
+    }
+
+    /// A REPLY with its check word granting `(ts, seq)` in answer to the copy of epoch
+    /// `epoch`, from a sender that has seen the receiver's epoch `seen` and fences up to
+    /// `fence`.
+    // Hidden: the workspace's test kit and tests build messages with it; not stable API.
+    #[doc(hidden)]
+    pub fn reply(ts: Timestamp, seq: u64, epoch: u64, seen: u64, fence: u64) -> Message {
+        Message::Reply {
+            ts,
+            seq,
+            epoch,
+            seen,
+            check: Self::reply_check(ts, seq, epoch),
             fence: Fence::new(0, fence).into(),
         }
     }
@@ -106,9 +127,21 @@ impl Message {
                 check: check ^ tag(0),
                 fence,
             },
-            // A REPLY has no check word: it names the request it grants, whose id is the
-            // receiver's, and every other kind read as a REPLY names its sender (W2).
-            reply @ Message::Reply { .. } => reply,
+            Message::Reply {
+                ts,
+                seq,
+                epoch,
+                seen,
+                check,
+                fence,
+            } => Message::Reply {
+                ts,
+                seq,
+                epoch,
+                seen,
+                check: check ^ tag(1),
+                fence,
+            },
             Message::Doze(a) => Message::Doze(a.tagged(tag(2))),
             Message::Disconnect(a) => Message::Disconnect(a.tagged(tag(3))),
             Message::Reconnect(a) => Message::Reconnect(a.tagged(tag(4))),
@@ -120,6 +153,14 @@ impl Message {
     #[doc(hidden)]
     pub fn request_check(ts: Timestamp, seq: u64, epoch: u64) -> u64 {
         const KIND: u64 = 0x6c6f_6f6b_2d72_6571; // "look-req"
+        check_word(KIND, [ts.clock, u64::from(ts.id.0), seq, epoch])
+    }
+
+    /// The check word of a REPLY's fields but `seen` ([`check_word`]).
+    // Hidden: the workspace's test kit and tests build messages with it; not stable API.
+    #[doc(hidden)]
+    pub fn reply_check(ts: Timestamp, seq: u64, epoch: u64) -> u64 {
+        const KIND: u64 = 0x6c6f_6f6b_2d72_6570; // "look-rep"
         check_word(KIND, [ts.clock, u64::from(ts.id.0), seq, epoch])
     }
 }

@@ -24,9 +24,8 @@
 //! The crate's [driving contract](crate#driving-contract) applies; in short:
 //! - Messages may be delayed, duplicated or reordered arbitrarily and may be lost, provided a
 //!   message retransmitted often enough eventually gets through (transient failures). Any
-//!   field may be corrupted: REQUESTs and announcements carry a check word and a corrupted copy
-//!   counts as lost; a REPLY that must not grant differs from a granting one in two fields
-//!   (see the crate's threat model).
+//!   field may be corrupted: REQUESTs, REPLYs and announcements carry a check word and a
+//!   corrupted copy counts as lost (see the crate's threat model).
 //! - Carry out `SetTimer` / `CancelTimer`: every `SetTimer` is one REQUEST's retransmission
 //!   timer, with `after` = [`Settings::retransmit_after`] in
 //!   [the embedder's time unit](crate#timers). On a current

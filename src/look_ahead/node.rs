@@ -8,7 +8,7 @@ use super::sets::{initial_info_set, Relation, Sets};
 use super::{Config, Settings};
 use crate::node::Outbox;
 use crate::permission::{Core, Decision, Expiry, Incarnation, Ticket, Timestamp};
-use crate::{Anomaly, Error, Event, Fence, NodeId, Protocol, Severity, Status};
+use crate::{Anomaly, Error, Event, NodeId, Protocol, Severity, Status};
 
 /// The host's mode (section III-A).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -375,13 +375,7 @@ impl Node {
         Ticket { ts, seq }: Ticket,
         epoch: u64,
     ) -> Message {
-        Message::Reply {
-            ts,
-            seq,
-            epoch,
-            seen: peers[peer.index()].epoch,
-            fence: Fence::new(0, fence).into(),
-        }
+        Message::reply(ts, seq, epoch, peers[peer.index()].epoch, fence)
     }
 
     /// The application asks (after [`crate::node::check_local`]): only a host in `Normal`
@@ -463,8 +457,16 @@ impl Node {
                 seq,
                 epoch,
                 seen,
+                check,
                 ..
-            } => self.on_reply(from, Ticket { ts, seq }, epoch, seen),
+            } => {
+                if check == Message::reply_check(ts, seq, epoch) {
+                    self.on_reply(from, Ticket { ts, seq }, epoch, seen);
+                } else {
+                    // Corrupted on the way: dropped like a lost copy (A7).
+                    self.out.anomaly(from, Anomaly::OutOfRange);
+                }
+            }
             Message::Doze(a) => self.on_announce(from, Kind::Doze, a),
             Message::Disconnect(a) => self.on_announce(from, Kind::Disconnect, a),
             Message::Reconnect(a) => self.on_announce(from, Kind::Reconnect, a),

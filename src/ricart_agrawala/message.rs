@@ -30,12 +30,16 @@ pub enum Message {
         fence: FenceCopies,
     },
     /// Permission for the request `(ts, seq)` (its `id` is the receiver), so a late REPLY to
-    /// an earlier request is recognisable.
+    /// an earlier request is recognisable. Build one with [`Message::reply`].
     Reply {
         /// The timestamp of the request being granted.
         ts: Timestamp,
         /// The number of the request being granted.
         seq: u64,
+        /// A check word over `ts` and `seq`: a renumbered request keeps its timestamp, so
+        /// without it a late REPLY to the old number with `seq` corrupted would grant the new
+        /// one (`docs/ALGORITHMS.md`, A7).
+        check: u64,
         /// The highest fence the sender has seen (`docs/ALGORITHMS.md`, F1).
         fence: FenceCopies,
     },
@@ -61,6 +65,7 @@ impl Message {
         Message::Reply {
             ts,
             seq,
+            check: Self::reply_check(ts, seq),
             fence: Fence::new(0, fence).into(),
         }
     }
@@ -89,8 +94,17 @@ impl Message {
                 check: check ^ tag(0),
                 fence,
             },
-            // A REPLY has no check word: it names the request it grants (W2).
-            reply @ Message::Reply { .. } => reply,
+            Message::Reply {
+                ts,
+                seq,
+                check,
+                fence,
+            } => Message::Reply {
+                ts,
+                seq,
+                check: check ^ tag(1),
+                fence,
+            },
         }
     }
 
@@ -99,6 +113,14 @@ impl Message {
     #[doc(hidden)]
     pub fn request_check(ts: Timestamp, seq: u64) -> u64 {
         const KIND: u64 = 0x7269_6361_2d72_6571; // "rica-req"
+        check_word(KIND, [ts.clock, u64::from(ts.id.0), seq])
+    }
+
+    /// The check word of a REPLY's fields ([`check_word`]).
+    // Hidden: the workspace's test kit and tests build messages with it; not stable API.
+    #[doc(hidden)]
+    pub fn reply_check(ts: Timestamp, seq: u64) -> u64 {
+        const KIND: u64 = 0x7269_6361_2d72_6570; // "rica-rep"
         check_word(KIND, [ts.clock, u64::from(ts.id.0), seq])
     }
 }

@@ -5,8 +5,9 @@
 //! a host defers its REPLY while it is in the critical section or has an older request. Like
 //! `look_ahead` (whose ordering, deferral and timers it shares through [`crate::permission`]),
 //! it retransmits a REQUEST whose REPLY is late, so it survives transient message loss and
-//! any delivery order. REQUESTs carry a check word (a corrupted copy counts as lost) and every
-//! request has its host's own number, so a corrupted or late REPLY never grants the wrong one.
+//! any delivery order. REQUESTs and REPLYs carry a check word (a corrupted copy counts as lost)
+//! and every request has its host's own number, so a corrupted or late REPLY never grants the
+//! wrong one.
 //!
 //! # API
 //! [`Settings::new`]`(hosts, retransmit_after)`, with [`Settings::with_lease`],

@@ -233,7 +233,9 @@ impl Node {
                     }
                 }
             }
-            Message::Reply { ts, seq, .. } if ts.id == self.s.id => {
+            Message::Reply { ts, seq, check, .. }
+                if ts.id == self.s.id && check == Message::reply_check(ts, seq) =>
+            {
                 let accepted = self.s.status == Status::Waiting
                     && self.s.accept_reply(from, Ticket { ts, seq }, &mut self.out);
                 self.heard(from);

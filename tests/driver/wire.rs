@@ -8,18 +8,15 @@ use manet_mutex::driver::wire::{
 };
 use manet_mutex::permission::Timestamp;
 use manet_mutex::session::{Epochs, Frame};
-use manet_mutex::{look_ahead, prioritized, reverse_link, ricart_agrawala, FenceCopies, NodeId};
+use manet_mutex::{look_ahead, prioritized, reverse_link, ricart_agrawala, NodeId};
 use proptest::prelude::*;
 
 fn reply() -> ricart_agrawala::Message {
-    ricart_agrawala::Message::Reply {
-        ts: Timestamp {
-            clock: 1,
-            id: NodeId(1),
-        },
-        seq: 1,
-        fence: FenceCopies::default(),
-    }
+    let ts = Timestamp {
+        clock: 1,
+        id: NodeId(1),
+    };
+    ricart_agrawala::Message::reply(ts, 1, 0)
 }
 
 fn envelope<M>(payload: Payload<M>) -> Envelope<M> {
@@ -43,12 +40,15 @@ fn every_frame_kind_has_pinned_bytes() {
         (
             Kind::Message,
             envelope(Payload::Message(reply())),
-            &[0x82, 0, 1, 2, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0],
+            &[
+                0x83, 0, 1, 2, 1, 1, 1, 1, 0xb1, 0xf1, 0xca, 0x86, 0xef, 0x92, 0xce, 0x88, 0xca,
+                0x01, 0, 0, 0, 0, 0, 0,
+            ],
         ),
         (
             Kind::Hello,
             session(Frame::Hello { epochs: EPOCHS }),
-            &[0x82, 1, 1, 2, 0xac, 0x02, 7],
+            &[0x83, 1, 1, 2, 0xac, 0x02, 7],
         ),
         (
             Kind::Data,
@@ -58,7 +58,8 @@ fn every_frame_kind_has_pinned_bytes() {
                 msg: reply(),
             }),
             &[
-                0x82, 2, 1, 2, 0xac, 0x02, 7, 5, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0,
+                0x83, 2, 1, 2, 0xac, 0x02, 7, 5, 1, 1, 1, 1, 0xb1, 0xf1, 0xca, 0x86, 0xef, 0x92,
+                0xce, 0x88, 0xca, 0x01, 0, 0, 0, 0, 0, 0,
             ],
         ),
         (
@@ -67,7 +68,7 @@ fn every_frame_kind_has_pinned_bytes() {
                 epochs: EPOCHS,
                 seq: 128,
             }),
-            &[0x82, 3, 1, 2, 0xac, 0x02, 7, 0x80, 0x01],
+            &[0x83, 3, 1, 2, 0xac, 0x02, 7, 0x80, 0x01],
         ),
         (
             Kind::Close,
@@ -75,12 +76,12 @@ fn every_frame_kind_has_pinned_bytes() {
                 epochs: EPOCHS,
                 last: 0,
             }),
-            &[0x82, 4, 1, 2, 0xac, 0x02, 7, 0],
+            &[0x83, 4, 1, 2, 0xac, 0x02, 7, 0],
         ),
         (
             Kind::CloseAck,
             session(Frame::CloseAck { epochs: EPOCHS }),
-            &[0x82, 5, 1, 2, 0xac, 0x02, 7],
+            &[0x83, 5, 1, 2, 0xac, 0x02, 7],
         ),
     ];
     for (kind, envelope, pinned) in cases {
@@ -91,7 +92,7 @@ fn every_frame_kind_has_pinned_bytes() {
         assert_eq!(check, frame_check(body), "{kind:?}");
         assert_eq!(decode(&bytes), Ok(envelope), "{kind:?}");
     }
-    assert_eq!(VERSION, 0x82);
+    assert_eq!(VERSION, 0x83);
 }
 
 /// The longest frame of every algorithm fits [`MAX_DRIVER_FRAME`]: the largest ids, epochs
@@ -198,19 +199,19 @@ fn decode_reports_the_first_failing_check() {
     };
     // An unknown kind, a padded varint, a field after the last.
     assert_eq!(
-        decode(&seal(&[0x82, 6, 1, 2, 1, 1])),
+        decode(&seal(&[0x83, 6, 1, 2, 1, 1])),
         Err(DecodeError::Malformed)
     );
     assert_eq!(
-        decode(&seal(&[0x82, 1, 0x81, 0, 2, 1, 1])),
+        decode(&seal(&[0x83, 1, 0x81, 0, 2, 1, 1])),
         Err(DecodeError::Malformed)
     );
     assert_eq!(
-        decode(&seal(&[0x82, 1, 1, 2, 1, 1, 9])),
+        decode(&seal(&[0x83, 1, 1, 2, 1, 1, 9])),
         Err(DecodeError::TrailingBytes { extra: 1 })
     );
     assert_eq!(
-        decode(&seal(&[0x82, 3, 1, 2, 1, 1])),
+        decode(&seal(&[0x83, 3, 1, 2, 1, 1])),
         Err(DecodeError::Truncated)
     );
 }

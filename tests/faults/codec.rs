@@ -257,15 +257,18 @@ pub(crate) fn look_ahead_message() -> BoxedStrategy<look_ahead::Message> {
                 fence,
             }
         ),
-        (timestamp(), u64s(), u64s(), u64s(), fence()).prop_map(|(ts, seq, epoch, seen, fence)| {
-            Message::Reply {
+        (timestamp(), u64s(), u64s(), u64s(), u64s())
+            .prop_map(|(ts, seq, epoch, seen, f)| { Message::reply(ts, seq, epoch, seen, f) }),
+        (timestamp(), u64s(), u64s(), u64s(), u64s(), fence()).prop_map(
+            |(ts, seq, epoch, seen, check, fence)| Message::Reply {
                 ts,
                 seq,
                 epoch,
                 seen,
+                check,
                 fence,
             }
-        }),
+        ),
         announcement().prop_map(Message::Doze),
         announcement().prop_map(Message::Disconnect),
         announcement().prop_map(Message::Reconnect),
@@ -285,10 +288,14 @@ pub(crate) fn ricart_agrawala_message() -> BoxedStrategy<ricart_agrawala::Messag
                 fence,
             }
         }),
-        (timestamp(), u64s(), fence()).prop_map(|(ts, seq, fence)| Message::Reply {
-            ts,
-            seq,
-            fence
+        (timestamp(), u64s(), u64s()).prop_map(|(ts, seq, f)| Message::reply(ts, seq, f)),
+        (timestamp(), u64s(), u64s(), fence()).prop_map(|(ts, seq, check, fence)| {
+            Message::Reply {
+                ts,
+                seq,
+                check,
+                fence,
+            }
         }),
     ]
     .boxed()
@@ -642,14 +649,11 @@ fn a_frame_too_short_for_the_check_is_truncated_and_every_other_version_unknown(
         decode::<look_ahead::Message>(&seal(&[VERSION])),
         Err(DecodeError::Truncated)
     );
-    let frame = encode(&ricart_agrawala::Message::Reply {
-        ts: Timestamp {
-            clock: 1,
-            id: NodeId(1),
-        },
-        seq: 1,
-        fence: FenceCopies::default(),
-    });
+    let ts = Timestamp {
+        clock: 1,
+        id: NodeId(1),
+    };
+    let frame = encode(&ricart_agrawala::Message::reply(ts, 1, 0));
     for version in (0..=u8::MAX).filter(|&v| v != VERSION) {
         let mut other = frame.clone();
         other[0] = version;
@@ -694,12 +698,13 @@ fn bodies_no_message_encodes_to_are_malformed() {
     assert!(decode::<look_ahead::Message>(&doze(1)).is_ok());
     assert_eq!(decode::<look_ahead::Message>(&doze(2)), Err(malformed));
 
-    // A REPLY of ricart_agrawala: ts (clock, id), seq, fence copies (0, 0) three times.
+    // A REPLY of ricart_agrawala: ts (clock, id), seq, a check word (7: the codec reads it,
+    // the node judges it), fence copies (0, 0) three times.
     let reply = |clock: &[u8], id: &[u8]| {
         let mut f = vec![VERSION, 1];
         f.extend_from_slice(clock);
         f.extend_from_slice(id);
-        f.push(1);
+        f.extend_from_slice(&[1, 7]);
         f.extend_from_slice(&[0; 6]);
         seal(&f)
     };
@@ -733,12 +738,13 @@ fn bodies_no_message_encodes_to_are_malformed() {
     );
     assert_eq!(
         decode::<ricart_agrawala::Message>(&seal(&[
-            VERSION, 0x81, 0x00, 5, 3, 1, 0, 0, 0, 0, 0, 0
+            VERSION, 0x81, 0x00, 5, 3, 1, 7, 0, 0, 0, 0, 0, 0
         ])),
         Err(malformed)
     );
     assert!(
-        decode::<ricart_agrawala::Message>(&seal(&[VERSION, 1, 5, 3, 1, 0, 0, 0, 0, 0, 0])).is_ok()
+        decode::<ricart_agrawala::Message>(&seal(&[VERSION, 1, 5, 3, 1, 7, 0, 0, 0, 0, 0, 0]))
+            .is_ok()
     );
 }
 
@@ -850,6 +856,7 @@ fn the_largest_frames_fit_max_frame() {
             seq: max,
             epoch: max,
             seen: max,
+            check: longest(LOOK, 1),
             fence,
         },
         La::Doze(announcement(2)),
@@ -857,7 +864,7 @@ fn the_largest_frames_fit_max_frame() {
         La::Reconnect(announcement(4)),
     ];
     let la = sizes(&la);
-    assert_eq!(la, [96, 96, 87, 87, 87]);
+    assert_eq!(la, [96, 106, 87, 87, 87]);
 
     use ricart_agrawala::Message as Ra;
     let ra = [
@@ -870,11 +877,12 @@ fn the_largest_frames_fit_max_frame() {
         Ra::Reply {
             ts,
             seq: max,
+            check: longest(RICA, 1),
             fence,
         },
     ];
     let ra = sizes(&ra);
-    assert_eq!(ra, [86, 76]);
+    assert_eq!(ra, [86, 86]);
 
     let largest = [rl, pr, la, ra].concat().into_iter().max().unwrap();
     assert!(largest <= MAX_FRAME, "{largest}");
@@ -905,7 +913,7 @@ fn sizes<M: Wire + Debug + PartialEq>(msgs: &[M]) -> Vec<usize> {
 /// `VERSION` (and this test's expectations, and the module docs).
 #[test]
 fn the_format_is_pinned() {
-    assert_eq!(VERSION, 3);
+    assert_eq!(VERSION, 4);
     assert_eq!(MAX_FRAME, 160);
     assert_eq!(CHECK_LEN, 4);
     // The check words' bytes were worked out apart from the crate: `seal::check_word` of the
@@ -913,19 +921,29 @@ fn the_format_is_pinned() {
     // here, from the tag's definition). The frame checks (the last 4 bytes) by a CRC-32C
     // written apart from the crate, as `crc32c` and `seal` here.
 
-    // The module docs' worked example: version, Reply, ts (clock 1, n1), seq 1, three fence
-    // copies (0, 0), the check. A REPLY has no check word, so nothing is tagged.
-    let reply = ricart_agrawala::Message::Reply {
-        ts: Timestamp {
+    // The module docs' worked example: version, Reply, ts (clock 1, n1), seq 1, the check word
+    // over (1, 1, 1) tagged as the Ricart–Agrawala variant 1, three fence copies (0, 0), the
+    // frame check (worked out apart from the crate, in Python).
+    let reply = ricart_agrawala::Message::reply(
+        Timestamp {
             clock: 1,
             id: NodeId(1),
         },
-        seq: 1,
-        fence: FenceCopies::default(),
-    };
+        1,
+        0,
+    );
+    let word = [0xa9, 0xb2, 0xcb, 0xe6, 0xad, 0xc8, 0xdb, 0xe4, 0x64];
+    let expected = [&[4, 1, 1, 1, 1][..], &tagged(&word, RICA, 1), &[0; 6]].concat();
+    assert_eq!(
+        expected,
+        [
+            4, 1, 1, 1, 1, 0xb1, 0xf1, 0xca, 0x86, 0xef, 0x92, 0xce, 0x88, 0xca, 0x01, 0, 0, 0, 0,
+            0, 0
+        ]
+    );
     assert_eq!(
         encode(&reply),
-        [3, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0x48, 0x24, 0xf8, 0x08]
+        [expected, vec![0xbb, 0x02, 0xba, 0x6b]].concat()
     );
 
     // version, Token, h1 0, h2 -1 (zigzag 1), id 2, check word tagged as KRL's variant 1,
@@ -936,7 +954,7 @@ fn the_format_is_pinned() {
     );
     let word = [0xce, 0xd6, 0xc5, 0x8f, 0x87, 0xae, 0xed, 0xd6, 0xd2, 0x01];
     let expected = [
-        &[3, 1, 0, 1, 2][..],
+        &[4, 1, 0, 1, 2][..],
         &tagged(&word, KRL, 1),
         &[1, 0xac, 0x02, 1, 0xac, 0x02, 1, 0xac, 0x02],
     ];
@@ -954,7 +972,7 @@ fn the_format_is_pinned() {
     };
     let word = [0xf2, 0xe1, 0x8b, 0xa4, 0xd3, 0xc1, 0x82, 0xef, 0x59];
     let expected = [
-        &[3, 0, 2, 2, 2, 0, 0, 0, 0xac, 0x02, 0, 2, 0, 4][..],
+        &[4, 0, 2, 2, 2, 0, 0, 0, 0xac, 0x02, 0, 2, 0, 4][..],
         &tagged(&word, PRIO, 0),
         &[0, 0, 0, 0, 0, 0],
     ];
@@ -965,7 +983,7 @@ fn the_format_is_pinned() {
     // the count.
     let ack = reverse_link::Message::token_ack(Height::new(1, 0, NodeId(4)), 2);
     let untagged = unleb(&word) ^ 2u64.wrapping_mul(0xA24B_AED4_963E_E407);
-    let expected = [&[3, 4, 2, 0, 4][..], &tagged(&leb(untagged), KRL, 4), &[2]];
+    let expected = [&[4, 4, 2, 0, 4][..], &tagged(&leb(untagged), KRL, 4), &[2]];
     assert_eq!(encode(&ack), seal(&expected.concat()));
 
     // version, Doze, ts (clock 7, n1), seen 3, absent (true), check word tagged as the
@@ -981,7 +999,7 @@ fn the_format_is_pinned() {
     ));
     let word = [0x85, 0xcc, 0xf3, 0xa9, 0xc6, 0xda, 0xf9, 0xd2, 0x14];
     let expected = [
-        &[3, 2, 7, 1, 3, 1][..],
+        &[4, 2, 7, 1, 3, 1][..],
         &tagged(&word, LOOK, 2),
         &[0, 2, 0, 2, 0, 2],
     ];
@@ -999,7 +1017,7 @@ fn the_format_is_pinned() {
     );
     let word = [0x95, 0xcf, 0x99, 0x96, 0xb0, 0xaa, 0xb7, 0xaa, 0xdc, 0x01];
     let expected = [
-        &[3, 0, 0x80, 0x01, 1, 1, 0][..],
+        &[4, 0, 0x80, 0x01, 1, 1, 0][..],
         &tagged(&word, LOOK, 0),
         &[0, 0, 0, 0, 0, 0],
     ];
@@ -1017,7 +1035,7 @@ fn the_format_is_pinned() {
     );
     let word = [0xf0, 0xa9, 0x9a, 0x9e, 0xb1, 0x80, 0xf9, 0xab, 0x5c];
     let expected = [
-        &[3, 0, 5, 3, 1][..],
+        &[4, 0, 5, 3, 1][..],
         &tagged(&word, RICA, 0),
         &[0, 5, 0, 5, 0, 5],
     ];
@@ -1118,13 +1136,7 @@ fn variant_indices_are_pinned() {
     use look_ahead::Message as La;
     let la = [
         La::request(ts, 1, 0, 0),
-        La::Reply {
-            ts,
-            seq: 1,
-            epoch: 0,
-            seen: 0,
-            fence: FenceCopies::default(),
-        },
+        La::reply(ts, 1, 0, 0, 0),
         La::Doze(a),
         La::Disconnect(a),
         La::Reconnect(a),

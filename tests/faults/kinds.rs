@@ -119,13 +119,7 @@ fn look_ahead_messages(epoch: u64) -> Vec<look_ahead::Message> {
     let a = |absent| Announcement::new(ts(), 1, absent, 3);
     vec![
         Message::request(ts(), 1, epoch, 3),
-        Message::Reply {
-            ts: ts(),
-            seq: 1,
-            epoch,
-            seen: 1,
-            fence: fence(),
-        },
+        Message::reply(ts(), 1, epoch, 1, 3),
         Message::Doze(a(false)),
         Message::Disconnect(a(true)),
         Message::Reconnect(a(false)),
@@ -134,14 +128,7 @@ fn look_ahead_messages(epoch: u64) -> Vec<look_ahead::Message> {
 
 fn ricart_agrawala_messages() -> Vec<ricart_agrawala::Message> {
     use ricart_agrawala::Message;
-    vec![
-        Message::request(ts(), 1, 3),
-        Message::Reply {
-            ts: ts(),
-            seq: 1,
-            fence: fence(),
-        },
-    ]
+    vec![Message::request(ts(), 1, 3), Message::reply(ts(), 1, 3)]
 }
 
 /// The kind changes of typical messages (small heights, counts, clocks and fences), computed
@@ -193,24 +180,24 @@ fn the_kind_changes_of_every_algorithm_are_pinned() {
         (
             "look_ahead (epoch 1)",
             &[
-                "Request -> Reply, Doze, Disconnect, Reconnect",
-                "Reply -> Request, Doze, Disconnect, Reconnect",
-                "Doze -> Request, Reply, Disconnect, Reconnect",
-                "Disconnect -> Request, Reply, Doze, Reconnect",
-                "Reconnect -> Request, Reply, Doze, Disconnect",
+                "Request -> Doze, Disconnect, Reconnect",
+                "Reply -> (none)",
+                "Doze -> Request, Disconnect, Reconnect",
+                "Disconnect -> Request, Doze, Reconnect",
+                "Reconnect -> Request, Doze, Disconnect",
             ],
         ),
         (
             "look_ahead (epoch 2)",
             &[
-                "Request -> Reply",
-                "Reply -> Request",
-                "Doze -> Request, Reply, Disconnect, Reconnect",
-                "Disconnect -> Request, Reply, Doze, Reconnect",
-                "Reconnect -> Request, Reply, Doze, Disconnect",
+                "Request -> (none)",
+                "Reply -> (none)",
+                "Doze -> Request, Disconnect, Reconnect",
+                "Disconnect -> Request, Doze, Reconnect",
+                "Reconnect -> Request, Doze, Disconnect",
             ],
         ),
-        ("ricart_agrawala", &["Request -> (none)", "Reply -> (none)"]),
+        ("ricart_agrawala", &["Request -> Reply", "Reply -> Request"]),
     ];
     for ((algorithm, rows), (name, want)) in tables.iter().zip(pinned) {
         assert_eq!(*algorithm, name);
@@ -343,7 +330,7 @@ proptest! {
     }
 }
 
-/// Whether a look-ahead message's check word holds (`None`: a REPLY has none).
+/// Whether a look-ahead message's check word holds (`None`: a kind added later, without one).
 fn look_ahead_intact(msg: &look_ahead::Message) -> Option<bool> {
     use look_ahead::Message;
     match *msg {
@@ -354,17 +341,25 @@ fn look_ahead_intact(msg: &look_ahead::Message) -> Option<bool> {
             check,
             ..
         } => Some(check == Message::request_check(ts, seq, epoch)),
+        Message::Reply {
+            ts,
+            seq,
+            epoch,
+            check,
+            ..
+        } => Some(check == Message::reply_check(ts, seq, epoch)),
         Message::Doze(a) | Message::Disconnect(a) | Message::Reconnect(a) => Some(a.is_intact()),
-        // A REPLY (or a kind added later: pin it here).
         _ => None,
     }
 }
 
-/// Whether a Ricart–Agrawala message's check word holds (`None`: a REPLY has none).
+/// Whether a Ricart–Agrawala message's check word holds (`None`: a kind added later, without
+/// one).
 fn ricart_agrawala_intact(msg: &ricart_agrawala::Message) -> Option<bool> {
     use ricart_agrawala::Message;
     match *msg {
         Message::Request { ts, seq, check, .. } => Some(check == Message::request_check(ts, seq)),
+        Message::Reply { ts, seq, check, .. } => Some(check == Message::reply_check(ts, seq)),
         _ => None,
     }
 }

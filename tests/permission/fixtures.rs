@@ -2,9 +2,7 @@
 //! hand-driven [`PermNet`].
 
 use manet_mutex::look_ahead;
-use manet_mutex::{
-    Action, Anomaly, CsRequest, Event, Fence, FenceCopies, NodeId, Protocol, Severity,
-};
+use manet_mutex::{Action, Anomaly, CsRequest, Event, Fence, NodeId, Protocol, Severity};
 use manet_mutex_testkit::{PermNet, PermissionHarness};
 use proptest::prelude::*;
 
@@ -72,14 +70,6 @@ pub fn ts(clock: u64, id: u32) -> manet_mutex::permission::Timestamp {
 /// us as present.
 pub fn ann(ts: manet_mutex::permission::Timestamp) -> manet_mutex::look_ahead::Announcement {
     manet_mutex::look_ahead::Announcement::new(ts, 0, false, 0)
-}
-
-/// The fence a message from a host that has seen none carries.
-pub const F0: FenceCopies = FenceCopies::new(Fence::new(0, 0));
-
-/// The fence of a host that has seen fences up to `value`, as a message carries it.
-pub fn fence(value: u64) -> FenceCopies {
-    Fence::new(0, value).into()
 }
 
 /// An entry into the critical section with fence `value`.

@@ -395,6 +395,7 @@ impl Fields for look_ahead::Message {
                 seq,
                 epoch,
                 seen,
+                check,
                 fence: f,
             } => stamp(ts)
                 .into_iter()
@@ -402,6 +403,7 @@ impl Fields for look_ahead::Message {
                     Slot::U64(seq, SKEW_LIMIT),
                     Slot::U64(epoch, SKEW_LIMIT),
                     Slot::U64(seen, SKEW_LIMIT),
+                    Slot::U64(check, u64::MAX),
                 ])
                 .chain(fence(f))
                 .collect(),
@@ -434,9 +436,14 @@ impl Fields for ricart_agrawala::Message {
                 .chain([Slot::U64(seq, SKEW_LIMIT), Slot::U64(check, u64::MAX)])
                 .chain(fence(f))
                 .collect(),
-            M::Reply { ts, seq, fence: f } => stamp(ts)
+            M::Reply {
+                ts,
+                seq,
+                check,
+                fence: f,
+            } => stamp(ts)
                 .into_iter()
-                .chain([Slot::U64(seq, SKEW_LIMIT)])
+                .chain([Slot::U64(seq, SKEW_LIMIT), Slot::U64(check, u64::MAX)])
                 .chain(fence(f))
                 .collect(),
             // A kind this crate does not know yet: no field it can name.

@@ -5,7 +5,7 @@ use manet_mutex::look_ahead::{
     initial_info_set, initial_sets, Config, Message, Node, Relation, Settings,
 };
 
-use crate::fixtures::{ann, assert_ignored, enter, fence, node, recv, run, ts, F0};
+use crate::fixtures::{ann, assert_ignored, enter, node, recv, run, ts};
 use manet_mutex::{Action, Anomaly, CsRequest, Event, NodeId, Protocol, Status, TimerId};
 
 fn sends(actions: &[Action<Message>]) -> Vec<(u32, Message)> {
@@ -100,16 +100,7 @@ fn idle_host_replies_and_moves_requester_from_status_to_info() {
     let acts = recv(&mut b, 0, Message::request(ts(5, 0), 1, 0, 0));
     assert_eq!(
         sends(&acts),
-        vec![(
-            0,
-            Message::Reply {
-                ts: ts(5, 0),
-                seq: 1,
-                epoch: 0,
-                seen: 0,
-                fence: F0,
-            }
-        )]
+        vec![(0, Message::reply(ts(5, 0), 1, 0, 0, 0))]
     );
     assert_eq!(b.relation(NodeId(0)), Some(Relation::Info));
     assert_eq!(b.clock(), 5, "Lamport clock merges the request's");
@@ -124,16 +115,7 @@ fn waiting_host_with_lower_priority_replies_and_asks_the_requester() {
     assert_eq!(
         sends(&acts),
         vec![
-            (
-                0,
-                Message::Reply {
-                    ts: ts(1, 0),
-                    seq: 1,
-                    epoch: 0,
-                    seen: 0,
-                    fence: F0,
-                }
-            ),
+            (0, Message::reply(ts(1, 0), 1, 0, 0, 0)),
             (0, Message::request(ts(1, 1), 1, 0, 0))
         ]
     );
@@ -166,30 +148,10 @@ fn reply_moves_replier_to_status_set_unless_its_request_is_deferred() {
     let mut a = node(0, 3, &[1, 2]);
     run(&mut a, Event::Request(CsRequest::ONE)); // ts (1, 0)
     recv(&mut a, 2, Message::request(ts(4, 2), 1, 0, 0)); // deferred
-    let acts = recv(
-        &mut a,
-        1,
-        Message::Reply {
-            ts: ts(1, 0),
-            seq: 1,
-            epoch: 0,
-            seen: 0,
-            fence: F0,
-        },
-    );
+    let acts = recv(&mut a, 1, Message::reply(ts(1, 0), 1, 0, 0, 0));
     assert!(acts.iter().any(|x| matches!(x, Action::CancelTimer { .. })));
     assert_eq!(a.relation(NodeId(1)), Some(Relation::Status));
-    let acts = recv(
-        &mut a,
-        2,
-        Message::Reply {
-            ts: ts(1, 0),
-            seq: 1,
-            epoch: 0,
-            seen: 0,
-            fence: F0,
-        },
-    );
+    let acts = recv(&mut a, 2, Message::reply(ts(1, 0), 1, 0, 0, 0));
     assert!(acts.contains(&enter(1)));
     assert_eq!(a.relation(NodeId(2)), Some(Relation::Info), "2 is in Q_req");
 }
@@ -199,28 +161,8 @@ fn exit_replies_to_q_req_only_not_to_the_whole_info_set() {
     // 1 and 3 are in Info_set without having asked: they get nothing on exit.
     let mut a = node(0, 4, &[1, 3]);
     run(&mut a, Event::Request(CsRequest::ONE));
-    recv(
-        &mut a,
-        1,
-        Message::Reply {
-            ts: ts(1, 0),
-            seq: 1,
-            epoch: 0,
-            seen: 0,
-            fence: F0,
-        },
-    );
-    recv(
-        &mut a,
-        3,
-        Message::Reply {
-            ts: ts(1, 0),
-            seq: 1,
-            epoch: 0,
-            seen: 0,
-            fence: F0,
-        },
-    );
+    recv(&mut a, 1, Message::reply(ts(1, 0), 1, 0, 0, 0));
+    recv(&mut a, 3, Message::reply(ts(1, 0), 1, 0, 0, 0));
     assert_eq!(a.status(), Status::Critical);
     recv(&mut a, 2, Message::request(ts(9, 2), 1, 0, 0));
     recv(&mut a, 3, Message::request(ts(9, 3), 1, 0, 0));
@@ -229,26 +171,8 @@ fn exit_replies_to_q_req_only_not_to_the_whole_info_set() {
     assert_eq!(
         sends(&acts),
         vec![
-            (
-                2,
-                Message::Reply {
-                    ts: ts(9, 2),
-                    seq: 1,
-                    epoch: 0,
-                    seen: 0,
-                    fence: fence(1),
-                }
-            ),
-            (
-                3,
-                Message::Reply {
-                    ts: ts(9, 3),
-                    seq: 1,
-                    epoch: 0,
-                    seen: 0,
-                    fence: fence(1),
-                }
-            )
+            (2, Message::reply(ts(9, 2), 1, 0, 0, 1)),
+            (3, Message::reply(ts(9, 3), 1, 0, 0, 1))
         ]
     );
     assert_eq!(a.relation(NodeId(1)), Some(Relation::Status));
@@ -261,13 +185,7 @@ fn exit_replies_to_q_req_only_not_to_the_whole_info_set() {
 #[test]
 fn reply_to_a_host_that_is_not_requesting_is_ignored() {
     let mut a = node(0, 3, &[1]);
-    let reply = Message::Reply {
-        ts: ts(1, 0),
-        seq: 1,
-        epoch: 0,
-        seen: 0,
-        fence: F0,
-    };
+    let reply = Message::reply(ts(1, 0), 1, 0, 0, 0);
     // In particular no set moves.
     assert_ignored(&mut a, 2, reply, Anomaly::Unexpected);
 }
@@ -276,49 +194,12 @@ fn reply_to_a_host_that_is_not_requesting_is_ignored() {
 fn stale_and_duplicate_replies_grant_nothing() {
     let mut a = node(0, 3, &[1, 2]);
     run(&mut a, Event::Request(CsRequest::ONE)); // (1, 0)
-    recv(
-        &mut a,
-        1,
-        Message::Reply {
-            ts: ts(1, 0),
-            seq: 1,
-            epoch: 0,
-            seen: 0,
-            fence: F0,
-        },
-    );
+    recv(&mut a, 1, Message::reply(ts(1, 0), 1, 0, 0, 0));
     // Duplicate from 1, a REPLY to an older request, a REPLY to an older epoch's copy.
     for (from, msg) in [
-        (
-            1,
-            Message::Reply {
-                ts: ts(1, 0),
-                seq: 1,
-                epoch: 0,
-                seen: 0,
-                fence: F0,
-            },
-        ),
-        (
-            2,
-            Message::Reply {
-                ts: ts(0, 0),
-                seq: 1,
-                epoch: 0,
-                seen: 0,
-                fence: F0,
-            },
-        ),
-        (
-            2,
-            Message::Reply {
-                ts: ts(1, 0),
-                seq: 1,
-                epoch: 7,
-                seen: 0,
-                fence: F0,
-            },
-        ),
+        (1, Message::reply(ts(1, 0), 1, 0, 0, 0)),
+        (2, Message::reply(ts(0, 0), 1, 0, 0, 0)),
+        (2, Message::reply(ts(1, 0), 1, 7, 0, 0)),
     ] {
         assert_ignored(&mut a, from, msg, Anomaly::Stale);
     }
@@ -344,17 +225,7 @@ fn timeout_retransmits_with_a_fresh_timer_and_stale_timeouts_are_noops() {
         "unknown"
     );
     assert_eq!(a, snapshot);
-    let acts = recv(
-        &mut a,
-        1,
-        Message::Reply {
-            ts: ts(1, 0),
-            seq: 1,
-            epoch: 0,
-            seen: 0,
-            fence: F0,
-        },
-    );
+    let acts = recv(&mut a, 1, Message::reply(ts(1, 0), 1, 0, 0, 0));
     assert!(acts.contains(&Action::CancelTimer { timer: second }));
     assert!(run(&mut a, Event::Timeout(second)).is_empty(), "cancelled");
     assert_eq!(a.status(), Status::Critical);
@@ -368,17 +239,7 @@ fn input_from_unknown_or_lying_peers_is_ignored() {
         (7, Message::request(ts(1, 7), 1, 0, 0), Anomaly::UnknownPeer),
         (0, Message::request(ts(1, 0), 1, 0, 0), Anomaly::UnknownPeer),
         (1, Message::request(ts(1, 2), 1, 0, 0), Anomaly::OutOfRange),
-        (
-            1,
-            Message::Reply {
-                ts: ts(1, 2),
-                seq: 1,
-                epoch: 0,
-                seen: 0,
-                fence: F0,
-            },
-            Anomaly::OutOfRange,
-        ),
+        (1, Message::reply(ts(1, 2), 1, 0, 0, 0), Anomaly::OutOfRange),
         (1, Message::Doze(ann(ts(1, 2))), Anomaly::OutOfRange),
     ] {
         let acts = recv(&mut a, from, msg);
@@ -421,4 +282,34 @@ fn peer_clocks_out_of_reach_are_refused_and_move_the_clock_by_the_limit_at_most(
     let acts = run(&mut a, Event::Request(CsRequest::ONE));
     assert_eq!(a.timestamp(), Some(ts(2 * SKEW_LIMIT + 1, 0)));
     assert_eq!(sends(&acts).len(), 1);
+}
+
+/// A7: as for Ricart–Agrawala, a peer's restart renumbers the open request and keeps its
+/// timestamp and epoch, so a late REPLY to the old number with only `seq` corrupted would
+/// otherwise grant the new one; its check word no longer matches, and it grants nothing.
+#[test]
+fn a_late_reply_to_a_renumbered_request_with_seq_corrupted_grants_nothing() {
+    let mut a = node(0, 3, &[1, 2]);
+    let _ = run(&mut a, Event::Request(CsRequest::ONE)); // (1,0), number 1
+                                                         // Host 1 restarted (incarnation 1): host 0 asks everyone again under number 2.
+    let restarted = (1u64 << 32) + 1;
+    let acts = recv(&mut a, 1, Message::request(ts(1, 1), restarted, 0, 0));
+    assert!(sends(&acts)
+        .iter()
+        .any(|(to, m)| *to == 2 && matches!(m, Message::Request { seq: 2, .. })));
+    // Host 2's REPLY to number 1, its `seq` corrupted to 2.
+    let mut forged = Message::reply(ts(1, 0), 1, 0, 0, 0);
+    if let Message::Reply { seq, .. } = &mut forged {
+        *seq = 2;
+    }
+    let snapshot = a.clone();
+    assert_eq!(
+        recv(&mut a, 2, forged),
+        vec![Action::Anomaly {
+            from: NodeId(2),
+            kind: Anomaly::OutOfRange
+        }]
+    );
+    assert_eq!(a, snapshot);
+    assert_eq!(a.status(), Status::Waiting);
 }

@@ -1,7 +1,7 @@
 //! Doze, voluntary disconnection and reconnection: the announcements, which of them a
 //! receiver applies (causal or concurrent, absent peers) and the stale-announcement rules.
 
-use crate::fixtures::{ann, assert_ignored, enter, node, recv, run, ts, F0};
+use crate::fixtures::{ann, assert_ignored, enter, node, recv, run, ts};
 use manet_mutex::look_ahead::{Announcement, Message, Mode, Node, Relation};
 use manet_mutex::{Action, Anomaly, CsRequest, Event, Fence, NodeId, Protocol, Status};
 use manet_mutex_testkit::PermNet;
@@ -365,13 +365,7 @@ fn request_copy_from_before_an_applied_announcement_is_stale() {
             },
             Action::Send {
                 to: NodeId(1),
-                msg: Message::Reply {
-                    ts: ts(2, 1),
-                    seq: 0,
-                    epoch: 0,
-                    seen: 4,
-                    fence: F0,
-                }
+                msg: Message::reply(ts(2, 1), 0, 0, 4, 0)
             }
         ]
     );
@@ -454,13 +448,7 @@ fn request_from_a_host_whose_epoch_we_overrate_gets_a_resync_hint() {
     let acts = recv(&mut a, 1, real);
     assert!(acts.contains(&Action::Send {
         to: NodeId(1),
-        msg: Message::Reply {
-            ts: ts(3, 1),
-            seq: 0,
-            epoch: 0,
-            seen: 1000,
-            fence: F0,
-        }
+        msg: Message::reply(ts(3, 1), 0, 0, 1000, 0)
     }));
 }
 
@@ -468,13 +456,7 @@ fn request_from_a_host_whose_epoch_we_overrate_gets_a_resync_hint() {
 fn reply_that_has_seen_beyond_our_epoch_grants_nothing_and_we_reannounce_beyond_it() {
     let mut a = node(0, 2, &[1]);
     run(&mut a, Event::Request(CsRequest::ONE));
-    let reply = Message::Reply {
-        ts: ts(1, 0),
-        seq: 1,
-        epoch: 0,
-        seen: 1000,
-        fence: F0,
-    };
+    let reply = Message::reply(ts(1, 0), 1, 0, 1000, 0);
     let acts = recv(&mut a, 1, reply);
     assert_eq!(a.status(), Status::Waiting, "the REPLY granted nothing");
     assert!(

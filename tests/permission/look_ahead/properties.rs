@@ -3,7 +3,7 @@
 //! reliable every waiting host enters, and every anomaly reported on the way is noise. Plus
 //! random routed-simulator runs.
 
-use crate::fixtures::{only_noise, play, resource_accepts_every_entry, schedule_op as op, F0};
+use crate::fixtures::{only_noise, play, resource_accepts_every_entry, schedule_op as op};
 use manet_mutex::look_ahead::{self, Config, Node, Settings};
 use manet_mutex::permission::Timestamp;
 use manet_mutex::{CsRequest, Event, NodeId, Protocol, TimerId};
@@ -133,13 +133,7 @@ fn forged(kind: u8, clock: u64, id: u32, epoch: u64) -> look_ahead::Message {
     };
     match kind % 5 {
         0 => look_ahead::Message::request(ts, epoch % 3, epoch, 0),
-        1 => look_ahead::Message::Reply {
-            ts,
-            seq: epoch % 3,
-            epoch,
-            seen: epoch >> 1,
-            fence: F0,
-        },
+        1 => look_ahead::Message::reply(ts, epoch % 3, epoch, epoch >> 1, 0),
         2 => look_ahead::Message::Doze(announcement(ts, epoch)),
         3 => look_ahead::Message::Disconnect(announcement(ts, epoch)),
         _ => look_ahead::Message::Reconnect(announcement(ts, epoch)),

@@ -1,7 +1,7 @@
 //! Ricart–Agrawala: 2(n − 1) messages per entry, the deferral rule, stale input, errors, and
 //! safety/liveness under adversarial schedules (reporting only noise).
 
-use crate::fixtures::{fence, only_noise, play, resource_accepts_every_entry, schedule_op, F0};
+use crate::fixtures::{only_noise, play, resource_accepts_every_entry, schedule_op};
 use manet_mutex::permission::Timestamp;
 use manet_mutex::ricart_agrawala::{Config, Message, Node, Settings};
 use manet_mutex::{Action, Anomaly, CsRequest, Error, Event, NodeId, Protocol, Status};
@@ -59,11 +59,7 @@ fn defers_while_inside_or_older_and_replies_on_exit() {
         let _ = a
             .handle(Event::Receive {
                 from: NodeId(p),
-                msg: Message::Reply {
-                    ts: ts(1, 0),
-                    seq: 1,
-                    fence: F0,
-                },
+                msg: Message::reply(ts(1, 0), 1, 0),
             })
             .unwrap();
     }
@@ -73,11 +69,7 @@ fn defers_while_inside_or_older_and_replies_on_exit() {
         acts,
         vec![Action::Send {
             to: NodeId(2),
-            msg: Message::Reply {
-                ts: ts(1, 2),
-                seq: 1,
-                fence: fence(1),
-            }
+            msg: Message::reply(ts(1, 2), 1, 1)
         }]
     );
 }
@@ -87,15 +79,7 @@ fn stale_unexpected_and_unknown_input_is_ignored() {
     let mut a = node(0, 2);
     let snapshot = a.clone();
     for (from, msg, kind) in [
-        (
-            1,
-            Message::Reply {
-                ts: ts(1, 0),
-                seq: 1,
-                fence: F0,
-            },
-            Anomaly::Unexpected,
-        ),
+        (1, Message::reply(ts(1, 0), 1, 0), Anomaly::Unexpected),
         (5, Message::request(ts(1, 5), 1, 0), Anomaly::UnknownPeer),
         (1, Message::request(ts(1, 0), 1, 0), Anomaly::OutOfRange),
     ] {
@@ -119,11 +103,7 @@ fn stale_unexpected_and_unknown_input_is_ignored() {
     let acts: Vec<_> = a
         .handle(Event::Receive {
             from: NodeId(1),
-            msg: Message::Reply {
-                ts: ts(0, 0),
-                seq: 1,
-                fence: F0,
-            },
+            msg: Message::reply(ts(0, 0), 1, 0),
         })
         .unwrap()
         .collect();
@@ -211,4 +191,123 @@ proptest! {
         let net = permission_network::play::<Node>(&input);
         resource_accepts_every_entry(&net)?;
     }
+}
+
+/// A7: a peer's restart renumbers the open request but keeps its timestamp, so a late REPLY
+/// to the old number differs from a grant of the new one only in `seq`. With that one field
+/// corrupted it must not grant: its check word no longer matches. Without the word two hosts
+/// were inside together (V14, found by `a_protected_resource_sees_the_fences_go_up`).
+#[test]
+fn a_late_reply_to_a_renumbered_request_with_seq_corrupted_grants_nothing() {
+    let mut a = node(0, 3);
+    let _ = a.handle(Event::Request(CsRequest::ONE)).unwrap(); // (1,0), number 1
+                                                               // Host 1 restarted (incarnation 1): host 0 asks everyone again under number 2.
+    let restarted = (1u64 << 32) + 1;
+    let acts: Vec<_> = a
+        .handle(Event::Receive {
+            from: NodeId(1),
+            msg: Message::request(ts(1, 1), restarted, 0),
+        })
+        .unwrap()
+        .collect();
+    assert!(acts.iter().any(|act| matches!(
+        act,
+        Action::Send {
+            to: NodeId(2),
+            msg: Message::Request { seq: 2, .. }
+        }
+    )));
+    // Host 2's REPLY to number 1, its `seq` corrupted to 2.
+    let Message::Reply { check, fence, .. } = Message::reply(ts(1, 0), 1, 0) else {
+        unreachable!()
+    };
+    let forged = Message::Reply {
+        ts: ts(1, 0),
+        seq: 2,
+        check,
+        fence,
+    };
+    let snapshot = a.clone();
+    let acts: Vec<_> = a
+        .handle(Event::Receive {
+            from: NodeId(2),
+            msg: forged,
+        })
+        .unwrap()
+        .collect();
+    assert_eq!(
+        acts,
+        vec![Action::Anomaly {
+            from: NodeId(2),
+            kind: Anomaly::OutOfRange
+        }]
+    );
+    assert_eq!(a, snapshot);
+    // The real answers to number 2 grant it.
+    for p in [1, 2] {
+        let _ = a
+            .handle(Event::Receive {
+                from: NodeId(p),
+                msg: Message::reply(ts(1, 0), 2, 0),
+            })
+            .unwrap();
+    }
+    assert_eq!(a.status(), Status::Critical);
+}
+
+/// V14's shrunk schedule (`docs/ALGORITHMS.md`, A7), replayed as it was found: a crash, a
+/// restart, loss, duplicates, early timers, a merge, and the REPLY corruption above.
+#[test]
+fn v14_schedule_keeps_exclusion() {
+    use manet_mutex_testkit::corrupt::{How, Value};
+    use manet_mutex_testkit::fuzz::permission_network::Input;
+    use manet_mutex_testkit::schedule::{CorruptStep, PermissionOp::*};
+    let corrupt = CorruptStep {
+        msg: 3,
+        field: 2,
+        value: Value::Up,
+        how: How::Field,
+    };
+    let ops = vec![
+        Request(218),
+        Deliver(101),
+        Crash(73),
+        Deliver(56),
+        Request(59),
+        Request(60),
+        Duplicate(15),
+        Deliver(5),
+        Fire(15),
+        Request(0),
+        Deliver(27),
+        Restart(84),
+        Request(212),
+        Deliver(76),
+        Request(0),
+        Fire(42),
+        Deliver(152),
+        Deliver(50),
+        Lose(153),
+        Deliver(17),
+        Duplicate(0),
+        Duplicate(3),
+        Deliver(1),
+        Deliver(1),
+        Merge,
+        Deliver(17),
+        Deliver(1),
+        Corrupt(corrupt),
+        Request(0),
+        Request(0),
+        Request(0),
+        Duplicate(0),
+        Request(0),
+    ];
+    let input = Input {
+        hosts: 102,
+        seed: 0,
+        ops,
+    };
+    let net = permission_network::play::<Node>(&input);
+    resource_accepts_every_entry(&net).unwrap();
 }

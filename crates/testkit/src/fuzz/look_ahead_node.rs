@@ -9,7 +9,7 @@
 
 use arbitrary::Arbitrary;
 use manet_mutex::look_ahead::{Announcement, Config, Message, Mode, Node, Settings};
-use manet_mutex::{Event, Fence, Protocol, Status};
+use manet_mutex::{Event, Protocol, Status};
 
 use super::node_input::{Local, Peer};
 use super::perm_input::{drive_host, hosts_and_id, Stamp};
@@ -62,13 +62,15 @@ impl In {
                 }
                 let msg = match kind {
                     Kind::Request => Message::request(ts, seq, epoch, seq),
-                    Kind::Reply => Message::Reply {
-                        ts,
-                        seq,
-                        epoch,
-                        seen: seq,
-                        fence: Fence::new(0, seq).into(),
-                    },
+                    Kind::Reply => {
+                        let mut reply = Message::reply(ts, seq, epoch, seq, seq);
+                        if let Message::Reply { check, .. } = &mut reply {
+                            if !sealed {
+                                *check = check.wrapping_add(seq | 1);
+                            }
+                        }
+                        reply
+                    }
                     Kind::Doze => Message::Doze(a),
                     Kind::Disconnect => Message::Disconnect(a),
                     Kind::Reconnect => Message::Reconnect(a),

@@ -12,6 +12,58 @@
 //! | [`look_ahead`] | look-ahead permission-based mutual exclusion with doze and disconnection: Wu, Cao, Yang (2005) |
 //! | [`ricart_agrawala`] | the Ricart–Agrawala baseline (1981) |
 //!
+//! ## A driving loop, first
+//!
+//! Three KRL nodes on a line with one token at node 0; node 2 asks for the critical section.
+//! The loop is the whole embedding: feed one [`Event`] to one node, carry out the [`Action`]s
+//! it returns, in order. Here the "transport" is a queue (KRL needs reliable FIFO links; over
+//! real datagrams, put a [`session`] in between, or use the [`driver`], which does all of this
+//! behind `handle_datagram`/`poll_transmit`).
+//!
+//! ```
+//! use std::collections::VecDeque;
+//! use manet_mutex::reverse_link::{network, Node, Settings};
+//! use manet_mutex::{Action, CsRequest, Event, NodeId, Protocol, Status};
+//!
+//! let edges = [(NodeId(0), NodeId(1)), (NodeId(1), NodeId(2))];
+//! let mut nodes: Vec<Node> = network(3, &edges, &[NodeId(0)], Settings::new(1))?
+//!     .into_iter()
+//!     .map(Node::new)
+//!     .collect::<Result<_, _>>()?;
+//! let mut wire = VecDeque::new();
+//! let mut fences = Vec::new();
+//! let mut next = Some((NodeId(2), Event::Request(CsRequest::ONE)));
+//! while let Some((at, event)) = next.take().or_else(|| {
+//!     wire.pop_front().map(|(from, to, msg)| (to, Event::Receive { from, msg }))
+//! }) {
+//!     for action in nodes[at.index()].handle(event)? {
+//!         match action {
+//!             Action::Send { to, msg } => wire.push_back((at, to, msg)),
+//!             // Inside: hand the fence to the resource the critical section protects.
+//!             Action::EnterCritical { fence, .. } => fences.push((at, fence)),
+//!             // KRL without recovery arms no timers; a permission algorithm, a lease or
+//!             // recovery does, and then `SetTimer`/`CancelTimer` must be carried out
+//!             // (see "Timers" below). Reports and anomalies are for logs and metrics.
+//!             // `Action` is `#[non_exhaustive]`, so a catch-all is required.
+//!             _ => {}
+//!         }
+//!     }
+//! }
+//! assert_eq!(nodes[2].status(), Status::Critical);
+//! assert_eq!(fences.len(), 1);
+//! // Leaving: the token stays at node 2 until someone asks.
+//! let left: Vec<_> = nodes[2].handle(Event::Release)?.collect();
+//! assert!(left.is_empty());
+//! # Ok::<(), manet_mutex::Error>(())
+//! ```
+//!
+//! For a timer-driven algorithm (a simulated clock, a lost REQUEST recovered by its timer, a
+//! host dozing and waking), see
+//! [the look-ahead example](look_ahead#example-an-embedder-with-a-clock); [`prioritized`] has
+//! an h-out-of-k one, and every algorithm's module page starts with one. Over real datagrams,
+//! the [`driver`] (feature `codec`) owns a core, its link sessions, discovery and timers, and
+//! the workspace's `manet-mutex-tokio` crate puts an `acquire().await` on top.
+//!
 //! Shared building blocks: [`token`] (height triples and the token algorithms' neighbour
 //! table, as the nodes show them), [`queue`] (request priorities), [`permission`] (timestamps
 //! and the peer clock limit of the permission algorithms), [`fence`] (fencing tokens for the
@@ -329,41 +381,6 @@
 //! above every fence its host knew, so after any one crash no entry is refused by the
 //! resource; after several, an entry may still be, which costs that entry, never (a).
 //!
-//! What is not built yet is said as such in `docs/ALGORITHMS.md`: a majority mode for the
-//! token algorithms.
-//!
-//! ## Examples
-//!
-//! Three KRL nodes on a line with one token at node 0; node 2 asks for the critical section.
-//! For a timer-driven algorithm (a simulated clock, a lost REQUEST recovered by its timer, a
-//! host dozing and waking), see
-//! [the look-ahead example](look_ahead#example-an-embedder-with-a-clock); [`prioritized`] has
-//! an h-out-of-k one.
-//!
-//! ```
-//! use std::collections::VecDeque;
-//! use manet_mutex::reverse_link::{network, Node, Settings};
-//! use manet_mutex::{Action, CsRequest, Event, NodeId, Protocol, Status};
-//!
-//! let edges = [(NodeId(0), NodeId(1)), (NodeId(1), NodeId(2))];
-//! let mut nodes: Vec<Node> = network(3, &edges, &[NodeId(0)], Settings::new(1))?
-//!     .into_iter()
-//!     .map(Node::new)
-//!     .collect::<Result<_, _>>()?;
-//! let mut wire = VecDeque::new();
-//! let mut next = Some((NodeId(2), Event::Request(CsRequest::ONE)));
-//! while let Some((at, event)) = next.take().or_else(|| {
-//!     wire.pop_front().map(|(from, to, msg)| (to, Event::Receive { from, msg }))
-//! }) {
-//!     for action in nodes[at.index()].handle(event)? {
-//!         if let Action::Send { to, msg } = action {
-//!             wire.push_back((at, to, msg));
-//!         }
-//!     }
-//! }
-//! assert_eq!(nodes[2].status(), Status::Critical);
-//! # Ok::<(), manet_mutex::Error>(())
-//! ```
 // `no_std` with `alloc`, always; the unit tests get std's prelude.
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]

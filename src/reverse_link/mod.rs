@@ -29,6 +29,54 @@
 //! `EnterCritical { resources: 1, fence }` (the fence's lane is the id of the token used, its
 //! value that token's count of entries; see [`crate::fence`]) and `Anomaly`.
 //!
+//! # Example: a link fails and the DAG reverses
+//! Three nodes on a triangle, the token at node 0. The link 0–1 fails (both ends are told
+//! here; each may learn at its own time). Node 1 pointed only to node 0, so with no way down
+//! left it raises itself by partial reversal, and its request reaches the token through node
+//! 2. Then node 0, whose only link is now to node 2, asks and gets the token back the same
+//! way. The queue stands for the transport: reliable FIFO per link, as the contract below asks.
+//!
+//! ```
+//! use std::collections::VecDeque;
+//! use manet_mutex::reverse_link::{network, Message, Node, Settings};
+//! use manet_mutex::{Action, CsRequest, Error, Event, Fence, NodeId, Protocol, Status};
+//!
+//! /// Feed `event` to `at`, then deliver until nothing is in flight; the entries' fences.
+//! fn run(nodes: &mut [Node], at: NodeId, event: Event<Message>) -> Result<Vec<Fence>, Error> {
+//!     let mut entered = Vec::new();
+//!     let mut queue = VecDeque::from([(at, event)]);
+//!     while let Some((at, event)) = queue.pop_front() {
+//!         for action in nodes[at.index()].handle(event)? {
+//!             match action {
+//!                 Action::Send { to, msg } => {
+//!                     queue.push_back((to, Event::Receive { from: at, msg }))
+//!                 }
+//!                 Action::EnterCritical { fence, .. } => entered.push(fence),
+//!                 _ => {} // no timers without an idle pause or recovery; anomalies: log them
+//!             }
+//!         }
+//!     }
+//!     Ok(entered)
+//! }
+//!
+//! let (n0, n1, n2) = (NodeId(0), NodeId(1), NodeId(2));
+//! let triangle = [(n0, n1), (n1, n2), (n0, n2)];
+//! let mut nodes: Vec<Node> = network(3, &triangle, &[n0], Settings::new(1))?
+//!     .into_iter()
+//!     .map(Node::new)
+//!     .collect::<Result<_, _>>()?;
+//! run(&mut nodes, n0, Event::LinkDown(n1))?;
+//! run(&mut nodes, n1, Event::LinkDown(n0))?;
+//! let first = run(&mut nodes, n1, Event::Request(CsRequest::ONE))?;
+//! assert_eq!(nodes[1].status(), Status::Critical);
+//! assert!(nodes[1].raises() > 0, "node 1 reversed its links");
+//! run(&mut nodes, n1, Event::Release)?;
+//! let second = run(&mut nodes, n0, Event::Request(CsRequest::ONE))?;
+//! assert_eq!(nodes[0].status(), Status::Critical);
+//! assert!(first[0] < second[0], "fences go up");
+//! # Ok::<(), Error>(())
+//! ```
+//!
 //! # Pacing KRLF
 //! The paper's KRLF forwards an idle token the moment it arrives, so over a fast transport idle
 //! tokens circulate as fast as it carries them (an in-process transport passed well over 100 000

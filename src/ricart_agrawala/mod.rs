@@ -20,6 +20,64 @@
 //! [`Node::excluded`], [`Node::is_excluded`], [`Node::probed`], [`Node::incarnation`],
 //! [`Node::peer_incarnation`] and [`Node::has_quorum`].
 //!
+//! # Example: a lost REQUEST and its timer
+//! Three hosts; hosts 0 and 1 ask at once, and host 0's first REQUEST to host 2 is lost. Host
+//! 1's request is younger, so host 0 enters first once its retransmission timer has recovered
+//! the lost one; host 1 follows when host 0 leaves. Delivery takes no time here; the clock
+//! moves only to fire timers, which each host's [`Timers`](crate::timers::Timers) table keeps.
+//!
+//! ```
+//! use std::collections::VecDeque;
+//! use manet_mutex::ricart_agrawala::{network, Message, Node, Settings};
+//! use manet_mutex::timers::Timers;
+//! use manet_mutex::{Action, CsRequest, Error, Event, Fence, NodeId, Protocol};
+//!
+//! let mut nodes: Vec<Node> = network(Settings::new(3, 10))? // retransmit after 10 ticks
+//!     .into_iter()
+//!     .map(Node::new)
+//!     .collect::<Result<_, _>>()?;
+//! let mut timers = vec![Timers::default(); 3];
+//! let mut now = 0;
+//! let mut events = VecDeque::from([
+//!     (NodeId(0), Event::Request(CsRequest::ONE)),
+//!     (NodeId(1), Event::Request(CsRequest::ONE)),
+//! ]);
+//! let mut lose = Some((NodeId(0), NodeId(2))); // the first REQUEST from 0 to 2
+//! let mut entered: Vec<(NodeId, Fence, u64)> = Vec::new();
+//! loop {
+//!     while let Some((at, event)) = events.pop_front() {
+//!         for action in nodes[at.index()].handle(event)? {
+//!             if timers[at.index()].apply(&action, now) {
+//!                 continue; // SetTimer or CancelTimer, recorded
+//!             }
+//!             match action {
+//!                 Action::Send { to, .. } if lose == Some((at, to)) => lose = None,
+//!                 Action::Send { to, msg } => {
+//!                     events.push_back((to, Event::Receive { from: at, msg }))
+//!                 }
+//!                 Action::EnterCritical { fence, .. } => {
+//!                     entered.push((at, fence, now));
+//!                     events.push_back((at, Event::Release)); // a short critical section
+//!                 }
+//!                 _ => {} // Action::Anomaly (a late or duplicate REPLY): log or count it
+//!             }
+//!         }
+//!     }
+//!     // Nothing in flight: fire the earliest timer, if any is armed.
+//!     let next = (0..3).filter_map(|h| Some((timers[h].next_deadline()?, h))).min();
+//!     let Some((deadline, host)) = next else { break };
+//!     now = deadline;
+//!     if let Some(timer) = timers[host].pop_expired(now) {
+//!         events.push_back((NodeId(host as u32), Event::Timeout(timer)));
+//!     }
+//! }
+//! let order: Vec<_> = entered.iter().map(|(host, _, _)| host.0).collect();
+//! assert_eq!(order, [0, 1]);
+//! assert_eq!(entered[0].2, 10, "host 0 entered when its timer had resent the lost REQUEST");
+//! assert!(entered[0].1 < entered[1].1, "fences go up");
+//! # Ok::<(), Error>(())
+//! ```
+//!
 //! # Driving contract
 //! - Any delivery order; messages may be lost, duplicated or delayed, as long as a REQUEST
 //!   retransmitted often enough gets through (see the crate's threat model for corruption).

@@ -143,7 +143,16 @@ fn parse_selection(s: &str) -> Result<Selection, String> {
         return Ok(Selection(Algorithm::ALL.to_vec()));
     }
     s.split(',')
-        .map(|a| Algorithm::from_str(a.trim(), true))
+        .map(|a| {
+            Algorithm::from_str(a.trim(), true).map_err(|_| {
+                let names: Vec<&str> = Algorithm::ALL.iter().map(|a| a.name()).collect();
+                format!(
+                    "{:?}: not an algorithm; all, or any of {}",
+                    a.trim(),
+                    names.join(", ")
+                )
+            })
+        })
         .collect::<Result<_, _>>()
         .map(Selection)
 }

@@ -109,7 +109,10 @@ fn bad_input_is_refused_before_anything_starts() {
             &["--algorithm", "krl", "--recovery", "--majority"],
             "--majority: applies to --algorithm look-ahead and ra, not krl",
         ),
-        (&["--algorithm", "krl,bogus"], "invalid variant: bogus"),
+        (
+            &["--algorithm", "krl,bogus"],
+            "\"bogus\": not an algorithm; all, or any of krl, krlf, prioritized, look-ahead, ra",
+        ),
         (
             &["--algorithm", "krl", "--mobility", "no-such-file.ns2"],
             "--mobility no-such-file.ns2",

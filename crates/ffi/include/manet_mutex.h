@@ -343,9 +343,8 @@ typedef struct manet_mutex_promise {
 } manet_mutex_promise;
 
 /**
- * How to create a node ([`manet_mutex_new`](crate::manet_mutex_new)). Fill it with
- * [`manet_mutex_options_default`](crate::manet_mutex_options_default), then change what you
- * need. Every time is in **microseconds**, the unit of every `now_us` passed in.
+ * How to create a node (`manet_mutex_new`). Fill it with `manet_mutex_options_default`,
+ * then change what you need. Every time is in **microseconds**, the unit of every `now_us` passed in.
  *
  * Fields marked "token" apply to KRL, KRLF and prioritized, "permission" to look-ahead and
  * Ricart–Agrawala; the others ignore them.

@@ -14,9 +14,8 @@ use crate::{MANET_MUTEX_KRL, MANET_MUTEX_KRLF, MANET_MUTEX_LOOK_AHEAD, MANET_MUT
 use crate::{MANET_MUTEX_POLICY_EQUAL, MANET_MUTEX_POLICY_EXPLICIT};
 use crate::{MANET_MUTEX_POLICY_MAX_CONCURRENCY, MANET_MUTEX_RICART_AGRAWALA};
 
-/// How to create a node ([`manet_mutex_new`](crate::manet_mutex_new)). Fill it with
-/// [`manet_mutex_options_default`](crate::manet_mutex_options_default), then change what you
-/// need. Every time is in **microseconds**, the unit of every `now_us` passed in.
+/// How to create a node (`manet_mutex_new`). Fill it with `manet_mutex_options_default`,
+/// then change what you need. Every time is in **microseconds**, the unit of every `now_us` passed in.
 ///
 /// Fields marked "token" apply to KRL, KRLF and prioritized, "permission" to look-ahead and
 /// Ricart–Agrawala; the others ignore them.

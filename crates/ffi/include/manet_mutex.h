@@ -158,6 +158,11 @@
 #define MANET_MUTEX_MAX_DATAGRAM 512
 
 /**
+ * A bit of `manet_mutex_features()`: built with the `auth` feature (pre-shared keys).
+ */
+#define MANET_MUTEX_FEATURE_AUTH 1
+
+/**
  * Not interested in the critical section.
  */
 #define MANET_MUTEX_STATUS_REMAINDER 0
@@ -678,6 +683,12 @@ const char *manet_mutex_status_name(int32_t status);
  * (compare it with the header's).
  */
 uint32_t manet_mutex_abi_version(void);
+
+/**
+ * The optional features this library was built with: a bit set of `MANET_MUTEX_FEATURE_*`
+ * (`MANET_MUTEX_FEATURE_AUTH`: `manet_mutex_options::key` is taken).
+ */
+uint32_t manet_mutex_features(void);
 
 /**
  * The message of the latest call that failed on this thread (empty if none did; a

@@ -125,6 +125,9 @@ pub const MANET_MUTEX_BROADCAST: u32 = 0xFFFF_FFFF;
 /// size never gets `MANET_MUTEX_ERR_BUFFER_TOO_SMALL`.
 pub const MANET_MUTEX_MAX_DATAGRAM: usize = 512;
 
+/// A bit of `manet_mutex_features()`: built with the `auth` feature (pre-shared keys).
+pub const MANET_MUTEX_FEATURE_AUTH: u32 = 1;
+
 // ---- Node status ----
 
 /// Not interested in the critical section.
@@ -438,6 +441,17 @@ pub extern "C" fn manet_mutex_status_name(status: i32) -> *const c_char {
 #[no_mangle]
 pub extern "C" fn manet_mutex_abi_version() -> u32 {
     MANET_MUTEX_ABI_VERSION
+}
+
+/// The optional features this library was built with: a bit set of `MANET_MUTEX_FEATURE_*`
+/// (`MANET_MUTEX_FEATURE_AUTH`: `manet_mutex_options::key` is taken).
+#[no_mangle]
+pub extern "C" fn manet_mutex_features() -> u32 {
+    let mut features = 0;
+    if cfg!(feature = "auth") {
+        features |= MANET_MUTEX_FEATURE_AUTH;
+    }
+    features
 }
 
 /// The message of the latest call that failed on this thread (empty if none did; a

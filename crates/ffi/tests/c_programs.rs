@@ -55,6 +55,10 @@ fn static_library() -> PathBuf {
 }
 
 fn build_and_run(compiler: &str, standard: &str, source: &str) -> String {
+    build_and_run_with(compiler, standard, source, &[])
+}
+
+fn build_and_run_with(compiler: &str, standard: &str, source: &str, args: &[&str]) -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ffi-c");
     std::fs::create_dir_all(&out_dir).unwrap();
@@ -77,7 +81,10 @@ fn build_and_run(compiler: &str, standard: &str, source: &str) -> String {
         "{compiler} {source} failed:\n{}",
         String::from_utf8_lossy(&compiled.stderr)
     );
-    let ran = Command::new(&exe).output().expect("run the program");
+    let ran = Command::new(&exe)
+        .args(args)
+        .output()
+        .expect("run the program");
     let stdout = String::from_utf8_lossy(&ran.stdout).into_owned();
     assert!(
         ran.status.success(),
@@ -90,7 +97,12 @@ fn build_and_run(compiler: &str, standard: &str, source: &str) -> String {
 
 #[test]
 fn a_c99_program_runs_three_nodes_per_algorithm_and_every_misuse_returns_its_code() {
-    let out = build_and_run("gcc", "-std=c99", "network.c");
+    let auth = if cfg!(feature = "auth") {
+        "auth"
+    } else {
+        "noauth"
+    };
+    let out = build_and_run_with("gcc", "-std=c99", "network.c", &[auth]);
     for line in [
         "ok ricart-agrawala:",
         "ok krl over discovery:",

@@ -295,13 +295,31 @@ static void misuse(void) {
   printf("ok misuse\n");
 }
 
-int main(void) {
+/* argv[1]: "auth" when the library should take keys (the test's cargo features), else
+ * "noauth"; a library of the other kind is a stale build, reported as such. */
+int main(int argc, char **argv) {
+  int auth = argc > 1 && strcmp(argv[1], "auth") == 0;
   static const uint8_t key[32] = {7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7,
                                   7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7};
   run(MANET_MUTEX_RICART_AGRAWALA, "ricart-agrawala", NULL);
   run(MANET_MUTEX_KRL, "krl over discovery", NULL);
   run(MANET_MUTEX_LOOK_AHEAD, "look-ahead", NULL);
-  run(MANET_MUTEX_RICART_AGRAWALA, "ricart-agrawala, keyed", key);
+  if (((manet_mutex_features() & MANET_MUTEX_FEATURE_AUTH) != 0) != auth) {
+    fprintf(stderr, "the library was built %s the auth feature, the test %s: a stale build\n",
+            auth ? "without" : "with", auth ? "with" : "without");
+    return 1;
+  }
+  if (auth) {
+    run(MANET_MUTEX_RICART_AGRAWALA, "ricart-agrawala, keyed", key);
+  } else {
+    manet_mutex_options o;
+    manet_mutex_node *node = NULL;
+    EXPECT(manet_mutex_options_default(MANET_MUTEX_RICART_AGRAWALA, 0, NODES, &o), MANET_MUTEX_OK);
+    o.key = key;
+    EXPECT(manet_mutex_new(&o, 0, &node), MANET_MUTEX_ERR_INVALID_ARGUMENT);
+    CHECK(node == NULL);
+    printf("ok ricart-agrawala, keyed: a key is refused without the auth feature\n");
+  }
   misuse();
   return failures;
 }

@@ -23,7 +23,9 @@
 //! Every function returns an `int32_t` status: [`MANET_MUTEX_OK`] (0), [`MANET_MUTEX_EMPTY`]
 //! (1: nothing to poll, not an error), or a negative `MANET_MUTEX_ERR_*` code. A call that
 //! fails changes nothing: no state of the node, no queue, no counter, no output parameter
-//! (except the required length of `MANET_MUTEX_ERR_BUFFER_TOO_SMALL`). The failing call's
+//! (except the required length of `MANET_MUTEX_ERR_BUFFER_TOO_SMALL`); at most the node
+//! notes `now_us` as the latest time seen, which a host whose time never goes back cannot
+//! observe. The failing call's
 //! message is kept per thread ([`manet_mutex_last_error_message`]). No panic crosses the
 //! boundary: one is caught, reported as [`MANET_MUTEX_ERR_INTERNAL`], and the node it
 //! happened in refuses every later call but [`manet_mutex_free`].

@@ -55,24 +55,47 @@ fn static_library() -> PathBuf {
 }
 
 fn build_and_run(compiler: &str, standard: &str, source: &str) -> String {
-    build_and_run_with(compiler, standard, source, &[])
+    build_and_run_with(compiler, standard, source, &[], false)
 }
 
-fn build_and_run_with(compiler: &str, standard: &str, source: &str, args: &[&str]) -> String {
+/// Compile `source` (under `tests/c`, or a path) against the header and the library (the
+/// static one, or with `shared` the shared one beside it), run it with `args`: its output.
+fn build_and_run_with(
+    compiler: &str,
+    standard: &str,
+    source: &str,
+    args: &[&str],
+    shared: bool,
+) -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ffi-c");
     std::fs::create_dir_all(&out_dir).unwrap();
     let name = Path::new(source).file_name().unwrap().to_string_lossy();
-    let exe = out_dir.join(name.replace('.', "_"));
+    let suffix = if shared { "_shared" } else { "" };
+    let exe = out_dir.join(format!("{}{suffix}", name.replace('.', "_")));
     let lib = static_library();
-    let compiled = Command::new(compiler)
+    let mut command = Command::new(compiler);
+    command
         .arg(standard)
         .args(["-Wall", "-Wextra", "-Werror", "-pedantic", "-O1", "-o"])
         .arg(&exe)
         .arg(dir.join("tests/c").join(source))
         .arg("-I")
-        .arg(dir.join("include"))
-        .arg(&lib)
+        .arg(dir.join("include"));
+    if shared {
+        let lib_dir = lib.parent().unwrap();
+        assert!(
+            lib_dir.join("libmanet_mutex_ffi.so").is_file(),
+            "no shared library"
+        );
+        command
+            .arg(format!("-L{}", lib_dir.display()))
+            .arg(format!("-Wl,-rpath,{}", lib_dir.display()))
+            .arg("-lmanet_mutex_ffi");
+    } else {
+        command.arg(&lib);
+    }
+    let compiled = command
         .args(["-lpthread", "-ldl", "-lm"])
         .output()
         .unwrap_or_else(|e| panic!("cannot run {compiler}: {e}"));
@@ -102,7 +125,7 @@ fn a_c99_program_runs_three_nodes_per_algorithm_and_every_misuse_returns_its_cod
     } else {
         "noauth"
     };
-    let out = build_and_run_with("gcc", "-std=c99", "network.c", &[auth]);
+    let out = build_and_run_with("gcc", "-std=c99", "network.c", &[auth], false);
     for line in [
         "ok ricart-agrawala:",
         "ok krl over discovery:",
@@ -179,4 +202,17 @@ fn the_readme_example_compiles_and_runs() {
     );
     assert_eq!(out.matches("entered").count(), 1, "{out}");
     assert!(out.contains("node 1 entered, fence"), "{out}");
+}
+
+/// The same C program against the shared library (`libmanet_mutex_ffi.so`, found by rpath).
+#[test]
+fn the_c99_program_runs_against_the_shared_library_too() {
+    let auth = if cfg!(feature = "auth") {
+        "auth"
+    } else {
+        "noauth"
+    };
+    let out = build_and_run_with("gcc", "-std=c99", "network.c", &[auth], true);
+    assert!(out.contains("ok misuse"), "{out}");
+    assert_eq!(out.matches("ok ").count(), 5, "{out}");
 }

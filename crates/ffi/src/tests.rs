@@ -348,3 +348,153 @@ fn core_events_reach_the_core_and_its_refusals_keep_their_codes() {
     assert_eq!(manet_mutex_request(node, 5, 1, 0), MANET_MUTEX_OK);
     assert_eq!(manet_mutex_free(node), MANET_MUTEX_OK);
 }
+
+/// Every call with arbitrary arguments (live, freed and garbage handles, any event code, any
+/// peer, any fence, garbage and bit-flipped datagrams, buffers of any size), from a seeded
+/// generator: every status is a known one, never `MANET_MUTEX_ERR_INTERNAL`.
+#[test]
+fn arbitrary_calls_return_known_codes_and_never_an_internal_error() {
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let known = [
+        MANET_MUTEX_OK,
+        MANET_MUTEX_EMPTY,
+        MANET_MUTEX_ERR_NULL_HANDLE,
+        MANET_MUTEX_ERR_INVALID_HANDLE,
+        MANET_MUTEX_ERR_INVALID_ARGUMENT,
+        MANET_MUTEX_ERR_WRONG_ALGORITHM,
+        MANET_MUTEX_ERR_BUFFER_TOO_SMALL,
+        MANET_MUTEX_ERR_ALREADY_REQUESTED,
+        MANET_MUTEX_ERR_NOT_IN_CRITICAL,
+        MANET_MUTEX_ERR_NOT_WAITING,
+        MANET_MUTEX_ERR_INVALID_RESOURCES,
+        MANET_MUTEX_ERR_WRONG_MODE,
+        MANET_MUTEX_ERR_NOT_A_PEER,
+    ];
+    let nodes = 4;
+    let mut handles = Vec::new();
+    for algorithm in MANET_MUTEX_KRL..=MANET_MUTEX_RICART_AGRAWALA {
+        for id in 0..nodes {
+            let mut o = options(algorithm, id, nodes);
+            o.k = if algorithm == MANET_MUTEX_PRIORITIZED {
+                3
+            } else {
+                1
+            };
+            handles.push((create(&o).unwrap(), algorithm));
+        }
+    }
+    let freed = create(&options(MANET_MUTEX_KRL, 0, nodes)).unwrap();
+    assert_eq!(manet_mutex_free(freed), MANET_MUTEX_OK);
+    let mut seen: Vec<Vec<u8>> = Vec::new();
+    let mut counts = std::collections::BTreeMap::new();
+    let mut now = 0u64;
+    for step in 0..40_000u32 {
+        now += next() % 3_000;
+        let r = next();
+        let (handle, algorithm) = match r % 50 {
+            0 => (ptr::null_mut(), 0),
+            1 => (freed, 0),
+            2 => (std::ptr::without_provenance_mut(next() as usize | 1), 0),
+            _ => handles[(r >> 8) as usize % handles.len()],
+        };
+        let peer = (next() % u64::from(nodes + 2)) as u32;
+        let rc = match next() % 12 {
+            0 => manet_mutex_request(handle, now, (next() % 4) as u32, (next() % 3) as u32),
+            1 => manet_mutex_release(handle, now),
+            2 => manet_mutex_cancel(handle, now),
+            3 => manet_mutex_core_event(handle, now, (next() % 8) as u32, peer),
+            4 => manet_mutex_refused(
+                handle,
+                now,
+                (next() % 3) as u32,
+                next() % 8,
+                (next() % 3) as u32,
+                next() % 8,
+            ),
+            5 if algorithm == MANET_MUTEX_KRL => manet_mutex_connect(handle, now, peer),
+            5 => manet_mutex_close(handle, now, peer),
+            6..=8 => {
+                // Deliver a datagram seen before (to anyone, as from anyone), perhaps with
+                // a bit flipped or cut short, or pure garbage.
+                let mut bytes = match seen.is_empty() {
+                    true => vec![0x83; 8],
+                    false => seen[next() as usize % seen.len()].clone(),
+                };
+                match next() % 4 {
+                    0 => {
+                        let i = next() as usize % bytes.len();
+                        bytes[i] ^= 1 << (next() % 8);
+                    }
+                    1 => bytes.truncate(next() as usize % bytes.len()),
+                    _ => {}
+                }
+                // SAFETY: `bytes` is valid for its length.
+                unsafe {
+                    manet_mutex_handle_datagram(handle, now, peer, bytes.as_ptr(), bytes.len())
+                }
+            }
+            9 => manet_mutex_handle_timeout(handle, now),
+            10 => {
+                let mut ev = ManetMutexEvent::default();
+                // SAFETY: valid out-pointer.
+                unsafe { manet_mutex_poll_event(handle, &mut ev) }
+            }
+            _ => {
+                let mut buf = [0u8; MANET_MUTEX_MAX_DATAGRAM];
+                let cap = match next() % 4 {
+                    0 => (next() % 64) as usize,
+                    _ => buf.len(),
+                };
+                let (mut len, mut to, mut broadcast) = (0usize, 0u32, false);
+                // SAFETY: `buf` is valid for `cap <= buf.len()` bytes; valid out-pointers.
+                let rc = unsafe {
+                    manet_mutex_poll_transmit(
+                        handle,
+                        buf.as_mut_ptr(),
+                        cap,
+                        &mut len,
+                        &mut to,
+                        &mut broadcast,
+                    )
+                };
+                if rc == MANET_MUTEX_OK {
+                    assert!(len <= MANET_MUTEX_MAX_DATAGRAM);
+                    if seen.len() < 256 {
+                        seen.push(buf[..len].to_vec());
+                    } else {
+                        seen[next() as usize % 256] = buf[..len].to_vec();
+                    }
+                }
+                rc
+            }
+        };
+        assert!(
+            known.contains(&rc),
+            "step {step}: status {rc} ({})",
+            last_error()
+        );
+        *counts.entry(rc).or_insert(0u32) += 1;
+    }
+    // The run reached the nodes: most calls on live handles, datagrams handed out, requests
+    // taken, some refused.
+    assert!(counts[&MANET_MUTEX_OK] > 10_000, "{counts:?}");
+    assert!(counts[&MANET_MUTEX_ERR_BUFFER_TOO_SMALL] > 50, "{counts:?}");
+    assert!(counts[&MANET_MUTEX_ERR_INVALID_HANDLE] > 100, "{counts:?}");
+    assert!(counts[&MANET_MUTEX_ERR_NOT_IN_CRITICAL] > 100, "{counts:?}");
+    assert!(seen.len() == 256, "{} datagrams seen", seen.len());
+    for (handle, _) in handles {
+        let mut stats = ManetMutexStats::default();
+        // SAFETY: valid out-pointer.
+        assert_eq!(
+            unsafe { manet_mutex_get_stats(handle, &mut stats) },
+            MANET_MUTEX_OK
+        );
+        assert_eq!(manet_mutex_free(handle), MANET_MUTEX_OK);
+    }
+}

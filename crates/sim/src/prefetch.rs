@@ -6,7 +6,7 @@
 //! (`docs/PERFORMANCE.md`). A hint changes no value anywhere: results are the same
 //! with or without it, and on targets other than x86-64 it compiles to nothing.
 //!
-//! This is the workspace's one `unsafe` block (the protocol crate forbids `unsafe`; its token
+//! This is the simulator's one `unsafe` block (the C interface, `crates/ffi`, has the others; the protocol crate forbids `unsafe`; its token
 //! nodes only say where their memory is, `heap_regions`). `_mm_prefetch` is `unsafe` only because it is a
 //! `#[target_feature(enable = "sse")]` function (SSE is part of the x86-64 baseline); it does
 //! not dereference its pointer, so it cannot fault or read freed memory, whatever the address.

@@ -121,11 +121,11 @@ impl Visible for prioritized::Node {
         let h = self.height();
         let queue: Vec<String> = self
             .queue()
-            .map(|(n, p)| format!("{}@{p:?}", n.0))
+            .map(|(n, p)| format!("{}@{}", n.0, super::words::priority(&p)))
             .collect();
         let mut fields = vec![
             (
-                "queue (node@priority)".into(),
+                "queue (node@level.rank)".into(),
                 format!("[{}]", queue.join(", ")),
             ),
             ("resources held".into(), self.held().to_string()),

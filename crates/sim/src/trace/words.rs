@@ -17,6 +17,12 @@ pub fn check(word: u64) -> String {
     format!("{:04x}…", word >> 48)
 }
 
+/// A priority as `level.rank` (a higher level is more urgent; among equal levels, a smaller
+/// rank).
+pub fn priority(p: &manet_mutex::queue::Priority) -> String {
+    format!("{}.{}", p.level, p.rank)
+}
+
 /// A height as the page draws it: `(h1, h2, id)`.
 pub fn height(h: Height) -> String {
     format!("({}, {}, {})", h.h1, h.h2, h.id.0)
@@ -140,21 +146,22 @@ pub fn prioritized(msg: &prioritized::Message) -> String {
         M::Token {
             available,
             lost,
-            priority,
+            priority: p,
             height: h,
             fence: f,
         } => format!(
-            "TOKEN ({} free, {} lost, priority {priority:?}; {}; {})",
+            "TOKEN ({} free, {} lost, priority {}; {}; {})",
             three(available.0),
             three(lost.0),
+            priority(p),
             copies(*f),
             sealed(*h)
         ),
         M::Request {
-            priority,
+            priority: p,
             height: h,
-        } => format!("REQUEST (priority {priority:?}; {})", sealed(*h)),
-        M::Update { priority } => format!("UPDATE (priority {priority:?})"),
+        } => format!("REQUEST (priority {}; {})", priority(p), sealed(*h)),
+        M::Update { priority: p } => format!("UPDATE (priority {})", priority(p)),
         M::Release {
             resources,
             lost,

@@ -29,6 +29,8 @@ fn recorded_run() -> (Recording, Vec<Node>) {
     config.lambda_mob = 0.05;
     config.duration = 60.0;
     config.record = true;
+    // Through the settling after the window, so the last recorded state is the final one.
+    config.record_all = true;
     let out = token::run::<Node>(config).expect("a correct run");
     (out.recording.expect("recorded"), out.nodes)
 }
@@ -122,9 +124,15 @@ fn chromium() -> Option<PathBuf> {
 }
 
 fn dump_dom(browser: &Path, page: &Path, step: usize) -> String {
-    let url = format!("file://{}#step={step}", page.display());
+    dump_dom_at(browser, page, &format!("step={step}"))
+}
+
+/// The page's DOM after it drew with `hash` as the address's fragment.
+fn dump_dom_at(browser: &Path, page: &Path, hash: &str) -> String {
+    let url = format!("file://{}#{hash}", page.display());
     let out = Command::new(browser)
         .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+        .arg("--window-size=1400,1000")
         .arg(&url)
         .output()
         .expect("chromium runs");
@@ -321,4 +329,235 @@ fn chromium_draws_moving_hosts_and_their_radius_links() {
     for (i, v) in views.iter().enumerate() {
         assert_eq!(nodes[&(i as u32)].1, v.status, "host {i} at step {step}");
     }
+}
+
+/// The opening tags in `dom` of elements named `name` whose class list has `class`.
+fn tags<'a>(dom: &'a str, name: &str, class: &str) -> Vec<&'a str> {
+    dom.split('<')
+        .map(|t| t.split('>').next().unwrap_or(""))
+        .filter(|t| t.starts_with(&format!("{name} ")))
+        .filter(|t| {
+            t.split(" class=\"")
+                .nth(1)
+                .and_then(|c| c.split('"').next())
+                .is_some_and(|c| c.split(' ').any(|x| x == class))
+        })
+        .collect()
+}
+
+fn attr_of(tag: &str, name: &str) -> Option<String> {
+    let start = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+    let end = tag[start..].find('"')? + start;
+    Some(tag[start..end].to_string())
+}
+
+/// The legend's part of the page's DOM.
+fn legend(dom: &str) -> &str {
+    let start = dom.find("<div id=\"legend\"").expect("a legend");
+    let end = dom[start..]
+        .find("<div id=\"window\"")
+        .expect("the legend's end");
+    &dom[start..start + end]
+}
+
+/// Per step `k` (0..=steps), the tokens in flight after it, as (from, to), from the records.
+fn tokens_in_flight(rec: &Recording) -> Vec<Vec<(u32, u32)>> {
+    let mut flying: BTreeMap<u64, (u32, u32)> = BTreeMap::new();
+    let mut out = vec![Vec::new()];
+    for r in &rec.records {
+        match r {
+            Record::Step {
+                node,
+                received,
+                sent,
+                ..
+            } => {
+                if let Some(id) = received {
+                    flying.remove(id);
+                }
+                for m in sent {
+                    if m.msg.split(' ').next() == Some("TOKEN") {
+                        flying.insert(m.id, (*node, m.to));
+                    }
+                }
+                out.push(Vec::new());
+            }
+            Record::Lost { message, .. } => {
+                flying.remove(message);
+            }
+            _ => {}
+        }
+        *out.last_mut().unwrap() = flying.values().copied().collect();
+    }
+    out
+}
+
+/// KRL on 30 nodes, k = 3, as in the report that tokens were hidden: recorded up to the end
+/// of the measured window (the default).
+fn krl30() -> Recording {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let graph = Graph::random_connected(30, 60, &mut rng);
+    let mut config = Config::new(graph, Params::first_nodes(Settings::new(3), 3), 7);
+    config.workload.lambda_req = 0.2;
+    config.lambda_mob = 0.02;
+    config.duration = 40.0;
+    config.record = true;
+    let out = token::run::<Node>(config).expect("a correct run");
+    out.recording.expect("recorded")
+}
+
+/// Recording stops at the end of the measured window unless asked otherwise, and the window
+/// is marked in the records and on the page.
+#[test]
+fn recordings_end_with_the_measured_window_unless_asked() {
+    let rec = krl30();
+    let window = rec.records.iter().find_map(|r| match r {
+        Record::Window { step, .. } => Some(*step),
+        _ => None,
+    });
+    assert_eq!(
+        window,
+        Some(rec.steps() as u64),
+        "the window ends the recording"
+    );
+    let (all, _) = recorded_run();
+    let Some(w) = all.records.iter().find_map(|r| match r {
+        Record::Window { step, .. } => Some(*step),
+        _ => None,
+    }) else {
+        panic!("no window record")
+    };
+    assert!(
+        (w as usize) < all.steps(),
+        "record_all goes on after the window"
+    );
+    assert!(html::page(&rec).contains("windowmark"));
+}
+
+/// At the busiest step of a 30-node KRL page (most tokens in flight), every token in flight
+/// in the data has a token mark on the page, between the same two nodes, and each mark is the
+/// topmost element at its centre (`document.elementFromPoint`, the page's `#probe` mode): no
+/// circle, arrow, label or other message covers it. The legend is the token family's.
+#[test]
+fn chromium_draws_every_token_in_flight_on_top() {
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var("MANET_MUTEX_REQUIRE_CHROMIUM").is_err(),
+            "no chromium"
+        );
+        eprintln!("skipped: no chromium (apt-get install chromium)");
+        return;
+    };
+    let rec = krl30();
+    let flying = tokens_in_flight(&rec);
+    let (step, most) = flying
+        .iter()
+        .enumerate()
+        .max_by_key(|(k, f)| (f.len(), usize::MAX - k))
+        .map(|(k, f)| (k, f.clone()))
+        .unwrap();
+    assert!(
+        most.len() >= 2,
+        "a busy step: {} tokens in flight",
+        most.len()
+    );
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("viewer");
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = dir.join("krl30.html");
+    std::fs::write(&page, html::page(&rec)).unwrap();
+    // Every step with tokens in flight among the first few busy ones, and the busiest.
+    let mut busy: Vec<usize> = (0..flying.len())
+        .filter(|&k| !flying[k].is_empty())
+        .step_by(97)
+        .take(4)
+        .collect();
+    busy.push(step);
+    for k in busy {
+        let dom = dump_dom_at(&browser, &page, &format!("step={k}&probe"));
+        assert!(
+            dom.contains(&format!("data-step=\"{k}\"")),
+            "not at step {k}"
+        );
+        let marks = tags(&dom, "circle", "token");
+        let mut drawn: Vec<(u32, u32)> = marks
+            .iter()
+            .map(|t| {
+                let n = |a| attr_of(t, a).and_then(|v| v.parse().ok()).unwrap();
+                (n("data-from"), n("data-to"))
+            })
+            .collect();
+        let mut want = flying[k].clone();
+        drawn.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(drawn, want, "tokens in flight at step {k}");
+        for t in &marks {
+            assert_eq!(
+                attr_of(t, "data-on-top").as_deref(),
+                Some("1"),
+                "a token mark at step {k} is covered: {t}"
+            );
+        }
+        // Other messages are on top too (only tokens may cover them).
+        let covered = tags(&dom, "circle", "msg")
+            .into_iter()
+            .filter(|t| attr_of(t, "data-on-top").as_deref() != Some("1"))
+            .count();
+        assert_eq!(covered, 0, "messages covered at step {k}");
+    }
+    let dom = dump_dom(&browser, &page, step);
+    let legend = legend(&dom);
+    assert!(legend.contains("data-family=\"token\""), "token legend");
+    for row in ["legend-token", "legend-height", "legend-queue"] {
+        assert!(legend.contains(row), "the token legend explains {row}");
+    }
+}
+
+/// A look-ahead page has the permission family's legend: no token row, REQUEST and REPLY
+/// colours, and no "tokens" row in the node table; its events read as words.
+#[test]
+fn chromium_shows_the_permission_legend_on_a_look_ahead_page() {
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var("MANET_MUTEX_REQUIRE_CHROMIUM").is_err(),
+            "no chromium"
+        );
+        eprintln!("skipped: no chromium (apt-get install chromium)");
+        return;
+    };
+    let rec = routed_run(true).recording.expect("recorded");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("viewer");
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = dir.join("look_ahead_legend.html");
+    std::fs::write(&page, html::page(&rec)).unwrap();
+    let dom = dump_dom(&browser, &page, rec.steps() / 2);
+    let legend = legend(&dom);
+    assert!(
+        legend.contains("data-family=\"permission\""),
+        "permission legend"
+    );
+    assert!(
+        !legend.contains("legend-token"),
+        "a token row on a look-ahead page"
+    );
+    assert!(
+        !dom.contains("<td>tokens</td>"),
+        "a tokens row on a look-ahead page"
+    );
+    assert!(legend.contains("REQUEST: a request for permission"));
+    assert!(legend.contains("REPLY: permission granted"));
+    let event = dom
+        .split("<div id=\"event\">")
+        .nth(1)
+        .and_then(|e| e.split("</div>").next())
+        .unwrap();
+    assert!(
+        event.starts_with("node ") || event.starts_with("link "),
+        "{event}"
+    );
+    assert!(
+        event
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .all(|w| w.len() < 12),
+        "a long number in the event: {event}"
+    );
 }

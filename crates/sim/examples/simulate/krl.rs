@@ -93,7 +93,7 @@ fn job(args: &Args, algorithm: Algorithm, p: &Point) -> Config<Params<Settings>>
 /// The first job of the grid, recorded for the viewer (`--trace`).
 pub fn record(args: &Args) -> Result<super::Recorded, String> {
     let p = grid(args, &CONNECTIVITY, &MOBILITY, &LOAD)[0];
-    super::record_run::<Node>(job(args, variants(args)[0], &p))
+    super::record_run::<Node>(job(args, variants(args)[0], &p), args.trace_all)
 }
 
 /// One run: `algorithm` at grid point `p`, as a row (with the recovery columns when recovery

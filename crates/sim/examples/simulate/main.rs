@@ -168,6 +168,11 @@ pub struct Args {
     /// an invariant fails (look-ahead: the first host count, load and mobility, uniform load).
     #[arg(long = "trace", value_name = "FILE.html")]
     trace_html: Option<std::path::PathBuf>,
+    /// With --trace (token algorithms): go on recording after the measured window ends (every
+    /// request served), through the unmeasured settling of what is in flight. Without it the
+    /// page ends at the end of the window.
+    #[arg(long = "trace-all")]
+    trace_all: bool,
     /// KRL/KRLF: recover lost tokens (beacons, claims, regeneration, entry leases;
     /// docs/ALGORITHMS.md F2–F6), with bounds derived from the network and the unit message
     /// delay (printed).
@@ -319,6 +324,9 @@ impl Args {
         }
         self.applies()?;
         let token = self.algorithm.simulator() == Simulator::Token;
+        if self.trace_all && self.trace_html.is_none() {
+            return Err("--trace-all: records past the measured window of a --trace page; give --trace FILE.html".into());
+        }
         if let Some(file) = &self.ns2 {
             if self.connectivity.is_some() || self.mobility.is_some() || self.hosts.is_some() {
                 return Err(format!(
@@ -611,8 +619,10 @@ pub type Recorded = (manet_mutex_sim::trace::Recording, Option<String>);
 /// Run `config` recording it, and return the recording whether the run failed or not.
 fn record_run<N: manet_mutex_sim::TokenAlgorithm>(
     mut config: manet_mutex_sim::token::Config<manet_mutex_sim::Params<N::Settings>>,
+    all: bool,
 ) -> Result<Recorded, String> {
     config.record = true;
+    config.record_all = all;
     match manet_mutex_sim::token::run::<N>(config) {
         Ok(outcome) => Ok((outcome.recording.ok_or("the run did not record")?, None)),
         Err(mut failure) => match failure.recording.take() {

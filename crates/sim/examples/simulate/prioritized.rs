@@ -79,7 +79,7 @@ fn job(args: &Args, policy: PolicyArg, p: &Point) -> Config<Params<Settings>> {
 /// The first job of the grid, recorded for the viewer (`--trace`).
 pub fn record(args: &Args) -> Result<super::Recorded, String> {
     let p = grid(args, &CONNECTIVITY, &MOBILITY, &LOAD)[0];
-    super::record_run::<Node>(job(args, policies(args)[0], &p))
+    super::record_run::<Node>(job(args, policies(args)[0], &p), args.trace_all)
 }
 
 fn run_one(args: &Args, policy: PolicyArg, p: &Point) -> Result<Row, String> {

@@ -109,6 +109,10 @@ pub fn run<H: Host>(cfg: &RoutedConfig) -> Result<Report, Failure> {
         return Err(failure);
     }
     w.metrics.sim_time = w.q.now();
+    if let Some((r, _)) = &mut w.recorder {
+        // The drain is measured: the window ends with the run.
+        r.end_window(w.metrics.sim_time, false);
+    }
     w.metrics.wall_seconds = started.elapsed().as_secs_f64();
     Ok(Report {
         metrics: w.metrics,
@@ -400,7 +404,7 @@ impl<H: Host> World<H> {
     fn feed(&mut self, h: NodeId, event: Event<H::Message>) -> Result<(), Failure> {
         let now = self.q.now();
         if let Some((r, _)) = &mut self.recorder {
-            r.begin_event(now, h.0, &event);
+            r.begin_event::<H>(now, h.0, &event);
         }
         let handling = event.name();
         let result = self.nodes[h.index()]
@@ -457,7 +461,7 @@ impl<H: Host> World<H> {
         let id = self
             .recorder
             .as_mut()
-            .map(|(r, _)| r.send(to.0, format!("{msg:?}")));
+            .map(|(r, _)| r.send(to.0, H::message_text(&msg)));
         let lost = self.lost;
         self.route(h, to, msg);
         if let (Some((r, _)), Some(id)) = (&mut self.recorder, id) {

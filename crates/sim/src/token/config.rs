@@ -111,6 +111,10 @@ pub struct Config<P, L = FixedDelay> {
     /// failure's. Costs a view of the node and the text of the event and of every message,
     /// per event.
     pub record: bool,
+    /// With [`Config::record`]: go on recording after the measured window closes (every
+    /// request served), through the unmeasured settling of what is still in flight. Off by
+    /// default: a recording ends with its [`crate::trace::Record::Window`].
+    pub record_all: bool,
     /// The RNG seed: a run is a pure function of this configuration.
     pub seed: u64,
 }
@@ -144,6 +148,7 @@ impl<P> Config<P> {
             full_check_every,
             trace_len: 64,
             record: false,
+            record_all: false,
             seed,
         }
     }
@@ -172,6 +177,7 @@ impl<P, L: LinkModel> Config<P, L> {
             full_check_every: self.full_check_every,
             trace_len: self.trace_len,
             record: self.record,
+            record_all: self.record_all,
             seed: self.seed,
         }
     }

@@ -8,7 +8,10 @@ const TEMPLATE: &str = include_str!("viewer.html");
 /// The viewer page for `recording`. Open it in any browser; `#step=K` in the address opens it
 /// at step `K`. The page marks what it draws for tests: each node is a `g.node` with
 /// `data-id`, `data-tokens` and `data-status`, each link a `line.link` with `data-from` (the
-/// higher end) and `data-to`, and `body` has `data-step`.
+/// higher end) and `data-to`, each message in flight a `circle.msg` (`circle.msg.token` for a
+/// token) with `data-kind`, `data-from` and `data-to`, the legend `#legend` with
+/// `data-family` (`token` or `permission`), and `body` has `data-step`. `#step=K&probe` also
+/// marks each message with `data-on-top` (`1` if it is the topmost element at its centre).
 pub fn page(recording: &Recording) -> String {
     let json = serde_json::to_string(&recording.records).unwrap_or_else(|_| "[]".into());
     // Inside a <script> element only "</" can end it early.

@@ -7,7 +7,9 @@
 //! no external assets ([`html::page`]): nodes placed by the topology (or the hosts'
 //! positions), links drawn as arrows from the higher to the lower height as in the KRL paper's
 //! figures, token holders shaded, queues and `next` pointers listed, messages in flight moving
-//! along their links, step forward and back, jump, play.
+//! along their links (drawn on top, tokens larger), a legend per algorithm family, events in
+//! words ([`words`]), the end of the measured window marked ([`Record::Window`]; recordings
+//! stop there unless [`crate::token::Config::record_all`]), step forward and back, jump, play.
 //!
 //! The token simulator records when [`crate::token::Config::record`] is set, and
 //! `simulate --trace FILE.html` writes a page; the `trace` example turns a saved recording
@@ -18,6 +20,7 @@ mod layout;
 mod recorder;
 mod tape;
 mod view;
+pub mod words;
 
 pub use layout::spring_layout;
 pub use recorder::Recorder;
@@ -68,6 +71,16 @@ pub enum Record {
         /// Where the nodes are from this step on, if they moved (the routed simulator).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         positions: Option<Vec<(f64, f64)>>,
+    },
+    /// The measured window ended after step `step` (0: before any) at `time`: every request
+    /// of the workload had been served. By default nothing after it is recorded (the token
+    /// simulator's settling, [`crate::token::Config::record_all`]). Added with the viewer's
+    /// legend (issue 26); recordings without it read as before.
+    Window {
+        /// The last step inside the window.
+        step: u64,
+        /// Simulated time when the window closed.
+        time: f64,
     },
     /// A message dropped without delivery (loss, or a link that failed under it).
     Lost {

@@ -13,6 +13,9 @@ pub struct Recorder {
     steps: u64,
     /// Per directed link, the numbers of the messages on it, oldest first.
     in_flight: BTreeMap<(u32, u32), VecDeque<u64>>,
+    /// Whether recording stopped at the end of the measured window
+    /// ([`Recorder::end_window`]): later steps, messages and losses are not recorded.
+    stopped: bool,
 }
 
 impl Recorder {
@@ -36,13 +39,17 @@ impl Recorder {
     }
 
     /// Start a step: `node` handles `event` at `time` (which message it delivers, and which
-    /// link it reports, read from the event). See [`Recorder::begin_step`].
-    pub fn begin_event<M: core::fmt::Debug>(
+    /// link it reports, read from the event; the event in words, [`super::words::event`]).
+    /// See [`Recorder::begin_step`].
+    pub fn begin_event<P: super::Visible>(
         &mut self,
         time: f64,
         node: u32,
-        event: &manet_mutex::Event<M>,
+        event: &manet_mutex::Event<P::Message>,
     ) {
+        if self.stopped {
+            return;
+        }
         use manet_mutex::Event;
         let (from, link) = match event {
             Event::Receive { from, .. } => (Some(from.0), None),
@@ -50,7 +57,13 @@ impl Recorder {
             Event::LinkDown(peer) => (None, Some((peer.0, false))),
             _ => (None, None),
         };
-        self.begin_step(time, node, alloc::format!("{event:?}"), from, link);
+        self.begin_step(
+            time,
+            node,
+            super::words::event::<P>(node, event),
+            from,
+            link,
+        );
     }
 
     /// Start a step: `node` handles `event` at `time`; `received_from` is the sender of the
@@ -65,6 +78,9 @@ impl Recorder {
         received_from: Option<u32>,
         link: Option<(u32, bool)>,
     ) {
+        if self.stopped {
+            return;
+        }
         self.steps += 1;
         let received = received_from.and_then(|from| {
             self.in_flight
@@ -101,6 +117,9 @@ impl Recorder {
 
     /// The nodes are at `now` from the current step on.
     pub fn moved(&mut self, now: Vec<(f64, f64)>) {
+        if self.stopped {
+            return;
+        }
         if let Some(Record::Step { positions, .. }) = self.records.last_mut() {
             *positions = Some(now);
         }
@@ -108,6 +127,9 @@ impl Recorder {
 
     /// Message `id` was dropped at `time`.
     pub fn lost(&mut self, id: u64, time: f64) {
+        if self.stopped {
+            return;
+        }
         self.records.push(Record::Lost { message: id, time });
     }
 
@@ -127,6 +149,9 @@ impl Recorder {
     pub fn send(&mut self, to: u32, msg: String) -> u64 {
         let id = self.next_message;
         self.next_message += 1;
+        if self.stopped {
+            return id;
+        }
         if let Some(Record::Step { node, sent, .. }) = self.records.last_mut() {
             sent.push(Sent { id, to, msg });
             self.in_flight.entry((*node, to)).or_default().push_back(id);
@@ -136,9 +161,31 @@ impl Recorder {
 
     /// End the current step with the node's view after it.
     pub fn end_step(&mut self, after: View) {
+        if self.stopped {
+            return;
+        }
         if let Some(Record::Step { view, .. }) = self.records.last_mut() {
             *view = after;
         }
+    }
+
+    /// The measured window ends at `time`, after the steps so far (every request of the
+    /// workload has been served): a [`Record::Window`]. Unless `keep_recording`, nothing
+    /// after it is recorded (a failure's [`Recorder::violation`] still is).
+    pub fn end_window(&mut self, time: f64, keep_recording: bool) {
+        if self.stopped {
+            return;
+        }
+        self.records.push(Record::Window {
+            step: self.steps,
+            time,
+        });
+        self.stopped = !keep_recording;
+    }
+
+    /// Whether recording stopped at the end of the measured window.
+    pub fn stopped(&self) -> bool {
+        self.stopped
     }
 
     /// The invariant that failed.

@@ -55,11 +55,11 @@ impl<P: Visible + Clone> Tape<P> {
             let Some(node) = nodes.get_mut(at.index()) else {
                 continue;
             };
-            r.begin_event((r.steps() + 1) as f64, at.0, event);
+            r.begin_event::<P>((r.steps() + 1) as f64, at.0, event);
             let sends: Vec<(u32, alloc::string::String)> = match node.handle(event.clone()) {
                 Ok(actions) => actions
                     .filter_map(|a| match a {
-                        Action::Send { to, msg } => Some((to.0, alloc::format!("{msg:?}"))),
+                        Action::Send { to, msg } => Some((to.0, P::message_text(&msg))),
                         _ => None,
                     })
                     .collect(),

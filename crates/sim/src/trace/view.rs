@@ -37,6 +37,16 @@ pub trait Visible: Protocol {
         }
     }
 
+    /// A message in words for the viewer, starting with its kind in capitals (`TOKEN (lane 0
+    /// fence value 12; …)`): the page colours messages by that first word. The default is the
+    /// message's `Debug` text.
+    fn message_text(msg: &Self::Message) -> String
+    where
+        Self: Sized,
+    {
+        format!("{msg:?}")
+    }
+
     /// The algorithm and its main settings, for the page's title (e.g. `KRLF, k = 3`).
     fn algorithm(&self) -> String {
         core::any::type_name::<Self>().into()
@@ -69,6 +79,10 @@ fn neighbour_views(n: &manet_mutex::token::Neighbors) -> String {
 }
 
 impl Visible for reverse_link::Node {
+    fn message_text(msg: &Self::Message) -> String {
+        super::words::reverse_link(msg)
+    }
+
     fn algorithm(&self) -> String {
         let s = self.settings();
         format!("{}, k = {}", if s.forwarding { "KRLF" } else { "KRL" }, s.k)
@@ -94,6 +108,10 @@ impl Visible for reverse_link::Node {
 }
 
 impl Visible for prioritized::Node {
+    fn message_text(msg: &Self::Message) -> String {
+        super::words::prioritized(msg)
+    }
+
     fn algorithm(&self) -> String {
         let s = self.settings();
         format!("prioritized h-out-of-k, k = {}, {:?}", s.k, s.policy)
@@ -103,11 +121,11 @@ impl Visible for prioritized::Node {
         let h = self.height();
         let queue: Vec<String> = self
             .queue()
-            .map(|(n, p)| format!("{}@{p:?}", n.0))
+            .map(|(n, p)| format!("{}@{}", n.0, super::words::priority(&p)))
             .collect();
         let mut fields = vec![
             (
-                "queue (node@priority)".into(),
+                "queue (node@level.rank)".into(),
                 format!("[{}]", queue.join(", ")),
             ),
             ("resources held".into(), self.held().to_string()),
@@ -146,7 +164,10 @@ fn permission_view(
     fields.push(("deferred".into(), deferred));
     fields.push(("clock".into(), clock.to_string()));
     if let Some(ts) = timestamp {
-        fields.push(("request timestamp".into(), format!("{ts:?}")));
+        fields.push((
+            "request timestamp (clock, id)".into(),
+            format!("({}, {})", ts.clock, ts.id.0),
+        ));
     }
     View {
         status: status(host.status()),
@@ -158,6 +179,10 @@ fn permission_view(
 }
 
 impl Visible for look_ahead::Node {
+    fn message_text(msg: &Self::Message) -> String {
+        super::words::look_ahead(msg)
+    }
+
     fn algorithm(&self) -> String {
         "look-ahead".into()
     }
@@ -181,6 +206,10 @@ impl Visible for look_ahead::Node {
 }
 
 impl Visible for ricart_agrawala::Node {
+    fn message_text(msg: &Self::Message) -> String {
+        super::words::ricart_agrawala(msg)
+    }
+
     fn algorithm(&self) -> String {
         "Ricart–Agrawala".into()
     }

@@ -17,7 +17,7 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
     ) -> Result<(), Failure> {
         self.remember(node, &event);
         if let Some(r) = &mut self.recorder {
-            r.begin_event(self.queue.now(), node.0, &event);
+            r.begin_event::<P>(self.queue.now(), node.0, &event);
         }
         let handling = event.name();
         let was_busy = self.before_handling(node);
@@ -162,7 +162,9 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
             self.metrics.hops += u64::from(hops);
         }
         if let Some(r) = &mut self.recorder {
-            let _ = r.send(to.0, format!("{msg:?}"));
+            if !r.stopped() {
+                let _ = r.send(to.0, P::message_text(&msg));
+            }
         }
         if self.config.check_every_step {
             self.tally += P::message_tally(&self.config.params.settings, &msg);

@@ -311,6 +311,10 @@ impl<P: TokenAlgorithm, L: LinkModel> Sim<P, L> {
         self.metrics.sim_time = self.queue.now();
         self.metrics.raises = self.nodes.iter().map(P::raises).sum();
         self.measuring = false;
+        let now = self.queue.now();
+        if let Some(r) = &mut self.recorder {
+            r.end_window(now, self.config.record_all);
+        }
     }
 
     /// Let the protocol deliver what is in flight, unmeasured (bounded: KRLF circulates

@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# An emulated MANET: one network namespace per node on a bridge, traffic impaired with
+# nftables (random loss, duplication), links cut and healed along an ns-2 mobility trace, every
+# algorithm run through the async crate (mesh-node) against a fence-checking resource.
+# Needs root, iproute2 and nftables (no sch_netem). Everything it makes is named mm-*; it is
+# all removed on exit, error or Ctrl-C.
+#
+#   examples/mesh/run.sh [options]          (after cargo build --release -p manet-mutex-mesh)
+#     --algorithms krl,krlf,prioritized,look-ahead,ra   (default: all five)
+#     --nodes N         nodes (default 5)             --entries E   per node (default 50)
+#     --think MS        between entries (default 20)  --hold MS     in the CS (default 2)
+#     --loss PCT        random loss per node, % of mesh datagrams received (default 5)
+#     --dup PCT         duplicated mesh datagrams sent, % (default 2)
+#     --trace FILE      ns-2 trace (none: static, fully connected)
+#     --radius M        radio range (default 300)     --from S      trace start (default 0)
+#     --duration S      trace seconds (default 120)   --speedup X   trace s per wall s (default 4)
+#     --timeout S       per algorithm (default 60)    --recovery    recovery on (token: always)
+#     --crash N         kill -9 node N mid-run (its entries are then not required)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+ALGS=krl,krlf,prioritized,look-ahead,ra N=5 ENTRIES=50 THINK=20 HOLD=2 LOSS=5 DUP=2
+TRACE="" RADIUS=300 FROM=0 DURATION=120 SPEEDUP=4 TIMEOUT=60 RECOVERY=0 CRASH=""
+BIN=${MESH_NODE:-target/release/mesh-node}
+while [ $# -gt 0 ]; do
+  case $1 in
+    --algorithms) ALGS=$2; shift ;; --nodes) N=$2; shift ;; --entries) ENTRIES=$2; shift ;;
+    --think) THINK=$2; shift ;; --hold) HOLD=$2; shift ;; --loss) LOSS=$2; shift ;;
+    --dup) DUP=$2; shift ;; --trace) TRACE=$2; shift ;; --radius) RADIUS=$2; shift ;;
+    --from) FROM=$2; shift ;; --duration) DURATION=$2; shift ;; --speedup) SPEEDUP=$2; shift ;;
+    --timeout) TIMEOUT=$2; shift ;; --recovery) RECOVERY=1 ;; --crash) CRASH=$2; shift ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ -x "$BIN" ] || { echo "$BIN missing: cargo build --release -p manet-mutex-mesh" >&2; exit 2; }
+command -v nft >/dev/null && command -v ip >/dev/null || { echo "needs nft and ip" >&2; exit 2; }
+[ "$N" -ge 2 ] && [ "$N" -le 200 ] || { echo "--nodes 2..200" >&2; exit 2; }
+
+PORT=7000 RES_ADDR=10.77.0.254 RES_PORT=7999
+WORK=$(mktemp -d /tmp/mm-mesh.XXXXXX)
+PIDS=()
+addr() { echo "10.77.0.$(($1 + 1))"; }
+
+cleanup() {
+  set +e
+  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  for ((i = 0; i < N; i++)); do ip netns del "mm-n$i" 2>/dev/null; done
+  ip netns del mm-res 2>/dev/null
+  ip netns del mm-hub 2>/dev/null # the bridge and every veth end in it go with it
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# The hub namespace holds the bridge; each node namespace a veth to it. nft tables live in
+# the node namespaces and go with them.
+ip netns add mm-hub
+ip -n mm-hub link add mm-br0 type bridge
+ip -n mm-hub link set mm-br0 up
+plug() { # namespace, address, hub-side name
+  ip netns add "$1"
+  ip -n "$1" link set lo up
+  ip link add "$3" netns mm-hub type veth peer name eth0 netns "$1"
+  ip -n mm-hub link set "$3" master mm-br0 up
+  ip -n "$1" addr add "$2/24" dev eth0
+  ip -n "$1" link set eth0 up
+}
+plug mm-res "$RES_ADDR" mm-vres
+nft_rules() { # namespace, with duplication (1/0)
+  local out=""
+  [ "$2" = 1 ] && out="chain out { type filter hook output priority 0; udp dport $PORT numgen random mod 100 < $DUP dup to ip daddr; }"
+  ip netns exec "$1" nft -f - <<EOF
+table ip mm {
+  set cut { type ipv4_addr; }
+  chain in {
+    type filter hook input priority 0;
+    udp dport $PORT ip saddr @cut drop
+    udp dport $PORT numgen random mod 100 < $LOSS drop
+  }
+  $out
+}
+EOF
+}
+for ((i = 0; i < N; i++)); do
+  plug "mm-n$i" "$(addr "$i")" "mm-v$i"
+  # Loss on the mesh port as received, duplication as sent (nf_dup: a copy to the same
+  # address); the resource's reports are never impaired. Set `cut`: the peers out of range.
+  if [ "$DUP" -gt 0 ] && ! nft_rules "mm-n$i" 1 2>"$WORK/nft.err"; then
+    echo "note: nft duplication unavailable ($(head -1 "$WORK/nft.err")): loss only" >&2
+    DUP=0
+  fi
+  [ "$DUP" -gt 0 ] || nft_rules "mm-n$i" 0
+done
+
+PEERS=$(for ((i = 0; i < N; i++)); do printf '%s%d=%s:%d' "$([ "$i" = 0 ] || echo ,)" "$i" "$(addr "$i")" "$PORT"; done)
+if [ -n "$TRACE" ]; then
+  "$BIN" links --trace "$TRACE" --nodes "$N" --radius "$RADIUS" --from "$FROM" \
+    --duration "$DURATION" --speedup "$SPEEDUP" >"$WORK/links"
+  echo "mobility: $TRACE, nodes 0..$((N - 1)), radius $RADIUS m, trace ${FROM}s+${DURATION}s at x$SPEEDUP:" \
+    "$(grep -c ' down$' "$WORK/links") cuts, $(grep -c ' up$' "$WORK/links") heals"
+else
+  : >"$WORK/links"
+fi
+
+# Cut (down) or heal (up) the pair a-b: each end's namespace drops the other's datagrams.
+link() { # a b up|down
+  local op=add
+  [ "$3" = up ] && op=delete
+  ip netns exec "mm-n$1" nft "$op" element ip mm cut "{ $(addr "$2") }" 2>/dev/null || true
+  ip netns exec "mm-n$2" nft "$op" element ip mm cut "{ $(addr "$1") }" 2>/dev/null || true
+}
+mobility() { # replays $WORK/links in wall time, then loops over it again
+  local t0 now t a b what
+  while true; do
+    t0=$(date +%s.%N)
+    while read -r t a b what; do
+      now=$(date +%s.%N)
+      sleep "$(awk -v a="$t0" -v b="$t" -v c="$now" 'BEGIN { d = a + b - c; print (d > 0 ? d : 0) }')"
+      link "$a" "$b" "$what"
+    done <"$WORK/links"
+    # Heal everything before the next round so that it starts from the trace's first links.
+    for ((a = 0; a < N; a++)); do ip netns exec "mm-n$a" nft flush set ip mm cut; done
+  done
+}
+
+printf '\n%-12s %8s %9s %7s %6s %6s %5s %6s %6s %9s %9s %s\n' algorithm entries entries/s \
+  violat stale supers lost regen excl dgram_out dgram_in result
+FAIL=0
+IFS=, read -ra ALGLIST <<<"$ALGS"
+for alg in "${ALGLIST[@]}"; do
+  rec=""
+  case $alg in krl | krlf | prioritized) rec=--recovery ;; look-ahead | ra) [ "$RECOVERY" = 1 ] && rec=--recovery ;; esac
+  for ((i = 0; i < N; i++)); do ip netns exec "mm-n$i" nft flush set ip mm cut; done
+  ip netns exec mm-res "$BIN" resource --listen "$RES_ADDR:$RES_PORT" >"$WORK/res.out" 2>"$WORK/res.err" &
+  RES=$!; PIDS+=("$RES")
+  MOB=""
+  if [ -s "$WORK/links" ]; then mobility & MOB=$!; PIDS+=("$MOB"); fi
+  NODES=()
+  sleep 0.2
+  start=$(date +%s.%N)
+  for ((i = 0; i < N; i++)); do
+    ip netns exec "mm-n$i" "$BIN" node --id "$i" --algorithm "$alg" --peers "$PEERS" \
+      --resource "$RES_ADDR:$RES_PORT" --entries "$ENTRIES" --think "$THINK" --hold "$HOLD" \
+      $rec >"$WORK/n$i.out" 2>"$WORK/n$i.err" &
+    NODES+=($!); PIDS+=($!)
+  done
+  crashed=""
+  deadline=$(($(date +%s) + TIMEOUT))
+  while [ "$(date +%s)" -lt "$deadline" ]; do
+    done_count=0
+    for ((i = 0; i < N; i++)); do
+      [ "$i" = "$crashed" ] || grep -q '^DONE' "$WORK/n$i.out" && done_count=$((done_count + 1))
+    done
+    [ "$done_count" = "$N" ] && break
+    # --crash: SIGKILL node CRASH 3 s in (holding or waiting, whatever it was doing).
+    if [ -n "$CRASH" ] && [ -z "$crashed" ] && [ "$(date +%s)" -ge $((deadline - TIMEOUT + 3)) ]; then
+      kill -9 "${NODES[$CRASH]}" 2>/dev/null || true
+      { wait "${NODES[$CRASH]}"; } 2>/dev/null || true # (no "Killed" line from the shell)
+      crashed=$CRASH
+      echo "($alg: node $CRASH killed with SIGKILL)" >&2
+    fi
+    sleep 0.2
+  done
+  elapsed=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
+  for ((i = 0; i < N; i++)); do kill -TERM "${NODES[$i]}" 2>/dev/null || true; done
+  for ((i = 0; i < N; i++)); do wait "${NODES[$i]}" 2>/dev/null || true; done
+  [ -n "$MOB" ] && { kill "$MOB" 2>/dev/null; wait "$MOB" 2>/dev/null || true; }
+  kill -TERM "$RES" 2>/dev/null; wait "$RES" 2>/dev/null || true
+  PIDS=()
+  sum() { grep -ho "^SUMMARY.* $1=[0-9]*" "$WORK"/n*.out | sed "s/.* $1=//" | awk '{ s += $1 } END { print s + 0 }'; }
+  rget() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" "$WORK/res.out"; }
+  entries=$(rget entries) viol=$(rget violations)
+  short=""
+  for ((i = 0; i < N; i++)); do
+    [ "$i" = "$crashed" ] && continue
+    grep -q '^DONE' "$WORK/n$i.out" || short="$short $i"
+  done
+  result=ok
+  if [ -z "$entries" ]; then result="FAIL(no resource verdict)"
+  elif [ "$viol" != 0 ]; then result="FAIL(violations)"
+  elif [ -n "$short" ]; then result="FAIL(short:$short)"; fi
+  [ "$result" = ok ] || FAIL=1
+  printf '%-12s %8s %9.1f %7s %6s %6s %5s %6s %6s %9s %9s %s\n' "$alg" "${entries:-?}" \
+    "$(awk -v e="${entries:-0}" -v t="$elapsed" 'BEGIN { print e / t }')" "${viol:-?}" "$(rget stale)" "$(rget superseded)" \
+    "$(sum lost)" "$(sum regenerated)" "$(sum excluded)" "$(sum datagrams_out)" "$(sum datagrams_in)" "$result"
+  if [ "$result" != ok ] || [ -n "${MESH_VERBOSE:-}" ]; then
+    grep -h VIOLATION "$WORK/res.err" | head -5 >&2 || true
+    for ((i = 0; i < N; i++)); do grep -h '^SUMMARY' "$WORK/n$i.out" >&2 || echo "node $i: no summary: $(tail -2 "$WORK/n$i.err")" >&2; done
+  fi
+done
+exit "$FAIL"

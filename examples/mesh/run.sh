@@ -21,7 +21,7 @@ cd "$(dirname "$0")/../.."
 
 ALGS=krl,krlf,prioritized,look-ahead,ra N=5 ENTRIES=50 THINK=20 HOLD=2 LOSS=5 DUP=2
 TRACE="" RADIUS=300 FROM=0 DURATION=120 SPEEDUP=4 TIMEOUT=60 RECOVERY=0 CRASH=""
-BIN=${MESH_NODE:-target/release/mesh-node}
+BIN=${MESH_NODE:-${CARGO_TARGET_DIR:-target}/release/mesh-node}
 while [ $# -gt 0 ]; do
   case $1 in
     --algorithms) ALGS=$2; shift ;; --nodes) N=$2; shift ;; --entries) ENTRIES=$2; shift ;;

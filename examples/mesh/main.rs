@@ -20,12 +20,14 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand, ValueEnum};
+use manet_mutex::driver::{AuthKey, Config};
 use manet_mutex::fence::Fences;
 use manet_mutex::token::Recovery;
 use manet_mutex::{
-    driver, look_ahead, prioritized, reverse_link, ricart_agrawala, session, Fence, NodeId,
+    discovery, driver, look_ahead, prioritized, reverse_link, ricart_agrawala, session, Fence,
+    NodeId,
 };
-use manet_mutex_tokio::Node;
+use manet_mutex_tokio::{Broadcast, Node};
 use tokio::net::UdpSocket;
 use tokio::signal::unix::{signal, SignalKind};
 
@@ -83,6 +85,18 @@ struct NodeArgs {
     beacon_ms: u64,
     #[arg(long, default_value_t = 250)]
     lease_ms: u64,
+    /// The address to bind (default: this node's address in `--peers`); `0.0.0.0:PORT` to
+    /// hear `--broadcast`.
+    #[arg(long)]
+    bind: Option<SocketAddr>,
+    /// Token algorithms: send discovery's hellos to this broadcast or multicast address
+    /// (`10.77.0.255:7000`) instead of to every peer address.
+    #[arg(long)]
+    broadcast: Option<SocketAddr>,
+    /// A file holding the network's pre-shared key, 64 hex digits (32 bytes): every
+    /// datagram carries its HMAC-SHA-256 tag, one without the right tag is dropped.
+    #[arg(long)]
+    key_file: Option<std::path::PathBuf>,
 }
 
 fn parse_peer(s: &str) -> Result<(NodeId, SocketAddr), String> {
@@ -193,6 +207,30 @@ fn node(args: NodeArgs) -> Outcome {
     }
 }
 
+/// The key in `path`: 64 hex digits, surrounding white space ignored.
+fn read_key(path: &std::path::Path) -> Result<AuthKey, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let hex = text.trim();
+    let mut key = [0u8; 32];
+    if hex.len() != 64 || !hex.is_ascii() {
+        return Err(format!("{}: expected 64 hex digits", path.display()));
+    }
+    for (i, byte) in key.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(AuthKey(key))
+}
+
+/// Resolves once the process that started this one is gone: a `run.sh` killed with SIGKILL
+/// cannot stop its nodes and resource, so they stop themselves.
+/// `parent`: the parent's id, read at the start.
+async fn orphaned(parent: u32) {
+    while std::os::unix::process::parent_id() == parent {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
 /// Sends `line` to the resource until it answers `ack <seq>`.
 async fn report(socket: &UdpSocket, to: SocketAddr, seq: u64, line: &str) -> std::io::Result<()> {
     let want = format!("ack {seq}");
@@ -220,13 +258,25 @@ where
     P: driver::Algorithm + Send + 'static,
     P::Message: manet_mutex::codec::Wire + Send,
 {
+    let parent = std::os::unix::process::parent_id();
     let me = args.id as usize;
-    let bind = args.peers[me].1;
-    let node = Node::builder(core)
-        .bind(bind)
-        .peers(args.peers.iter().copied())
-        .spawn()?;
-    let reports = UdpSocket::bind(SocketAddr::new(bind.ip(), 0)).await?;
+    let own = args.peers[me].1;
+    let mut builder = Node::builder(core)
+        .bind(args.bind.unwrap_or(own))
+        .peers(args.peers.iter().copied());
+    let mut config = match P::LINKED {
+        true => Config::DEFAULT.with_discovery(discovery::Settings::new(100)),
+        false => Config::DEFAULT,
+    };
+    if let Some(path) = &args.key_file {
+        config = config.with_key(read_key(path)?);
+    }
+    builder = builder.config(config);
+    if let Some(addr) = args.broadcast {
+        builder = builder.broadcast(Broadcast::Address(addr));
+    }
+    let node = builder.spawn()?;
+    let reports = UdpSocket::bind(SocketAddr::new(own.ip(), 0)).await?;
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
     let start = Instant::now();
@@ -262,12 +312,13 @@ where
         r = work => r,
         _ = term.recv() => Ok(()),
         _ = int.recv() => Ok(()),
+        _ = orphaned(parent) => Ok(()),
     };
     let s = node.stats();
     println!(
         "SUMMARY node={me} entries={entries} target={} secs={:.2} lost={lost} \
          regenerated={} excluded={} datagrams_out={} datagrams_in={} retransmitted={} \
-         suspect={} error={}",
+         suspect={} dropped_auth={} error={}",
         args.entries,
         start.elapsed().as_secs_f64(),
         s.regenerated,
@@ -276,6 +327,7 @@ where
         s.driver.datagrams_in,
         s.driver.retransmitted,
         s.driver.suspect,
+        s.driver.dropped_auth,
         result
             .as_ref()
             .err()
@@ -297,8 +349,11 @@ fn resource(args: ResourceArgs) -> Outcome {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
+    let parent = std::os::unix::process::parent_id();
     rt.block_on(async {
         let socket = UdpSocket::bind(args.listen).await?;
+        let orphan = orphaned(parent);
+        tokio::pin!(orphan);
         let mut term = signal(SignalKind::terminate())?;
         let mut int = signal(SignalKind::interrupt())?;
         let mut fences = Fences::new();
@@ -314,6 +369,7 @@ fn resource(args: ResourceArgs) -> Outcome {
                 r = socket.recv_from(&mut buf) => r?,
                 _ = term.recv() => break,
                 _ = int.recv() => break,
+                _ = &mut orphan => break,
             };
             let Ok(line) = std::str::from_utf8(&buf[..len]) else {
                 continue;

@@ -16,11 +16,51 @@
 #     --duration S      trace seconds (default 120)   --speedup X   trace s per wall s (default 4)
 #     --timeout S       per algorithm (default 60)    --recovery    recovery on (token: always)
 #     --crash N         kill -9 node N mid-run (its entries are then not required)
+#     --broadcast       token algorithms: discovery's hellos to the subnet's broadcast address
+#                       (10.77.0.255; nodes bind 0.0.0.0) instead of one to each peer
+#     --auth            a fresh random pre-shared key: every datagram HMAC-tagged (feature auth)
+#   examples/mesh/run.sh --probe   can this machine run it? Creates and deletes a uniquely
+#     named namespace with a veth pair and an nft table in it; prints `ok`, or one line with
+#     the reason, and exits 1 (.ci/run skips the emulated MANET on that).
+#   examples/mesh/run.sh --cleanup  only remove what a run killed with SIGKILL left behind
+# One run at a time (a lock, /run/lock/mm-mesh.lock). A run killed with SIGKILL cannot clean
+# up: its nodes, resource and mobility loop exit by themselves within a second or so of
+# run.sh's death, and the next run (or --cleanup) removes its namespaces and work directory.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
+probe() {
+  local ns="mm-probe-$$-$RANDOM" err tool
+  for tool in ip nft; do
+    command -v "$tool" >/dev/null 2>&1 ||
+      { echo "$tool not found ($([ $tool = ip ] && echo iproute2 || echo nftables) missing)"; return 1; }
+  done
+  if ! err=$(ip netns add "$ns" 2>&1); then
+    echo "cannot create a network namespace (uid $(id -u)): ip netns add: ${err//$'\n'/; }"
+    return 1
+  fi
+  if ! err=$(ip -n "$ns" link add mm-pa type veth peer name mm-pb 2>&1); then
+    ip netns del "$ns" 2>/dev/null || true
+    echo "cannot create a veth pair in a network namespace: ip link add: ${err//$'\n'/; }"
+    return 1
+  fi
+  if ! err=$(ip netns exec "$ns" nft add table ip mm-probe 2>&1 &&
+    ip netns exec "$ns" nft delete table ip mm-probe 2>&1); then
+    ip netns del "$ns" 2>/dev/null || true
+    echo "cannot create an nftables table in a network namespace: nft: ${err//$'\n'/; }"
+    return 1
+  fi
+  if ! err=$(ip netns del "$ns" 2>&1); then
+    echo "cannot delete the network namespace $ns: ${err//$'\n'/; }"
+    return 1
+  fi
+  echo ok
+}
+if [ "${1:-}" = --probe ]; then probe; exit; fi
+
 ALGS=krl,krlf,prioritized,look-ahead,ra N=5 ENTRIES=50 THINK=20 HOLD=2 LOSS=5 DUP=2
-TRACE="" RADIUS=300 FROM=0 DURATION=120 SPEEDUP=4 TIMEOUT=60 RECOVERY=0 CRASH=""
+TRACE="" RADIUS=300 FROM=0 DURATION=120 SPEEDUP=4 TIMEOUT=60 RECOVERY=0 CRASH="" CLEANUP=0
+BROADCAST=0 AUTH=0
 BIN=${MESH_NODE:-${CARGO_TARGET_DIR:-target}/release/mesh-node}
 while [ $# -gt 0 ]; do
   case $1 in
@@ -29,30 +69,58 @@ while [ $# -gt 0 ]; do
     --dup) DUP=$2; shift ;; --trace) TRACE=$2; shift ;; --radius) RADIUS=$2; shift ;;
     --from) FROM=$2; shift ;; --duration) DURATION=$2; shift ;; --speedup) SPEEDUP=$2; shift ;;
     --timeout) TIMEOUT=$2; shift ;; --recovery) RECOVERY=1 ;; --crash) CRASH=$2; shift ;;
+    --cleanup) CLEANUP=1 ;; --broadcast) BROADCAST=1 ;; --auth) AUTH=1 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
-[ -x "$BIN" ] || { echo "$BIN missing: cargo build --release -p manet-mutex-mesh" >&2; exit 2; }
+[ "$CLEANUP" = 1 ] || [ -x "$BIN" ] || { echo "$BIN missing: cargo build --release -p manet-mutex-mesh" >&2; exit 2; }
 command -v nft >/dev/null && command -v ip >/dev/null || { echo "needs nft and ip" >&2; exit 2; }
 [ "$N" -ge 2 ] && [ "$N" -le 200 ] || { echo "--nodes 2..200" >&2; exit 2; }
 
 PORT=7000 RES_ADDR=10.77.0.254 RES_PORT=7999
-WORK=$(mktemp -d /tmp/mm-mesh.XXXXXX)
-PIDS=()
 addr() { echo "10.77.0.$(($1 + 1))"; }
 
+# One run at a time: the names are fixed. The lock's descriptor (9) is closed for every child.
+mkdir -p /run/lock
+exec 9>/run/lock/mm-mesh.lock
+flock -n 9 || { echo "another run.sh holds /run/lock/mm-mesh.lock" >&2; exit 2; }
+# Namespaces of ours with no run.sh left holding the lock: a run killed with SIGKILL.
+remove_namespaces() { # with every process still inside
+  local ns p
+  for ns in $(ip netns list | awk '$1 ~ /^mm-(n[0-9]+|res|hub)$/ { print $1 }'); do
+    for p in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+    ip netns del "$ns" 2>/dev/null # the bridge, veth ends and nft tables in it go with it
+  done
+}
+if ip netns list | grep -Eq '^mm-(n[0-9]+|res|hub)( |$)'; then
+  echo "note: removing the namespaces of an earlier run that did not clean up:" \
+    "$(ip netns list | awk '$1 ~ /^mm-(n[0-9]+|res|hub)$/ { printf "%s ", $1 }')" >&2
+  remove_namespaces
+fi
+rm -rf /tmp/mm-mesh.?????? # work directories of such runs
+[ "$CLEANUP" = 0 ] || exit 0
+
+WORK=$(mktemp -d /tmp/mm-mesh.XXXXXX)
+PIDS=()
 cleanup() {
   set +e
-  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+  trap '' INT TERM
+  [ ${#PIDS[@]} = 0 ] || exec 2>/dev/null # (no shell "Killed" line per child)
+  # Stop each child first so that it starts nothing more (the mobility loop's sleep and nft
+  # calls are its children), then kill its children and it.
+  for p in "${PIDS[@]}"; do kill -STOP "$p" 2>/dev/null; done
+  for p in "${PIDS[@]}"; do
+    pkill -9 -P "$p" 2>/dev/null
+    kill -9 "$p" 2>/dev/null
+  done
   wait 2>/dev/null
-  for ((i = 0; i < N; i++)); do ip netns del "mm-n$i" 2>/dev/null; done
-  ip netns del mm-res 2>/dev/null
-  ip netns del mm-hub 2>/dev/null # the bridge and every veth end in it go with it
+  remove_namespaces
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'echo "run.sh: SIGINT: cleaning up" >&2; exit 130' INT
+trap 'echo "run.sh: SIGTERM: cleaning up" >&2; exit 143' TERM
 
 # The hub namespace holds the bridge; each node namespace a veth to it. nft tables live in
 # the node namespaces and go with them.
@@ -94,6 +162,12 @@ for ((i = 0; i < N; i++)); do
   [ "$DUP" -gt 0 ] || nft_rules "mm-n$i" 0
 done
 
+EXTRA=()
+[ "$BROADCAST" = 0 ] || EXTRA+=(--bind "0.0.0.0:$PORT" --broadcast "10.77.0.255:$PORT")
+if [ "$AUTH" = 1 ]; then
+  (umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$WORK/key")
+  EXTRA+=(--key-file "$WORK/key")
+fi
 PEERS=$(for ((i = 0; i < N; i++)); do printf '%s%d=%s:%d' "$([ "$i" = 0 ] || echo ,)" "$i" "$(addr "$i")" "$PORT"; done)
 if [ -n "$TRACE" ]; then
   "$BIN" links --trace "$TRACE" --nodes "$N" --radius "$RADIUS" --from "$FROM" \
@@ -112,12 +186,13 @@ link() { # a b up|down
   ip netns exec "mm-n$2" nft "$op" element ip mm cut "{ $(addr "$1") }" 2>/dev/null || true
 }
 mobility() { # replays $WORK/links in wall time, then loops over it again
-  local t0 now t a b what
-  while true; do
+  local t0 now t a b what parent=$$
+  while kill -0 "$parent" 2>/dev/null; do # (not past a run.sh killed with SIGKILL)
     t0=$(date +%s.%N)
     while read -r t a b what; do
       now=$(date +%s.%N)
       sleep "$(awk -v a="$t0" -v b="$t" -v c="$now" 'BEGIN { d = a + b - c; print (d > 0 ? d : 0) }')"
+      kill -0 "$parent" 2>/dev/null || exit 0
       link "$a" "$b" "$what"
     done <"$WORK/links"
     # Heal everything before the next round so that it starts from the trace's first links.
@@ -133,17 +208,17 @@ for alg in "${ALGLIST[@]}"; do
   rec=""
   case $alg in krl | krlf | prioritized) rec=--recovery ;; look-ahead | ra) [ "$RECOVERY" = 1 ] && rec=--recovery ;; esac
   for ((i = 0; i < N; i++)); do ip netns exec "mm-n$i" nft flush set ip mm cut; done
-  ip netns exec mm-res "$BIN" resource --listen "$RES_ADDR:$RES_PORT" >"$WORK/res.out" 2>"$WORK/res.err" &
+  ip netns exec mm-res "$BIN" resource --listen "$RES_ADDR:$RES_PORT" >"$WORK/res.out" 2>"$WORK/res.err" 9>&- &
   RES=$!; PIDS+=("$RES")
   MOB=""
-  if [ -s "$WORK/links" ]; then mobility & MOB=$!; PIDS+=("$MOB"); fi
+  if [ -s "$WORK/links" ]; then mobility 9>&- & MOB=$!; PIDS+=("$MOB"); fi
   NODES=()
   sleep 0.2
   start=$(date +%s.%N)
   for ((i = 0; i < N; i++)); do
     ip netns exec "mm-n$i" "$BIN" node --id "$i" --algorithm "$alg" --peers "$PEERS" \
       --resource "$RES_ADDR:$RES_PORT" --entries "$ENTRIES" --think "$THINK" --hold "$HOLD" \
-      $rec >"$WORK/n$i.out" 2>"$WORK/n$i.err" &
+      $rec ${EXTRA[@]+"${EXTRA[@]}"} >"$WORK/n$i.out" 2>"$WORK/n$i.err" 9>&- &
     NODES+=($!); PIDS+=($!)
   done
   crashed=""

@@ -4,12 +4,15 @@
 //!   bound to its namespace's address; it takes the lock `--entries` times, reports each entry
 //!   and exit to the resource (and waits for its acknowledgement), prints `DONE` when its
 //!   entries are reached, keeps serving the others until SIGTERM, then prints one `SUMMARY`
-//!   line of `key=value` counters.
+//!   line of `key=value` counters. `--broadcast ADDR` sends discovery's hellos to a
+//!   broadcast or multicast address, `--key-file` authenticates every datagram (feature
+//!   `auth`); both for real ad hoc networks as much as for the emulation.
 //! * `mesh-node resource`: the fence-checking resource (one unit: every algorithm runs with
 //!   k = 1 here): per lane a fence above every one admitted, at most one acting holder. A
 //!   grant of an older generation than one admitted (a token from before a regeneration) is
 //!   refused and counted (`stale`), not a violation; a holder still inside when a later
-//!   generation is admitted is fenced off (`superseded`). Prints `RESOURCE ...` at SIGTERM.
+//!   generation is admitted is fenced off (`superseded`). Prints one `ENTER` line per entry
+//!   admitted, and `RESOURCE ...` at SIGTERM.
 //! * `mesh-node links`: the link changes of an ns-2 trace under a radio range, for the
 //!   harness to cut and heal pairs with.
 //!
@@ -417,6 +420,10 @@ fn resource(args: ResourceArgs) -> Outcome {
                         }
                         inside.insert(node, fence);
                         entries += 1;
+                        println!(
+                            "ENTER node={node} lane={} value={}",
+                            fence.lane, fence.value
+                        );
                     }
                 }
                 ("leave", ..) => {

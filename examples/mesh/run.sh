@@ -22,6 +22,8 @@
 #   examples/mesh/run.sh --probe   can this machine run it? Creates and deletes a uniquely
 #     named namespace with a veth pair and an nft table in it; prints `ok`, or one line with
 #     the reason, and exits 1 (.ci/run skips the emulated MANET on that).
+#   Environment: MESH_NODE (the binary; default $CARGO_TARGET_DIR or target, release/mesh-node),
+#     MESH_VERBOSE=1 (every node's SUMMARY line), MESH_KEEP=DIR (keep the logs, DIR/<algorithm>/).
 #   examples/mesh/run.sh --cleanup  only remove what a run killed with SIGKILL left behind
 # One run at a time (a lock, /run/lock/mm-mesh.lock). A run killed with SIGKILL cannot clean
 # up: its nodes, resource and mobility loop exit by themselves within a second or so of
@@ -244,8 +246,11 @@ for alg in "${ALGLIST[@]}"; do
   [ -n "$MOB" ] && { kill "$MOB" 2>/dev/null; wait "$MOB" 2>/dev/null || true; }
   kill -TERM "$RES" 2>/dev/null; wait "$RES" 2>/dev/null || true
   PIDS=()
+  # MESH_KEEP=DIR: keep each algorithm's logs (nodes' DONE/SUMMARY, the resource's ENTER lines
+  # and RESOURCE verdict) in DIR/<algorithm>/.
+  if [ -n "${MESH_KEEP:-}" ]; then mkdir -p "$MESH_KEEP/$alg" && cp "$WORK"/*.out "$WORK"/*.err "$MESH_KEEP/$alg/"; fi
   sum() { grep -ho "^SUMMARY.* $1=[0-9]*" "$WORK"/n*.out | sed "s/.* $1=//" | awk '{ s += $1 } END { print s + 0 }'; }
-  rget() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" "$WORK/res.out"; }
+  rget() { sed -n "s/^RESOURCE.* $1=\([0-9]*\).*/\1/p" "$WORK/res.out"; }
   entries=$(rget entries) viol=$(rget violations)
   short=""
   for ((i = 0; i < N; i++)); do

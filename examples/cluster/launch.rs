@@ -143,7 +143,16 @@ fn parse_selection(s: &str) -> Result<Selection, String> {
         return Ok(Selection(Algorithm::ALL.to_vec()));
     }
     s.split(',')
-        .map(|a| Algorithm::from_str(a.trim(), true))
+        .map(|a| {
+            Algorithm::from_str(a.trim(), true).map_err(|_| {
+                let names: Vec<&str> = Algorithm::ALL.iter().map(|a| a.name()).collect();
+                format!(
+                    "{:?}: not an algorithm; all, or any of {}",
+                    a.trim(),
+                    names.join(", ")
+                )
+            })
+        })
         .collect::<Result<_, _>>()
         .map(Selection)
 }
@@ -701,6 +710,11 @@ struct Run<'a> {
     recovery_bound: Duration,
     rng: ChaCha8Rng,
     outcome: RunOutcome,
+    /// `quit` was sent to every process: from then on, outputs are expected to end.
+    quitting: bool,
+    /// A process the launcher did not kill ended before `quit` (an error, a panic, a signal
+    /// from outside): the run cannot finish, so it ends at once instead of at `--timeout`.
+    died: Option<String>,
 }
 
 fn run_one(
@@ -834,6 +848,8 @@ fn run_one(
             Duration::from_millis(r.silence() + r.claim_wait() + 1000)
         },
         rng: ChaCha8Rng::seed_from_u64(args.seed ^ 0x6b69_6c6c),
+        quitting: false,
+        died: None,
         outcome: RunOutcome {
             kills_wanted: if recovering {
                 (args.kill, args.kill_waiting)
@@ -1097,7 +1113,6 @@ impl Run<'_> {
         let args = self.args;
         let recovering = args.recovery;
         let mut last_entry = Instant::now();
-        let mut quit_sent = false;
         // A line on stderr every 2 s while the run lasts: `cluster launch (KRL): 120/200
         // entries, 4 s`.
         let progress = manet_mutex_sim::progress::Progress::new(
@@ -1152,7 +1167,7 @@ impl Run<'_> {
                 self.outcome.garbage_sent = true;
                 send_garbage(peers, args.garbage, rng)?;
             }
-            if !quit_sent {
+            if !self.quitting {
                 let now = self.elapsed();
                 let due: Vec<usize> = self
                     .restarts
@@ -1189,10 +1204,14 @@ impl Run<'_> {
                 .duration
                 .is_some_and(|d| self.elapsed() > Duration::from_secs(d));
             let late = self.elapsed() > Duration::from_secs(args.timeout);
-            if (stalled || late || over) && !quit_sent {
-                quit_sent = true;
+            let died = self.died.take();
+            if (stalled || late || over || died.is_some()) && !self.quitting {
+                self.quitting = true;
                 self.restarts.clear();
-                if late && !over {
+                if let Some(died) = died {
+                    self.event(format_args!("{died}: stopping the run"));
+                    self.outcome.problems.push(died);
+                } else if late && !over {
                     self.outcome
                         .problems
                         .push(format!("not finished after {} s", args.timeout));
@@ -1202,7 +1221,7 @@ impl Run<'_> {
                 }
                 self.tell_resource("quit");
             }
-            if quit_sent
+            if self.quitting
                 && self.elapsed()
                     > Duration::from_secs(args.timeout.max(args.duration.unwrap_or(0)) + 5)
             {
@@ -1271,8 +1290,42 @@ impl Run<'_> {
     /// A child's output ended.
     fn closed(&mut self, who: usize, incarnation: u32) {
         self.open -= 1;
-        if who < self.n && incarnation == self.nodes[who].incarnation {
+        let current = who < self.n && incarnation == self.nodes[who].incarnation;
+        if current {
             self.classify(who, incarnation);
+        }
+        // Not one the launcher killed (a killed node's `proc` is taken first).
+        let proc = if who == self.n {
+            Some(self.resource)
+        } else {
+            self.nodes[who].proc.filter(|_| current)
+        };
+        let Some(proc) = proc else { return };
+        if self.quitting || self.died.is_some() {
+            return;
+        }
+        // Its output ended: it is exiting. A process stopped by the resource (the run is
+        // complete) exits 0; one that failed, panicked or was killed from outside does not.
+        let child = &mut self.children.0[proc].child;
+        let deadline = Instant::now() + Duration::from_millis(500);
+        let status = loop {
+            match child.try_wait() {
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
+                Ok(status) => break status,
+                Err(_) => break None,
+            }
+        };
+        if let Some(status) = status.filter(|s| !s.success()) {
+            let name = if who == self.n {
+                "the resource".to_string()
+            } else {
+                format!("node {who}")
+            };
+            self.died = Some(format!(
+                "{name} ended before the run did ({status}; its error, if any, is above)"
+            ));
         }
     }
 

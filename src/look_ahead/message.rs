@@ -110,42 +110,17 @@ impl Message {
 
     /// The message with its check word XORed with its kind's tag (W2).
     #[cfg(feature = "serde")]
-    fn tagged(self) -> Self {
+    fn tagged(mut self) -> Self {
         const DOMAIN: u64 = 0x6c6f_6f6b_2d6b_696e; // "look-kin"
         let tag = |variant| crate::seal::kind_tag(DOMAIN, variant);
-        match self {
-            Message::Request {
-                ts,
-                seq,
-                epoch,
-                check,
-                fence,
-            } => Message::Request {
-                ts,
-                seq,
-                epoch,
-                check: check ^ tag(0),
-                fence,
-            },
-            Message::Reply {
-                ts,
-                seq,
-                epoch,
-                seen,
-                check,
-                fence,
-            } => Message::Reply {
-                ts,
-                seq,
-                epoch,
-                seen,
-                check: check ^ tag(1),
-                fence,
-            },
-            Message::Doze(a) => Message::Doze(a.tagged(tag(2))),
-            Message::Disconnect(a) => Message::Disconnect(a.tagged(tag(3))),
-            Message::Reconnect(a) => Message::Reconnect(a.tagged(tag(4))),
+        match &mut self {
+            Message::Request { check, .. } => *check ^= tag(0),
+            Message::Reply { check, .. } => *check ^= tag(1),
+            Message::Doze(a) => *a = a.tagged(tag(2)),
+            Message::Disconnect(a) => *a = a.tagged(tag(3)),
+            Message::Reconnect(a) => *a = a.tagged(tag(4)),
         }
+        self
     }
 
     /// The check word of a REQUEST's fields ([`check_word`]).

@@ -79,33 +79,15 @@ impl Message {
 
     /// The message with its check word XORed with its kind's tag (W2).
     #[cfg(feature = "serde")]
-    fn tagged(self) -> Self {
+    fn tagged(mut self) -> Self {
         const DOMAIN: u64 = 0x7269_6361_2d6b_696e; // "rica-kin"
-        let tag = |variant| crate::seal::kind_tag(DOMAIN, variant);
-        match self {
-            Message::Request {
-                ts,
-                seq,
-                check,
-                fence,
-            } => Message::Request {
-                ts,
-                seq,
-                check: check ^ tag(0),
-                fence,
-            },
-            Message::Reply {
-                ts,
-                seq,
-                check,
-                fence,
-            } => Message::Reply {
-                ts,
-                seq,
-                check: check ^ tag(1),
-                fence,
-            },
-        }
+        let variant = match self {
+            Message::Request { .. } => 0,
+            Message::Reply { .. } => 1,
+        };
+        let (Message::Request { check, .. } | Message::Reply { check, .. }) = &mut self;
+        *check ^= crate::seal::kind_tag(DOMAIN, variant);
+        self
     }
 
     /// The check word of a REQUEST's fields ([`check_word`]).

@@ -291,13 +291,27 @@ fn run(args: &Args, n: usize) {
 /// Every flag in its range, checked before any run (or child process) starts.
 fn validate(args: &Args) -> Result<(), String> {
     if let Some(n) = args.nodes.iter().find(|&&n| n < 2) {
-        return Err(format!("--nodes {n}: need at least 2 nodes"));
+        return Err(format!("--nodes {n}: must be at least 2 (each count)"));
     }
-    if args.k == Some(0) {
-        return Err("--k 0: need at least one token".into());
+    // Every count of `--nodes` must take the tokens and the degree.
+    let fewest = args.nodes.iter().copied().min().unwrap_or(2);
+    if let Some(k) = args.k.filter(|&k| k == 0 || k as usize > fewest) {
+        return Err(format!(
+            "--k {k}: must be between 1 and the fewest --nodes ({fewest}): one token per holder"
+        ));
     }
-    if args.degree == 0 || args.entries == 0 {
-        return Err("--degree and --entries: must be at least 1".into());
+    if args.degree == 0 {
+        return Err("--degree 0: must be at least 1 (mean neighbours per node)".into());
+    }
+    if args.degree >= fewest {
+        eprintln!(
+            "warning: --degree {} with {fewest} nodes: the graph is complete (degree {})",
+            args.degree,
+            fewest - 1
+        );
+    }
+    if args.entries == 0 {
+        return Err("--entries 0: must be at least 1".into());
     }
     if let Some(load) = args.load.filter(|l| !(l.is_finite() && *l > 0.0)) {
         return Err(format!("--load {load}: must be a rate > 0"));
@@ -344,5 +358,43 @@ fn main() {
         if !status.success() {
             std::process::exit(status.code().unwrap_or(1));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{validate, Args};
+    use clap::Parser;
+
+    /// The flags as the binary parses them, then checked.
+    fn check(flags: &[&str]) -> Result<(), String> {
+        let args = Args::try_parse_from(std::iter::once("scale").chain(flags.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        validate(&args)
+    }
+
+    /// Each bad input is refused before anything runs, naming the flag and its range.
+    #[test]
+    fn bad_input_is_refused_naming_the_flag_and_range() {
+        for (flags, says) in [
+            (&["--nodes", "1"][..], "--nodes 1: must be at least 2"),
+            (&["--nodes", "30,1"], "--nodes 1: must be at least 2"),
+            (
+                &["--k", "0"],
+                "--k 0: must be between 1 and the fewest --nodes (30)",
+            ),
+            (
+                &["--nodes", "5,100", "--k", "6"],
+                "--k 6: must be between 1 and the fewest --nodes (5)",
+            ),
+            (&["--degree", "0"], "--degree 0: must be at least 1"),
+            (&["--entries", "0"], "--entries 0: must be at least 1"),
+            (&["--load", "0"], "--load 0: must be a rate > 0"),
+            (&["--mobility", "-1"], "--mobility -1: must be a rate ≥ 0"),
+        ] {
+            let err = check(flags).expect_err(&format!("{flags:?} must be refused"));
+            assert!(err.contains(says), "{flags:?}: {err}");
+        }
+        check(&["--nodes", "3,30", "--k", "3"]).unwrap();
     }
 }

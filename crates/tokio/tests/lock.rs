@@ -322,3 +322,53 @@ async fn datagrams_from_unknown_addresses_are_dropped() {
     .unwrap();
     assert_eq!(nodes[0].stats().driver.datagrams_in, 0);
 }
+
+/// Prioritized h-out-of-k through `acquire_with`: node `i` asks for `i + 1` of `k = 3` units
+/// at a time; each guard holds what it asked for, and the units in use never exceed `k`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prioritized_acquire_with_holds_what_it_asked_for_within_k() {
+    use manet_mutex::{prioritized, CsRequest};
+    const K: u32 = 3;
+    let settings = prioritized::Settings::new(K, prioritized::Policy::Explicit);
+    let cores: Vec<_> = prioritized::network(3, &[], &[NodeId(0)], settings)
+        .unwrap()
+        .into_iter()
+        .map(|c| prioritized::Node::new(c).unwrap())
+        .collect();
+    let nodes = spawn_all(cores);
+    // (units in use, the most ever in use, entries)
+    let use_ = Arc::new(Mutex::new((0u32, 0u32, 0u32)));
+    let mut tasks = Vec::new();
+    for (i, node) in nodes.iter().enumerate() {
+        let (node, use_) = (node.clone(), use_.clone());
+        let h = i as u32 + 1;
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..4 {
+                let guard =
+                    tokio::time::timeout(PATIENCE, node.acquire_with(CsRequest::resources(h)))
+                        .await
+                        .unwrap()
+                        .unwrap();
+                assert_eq!(guard.resources(), h);
+                {
+                    let mut u = use_.lock().unwrap();
+                    u.0 += h;
+                    u.1 = u.1.max(u.0);
+                    u.2 += 1;
+                }
+                tokio::time::sleep(Duration::from_millis(2)).await;
+                use_.lock().unwrap().0 -= h;
+                drop(guard);
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let (in_use, most, entries) = *use_.lock().unwrap();
+    assert_eq!((in_use, entries), (0, 12));
+    assert!(most <= K, "{most} units in use at once, of {K}");
+    for node in nodes {
+        node.shutdown().await;
+    }
+}

@@ -109,7 +109,10 @@ fn bad_input_is_refused_before_anything_starts() {
             &["--algorithm", "krl", "--recovery", "--majority"],
             "--majority: applies to --algorithm look-ahead and ra, not krl",
         ),
-        (&["--algorithm", "krl,bogus"], "invalid variant: bogus"),
+        (
+            &["--algorithm", "krl,bogus"],
+            "\"bogus\": not an algorithm; all, or any of krl, krlf, prioritized, look-ahead, ra",
+        ),
         (
             &["--algorithm", "krl", "--mobility", "no-such-file.ns2"],
             "--mobility no-such-file.ns2",
@@ -137,4 +140,73 @@ fn algorithm_names_are_case_insensitive() {
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.starts_with("krl "), "{stdout}");
     assert_eq!(orphans(CASE), Vec::<String>::new());
+}
+
+/// A node process that dies of something the launcher did not do (here a `kill -9` from
+/// outside) ends the run at once, named, with a non-zero exit, and leaves nothing behind;
+/// before, the launcher waited for `--timeout`.
+#[test]
+fn a_node_that_dies_unplanned_ends_the_run_at_once() {
+    use std::io::Read;
+    let seed = "7264";
+    let mut launcher = Command::new(env!("CARGO_BIN_EXE_cluster"))
+        .args(["launch", "--algorithm", "ra", "--nodes", "3"])
+        .args(["--entries", "1000000", "--think", "50", "--timeout", "300"])
+        .args(["--seed", seed])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the launcher runs");
+    // Node 1's process, once it is up.
+    let victim = loop {
+        let found = orphans(seed)
+            .into_iter()
+            .find(|c| c.contains(" node ") && c.contains("--id 1 "));
+        if let Some(cmdline) = found {
+            break cmdline;
+        }
+        assert!(
+            launcher.try_wait().unwrap().is_none(),
+            "the launcher ended before node 1 started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let pid = pid_of(&victim);
+    let killed = Command::new("kill").args(["-9", &pid]).status().unwrap();
+    assert!(killed.success());
+    let code = launcher.wait().unwrap().code();
+    let (mut stdout, mut stderr) = (String::new(), String::new());
+    launcher
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    launcher
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_ne!(code, Some(0), "{stdout}\n{stderr}");
+    let all = format!("{stdout}\n{stderr}");
+    assert!(all.contains("node 1 ended before the run did"), "{all}");
+    assert!(
+        !all.contains("not finished after"),
+        "waited for --timeout: {all}"
+    );
+    assert_eq!(orphans(seed), Vec::<String>::new());
+}
+
+/// The pid of the process whose command line is `cmdline` (as `orphans` gives it).
+fn pid_of(cmdline: &str) -> String {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .find(|p| {
+            std::fs::read(p.path().join("cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).replace('\0', " ") == cmdline)
+        })
+        .map(|p| p.file_name().to_string_lossy().into_owned())
+        .expect("the process is still there")
 }

@@ -135,6 +135,12 @@ pub struct Stats {
     pub wait_ms: u64,
     /// Milliseconds spent holding, from entry to release, summed over releases.
     pub hold_ms: u64,
+    /// Recovery reports: tokens this node made again, concluding them lost
+    /// ([`Report::TokenRegenerated`](manet_mutex::Report::TokenRegenerated)).
+    pub regenerated: u64,
+    /// Recovery reports: peers this node stopped waiting for
+    /// ([`Report::PeerExcluded`](manet_mutex::Report::PeerExcluded)).
+    pub excluded: u64,
     /// Datagrams from an address in no peer's entry: dropped.
     pub unknown_sender: u64,
     /// Datagrams for a peer without an address: dropped.

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use manet_mutex::codec::Wire;
 use manet_mutex::driver::{Algorithm, Destination, Driver, DriverEvent, Transmit};
-use manet_mutex::{CsRequest, Fence, NodeId};
+use manet_mutex::{CsRequest, Fence, NodeId, Report};
 use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
@@ -235,7 +235,14 @@ where
                 peer = peer.0,
                 messages, precious, "link failed with messages unacknowledged"
             ),
-            DriverEvent::Report(report) => info!(?report, "recovery"),
+            DriverEvent::Report(report) => {
+                match report {
+                    Report::TokenRegenerated { .. } => self.stats.regenerated += 1,
+                    Report::PeerExcluded(_) => self.stats.excluded += 1,
+                    _ => {}
+                }
+                info!(?report, "recovery");
+            }
             DriverEvent::Anomaly {
                 from,
                 kind,

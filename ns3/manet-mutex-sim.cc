@@ -72,6 +72,7 @@ struct Flags {
   std::string routing = "auto";
   bool recovery = false;
   double lease = 0.0;
+  double retransmit = 0.0;  // 0: the driver's 20 ms
   double range = 0.0;  // 0: the measured default of ns3/README.md
   std::string csv = "-";
   bool per_node = true;
@@ -194,6 +195,8 @@ int main(int argc, char* argv[]) {
                f.routing);
   cmd.AddValue("recovery", "token algorithms: recovery of lost tokens (needs --lease)",
                f.recovery);
+  cmd.AddValue("retransmit", "permission: seconds before a REQUEST is resent (0: the driver's "
+                             "20 ms)", f.retransmit);
   cmd.AddValue("lease", "seconds of lease per entry (token recovery; permission leases)", f.lease);
   cmd.AddValue("range", "metres counted as a link for the connectivity column (0: 51, the "
                         "measured range of the PHY)", f.range);
@@ -266,6 +269,8 @@ int main(int argc, char* argv[]) {
   if (f.recovery && !(f.lease > 0)) return Fail("--recovery needs --lease > 0 seconds");
   if (!(f.lease >= 0) || f.lease > 1e6) return Fail("--lease must be in [0, 1e6] seconds");
   if (f.lease > 0 && token && !f.recovery) return Fail("token leases come with --recovery");
+  if (!(f.retransmit >= 0) || f.retransmit > 1e3) return Fail("--retransmit must be in [0, 1000] seconds");
+  if (f.retransmit > 0 && token) return Fail("--retransmit is for look-ahead and ra");
   if (f.range == 0) f.range = kDefaultRange;
   if (!(f.range > 0)) return Fail("--range must be > 0 metres");
   if (f.port == 0) return Fail("--port must be in 1..65535");
@@ -382,6 +387,7 @@ int main(int argc, char* argv[]) {
   cfg.warmup = f.warmup;
   cfg.recovery = f.recovery;
   cfg.lease_us = static_cast<uint64_t>(f.lease * 1e6);
+  cfg.retransmit_us = static_cast<uint64_t>(f.retransmit * 1e6);
   cfg.port = f.port;
   cfg.resource = &resource;
   for (uint32_t i = 0; i < f.nodes; i++) cfg.addresses.push_back(ifaces.GetAddress(i));

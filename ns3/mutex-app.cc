@@ -9,6 +9,7 @@
 #include "ns3/simulator.h"
 #include "ns3/udp-socket-factory.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -91,6 +92,10 @@ bool MutexApp::Setup(const MutexConfig* config, uint32_t id, std::string* error)
     } else if (config->lease_us > 0 && (config->algorithm == MANET_MUTEX_LOOK_AHEAD ||
                                         config->algorithm == MANET_MUTEX_RICART_AGRAWALA)) {
       o.lease_us = config->lease_us;
+    }
+    if (config->retransmit_us > 0 && !(config->algorithm == MANET_MUTEX_KRL ||
+        config->algorithm == MANET_MUTEX_KRLF || config->algorithm == MANET_MUTEX_PRIORITIZED)) {
+      o.retransmit_us = config->retransmit_us;
     }
     o.seed = 1;  // look-ahead's Info_set seed: the same on every node
     o.hello_seed = 0x6e73332d6d757478ULL;
@@ -256,7 +261,11 @@ void MutexApp::Pump() {
     if (deadline != timer_at_) {
       Simulator::Cancel(timer_);
       timer_at_ = deadline;
-      timer_ = Simulator::Schedule(MicroSeconds(deadline - now), &MutexApp::OnTimer, this);
+      // A far deadline (the driver may answer "never" with a huge value) must not overflow
+      // ns-3's signed nanoseconds: cap the wait at a day, then ask again.
+      uint64_t wait = std::min<uint64_t>(deadline - now, 86400ULL * 1000000ULL);
+      timer_ = Simulator::Schedule(MicroSeconds(static_cast<int64_t>(wait)), &MutexApp::OnTimer,
+                                   this);
     }
   } else if (timer_at_ != UINT64_MAX) {
     Simulator::Cancel(timer_);

@@ -57,6 +57,7 @@ struct MutexConfig {
   double warmup = 1.0;         // seconds before the first request may be drawn
   bool recovery = false;       // token recovery with leases
   uint64_t lease_us = 0;       // lease of recovery (token) or entries (permission)
+  uint64_t retransmit_us = 0;  // permission: REQUEST resent after this long (0: default)
   uint16_t port = 9999;
   std::vector<ns3::Ipv4Address> addresses;  // node id -> its address
   FenceResource* resource = nullptr;

@@ -434,7 +434,8 @@ int main(int argc, char* argv[]) {
     double msgs = entries > 0 ? static_cast<double>(c.unicast_sent) / entries : 0.0;
     double hops = entries > 0 ? static_cast<double>(c.hops) / entries : 0.0;
     bool all = node == "all";
-    csv << name << "," << f.nodes << "," << f.k << "," << Short(f.area) << ","
+    csv << name << "," << f.nodes << "," << f.k << ","
+        << (f.mobility == "ns2" ? std::string("trace") : Short(f.area)) << ","
         << Num(sampler.Mean()) << "," << mobility_label << "," << f.routing << ","
         << Short(f.lambda) << "," << Short(f.cs) << "," << node << "," << f.seed << ","
         << c.entries << "," << Num(mean) << "," << Num(Percentile99(c.waits)) << "," << Num(mx)

@@ -19,21 +19,21 @@ namespace manetmutex {
 
 NS_LOG_COMPONENT_DEFINE("ManetMutexApp");
 
-bool FenceResource::Admit(uint32_t node, uint32_t resources, uint32_t lane, uint64_t value) {
+bool FenceResource::Admit(uint32_t node, uint32_t resources, uint32_t lane, uint64_t value,
+                          uint64_t* newest) {
   admitted_++;
-  bool ok = true;
   auto it = last_.find(lane);
   if (it != last_.end() && value <= it->second) {
     violations_++;
-    ok = false;
-  } else {
-    last_[lane] = value;
+    *newest = it->second;
+    return false;
   }
+  last_[lane] = value;
   inside_[node] += resources;
   held_ += resources;
   if (held_ > max_inside_) max_inside_ = held_;
   if (held_ > capacity_) overlaps_++;
-  return ok;
+  return true;
 }
 
 void FenceResource::Leave(uint32_t node) {
@@ -201,10 +201,22 @@ void MutexApp::Pump() {
         inside_ = true;
         counters_.entries++;
         counters_.waits.push_back((Simulator::Now() - requested_at_).GetSeconds());
-        if (!cfg_->resource->Admit(id_, ev.resources, ev.fence_lane, ev.fence_value)) {
+        uint64_t newest = 0;
+        if (cfg_->resource->Admit(id_, ev.resources, ev.fence_lane, ev.fence_value, &newest)) {
+          release_event_ =
+              Simulator::Schedule(Seconds(cfg_->cs_time), &MutexApp::DoRelease, this);
+        } else {
+          // Refused by the resource: tell a token node (it moves its token above the
+          // newest fence), and leave at once without using the resource.
           counters_.violations++;
+          if (cfg_->algorithm == MANET_MUTEX_KRL || cfg_->algorithm == MANET_MUTEX_KRLF ||
+              cfg_->algorithm == MANET_MUTEX_PRIORITIZED) {
+            Check(manet_mutex_refused(node_, NowUs(), ev.fence_lane, ev.fence_value,
+                                      ev.fence_lane, newest),
+                  "refused");
+          }
+          release_event_ = Simulator::ScheduleNow(&MutexApp::DoRelease, this);
         }
-        release_event_ = Simulator::Schedule(Seconds(cfg_->cs_time), &MutexApp::DoRelease, this);
         break;
       }
       case MANET_MUTEX_EVENT_LEASE_EXPIRED:

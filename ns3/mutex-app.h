@@ -26,8 +26,10 @@ namespace manetmutex {
 class FenceResource {
  public:
   explicit FenceResource(uint32_t capacity) : capacity_(capacity) {}
-  // An entry with `resources` units and fence (lane, value). Returns false on a violation.
-  bool Admit(uint32_t node, uint32_t resources, uint32_t lane, uint64_t value);
+  // An entry with `resources` units and fence (lane, value). Returns false on a violation:
+  // the entry is refused (not counted as holding) and *newest gets the lane's last fence.
+  bool Admit(uint32_t node, uint32_t resources, uint32_t lane, uint64_t value,
+             uint64_t* newest);
   // The node left (or lost its lease); its units are given back.
   void Leave(uint32_t node);
   uint64_t violations() const { return violations_; }
@@ -69,7 +71,7 @@ struct MutexCounters {
   uint64_t entries = 0;
   uint64_t releases = 0;
   uint64_t lease_expired = 0;
-  uint64_t violations = 0;     // entries the resource refused
+  uint64_t violations = 0;     // entries the resource refused (fence not above the last)
   uint64_t unicast_sent = 0;   // datagrams sent to one peer
   uint64_t broadcast_sent = 0; // datagrams broadcast (discovery hellos)
   uint64_t bytes_sent = 0;

@@ -73,6 +73,7 @@ struct Flags {
   bool recovery = false;
   double lease = 0.0;
   double retransmit = 0.0;  // 0: the driver's 20 ms
+  double keepalive = 0.0, liveness = 0.0, hello = 0.0;  // 0: the driver's defaults
   double range = 0.0;  // 0: the measured default of ns3/README.md
   std::string csv = "-";
   bool per_node = true;
@@ -197,6 +198,11 @@ int main(int argc, char* argv[]) {
                f.recovery);
   cmd.AddValue("retransmit", "permission: seconds before a REQUEST is resent (0: the driver's "
                              "20 ms)", f.retransmit);
+  cmd.AddValue("keepalive", "token: seconds before an idle link gets a keepalive (0: 0.1)",
+               f.keepalive);
+  cmd.AddValue("liveness", "token: seconds of silence that fail a link (0: 0.4)", f.liveness);
+  cmd.AddValue("hello", "token: seconds between discovery hellos (0: 0.1; jitter a quarter)",
+               f.hello);
   cmd.AddValue("lease", "seconds of lease per entry (token recovery; permission leases)", f.lease);
   cmd.AddValue("range", "metres counted as a link for the connectivity column (0: 51, the "
                         "measured range of the PHY)", f.range);
@@ -271,6 +277,10 @@ int main(int argc, char* argv[]) {
   if (f.lease > 0 && token && !f.recovery) return Fail("token leases come with --recovery");
   if (!(f.retransmit >= 0) || f.retransmit > 1e3) return Fail("--retransmit must be in [0, 1000] seconds");
   if (f.retransmit > 0 && token) return Fail("--retransmit is for look-ahead and ra");
+  for (double v : {f.keepalive, f.liveness, f.hello})
+    if (!(v >= 0) || v > 1e3) return Fail("--keepalive, --liveness, --hello must be in [0, 1000] s");
+  if ((f.keepalive > 0 || f.liveness > 0 || f.hello > 0) && !token)
+    return Fail("--keepalive, --liveness, --hello are for the token algorithms");
   if (f.range == 0) f.range = kDefaultRange;
   if (!(f.range > 0)) return Fail("--range must be > 0 metres");
   if (f.port == 0) return Fail("--port must be in 1..65535");
@@ -388,6 +398,9 @@ int main(int argc, char* argv[]) {
   cfg.recovery = f.recovery;
   cfg.lease_us = static_cast<uint64_t>(f.lease * 1e6);
   cfg.retransmit_us = static_cast<uint64_t>(f.retransmit * 1e6);
+  cfg.keepalive_us = static_cast<uint64_t>(f.keepalive * 1e6);
+  cfg.liveness_us = static_cast<uint64_t>(f.liveness * 1e6);
+  cfg.hello_us = static_cast<uint64_t>(f.hello * 1e6);
   cfg.port = f.port;
   cfg.resource = &resource;
   for (uint32_t i = 0; i < f.nodes; i++) cfg.addresses.push_back(ifaces.GetAddress(i));

@@ -97,6 +97,12 @@ bool MutexApp::Setup(const MutexConfig* config, uint32_t id, std::string* error)
         config->algorithm == MANET_MUTEX_KRLF || config->algorithm == MANET_MUTEX_PRIORITIZED)) {
       o.retransmit_us = config->retransmit_us;
     }
+    if (config->keepalive_us > 0) o.session_keepalive_us = config->keepalive_us;
+    if (config->liveness_us > 0) o.session_liveness_us = config->liveness_us;
+    if (config->hello_us > 0) {
+      o.hello_interval_us = config->hello_us;
+      o.hello_jitter_us = config->hello_us / 4;
+    }
     o.seed = 1;  // look-ahead's Info_set seed: the same on every node
     o.hello_seed = 0x6e73332d6d757478ULL;
     rc = manet_mutex_new(&o, NowUs(), &node_);

@@ -60,6 +60,9 @@ struct MutexConfig {
   bool recovery = false;       // token recovery with leases
   uint64_t lease_us = 0;       // lease of recovery (token) or entries (permission)
   uint64_t retransmit_us = 0;  // permission: REQUEST resent after this long (0: default)
+  uint64_t keepalive_us = 0;   // token: link keepalive (0: default 100 ms)
+  uint64_t liveness_us = 0;    // token: link liveness (0: default 400 ms)
+  uint64_t hello_us = 0;       // token: discovery hello interval (0: default 100 ms)
   uint16_t port = 9999;
   std::vector<ns3::Ipv4Address> addresses;  // node id -> its address
   FenceResource* resource = nullptr;

@@ -33,7 +33,7 @@ def krl(dirs, name="krl-ns3.csv"):
     ideal = find(dirs, "krl-ideal.csv")
     if not ns3:
         return
-    print("| algorithm | connectivity (target / measured) | load | ideal entries | ideal wait (units) | ideal msgs/entry | ns-3 entries / requests | ns-3 wait (ms) | ns-3 datagrams/entry | tokens lost | neighbour downs |")
+    print("| algorithm | connectivity (target / measured) | load | ideal entries | ideal wait (units) | ideal msgs/entry | ns-3 entries / requests | ns-3 wait (ms) | ns-3 datagrams/entry | token messages given up (LOST) | neighbour downs |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in ns3:
         target = "0.2" if float(r["area"]) > 100 else "0.8"

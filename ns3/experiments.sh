@@ -7,6 +7,7 @@
 #   NS3_SKIP_BUILD=1 ns3/experiments.sh krl    # only the KRL grid; `la` for look-ahead
 #   OUT=target/ns3/experiments-relaxed ns3/experiments.sh krl-relaxed
 #                                  # the KRL grid with quieter link sessions and discovery
+#   ns3/experiments.sh krlf-pause  # KRLF, quieter sessions, load 0.1, idle pauses 0..200 ms
 #
 # KRL section 6 (scaled): 12 nodes, k = 3, connectivity ~20% and ~80% (random placement in a
 # 180 m and a 68 m square with the 51 m radio range), static, load 1e-2, 1e-1, 1 requests per
@@ -25,7 +26,7 @@ case "$target" in /*) ;; *) target="$repo/$target" ;; esac
 prog="${NS3_BUILD_DIR:-$target/ns3}/manet-mutex-sim"
 out="${OUT:-$target/ns3/experiments}"
 which="${1:-all}"
-case "$which" in all|krl|krl-relaxed|la) ;; *) echo "usage: ns3/experiments.sh [all|krl|krl-relaxed|la]" >&2; exit 2 ;; esac
+case "$which" in all|krl|krl-relaxed|krlf-pause|la) ;; *) echo "usage: ns3/experiments.sh [all|krl|krl-relaxed|krlf-pause|la]" >&2; exit 2 ;; esac
 # krl-relaxed: keepalive 1 s (driver default 0.1), link liveness 4 s (0.4), hello every 0.5 s
 # (0.1): the defaults saturate 802.11b at 12 nodes (see ns3/README.md).
 session=()
@@ -57,6 +58,23 @@ if [ "$which" = all ] || [ "$which" = krl ] || [ "$which" = krl-relaxed ]; then
   done
   simulate --algorithm all --nodes 12 --k 3 --connectivity 0.2,0.8 --mobility 0 \
     --load 0.01,0.1,1 --seeds 1 --csv > "$out/krl-ideal.csv"
+fi
+if [ "$which" = krlf-pause ]; then
+  # KRLF with quieter sessions at load 0.1 (lambda 10/s), the idle token held 0 (the paper),
+  # 5 ms (the driver's default, in krl-relaxed), 50 ms, 200 ms before it is forwarded.
+  csv="$out/krlf-pause-ns3.csv"; rm -f "$csv"
+  for conn in 0.2:180 0.8:68; do
+    area="${conn#*:}"
+    for pause in 0 0.05 0.2; do
+      "$prog" --algorithm=krlf --nodes=12 --k=3 --area="$area" --time=20 --warmup=2 \
+        --lambda=10 --cs=0.01 --seed=1 --keepalive=1 --liveness=4 --hello=0.5 \
+        --idle-pause=$pause --per-node=false --csv="$out/run.csv"
+      awk -F, -v p=$pause 'NR == 1 { print $0 ",idle_pause"; next } { print $0 "," p }' \
+        "$out/run.csv" > "$out/run2.csv"
+      append "$csv" "$out/run2.csv"
+    done
+  done
+  rm -f "$out/run2.csv"
 fi
 if [ "$which" = all ] || [ "$which" = la ]; then
   csv="$out/la-ns3.csv"; rm -f "$csv"

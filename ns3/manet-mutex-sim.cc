@@ -74,6 +74,7 @@ struct Flags {
   double lease = 0.0;
   double retransmit = 0.0;  // 0: the driver's 20 ms
   double keepalive = 0.0, liveness = 0.0, hello = 0.0;  // 0: the driver's defaults
+  double idle_pause = -1;  // KRLF; negative: the driver's 5 ms
   double range = 0.0;  // 0: the measured default of ns3/README.md
   std::string csv = "-";
   bool per_node = true;
@@ -203,6 +204,9 @@ int main(int argc, char* argv[]) {
   cmd.AddValue("liveness", "token: seconds of silence that fail a link (0: 0.4)", f.liveness);
   cmd.AddValue("hello", "token: seconds between discovery hellos (0: 0.1; jitter a quarter)",
                f.hello);
+  cmd.AddValue("idle-pause", "KRLF: seconds an idle token is held before it is forwarded "
+                             "(default: the driver's 0.005; 0 forwards at once, the paper)",
+               f.idle_pause);
   cmd.AddValue("lease", "seconds of lease per entry (token recovery; permission leases)", f.lease);
   cmd.AddValue("range", "metres counted as a link for the connectivity column (0: 51, the "
                         "measured range of the PHY)", f.range);
@@ -281,6 +285,9 @@ int main(int argc, char* argv[]) {
     if (!(v >= 0) || v > 1e3) return Fail("--keepalive, --liveness, --hello must be in [0, 1000] s");
   if ((f.keepalive > 0 || f.liveness > 0 || f.hello > 0) && !token)
     return Fail("--keepalive, --liveness, --hello are for the token algorithms");
+  if (f.idle_pause >= 0 && algorithm != MANET_MUTEX_KRLF)
+    return Fail("--idle-pause is for krlf");
+  if (f.idle_pause > 1e3) return Fail("--idle-pause must be at most 1000 s");
   if (f.range == 0) f.range = kDefaultRange;
   if (!(f.range > 0)) return Fail("--range must be > 0 metres");
   if (f.port == 0) return Fail("--port must be in 1..65535");
@@ -401,6 +408,7 @@ int main(int argc, char* argv[]) {
   cfg.keepalive_us = static_cast<uint64_t>(f.keepalive * 1e6);
   cfg.liveness_us = static_cast<uint64_t>(f.liveness * 1e6);
   cfg.hello_us = static_cast<uint64_t>(f.hello * 1e6);
+  cfg.idle_pause_us = f.idle_pause >= 0 ? static_cast<int64_t>(f.idle_pause * 1e6) : -1;
   cfg.port = f.port;
   cfg.resource = &resource;
   for (uint32_t i = 0; i < f.nodes; i++) cfg.addresses.push_back(ifaces.GetAddress(i));

@@ -97,6 +97,8 @@ bool MutexApp::Setup(const MutexConfig* config, uint32_t id, std::string* error)
         config->algorithm == MANET_MUTEX_KRLF || config->algorithm == MANET_MUTEX_PRIORITIZED)) {
       o.retransmit_us = config->retransmit_us;
     }
+    if (config->idle_pause_us >= 0 && config->algorithm == MANET_MUTEX_KRLF)
+      o.idle_pause_us = static_cast<uint64_t>(config->idle_pause_us);
     if (config->keepalive_us > 0) o.session_keepalive_us = config->keepalive_us;
     if (config->liveness_us > 0) o.session_liveness_us = config->liveness_us;
     if (config->hello_us > 0) {

@@ -63,6 +63,7 @@ struct MutexConfig {
   uint64_t keepalive_us = 0;   // token: link keepalive (0: default 100 ms)
   uint64_t liveness_us = 0;    // token: link liveness (0: default 400 ms)
   uint64_t hello_us = 0;       // token: discovery hello interval (0: default 100 ms)
+  int64_t idle_pause_us = -1;  // KRLF: hold an idle token this long (-1: default 5 ms)
   uint16_t port = 9999;
   std::vector<ns3::Ipv4Address> addresses;  // node id -> its address
   FenceResource* resource = nullptr;

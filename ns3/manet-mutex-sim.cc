@@ -444,7 +444,8 @@ int main(int argc, char* argv[]) {
       "raises_per_link_change,events,"
       "requests,unicast_sent,broadcast_sent,bytes_sent,received,retransmitted,lost,"
       "precious_lost,lease_expired,link_down,neighbour_down,send_failures,ffi_errors,"
-      "violations,overlaps,max_inside,sim_seconds,wall_seconds";
+      "violations,overlaps,max_inside,sim_seconds,wall_seconds,core_messages,"
+      "core_messages_per_cs";
   csv << cols << "\n";
   auto row = [&](const std::string& node, const MutexCounters& c) {
     double mean = c.waits.empty() ? 0.0
@@ -453,6 +454,8 @@ int main(int argc, char* argv[]) {
     double mx = c.waits.empty() ? 0.0 : *std::max_element(c.waits.begin(), c.waits.end());
     double entries = static_cast<double>(c.entries);
     double msgs = entries > 0 ? static_cast<double>(c.unicast_sent) / entries : 0.0;
+    // The algorithm's own messages (the driver's count; no session frame or hello).
+    double core = entries > 0 ? static_cast<double>(c.stats.messages_sent) / entries : 0.0;
     double hops = entries > 0 ? static_cast<double>(c.hops) / entries : 0.0;
     bool all = node == "all";
     csv << name << "," << f.nodes << "," << f.k << ","
@@ -468,7 +471,8 @@ int main(int argc, char* argv[]) {
         << c.send_failures << "," << c.ffi_errors << ","
         << (all ? resource.violations() : c.violations) << ","
         << (all ? resource.overlaps() : 0) << "," << (all ? resource.max_inside() : 0) << ","
-        << Short(f.time) << "," << (all ? Num(wall) : Num(0.0)) << "\n";
+        << Short(f.time) << "," << (all ? Num(wall) : Num(0.0)) << ","
+        << c.stats.messages_sent << "," << Num(core) << "\n";
   };
   MutexCounters total;
   for (auto& a : apps) {
@@ -489,6 +493,7 @@ int main(int argc, char* argv[]) {
     total.neighbour_down += c.neighbour_down;
     total.ffi_errors += c.ffi_errors;
     total.stats.retransmitted += c.stats.retransmitted;
+    total.stats.messages_sent += c.stats.messages_sent;
     total.waits.insert(total.waits.end(), c.waits.begin(), c.waits.end());
   }
   row("all", total);

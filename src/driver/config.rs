@@ -105,6 +105,10 @@ pub struct Stats {
     pub datagrams_in: u64,
     /// Datagrams handed out by [`poll_transmit`](super::Driver::poll_transmit).
     pub datagrams_out: u64,
+    /// Messages the core sent (its `Action::Send`s): the algorithm's own messages, as the
+    /// papers and the simulators count them; no session frame (acknowledgement, keepalive,
+    /// retransmission), hello or authentication tag is one.
+    pub messages_sent: u64,
     /// Dropped: the frame check failed (corruption).
     pub dropped_checksum: u64,
     /// Dropped: the authentication tag failed (feature `auth`, with a key): a forgery, a

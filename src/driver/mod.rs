@@ -549,26 +549,34 @@ where
         self.out = out;
     }
 
+    /// One core message to `to`: over its link session, or queued as a direct datagram.
+    fn send(&mut self, now: u64, to: NodeId, msg: P::Message) {
+        match &mut self.session {
+            Some(s) => {
+                if s.send(to, msg, now).is_err() {
+                    self.stats.core_errors += 1;
+                }
+            }
+            None => {
+                if self.direct.len() >= self.max_queued {
+                    self.direct.pop_front();
+                    self.stats.transmits_dropped += 1;
+                }
+                self.direct.push_back((to, msg));
+            }
+        }
+    }
+
     fn carry_out(&mut self, now: u64, out: &mut Vec<Action<P::Message>>) {
         for action in out.drain(..) {
             if self.timers.apply(&action, now) {
                 continue;
             }
             match action {
-                Action::Send { to, msg } => match &mut self.session {
-                    Some(s) => {
-                        if s.send(to, msg, now).is_err() {
-                            self.stats.core_errors += 1;
-                        }
-                    }
-                    None => {
-                        if self.direct.len() >= self.max_queued {
-                            self.direct.pop_front();
-                            self.stats.transmits_dropped += 1;
-                        }
-                        self.direct.push_back((to, msg));
-                    }
-                },
+                Action::Send { to, msg } => {
+                    self.stats.messages_sent += 1;
+                    self.send(now, to, msg);
+                }
                 Action::EnterCritical { resources, fence } => {
                     self.emit(DriverEvent::Entered { resources, fence })
                 }

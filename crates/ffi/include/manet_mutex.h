@@ -19,7 +19,7 @@
  * The version of this interface: raised whenever a function, a structure or a constant's
  * meaning changes incompatibly.
  */
-#define MANET_MUTEX_ABI_VERSION 1
+#define MANET_MUTEX_ABI_VERSION 2
 
 /**
  * Success.
@@ -666,6 +666,11 @@ typedef struct manet_mutex_stats {
    * Direct datagrams (permission algorithms) waiting to be polled.
    */
   uint64_t queued_transmits;
+  /**
+   * Messages the algorithm sent (the core's own, as the papers count them; no session
+   * frame, hello or retransmission). Since ABI version 2.
+   */
+  uint64_t messages_sent;
 } manet_mutex_stats;
 
 #ifdef __cplusplus

@@ -58,7 +58,7 @@ pub use options::ManetMutexOptions;
 
 /// The version of this interface: raised whenever a function, a structure or a constant's
 /// meaning changes incompatibly.
-pub const MANET_MUTEX_ABI_VERSION: u32 = 1;
+pub const MANET_MUTEX_ABI_VERSION: u32 = 2;
 
 // ---- Status codes ----
 
@@ -297,6 +297,9 @@ pub struct ManetMutexStats {
     pub queued_events: u64,
     /// Direct datagrams (permission algorithms) waiting to be polled.
     pub queued_transmits: u64,
+    /// Messages the algorithm sent (the core's own, as the papers count them; no session
+    /// frame, hello or retransmission). Since ABI version 2.
+    pub messages_sent: u64,
 }
 
 // ---- Errors ----
@@ -1072,6 +1075,7 @@ pub unsafe extern "C" fn manet_mutex_get_stats(
                 precious_lost: session.map_or(0, |s| s.lost_precious),
                 queued_events: events as u64,
                 queued_transmits: direct as u64 + u64::from(n.pending.is_some()),
+                messages_sent: s.messages_sent,
             };
             // SAFETY: non-null (checked above), and the caller promises it valid.
             unsafe { stats.write(out) };

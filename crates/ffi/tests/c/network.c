@@ -113,7 +113,7 @@ static int run(uint32_t algorithm, const char *name, const uint8_t *key) {
   uint32_t i;
   uint64_t now = 0;
   int inside = -1, entries_total = 0;
-  uint64_t last_fence = 0;
+  uint64_t last_fence = 0, messages = 0;
   manet_mutex_stats stats;
   in_air = 0;
   for (i = 0; i < NODES; i++) {
@@ -168,12 +168,17 @@ static int run(uint32_t algorithm, const char *name, const uint8_t *key) {
     CHECK(hosts[i].entries == 1);
     EXPECT(manet_mutex_get_stats(hosts[i].node, &stats), MANET_MUTEX_OK);
     CHECK(stats.datagrams_in > 0 && stats.datagrams_out > 0);
+    CHECK(stats.messages_sent > 0);
+    messages += stats.messages_sent;
     CHECK(stats.dropped_checksum + stats.dropped_malformed + stats.dropped_auth == 0);
     CHECK(stats.core_errors == 0);
     EXPECT(manet_mutex_free(hosts[i].node), MANET_MUTEX_OK);
   }
-  printf("ok %s: %d entries, fences up to %llu, %.1f s simulated\n", name, entries_total,
-         (unsigned long long)last_fence, (double)now / 1e6);
+  /* Ricart-Agrawala without loss or late timers: 2(n - 1) messages per entry, exactly. */
+  if (algorithm == MANET_MUTEX_RICART_AGRAWALA) CHECK(messages == NODES * 2 * (NODES - 1));
+  printf("ok %s: %d entries, fences up to %llu, %llu messages, %.1f s simulated\n", name,
+         entries_total, (unsigned long long)last_fence, (unsigned long long)messages,
+         (double)now / 1e6);
   return 0;
 }
 

@@ -23,7 +23,13 @@ fn a_drivers_failure_message_names_a_page_of_the_run() {
         .map(|(_, p)| PathBuf::from(p))
         .unwrap_or_else(|| panic!("no page named in:\n{text}"));
     let page = std::fs::read_to_string(&path).unwrap();
-    assert!(page.contains("Request(CsRequest") && page.contains("\"status\":\"critical\""));
+    // Events in plain words (the viewer's `trace::words`), states as data.
+    assert!(
+        page.contains("node 2 asks for the critical section")
+            && page.contains("\"status\":\"critical\""),
+        "{}",
+        path.display()
+    );
 
     let mut perm = PermNet::<manet_mutex::ricart_agrawala::Node>::new(3, 1)
         .unwrap()

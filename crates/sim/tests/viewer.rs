@@ -111,8 +111,10 @@ fn drawn(dom: &str) -> (Drawing, u32) {
     ((nodes, arrows), flying)
 }
 
+/// The browser, or `None` (the test skips, with a message) when none is installed; with
+/// `MANET_MUTEX_REQUIRE_CHROMIUM` set a missing browser fails the test instead.
 fn chromium() -> Option<PathBuf> {
-    ["chromium", "chromium-browser", "google-chrome"]
+    let found = ["chromium", "chromium-browser", "google-chrome"]
         .iter()
         .map(PathBuf::from)
         .find(|p| {
@@ -120,7 +122,24 @@ fn chromium() -> Option<PathBuf> {
                 .arg("--version")
                 .output()
                 .is_ok_and(|o| o.status.success())
-        })
+        });
+    if found.is_none() {
+        assert!(
+            std::env::var("MANET_MUTEX_REQUIRE_CHROMIUM").is_err(),
+            "MANET_MUTEX_REQUIRE_CHROMIUM is set but no chromium was found"
+        );
+        eprintln!("skipped: no chromium (apt-get install chromium)");
+    }
+    found
+}
+
+/// `rec` as a page named `name` in the test's scratch folder.
+fn write_page(name: &str, rec: &Recording) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("viewer");
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = dir.join(name);
+    std::fs::write(&page, html::page(rec)).unwrap();
+    page
 }
 
 fn dump_dom(browser: &Path, page: &Path, step: usize) -> String {
@@ -175,19 +194,11 @@ fn the_last_recorded_state_is_the_simulators_final_state() {
 #[test]
 fn chromium_draws_the_simulators_state_at_a_step() {
     let Some(browser) = chromium() else {
-        assert!(
-            std::env::var("MANET_MUTEX_REQUIRE_CHROMIUM").is_err(),
-            "MANET_MUTEX_REQUIRE_CHROMIUM is set but no chromium was found"
-        );
-        eprintln!("skipped: no chromium (apt-get install chromium)");
         return;
     };
     let (rec, _) = recorded_run();
     assert!(rec.steps() > 300, "{} steps", rec.steps());
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("viewer");
-    std::fs::create_dir_all(&dir).unwrap();
-    let page = dir.join("krlf.html");
-    std::fs::write(&page, html::page(&rec)).unwrap();
+    let page = write_page("krlf.html", &rec);
     // A step past a checkpoint of the page (every 200 steps), and one with link changes before.
     for step in [0, 137, 251, rec.steps()] {
         let dom = dump_dom(&browser, &page, step);
@@ -269,18 +280,10 @@ fn a_recorded_routed_run_is_the_same_run_and_shows_movement_and_loss() {
 #[test]
 fn chromium_draws_moving_hosts_and_their_radius_links() {
     let Some(browser) = chromium() else {
-        assert!(
-            std::env::var("MANET_MUTEX_REQUIRE_CHROMIUM").is_err(),
-            "no chromium"
-        );
-        eprintln!("skipped: no chromium (apt-get install chromium)");
         return;
     };
     let rec = routed_run(true).recording.expect("recorded");
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("viewer");
-    std::fs::create_dir_all(&dir).unwrap();
-    let page = dir.join("look_ahead.html");
-    std::fs::write(&page, html::page(&rec)).unwrap();
+    let page = write_page("look_ahead.html", &rec);
     let Some(Record::Init {
         positions,
         radius: Some(radius),
@@ -441,11 +444,6 @@ fn recordings_end_with_the_measured_window_unless_asked() {
 #[test]
 fn chromium_draws_every_token_in_flight_on_top() {
     let Some(browser) = chromium() else {
-        assert!(
-            std::env::var("MANET_MUTEX_REQUIRE_CHROMIUM").is_err(),
-            "no chromium"
-        );
-        eprintln!("skipped: no chromium (apt-get install chromium)");
         return;
     };
     let rec = krl30();
@@ -461,10 +459,7 @@ fn chromium_draws_every_token_in_flight_on_top() {
         "a busy step: {} tokens in flight",
         most.len()
     );
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("viewer");
-    std::fs::create_dir_all(&dir).unwrap();
-    let page = dir.join("krl30.html");
-    std::fs::write(&page, html::page(&rec)).unwrap();
+    let page = write_page("krl30.html", &rec);
     // Every step with tokens in flight among the first few busy ones, and the busiest.
     let mut busy: Vec<usize> = (0..flying.len())
         .filter(|&k| !flying[k].is_empty())
@@ -517,18 +512,10 @@ fn chromium_draws_every_token_in_flight_on_top() {
 #[test]
 fn chromium_shows_the_permission_legend_on_a_look_ahead_page() {
     let Some(browser) = chromium() else {
-        assert!(
-            std::env::var("MANET_MUTEX_REQUIRE_CHROMIUM").is_err(),
-            "no chromium"
-        );
-        eprintln!("skipped: no chromium (apt-get install chromium)");
         return;
     };
     let rec = routed_run(true).recording.expect("recorded");
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("viewer");
-    std::fs::create_dir_all(&dir).unwrap();
-    let page = dir.join("look_ahead_legend.html");
-    std::fs::write(&page, html::page(&rec)).unwrap();
+    let page = write_page("look_ahead_legend.html", &rec);
     let dom = dump_dom(&browser, &page, rec.steps() / 2);
     let legend = legend(&dom);
     assert!(

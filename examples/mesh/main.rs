@@ -84,8 +84,10 @@ struct NodeArgs {
     /// permission algorithms lease entries and exclude silent peers.
     #[arg(long)]
     recovery: bool,
+    /// With --recovery: a holder floods a beacon for its token at most this often, ms.
     #[arg(long, default_value_t = 100)]
     beacon_ms: u64,
+    /// With --recovery: an entry's lease, ms; the node is told when it ends and leaves.
     #[arg(long, default_value_t = 250)]
     lease_ms: u64,
     /// The address to bind (default: this node's address in `--peers`); `0.0.0.0:PORT` to

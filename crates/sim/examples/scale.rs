@@ -235,6 +235,15 @@ fn run(args: &Args, n: usize) {
     if algorithm.simulator() == Simulator::Routed {
         return run_routed(args, algorithm, n);
     }
+    // Here, not in `validate`: each count is run by its own process, which warns once (the
+    // routed simulator draws no graph).
+    if args.degree >= n {
+        eprintln!(
+            "warning: --degree {} with {n} nodes: the graph is complete (degree {})",
+            args.degree,
+            n - 1
+        );
+    }
     let base_rss = status_bytes("VmRSS:");
     let k = args.k.unwrap_or_else(|| n.div_ceil(1000) as u32);
     let load = args.load.unwrap_or(0.001 * f64::from(k) / n as f64);
@@ -302,13 +311,6 @@ fn validate(args: &Args) -> Result<(), String> {
     }
     if args.degree == 0 {
         return Err("--degree 0: must be at least 1 (mean neighbours per node)".into());
-    }
-    if args.degree >= fewest {
-        eprintln!(
-            "warning: --degree {} with {fewest} nodes: the graph is complete (degree {})",
-            args.degree,
-            fewest - 1
-        );
     }
     if args.entries == 0 {
         return Err("--entries 0: must be at least 1".into());

@@ -15,8 +15,11 @@
 //!   admitted, and `RESOURCE ...` at SIGTERM.
 //! * `mesh-node links`: the link changes of an ns-2 trace under a radio range, for the
 //!   harness to cut and heal pairs with.
+//! * `mesh-node delay`: the user-space delay queue of `run.sh --delay` (`delay.rs`).
 //!
 //! Reports travel as text datagrams on the resource's port, which the harness never impairs.
+
+mod delay;
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
@@ -48,6 +51,7 @@ enum Command {
     Node(NodeArgs),
     Resource(ResourceArgs),
     Links(LinksArgs),
+    Delay(delay::DelayArgs),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -322,12 +326,13 @@ where
     let s = node.stats();
     println!(
         "SUMMARY node={me} entries={entries} target={} secs={:.2} lost={lost} \
-         regenerated={} excluded={} datagrams_out={} datagrams_in={} retransmitted={} \
+         regenerated={} excluded={} messages={} datagrams_out={} datagrams_in={} retransmitted={} \
          suspect={} dropped_auth={} error={}",
         args.entries,
         start.elapsed().as_secs_f64(),
         s.regenerated,
         s.excluded,
+        s.driver.messages_sent,
         s.driver.datagrams_out,
         s.driver.datagrams_in,
         s.driver.retransmitted,
@@ -470,6 +475,37 @@ struct LinksArgs {
     speedup: f64,
 }
 
+/// The delay queue on a thread of its own (its loop sleeps a millisecond at a time), stopped
+/// at SIGTERM, SIGINT or when the harness is gone; a queue that fails ends the process.
+fn delay_queue(args: delay::DelayArgs) -> Outcome {
+    delay::check(&args)?;
+    let parent = std::os::unix::process::parent_id();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let worker = {
+        let stop = stop.clone();
+        std::thread::spawn(move || delay::run(&args, stop).map_err(|e| e.to_string()))
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let mut term = signal(SignalKind::terminate())?;
+        let mut int = signal(SignalKind::interrupt())?;
+        let mut finished = tokio::time::interval(Duration::from_millis(100));
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+            _ = orphaned(parent) => {}
+            // A worker that failed (no queue to bind, say) ends the process with its error.
+            _ = async { loop { finished.tick().await; if worker.is_finished() { break; } } } => {}
+        }
+        Ok::<(), std::io::Error>(())
+    })?;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    worker.join().map_err(|_| "the delay queue panicked")??;
+    Ok(())
+}
+
 fn links(args: LinksArgs) -> Outcome {
     let trace = manet_mutex_sim::ns2::Trace::parse(&std::fs::read_to_string(&args.trace)?)?;
     if trace.nodes() < args.nodes {
@@ -499,5 +535,6 @@ fn main() -> Outcome {
         Command::Node(a) => node(a),
         Command::Resource(a) => resource(a),
         Command::Links(a) => links(a),
+        Command::Delay(a) => delay_queue(a),
     }
 }

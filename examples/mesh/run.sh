@@ -11,6 +11,9 @@
 #     --think MS        between entries (default 20)  --hold MS     in the CS (default 2)
 #     --loss PCT        random loss per node, % of mesh datagrams received (default 5)
 #     --dup PCT         duplicated mesh datagrams sent, % (default 2)
+#     --delay MIN-MAX   hold each mesh datagram sent MIN to MAX ms (uniform), so reordered:
+#                       a user-space delay queue (mesh-node delay) behind an iptables NFQUEUE
+#                       rule, one per node (needs iptables; default none)
 #     --trace FILE      ns-2 trace (none: static, fully connected)
 #     --radius M        radio range (default 300)     --from S      trace start (default 0)
 #     --duration S      trace seconds (default 120)   --speedup X   trace s per wall s (default 4)
@@ -62,13 +65,13 @@ if [ "${1:-}" = --probe ]; then probe; exit; fi
 
 ALGS=krl,krlf,prioritized,look-ahead,ra N=5 ENTRIES=50 THINK=20 HOLD=2 LOSS=5 DUP=2
 TRACE="" RADIUS=300 FROM=0 DURATION=120 SPEEDUP=4 TIMEOUT=60 RECOVERY=0 CRASH="" CLEANUP=0
-BROADCAST=0 AUTH=0
+BROADCAST=0 AUTH=0 DELAY=""
 BIN=${MESH_NODE:-${CARGO_TARGET_DIR:-target}/release/mesh-node}
 while [ $# -gt 0 ]; do
   case $1 in
     --algorithms) ALGS=$2; shift ;; --nodes) N=$2; shift ;; --entries) ENTRIES=$2; shift ;;
     --think) THINK=$2; shift ;; --hold) HOLD=$2; shift ;; --loss) LOSS=$2; shift ;;
-    --dup) DUP=$2; shift ;; --trace) TRACE=$2; shift ;; --radius) RADIUS=$2; shift ;;
+    --dup) DUP=$2; shift ;; --delay) DELAY=$2; shift ;; --trace) TRACE=$2; shift ;; --radius) RADIUS=$2; shift ;;
     --from) FROM=$2; shift ;; --duration) DURATION=$2; shift ;; --speedup) SPEEDUP=$2; shift ;;
     --timeout) TIMEOUT=$2; shift ;; --recovery) RECOVERY=1 ;; --crash) CRASH=$2; shift ;;
     --cleanup) CLEANUP=1 ;; --broadcast) BROADCAST=1 ;; --auth) AUTH=1 ;;
@@ -79,6 +82,12 @@ done
 [ "$CLEANUP" = 1 ] || [ -x "$BIN" ] || { echo "$BIN missing: cargo build --release -p manet-mutex-mesh" >&2; exit 2; }
 command -v nft >/dev/null && command -v ip >/dev/null || { echo "needs nft and ip" >&2; exit 2; }
 [ "$N" -ge 2 ] && [ "$N" -le 200 ] || { echo "--nodes 2..200" >&2; exit 2; }
+if [ -n "$DELAY" ]; then
+  [[ "$DELAY" =~ ^([0-9]+)-([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -le "${BASH_REMATCH[2]}" ] ||
+    { echo "--delay MIN-MAX in ms, MIN <= MAX (e.g. 1-20), not $DELAY" >&2; exit 2; }
+  DELAY_MIN=${BASH_REMATCH[1]} DELAY_MAX=${BASH_REMATCH[2]}
+  command -v iptables >/dev/null || { echo "--delay needs iptables (NFQUEUE)" >&2; exit 2; }
+fi
 
 PORT=7000 RES_ADDR=10.77.0.254 RES_PORT=7999
 addr() { echo "10.77.0.$(($1 + 1))"; }
@@ -104,10 +113,11 @@ rm -rf /tmp/mm-mesh.?????? # work directories of such runs
 [ "$CLEANUP" = 0 ] || exit 0
 
 WORK=$(mktemp -d /tmp/mm-mesh.XXXXXX)
-PIDS=()
+PIDS=() DELAYERS=()
 cleanup() {
   set +e
   trap '' INT TERM
+  PIDS+=(${DELAYERS[@]+"${DELAYERS[@]}"})
   [ ${#PIDS[@]} = 0 ] || exec 2>/dev/null # (no shell "Killed" line per child)
   # Stop each child first so that it starts nothing more (the mobility loop's sleep and nft
   # calls are its children), then kill its children and it.
@@ -162,6 +172,16 @@ for ((i = 0; i < N; i++)); do
     DUP=0
   fi
   [ "$DUP" -gt 0 ] || nft_rules "mm-n$i" 0
+  # --delay: every mesh datagram sent goes through this namespace's delay queue (bypassed
+  # whenever no queue process is bound, so nothing is lost at the start or end).
+  if [ -n "$DELAY" ]; then
+    ip netns exec "mm-n$i" iptables -A OUTPUT -p udp --dport "$PORT" -j NFQUEUE --queue-num 0 \
+      --queue-bypass 2>"$WORK/ipt.err" ||
+      { echo "--delay: iptables refused the NFQUEUE rule: $(head -1 "$WORK/ipt.err")" >&2; exit 2; }
+    ip netns exec "mm-n$i" "$BIN" delay --queue 0 --min-ms "$DELAY_MIN" --max-ms "$DELAY_MAX" \
+      --seed "$i" >"$WORK/d$i.out" 2>"$WORK/d$i.err" 9>&- &
+    DELAYERS+=($!)
+  fi
 done
 
 EXTRA=()
@@ -270,4 +290,13 @@ for alg in "${ALGLIST[@]}"; do
     for ((i = 0; i < N; i++)); do grep -h '^SUMMARY' "$WORK/n$i.out" >&2 || echo "node $i: no summary: $(tail -2 "$WORK/n$i.err")" >&2; done
   fi
 done
+if [ ${#DELAYERS[@]} -gt 0 ]; then
+  for p in "${DELAYERS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${DELAYERS[@]}"; do wait "$p" 2>/dev/null || FAIL=1; done
+  DELAYERS=()
+  dsum() { grep -ho "^DELAY.* $1=[0-9.]*" "$WORK"/d*.out | sed "s/.* $1=//" | awk '{ s += $1 } END { print s + 0 }'; }
+  held=$(dsum held)
+  [ "$held" -gt 0 ] || { echo "delay: no datagram went through the delay queues: $(cat "$WORK"/d*.err | head -3)" >&2; FAIL=1; }
+  echo "delay ${DELAY_MIN}-${DELAY_MAX} ms: $held mesh datagrams held (all algorithms), $(dsum reordered) overtook an earlier one"
+fi
 exit "$FAIL"

@@ -5,6 +5,7 @@
 
 mod auth;
 mod bounds;
+mod crash;
 mod net;
 mod runs;
 mod wire;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use manet_mutex::codec::Wire;
 use manet_mutex::driver::{Algorithm, Destination, Driver, DriverEvent};
-use manet_mutex::{CsRequest, Fence, NodeId};
+use manet_mutex::{CsRequest, Fence, NodeId, Report};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -45,6 +45,10 @@ where
     pub in_range: fn(usize, usize) -> bool,
     /// The longest datagram sent.
     pub longest: usize,
+    /// Crashed nodes: nothing reaches them or comes from them, their applications stop.
+    pub dead: Vec<bool>,
+    /// Every token regenerated: (when, node).
+    pub regenerated: Vec<(u64, usize)>,
 }
 
 impl<P: Algorithm> Net<P>
@@ -52,6 +56,7 @@ where
     P::Message: Wire,
 {
     pub fn new(nodes: Vec<Driver<P>>, requests: u32, channel: Channel, seed: u64) -> Self {
+        let n = nodes.len();
         let apps = (0..nodes.len())
             .map(|i| App {
                 left: requests,
@@ -72,11 +77,17 @@ where
             inside: Vec::new(),
             in_range: |_, _| true,
             longest: 0,
+            dead: vec![false; n],
+            regenerated: Vec::new(),
         }
     }
 
     fn send(&mut self, from: usize, to: usize, bytes: &[u8]) {
-        if !(self.in_range)(from, to) || self.rng.random_bool(self.channel.loss) {
+        if !(self.in_range)(from, to)
+            || self.dead[from]
+            || self.dead[to]
+            || self.rng.random_bool(self.channel.loss)
+        {
             return;
         }
         let copies = 1 + usize::from(self.rng.random_bool(self.channel.duplicate));
@@ -106,6 +117,9 @@ where
                     app.leave_at = Some(self.now + 3);
                 }
                 DriverEvent::Anomaly { .. } => panic!("node {i}: {event:?}"),
+                DriverEvent::Report(Report::TokenRegenerated { .. }) => {
+                    self.regenerated.push((self.now, i));
+                }
                 _ => {}
             }
         }
@@ -130,10 +144,16 @@ where
                 break;
             }
             let (to, from, bytes) = entry.remove();
+            if self.dead[to] {
+                continue;
+            }
             self.nodes[to].handle_datagram(now, NodeId(from as u32), &bytes);
             self.drain(to);
         }
         for i in 0..self.nodes.len() {
+            if self.dead[i] {
+                continue;
+            }
             if self.nodes[i].poll_timeout().is_some_and(|at| at <= now) {
                 self.nodes[i].handle_timeout(now);
                 self.drain(i);
@@ -166,7 +186,8 @@ where
             if self
                 .apps
                 .iter()
-                .all(|a| a.left == 0 && !a.waiting && a.leave_at.is_none())
+                .zip(&self.dead)
+                .all(|(a, &dead)| dead || (a.left == 0 && !a.waiting && a.leave_at.is_none()))
             {
                 return;
             }

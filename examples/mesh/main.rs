@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use clap::{Parser, Subcommand, ValueEnum};
 use manet_mutex::driver::{AuthKey, Config};
 use manet_mutex::fence::Fences;
-use manet_mutex::token::Recovery;
+use manet_mutex::token::{RaisePause, Recovery};
 use manet_mutex::{
     discovery, driver, look_ahead, prioritized, reverse_link, ricart_agrawala, session, Fence,
     NodeId,
@@ -94,6 +94,12 @@ struct NodeArgs {
     /// With --recovery: an entry's lease, ms; the node is told when it ends and leaves.
     #[arg(long, default_value_t = 250)]
     lease_ms: u64,
+    /// Token algorithms: pace height raises, `MIN-MAX` ms (the first pause MIN, doubling up to
+    /// MAX while raises keep coming), or `off` (the paper: raise at once). Where no token can
+    /// be reached, unpaced partial reversal exchanges heights as fast as the network carries
+    /// them (docs/ALGORITHMS.md R15).
+    #[arg(long, default_value = "10-200", value_parser = parse_pause)]
+    raise_pause: Pause,
     /// The address to bind (default: this node's address in `--peers`); `0.0.0.0:PORT` to
     /// hear `--broadcast`.
     #[arg(long)]
@@ -106,6 +112,25 @@ struct NodeArgs {
     /// datagram carries its HMAC-SHA-256 tag, one without the right tag is dropped.
     #[arg(long)]
     key_file: Option<std::path::PathBuf>,
+}
+
+/// `--raise-pause`: `None` for `off` (a newtype, as clap reads a bare `Option` as optional).
+#[derive(Clone, Copy)]
+struct Pause(Option<RaisePause>);
+
+fn parse_pause(s: &str) -> Result<Pause, String> {
+    if s == "off" {
+        return Ok(Pause(None));
+    }
+    let (min, max) = s.split_once('-').ok_or("expected MIN-MAX (ms) or off")?;
+    let (min, max): (u64, u64) = (
+        min.parse().map_err(|e| format!("{min}: {e}"))?,
+        max.parse().map_err(|e| format!("{max}: {e}"))?,
+    );
+    if min == 0 || max < min {
+        return Err(format!("{s}: needs 1 <= MIN <= MAX"));
+    }
+    Ok(Pause(Some(RaisePause::new(min, max))))
 }
 
 fn parse_peer(s: &str) -> Result<(NodeId, SocketAddr), String> {
@@ -166,6 +191,9 @@ fn node(args: NodeArgs) -> Outcome {
             if let Some(r) = recovery {
                 settings = settings.with_recovery(r);
             }
+            if let Pause(Some(p)) = args.raise_pause {
+                settings = settings.with_raise_pause(p);
+            }
             let c = reverse_link::network(n, &full_edges(n), &[NodeId(0)], settings)?
                 .swap_remove(me.index());
             let bare = reverse_link::Config::new(me, settings, c.tokens, c.height, Vec::new());
@@ -179,6 +207,9 @@ fn node(args: NodeArgs) -> Outcome {
             let mut settings = prioritized::Settings::new(1, prioritized::Policy::Equal);
             if let Some(r) = recovery {
                 settings = settings.with_recovery(r);
+            }
+            if let Pause(Some(p)) = args.raise_pause {
+                settings = settings.with_raise_pause(p);
             }
             let c = prioritized::network(n, &full_edges(n), &[NodeId(0)], settings)?
                 .swap_remove(me.index());

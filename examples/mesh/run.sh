@@ -19,6 +19,8 @@
 #     --duration S      trace seconds (default 120)   --speedup X   trace s per wall s (default 4)
 #     --timeout S       per algorithm (default 60)    --recovery    recovery on (token: always)
 #     --crash N         kill -9 node N mid-run (its entries are then not required)
+#     --raise-pause P   token algorithms: height raises paced, MIN-MAX ms or off (default
+#                       10-200; docs/ALGORITHMS.md R15)
 #     --broadcast       token algorithms: discovery's hellos to the subnet's broadcast address
 #                       (10.77.0.255; nodes bind 0.0.0.0) instead of one to each peer
 #     --auth            a fresh random pre-shared key: every datagram HMAC-tagged (feature auth)
@@ -65,7 +67,7 @@ if [ "${1:-}" = --probe ]; then probe; exit; fi
 
 ALGS=krl,krlf,prioritized,look-ahead,ra N=5 ENTRIES=50 THINK=20 HOLD=2 LOSS=5 DUP=2
 TRACE="" RADIUS=300 FROM=0 DURATION=120 SPEEDUP=4 TIMEOUT=60 RECOVERY=0 CRASH="" CLEANUP=0
-BROADCAST=0 AUTH=0 DELAY=""
+BROADCAST=0 AUTH=0 DELAY="" PAUSE=""
 BIN=${MESH_NODE:-${CARGO_TARGET_DIR:-target}/release/mesh-node}
 while [ $# -gt 0 ]; do
   case $1 in
@@ -74,6 +76,7 @@ while [ $# -gt 0 ]; do
     --dup) DUP=$2; shift ;; --delay) DELAY=$2; shift ;; --trace) TRACE=$2; shift ;; --radius) RADIUS=$2; shift ;;
     --from) FROM=$2; shift ;; --duration) DURATION=$2; shift ;; --speedup) SPEEDUP=$2; shift ;;
     --timeout) TIMEOUT=$2; shift ;; --recovery) RECOVERY=1 ;; --crash) CRASH=$2; shift ;;
+    --raise-pause) PAUSE=$2; shift ;;
     --cleanup) CLEANUP=1 ;; --broadcast) BROADCAST=1 ;; --auth) AUTH=1 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
@@ -185,6 +188,7 @@ for ((i = 0; i < N; i++)); do
 done
 
 EXTRA=()
+[ -z "$PAUSE" ] || EXTRA+=(--raise-pause "$PAUSE")
 [ "$BROADCAST" = 0 ] || EXTRA+=(--bind "0.0.0.0:$PORT" --broadcast "10.77.0.255:$PORT")
 if [ "$AUTH" = 1 ]; then
   (umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$WORK/key")

@@ -5,7 +5,7 @@ use alloc::vec::Vec;
 
 use super::Policy;
 use crate::token::neighbors::initial_next;
-use crate::token::{layout, Height, Promised, Recovery};
+use crate::token::{layout, Height, Promised, RaisePause, Recovery};
 use crate::{Error, NodeId};
 
 /// What every node of a network agrees on.
@@ -21,6 +21,9 @@ pub struct Settings {
     /// Recovery of a lost token and of units held by crashed hosts
     /// ([`Settings::with_recovery`]); `None` (the default) is the paper.
     pub recovery: Option<Recovery>,
+    /// Pacing of height raises ([`Settings::with_raise_pause`]); `None` (the default) is the
+    /// paper: a node raises as soon as it has no way down.
+    pub raise_pause: Option<RaisePause>,
 }
 
 impl Settings {
@@ -31,6 +34,7 @@ impl Settings {
             policy,
             aging_step: 1,
             recovery: None,
+            raise_pause: None,
         }
     }
 
@@ -46,6 +50,16 @@ impl Settings {
     pub const fn with_recovery(self, recovery: Recovery) -> Self {
         Settings {
             recovery: Some(recovery),
+            ..self
+        }
+    }
+
+    /// With height raises paced by `pause`, as KRL's
+    /// ([`reverse_link::Settings::with_raise_pause`](crate::reverse_link::Settings::with_raise_pause);
+    /// `docs/ALGORITHMS.md`, R15). Needs the embedder's timers.
+    pub const fn with_raise_pause(self, pause: RaisePause) -> Self {
+        Settings {
+            raise_pause: Some(pause),
             ..self
         }
     }
@@ -150,6 +164,9 @@ impl Config {
         }
         if self.settings.aging_step == 0 {
             return Err(bad("aging step must be at least 1, or requests can starve"));
+        }
+        if let Some(pause) = self.settings.raise_pause {
+            pause.validate().map_err(bad)?;
         }
         if let Some(recovery) = self.settings.recovery {
             recovery.validate().map_err(bad)?;

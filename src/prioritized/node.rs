@@ -58,7 +58,12 @@ impl Node {
             id: config.id,
             settings: config.settings,
             status: Status::Remainder,
-            links: Links::new(config.height, config.neighbors, next),
+            links: Links::new(
+                config.height,
+                config.neighbors,
+                next,
+                config.settings.raise_pause,
+            ),
             token: config.holder.then_some(config.settings.k),
             grants: Fence::new(0, 0),
             lost: 0,
@@ -211,6 +216,11 @@ impl crate::node::Buffered for Node {
             Event::Receive { from, msg } => self.receive(from, msg),
             Event::LinkUp(peer) => self.link_up(peer),
             Event::LinkDown(peer) => self.link_down(peer),
+            Event::Timeout(timer) if self.links.paces(timer) => {
+                if self.links.pause_ended(timer) {
+                    self.settle(self.queue.front());
+                }
+            }
             Event::Timeout(timer) if self.watch.is_some() => self.on_timer(timer),
             Event::Refused { fence, newest } => self.on_refused(fence, newest)?,
             other => return Err(Error::Unsupported(other.name())),

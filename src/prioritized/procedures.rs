@@ -183,6 +183,11 @@ impl Node {
     /// makes the reversal fail, since an isolated node does not raise: the lowest neighbour
     /// is asked anyway, and its answer corrects the view).
     fn raise_height(&mut self) {
+        if !self.links.may_raise(&mut self.outbox) {
+            // Paced: the pause's end settles again (R15); the queue waits, as it has no way
+            // down.
+            return;
+        }
         if self.links.raise(&mut self.outbox).is_some() {
             let links = &self.links;
             self.queue.delete_where(|v| links.reversed(v));

@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 
 use crate::token::neighbors::initial_next;
-use crate::token::{layout, Height, Promised, Recovery};
+use crate::token::{layout, Height, Promised, RaisePause, Recovery};
 use crate::{Error, NodeId};
 
 /// What every node of a network agrees on.
@@ -23,6 +23,9 @@ pub struct Settings {
     /// Recovery of lost tokens ([`Settings::with_recovery`]); `None` (the default) is the
     /// paper: a token lost with a crashed host or a breaking link is gone.
     pub recovery: Option<Recovery>,
+    /// Pacing of height raises ([`Settings::with_raise_pause`]); `None` (the default) is the
+    /// paper: a node raises as soon as it has no way down.
+    pub raise_pause: Option<RaisePause>,
 }
 
 impl Settings {
@@ -33,6 +36,7 @@ impl Settings {
             forwarding: false,
             idle_pause: None,
             recovery: None,
+            raise_pause: None,
         }
     }
 
@@ -56,6 +60,17 @@ impl Settings {
     pub const fn with_recovery(self, recovery: Recovery) -> Self {
         Settings {
             recovery: Some(recovery),
+            ..self
+        }
+    }
+
+    /// With height raises paced by `pause`: where no token can be reached (a lost token's
+    /// silence, a partition without one) partial reversal never ends, and unpaced it costs
+    /// as many height announcements as the network carries ([`RaisePause`];
+    /// `docs/ALGORITHMS.md`, R15). Needs the embedder's timers.
+    pub const fn with_raise_pause(self, pause: RaisePause) -> Self {
+        Settings {
+            raise_pause: Some(pause),
             ..self
         }
     }
@@ -200,6 +215,9 @@ impl Config {
                 return Err(bad("an idle pause needs token forwarding (KRLF)"));
             }
             _ => {}
+        }
+        if let Some(pause) = self.settings.raise_pause {
+            pause.validate().map_err(bad)?;
         }
         if let Some(recovery) = self.settings.recovery {
             recovery.validate().map_err(bad)?;

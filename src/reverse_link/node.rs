@@ -47,7 +47,12 @@ impl Node {
             id: config.id,
             settings: config.settings,
             status: Status::Remainder,
-            links: Links::new(config.height, config.neighbors, next),
+            links: Links::new(
+                config.height,
+                config.neighbors,
+                next,
+                config.settings.raise_pause,
+            ),
             held,
             queue: FifoQueue::new(),
             lowered_on_link_info: false,
@@ -444,6 +449,10 @@ impl Node {
     /// RaiseHeight: partial reversal, then drop queued requests from nodes now below us
     /// (their links reversed) and re-forward our own queue.
     fn raise_height(&mut self) {
+        if !self.links.may_raise(&mut self.outbox) {
+            // Paced: the pause's end looks again (R15); the queue waits, as it has no way down.
+            return;
+        }
         match self.links.raise(&mut self.outbox) {
             Some(_) => {
                 let links = &self.links;
@@ -554,7 +563,13 @@ impl crate::node::Buffered for Node {
                 self.on_link_down(j);
             }
             Event::Refused { fence, newest } => self.on_refused(fence, newest)?,
-            // Only the idle pause and recovery set timers; any other id is stale or foreign.
+            Event::Timeout(timer) if self.links.paces(timer) => {
+                if self.links.pause_ended(timer) && !self.holds_token() {
+                    self.reroute();
+                }
+            }
+            // Only the idle pause, the raise pause and recovery set timers; any other id is
+            // stale or foreign.
             Event::Timeout(timer) if self.settings.idle_pause.is_some() || self.watch.is_some() => {
                 if timer == IDLE_PAUSE && self.settings.idle_pause.is_some() {
                     self.on_idle_pause();

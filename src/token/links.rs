@@ -7,6 +7,7 @@
 use crate::node::Outbox;
 use crate::token::height::{self, Height, Sealed};
 use crate::token::neighbors::{Heard, Neighbor, Neighbors, Said};
+use crate::token::pause::{Pacer, RaisePause};
 use crate::{Anomaly, NodeId};
 
 /// The messages the shared handshake sends.
@@ -32,6 +33,8 @@ pub(crate) struct Links {
     pub(crate) next: Option<NodeId>,
     /// Partial reversals performed (a simulator metric).
     pub(crate) raises: u64,
+    /// The pacing of raises, if configured ([`RaisePause`]).
+    pacer: Option<Pacer>,
 }
 
 /// How to take a REQUEST that [`Links::hear_request`] let through.
@@ -47,18 +50,38 @@ pub(crate) enum Take {
 }
 
 impl Links {
-    /// A node at `height` whose neighbours' heights are known, with its initial `next`.
+    /// A node at `height` whose neighbours' heights are known, with its initial `next`, its
+    /// raises paced by `pause` if given.
     pub(crate) fn new(
         height: Height,
         neighbors: impl IntoIterator<Item = Height>,
         next: Option<NodeId>,
+        pause: Option<RaisePause>,
     ) -> Self {
         Links {
             height,
             neighbors: Neighbors::with_known(neighbors),
             next,
             raises: 0,
+            pacer: pause.map(Pacer::new),
         }
+    }
+
+    /// A raise is due: whether it may be made now (always, unpaced), else it waits for the
+    /// running pause ([`Links::pause_ended`]).
+    pub(crate) fn may_raise<M>(&mut self, out: &mut Outbox<M>) -> bool {
+        self.pacer.as_mut().is_none_or(|p| p.may_raise(out))
+    }
+
+    /// Whether `timer` is the raise pause's (its expiry goes to [`Links::pause_ended`]).
+    pub(crate) fn paces(&self, timer: crate::TimerId) -> bool {
+        self.pacer.is_some() && Pacer::owns(timer)
+    }
+
+    /// The raise pause `timer` ended: `true` if a raise waited for it, so the node must look
+    /// again whether it still has no way down.
+    pub(crate) fn pause_ended(&mut self, timer: crate::TimerId) -> bool {
+        self.pacer.as_mut().is_some_and(|p| p.expired(timer))
     }
 
     /// `next`, unless its link failed or no longer points down.
@@ -459,7 +482,7 @@ mod tests {
     #[test]
     fn adopting_a_token_height_tells_the_chosen_members_but_the_sender() {
         let mut out = Outbox::default();
-        let mut links = Links::new(h(5, 0), [h(1, 1), h(3, 2), h(7, 3)], None);
+        let mut links = Links::new(h(5, 0), [h(1, 1), h(3, 2), h(7, 3)], None, None);
         let old = links.height;
         links.adopt(NodeId(2), h(3, 2), |n| n.height < old, &mut out);
         let new = Height::new(3, -1, NodeId(0));
@@ -475,7 +498,7 @@ mod tests {
     #[test]
     fn a_failed_reversal_still_asks_the_forming_links() {
         let mut out = Outbox::default();
-        let mut links = Links::new(h(0, 0), [], None);
+        let mut links = Links::new(h(0, 0), [], None, None);
         links.neighbors.link_up(NodeId(4), links.height);
         assert_eq!(links.raise(&mut out), None, "isolated in N");
         assert_eq!(sent(&mut out), [(4, Msg::Probe(h(0, 0)))]);
@@ -485,7 +508,7 @@ mod tests {
     #[test]
     fn lowering_tells_whom_the_caller_picks_given_the_new_height() {
         let mut out = Outbox::default();
-        let mut links = Links::new(h(9, 0), [h(1, 1), h(3, 2)], Some(NodeId(0)));
+        let mut links = Links::new(h(9, 0), [h(1, 1), h(3, 2)], Some(NodeId(0)), None);
         links.lower(|n, new| n.height > new, &mut out);
         assert_eq!(links.height, h(2, 0));
         assert_eq!(sent(&mut out), [(2, Msg::Info(links.height))]);

@@ -2,6 +2,7 @@
 //! served, never two inside at once, and the fences of each lane increase.
 
 use manet_mutex::driver::{Config, Driver};
+use manet_mutex::token::RaisePause;
 use manet_mutex::NodeId;
 use manet_mutex::{discovery, look_ahead, prioritized, reverse_link, ricart_agrawala, session};
 
@@ -13,6 +14,8 @@ const LOSSY: Channel = Channel {
     max_delay: 8,
 };
 const REQUESTS: u32 = 6;
+/// Raises paced from 10 to 200 (R15), as `examples/mesh` runs them.
+const PAUSE: RaisePause = RaisePause::new(10, 200);
 
 fn token_config() -> Config {
     Config::DEFAULT
@@ -24,8 +27,12 @@ fn token_config() -> Config {
 fn krl_over_discovery_serves_every_request_with_increasing_fences() {
     for seed in 0..12 {
         let n = 3 + seed as u32 % 3;
-        let configs =
-            reverse_link::network(n, &[], &[NodeId(0)], reverse_link::Settings::new(1)).unwrap();
+        // Every other seed with raises paced (R15).
+        let mut settings = reverse_link::Settings::new(1);
+        if seed % 2 == 1 {
+            settings = settings.with_raise_pause(PAUSE);
+        }
+        let configs = reverse_link::network(n, &[], &[NodeId(0)], settings).unwrap();
         let nodes = configs
             .into_iter()
             .map(|c| Driver::new(reverse_link::Node::new(c).unwrap(), token_config(), 0).unwrap())
@@ -41,10 +48,19 @@ fn krl_over_discovery_serves_every_request_with_increasing_fences() {
 
 #[test]
 fn krl_on_a_line_of_configured_neighbours_serves_every_request() {
+    for pause in [None, Some(PAUSE)] {
+        krl_on_a_line(pause);
+    }
+}
+
+fn krl_on_a_line(pause: Option<RaisePause>) {
     // No discovery: the embedder names each node's neighbours; 0 - 1 - 2 - 3 by radio range.
     let n = 4;
-    let configs =
-        reverse_link::network(n, &[], &[NodeId(0)], reverse_link::Settings::new(1)).unwrap();
+    let mut settings = reverse_link::Settings::new(1);
+    if let Some(pause) = pause {
+        settings = settings.with_raise_pause(pause);
+    }
+    let configs = reverse_link::network(n, &[], &[NodeId(0)], settings).unwrap();
     let config = Config::DEFAULT.with_session(session::Settings::new(15, 300, 8));
     let mut nodes: Vec<_> = configs
         .into_iter()
@@ -63,7 +79,10 @@ fn krl_on_a_line_of_configured_neighbours_serves_every_request() {
 #[test]
 fn prioritized_over_discovery_serves_every_request() {
     for seed in 0..6 {
-        let settings = prioritized::Settings::new(1, prioritized::Policy::Equal);
+        let mut settings = prioritized::Settings::new(1, prioritized::Policy::Equal);
+        if seed % 2 == 1 {
+            settings = settings.with_raise_pause(PAUSE);
+        }
         let configs = prioritized::network(4, &[], &[NodeId(0)], settings).unwrap();
         let nodes = configs
             .into_iter()

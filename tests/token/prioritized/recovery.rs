@@ -3,6 +3,7 @@
 //! units of a crashed holder freed by a new generation, partitions and merges.
 
 use manet_mutex::prioritized::{Node, Policy, Settings};
+use manet_mutex::token::RaisePause;
 use manet_mutex::{CsRequest, Event, Protocol, Status};
 use proptest::prelude::*;
 
@@ -114,15 +115,18 @@ proptest! {
         victim in 0u32..7,
         after in 0u64..600,
     ) {
-        let mut net = Net::<Node>::new(7, &wheel(), &[6], prio(k)).seed(seed);
-        net.want_all();
-        net.run(after);
-        net.crash(victim);
-        for _ in 0..3 {
-            net.serve_all(30_000);
-        }
-        net.run(net.now + 3 * recovery().silence());
-        prop_assert_eq!(net.tokens_per_part(), vec![1]);
+        one_crash_keeps_at_most_k_units_in_use_and_everyone_served_case(seed, victim, after, prio(k))?;
+    }
+
+    /// The same with raises paced (R15).
+    #[test]
+    fn paced_one_crash_keeps_at_most_k_units_in_use_and_everyone_served(
+        seed in any::<u64>(),
+        k in 1u32..=3,
+        victim in 0u32..7,
+        after in 0u64..600,
+    ) {
+        one_crash_keeps_at_most_k_units_in_use_and_everyone_served_case(seed, victim, after, paced(prio(k)))?;
     }
 
     /// Crashes, restarts and breaking links: (a) after every step; after healing, one token per
@@ -133,39 +137,17 @@ proptest! {
         k in 1u32..=3,
         faults in proptest::collection::vec((0u8..3, 0u32..7, 0u64..400), 1..6),
     ) {
-        let mut edges = ring(7);
-        edges.extend([(0, 3), (2, 5)]);
-        let mut net = Net::<Node>::new(7, &edges, &[0], prio(k)).seed(seed);
-        net.check_b = false;
-        for (kind, node, after) in faults {
-            net.want_all();
-            net.run(net.now + after);
-            match kind {
-                0 if net.live().count() > 3 => net.crash(node),
-                1 if net.nodes[node as usize].is_none() => {
-                    let around: Vec<_> = edges
-                        .iter()
-                        .filter_map(|&(a, b)| (a == node).then_some(b).or((b == node).then_some(a)))
-                        .collect();
-                    net.restart(node, &around);
-                }
-                _ => {
-                    if let Some(&(a, b)) = edges.get(node as usize) {
-                        net.cut(a, b);
-                        net.join(a, b);
-                    }
-                }
-            }
-        }
-        for &(a, b) in &edges {
-            net.join(a, b);
-        }
-        net.run(net.now + 3 * recovery().silence());
-        net.acting.clear();
-        net.serve_all(40_000);
-        net.run(net.now + 3 * recovery().silence());
-        let parts = net.tokens_per_part();
-        prop_assert!(parts.iter().all(|&t| t == 1), "tokens per part {parts:?}");
+        crashes_restarts_and_breaks_keep_the_fences_and_recover_case(seed, faults, prio(k))?;
+    }
+
+    /// The same with raises paced (R15).
+    #[test]
+    fn paced_crashes_restarts_and_breaks_keep_the_fences_and_recover(
+        seed in any::<u64>(),
+        k in 1u32..=3,
+        faults in proptest::collection::vec((0u8..3, 0u32..7, 0u64..400), 1..6),
+    ) {
+        crashes_restarts_and_breaks_keep_the_fences_and_recover_case(seed, faults, paced(prio(k)))?;
     }
 }
 
@@ -257,4 +239,68 @@ mod majority {
         );
         assert_eq!(made(&net), 1);
     }
+}
+
+fn one_crash_keeps_at_most_k_units_in_use_and_everyone_served_case(
+    seed: u64,
+    victim: u32,
+    after: u64,
+    settings: Settings,
+) -> Result<(), TestCaseError> {
+    let mut net = Net::<Node>::new(7, &wheel(), &[6], settings).seed(seed);
+    net.want_all();
+    net.run(after);
+    net.crash(victim);
+    for _ in 0..3 {
+        net.serve_all(30_000);
+    }
+    net.run(net.now + 3 * recovery().silence());
+    prop_assert_eq!(net.tokens_per_part(), vec![1]);
+    Ok(())
+}
+
+fn crashes_restarts_and_breaks_keep_the_fences_and_recover_case(
+    seed: u64,
+    faults: Vec<(u8, u32, u64)>,
+    settings: Settings,
+) -> Result<(), TestCaseError> {
+    let mut edges = ring(7);
+    edges.extend([(0, 3), (2, 5)]);
+    let mut net = Net::<Node>::new(7, &edges, &[0], settings).seed(seed);
+    net.check_b = false;
+    for (kind, node, after) in faults {
+        net.want_all();
+        net.run(net.now + after);
+        match kind {
+            0 if net.live().count() > 3 => net.crash(node),
+            1 if net.nodes[node as usize].is_none() => {
+                let around: Vec<_> = edges
+                    .iter()
+                    .filter_map(|&(a, b)| (a == node).then_some(b).or((b == node).then_some(a)))
+                    .collect();
+                net.restart(node, &around);
+            }
+            _ => {
+                if let Some(&(a, b)) = edges.get(node as usize) {
+                    net.cut(a, b);
+                    net.join(a, b);
+                }
+            }
+        }
+    }
+    for &(a, b) in &edges {
+        net.join(a, b);
+    }
+    net.run(net.now + 3 * recovery().silence());
+    net.acting.clear();
+    net.serve_all(40_000);
+    net.run(net.now + 3 * recovery().silence());
+    let parts = net.tokens_per_part();
+    prop_assert!(parts.iter().all(|&t| t == 1), "tokens per part {parts:?}");
+    Ok(())
+}
+
+/// `settings` with raises paced from 2 up to 16 time units (R15): messages take 1 to 3.
+fn paced(settings: Settings) -> Settings {
+    settings.with_raise_pause(RaisePause::new(2, 16))
 }

@@ -2,7 +2,7 @@
 //! timed driver (`crate::timed`): crashes, restarts, breaking links, partitions and merges.
 
 use manet_mutex::reverse_link::{network, Config, Node, Settings};
-use manet_mutex::token::{Height, Recovery};
+use manet_mutex::token::{Height, RaisePause, Recovery};
 use manet_mutex::{CsRequest, Event, NodeId, Protocol, Status};
 use proptest::prelude::*;
 
@@ -274,21 +274,18 @@ proptest! {
         victim in 0u32..7,
         after in 0u64..600,
     ) {
-        let mut edges = ring(6);
-        edges.extend((0..6).map(|i| (i, 6)));
-        let mut net = Net::<Node>::new(7, &edges, &[0, 3][..k as usize], krl(k)).seed(seed);
-        net.want_all();
-        net.run(after);
-        let before = net.tokens();
-        net.crash(victim);
-        // Held there, or on one of its links.
-        let lost = before - net.tokens();
-        for _ in 0..3 {
-            net.serve_all(20_000);
-        }
-        net.run(net.now + 3 * recovery().silence());
-        prop_assert!(u64::from(lost) >= net.counts.regenerated);
-        prop_assert_eq!(net.tokens_per_part(), vec![k]);
+        one_crash_in_a_connected_part_keeps_k_exclusion_case(seed, k, victim, after, krl(k))?;
+    }
+
+    /// The same with raises paced (R15).
+    #[test]
+    fn paced_one_crash_in_a_connected_part_keeps_k_exclusion(
+        seed in any::<u64>(),
+        k in 1u32..=2,
+        victim in 0u32..7,
+        after in 0u64..600,
+    ) {
+        one_crash_in_a_connected_part_keeps_k_exclusion_case(seed, k, victim, after, paced(krl(k)))?;
     }
 
     /// Random crashes, restarts and breaking links on a ring with chords: (a) always, (b)
@@ -299,40 +296,17 @@ proptest! {
         k in 1u32..=2,
         faults in proptest::collection::vec((0u8..3, 0u32..7, 0u64..400), 1..6),
     ) {
-        let mut edges = ring(7);
-        edges.extend([(0, 3), (2, 5)]);
-        let mut net = Net::<Node>::new(7, &edges, &[0, 4][..k as usize], krl(k)).seed(seed);
-        net.check_b = false; // links break with tokens on them: parts may form
-        for (kind, node, after) in faults {
-            net.want_all();
-            net.run(net.now + after);
-            match kind {
-                0 if net.live().count() > 3 => net.crash(node),
-                1 if net.nodes[node as usize].is_none() => {
-                    let around: Vec<_> = edges
-                        .iter()
-                        .filter_map(|&(a, b)| (a == node).then_some(b).or((b == node).then_some(a)))
-                        .collect();
-                    net.restart(node, &around);
-                }
-                _ => {
-                    if let Some(&(a, b)) = edges.get(node as usize) {
-                        net.cut(a, b);
-                        net.join(a, b);
-                    }
-                }
-            }
-        }
-        // Heal: every live pair of the original graph linked again.
-        for &(a, b) in &edges {
-            net.join(a, b);
-        }
-        net.run(net.now + 3 * recovery().silence());
-        net.acting.clear();
-        net.serve_all(20_000);
-        net.run(net.now + 3 * recovery().silence());
-        let parts = net.tokens_per_part();
-        prop_assert!(parts.iter().all(|&t| t == k), "tokens per part {parts:?}, k = {k}");
+        crashes_restarts_and_breaks_keep_the_fences_and_recover_case(seed, k, faults, krl(k))?;
+    }
+
+    /// The same with raises paced (R15).
+    #[test]
+    fn paced_crashes_restarts_and_breaks_keep_the_fences_and_recover(
+        seed in any::<u64>(),
+        k in 1u32..=2,
+        faults in proptest::collection::vec((0u8..3, 0u32..7, 0u64..400), 1..6),
+    ) {
+        crashes_restarts_and_breaks_keep_the_fences_and_recover_case(seed, k, faults, paced(krl(k)))?;
     }
 }
 
@@ -744,4 +718,80 @@ fn a_refusal_moves_a_held_token_above_the_admitted_generation_once() {
     // A second refusal of the same fence changes nothing: the token is above already.
     let again = node.handle(Event::Refused { fence, newest }).unwrap();
     assert_eq!(again.filter(|a| matches!(a, Action::Report(_))).count(), 0);
+}
+
+fn one_crash_in_a_connected_part_keeps_k_exclusion_case(
+    seed: u64,
+    k: u32,
+    victim: u32,
+    after: u64,
+    settings: Settings,
+) -> Result<(), TestCaseError> {
+    let mut edges = ring(6);
+    edges.extend((0..6).map(|i| (i, 6)));
+    let mut net = Net::<Node>::new(7, &edges, &[0, 3][..k as usize], settings).seed(seed);
+    net.want_all();
+    net.run(after);
+    let before = net.tokens();
+    net.crash(victim);
+    // Held there, or on one of its links.
+    let lost = before - net.tokens();
+    for _ in 0..3 {
+        net.serve_all(20_000);
+    }
+    net.run(net.now + 3 * recovery().silence());
+    prop_assert!(u64::from(lost) >= net.counts.regenerated);
+    prop_assert_eq!(net.tokens_per_part(), vec![k]);
+    Ok(())
+}
+
+fn crashes_restarts_and_breaks_keep_the_fences_and_recover_case(
+    seed: u64,
+    k: u32,
+    faults: Vec<(u8, u32, u64)>,
+    settings: Settings,
+) -> Result<(), TestCaseError> {
+    let mut edges = ring(7);
+    edges.extend([(0, 3), (2, 5)]);
+    let mut net = Net::<Node>::new(7, &edges, &[0, 4][..k as usize], settings).seed(seed);
+    net.check_b = false; // links break with tokens on them: parts may form
+    for (kind, node, after) in faults {
+        net.want_all();
+        net.run(net.now + after);
+        match kind {
+            0 if net.live().count() > 3 => net.crash(node),
+            1 if net.nodes[node as usize].is_none() => {
+                let around: Vec<_> = edges
+                    .iter()
+                    .filter_map(|&(a, b)| (a == node).then_some(b).or((b == node).then_some(a)))
+                    .collect();
+                net.restart(node, &around);
+            }
+            _ => {
+                if let Some(&(a, b)) = edges.get(node as usize) {
+                    net.cut(a, b);
+                    net.join(a, b);
+                }
+            }
+        }
+    }
+    // Heal: every live pair of the original graph linked again.
+    for &(a, b) in &edges {
+        net.join(a, b);
+    }
+    net.run(net.now + 3 * recovery().silence());
+    net.acting.clear();
+    net.serve_all(20_000);
+    net.run(net.now + 3 * recovery().silence());
+    let parts = net.tokens_per_part();
+    prop_assert!(
+        parts.iter().all(|&t| t == k),
+        "tokens per part {parts:?}, k = {k}"
+    );
+    Ok(())
+}
+
+/// `settings` with raises paced from 2 up to 16 time units (R15): messages take 1 to 3.
+fn paced(settings: Settings) -> Settings {
+    settings.with_raise_pause(RaisePause::new(2, 16))
 }

@@ -65,7 +65,7 @@
 //! datagrams (`debug`).
 //!
 //! **Limits**: one request at a time per node (a second concurrent `acquire` is
-//! [`Error::Busy`]). Majority mode ([`DriverEvent::Persist`](manet_mutex::driver::DriverEvent::Persist))
+//! [`Error::Busy`]). Majority mode ([`DriverEvent::Persist`])
 //! needs a durable store this crate does not have: the promise is logged, not stored.
 //! [`Node::shutdown`] releases or withdraws what the node holds and sends what that produces
 //! once; it does not wait for acknowledgements, so a token algorithm's token may still be
@@ -123,7 +123,7 @@ pub enum Error {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Lost {
-    /// The entry's lease ended ([`DriverEvent::LeaseExpired`](manet_mutex::driver::DriverEvent::LeaseExpired)):
+    /// The entry's lease ended ([`DriverEvent::LeaseExpired`]):
     /// others may be admitted; stop acting on the resource under this fence, then drop the
     /// guard.
     LeaseExpired,
@@ -165,7 +165,7 @@ pub struct Stats {
     /// ([`Report::PeerReadmitted`](manet_mutex::Report::PeerReadmitted)).
     pub readmitted: u64,
     /// Links that failed with messages unacknowledged
-    /// ([`DriverEvent::Lost`](manet_mutex::driver::DriverEvent::Lost) events).
+    /// ([`DriverEvent::Lost`] events).
     pub lost_links: u64,
     /// The messages those links gave up, summed.
     pub lost_messages: u64,
@@ -344,8 +344,9 @@ impl Node {
     /// [`NeighbourUp`](DriverEvent::NeighbourUp)/[`NeighbourDown`](DriverEvent::NeighbourDown)
     /// and [`Anomaly`](DriverEvent::Anomaly), in the order the driver handed them out. The
     /// events a guard carries (entries, lease ends) come through [`Node::acquire`] and
-    /// [`Guard::lost`] instead. Subscribe before the first `.await` after
-    /// [`Builder::spawn`] to see the links formed at start.
+    /// [`Guard::lost`] instead. Earlier events are not replayed: on a current-thread
+    /// runtime a subscription made before the first `.await` after [`Builder::spawn`] sees
+    /// them all (the task has not run yet); on a multi-thread one the task may have started.
     ///
     /// The node never waits for a subscriber: one that falls more than
     /// [`EVENTS_CAPACITY`] events behind loses the oldest, and its next `recv` returns

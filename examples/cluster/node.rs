@@ -520,10 +520,14 @@ where
         true => crate::full_edges(n),
         false => args.topology.edges(n),
     };
-    let neighbours = edges.into_iter().filter_map(|(a, b)| match (a, b) {
-        (a, b) if a == me => Some(b),
-        (a, b) if b == me => Some(a),
-        _ => None,
+    let neighbours = edges.into_iter().filter_map(|(a, b)| {
+        if a == me {
+            Some(b)
+        } else if b == me {
+            Some(a)
+        } else {
+            None
+        }
     });
     // The session's defaults, in ms (the driver's unit): resend after 20, a link silent for
     // 400 fails, keepalives after 100, `Hello`s to an unreachable neighbour backing off up to
@@ -532,6 +536,8 @@ where
     let config = Config::DEFAULT
         .with_session(session::Settings::DEFAULT.with_max_peers(n))
         .with_epoch_base(u64::from(args.incarnation) << 32);
+    // A stream of its own (the application's pauses and requests draw from another): the
+    // filter runs on the node's task, the application on this one.
     let faults = Arc::new(Mutex::new(Faults {
         rng: ChaCha8Rng::seed_from_u64(args.seed.wrapping_add(1)),
         loss: args.loss,
@@ -556,7 +562,8 @@ where
         .config(config)
         .filter(filter)
         .spawn()?;
-    // Before the first `.await`: the links formed at start are seen.
+    // Before the first `.await` (one thread: the node's task has not run yet), so the links
+    // formed at start are seen.
     let mut events = node.events();
     let reports = std::net::UdpSocket::bind(SocketAddr::new(bind.ip(), 0))?;
     reports.set_nonblocking(true)?;

@@ -16,13 +16,13 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
+use manet_mutex::driver::wire::{self, Envelope, Payload};
 use manet_mutex::session::{Epochs, Frame};
 use manet_mutex::{reverse_link, NodeId};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::wire::{self, Body};
 use crate::{full_edges, Algorithm, Outcome, Topology};
 
 #[derive(Debug, Args)]
@@ -1537,8 +1537,13 @@ fn send_garbage(peers: &[SocketAddr], count: u32, rng: &mut ChaCha8Rng) -> std::
                 receiver: 0,
             },
         };
-        wire::encode::<reverse_link::Message>(NodeId(sender), &Body::Session(frame))
-            .expect("a Hello encodes")
+        // To node 0, from `sender`: the driver's frame format (a receiver other than the
+        // node is as foreign as a sender that is no peer).
+        wire::encode::<reverse_link::Message>(&Envelope {
+            from: NodeId(sender),
+            to: NodeId(0),
+            payload: Payload::Session(frame),
+        })
     };
     for addr in peers {
         for i in 0..count {

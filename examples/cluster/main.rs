@@ -1,11 +1,11 @@
 //! The crate's algorithms as a cluster of OS processes talking UDP: the README's embedding
 //! example grown up.
 //!
-//! - `node`: one process, one algorithm core, one UDP socket. Look-ahead and Ricart–Agrawala
-//!   send their messages straight to any host; KRL, KRLF and prioritized run over a link
-//!   session per neighbour of the topology. Every datagram carries a `codec` frame behind a
-//!   small header naming the sender (`wire.rs`). The node asks for the critical section at
-//!   random intervals and tells the resource process when it enters and leaves.
+//! - `node`: one process, one algorithm core on the async crate (`manet_mutex_tokio::Node`,
+//!   one UDP socket, the driver's wire format). Look-ahead and Ricart–Agrawala send their
+//!   messages straight to any host; KRL, KRLF and prioritized run over a link session per
+//!   neighbour of the topology. The node asks for the critical section at random intervals
+//!   and tells the resource process when it enters and leaves.
 //! - `resource`: the protected resource's checker: never more than `k` units held by acting
 //!   holders, fences (a stale generation's grant refused and counted, any other refusal a
 //!   violation).
@@ -35,7 +35,6 @@ mod launch;
 mod node;
 mod report;
 mod resource;
-mod wire;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;

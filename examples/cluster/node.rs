@@ -1,7 +1,7 @@
-//! One node: an algorithm core, one UDP socket, the timers helper, and for the token
-//! algorithms a link session. The loop in [`Node::run`] waits for a datagram, the next
-//! deadline or a control line, hands it to the core (through the session for the token
-//! algorithms), and carries out what the core asks for.
+//! One node: an algorithm core on the async crate (`manet_mutex_tokio::Node`: the driver's
+//! link sessions, timers and versioned wire format behind one UDP socket), and the
+//! application that uses it: it asks for the critical section at random intervals, tells the
+//! resource process when it enters and leaves, and prints what the node's events say.
 //!
 //! Standard output gets one line per step of the application (`requested`,
 //! `entered <n> <lane> <value>`, `left`, `done`), per loss report
@@ -13,33 +13,34 @@
 //! datagram to and from the peer dropped, then let through again: a failure, which may take a
 //! token with it), `linger` (stay in the next critical section until killed, printing
 //! `lingering` once inside: how the launcher kills a holder in its critical section) and
-//! `quit`.
+//! `quit`. Loss (`--loss`) and cuts go through the node's datagram filter.
 //!
 //! A node started with `--incarnation` above 0 is a restart after a crash: it starts with
 //! empty state (no token, no neighbour, no memory of requests), its link sessions' epochs
 //! start above every epoch an earlier incarnation can have used, and it reports to the
 //! resource under the new incarnation.
 
-use std::collections::{BTreeSet, VecDeque};
-use std::net::{SocketAddr, UdpSocket};
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use clap::Args;
 use manet_mutex::codec::Wire;
-use manet_mutex::session::{self, Datagram, Session, SessionEvent};
-use manet_mutex::timers::Timers;
+use manet_mutex::driver::{self, Config, DriverEvent};
 use manet_mutex::token::{Height, Recovery};
-use manet_mutex::{look_ahead, prioritized, reverse_link, ricart_agrawala};
-use manet_mutex::{
-    Action, CsRequest, Event, Fence, NodeId, Protocol, Report as Recovered, Severity,
-};
+use manet_mutex::{look_ahead, prioritized, reverse_link, ricart_agrawala, session};
+use manet_mutex::{CsRequest, NodeId, Report as Recovered};
+use manet_mutex_tokio::{Direction, Lost, Node, Verdict};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use tokio::io::AsyncBufReadExt;
+use tokio::net::UdpSocket;
+use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 
 use crate::report::Report;
-use crate::wire::{self, Body};
 use crate::{parse_peer, Algorithm, Outcome, Topology};
 
 #[derive(Debug, Clone, Args)]
@@ -202,12 +203,6 @@ pub fn run(args: NodeArgs) -> Outcome {
     let recovery = args
         .recovery
         .then(|| recovery(args.beacon_ms, args.lease_ms, args.diameter, n));
-    // Above every epoch of the earlier incarnations (each used fewer than 2^32).
-    let epoch_base = u64::from(args.incarnation) << 32;
-    // The session's defaults, in ms (the unit of `now` here): resend after 20, a link silent
-    // for 400 fails, keepalives after 100, `Hello`s to an unreachable neighbour backing off
-    // up to 1000 apart, 32 frames in flight; room for every node.
-    let link_settings = session::Settings::DEFAULT.with_max_peers(n);
     match args.algorithm {
         Algorithm::Krl | Algorithm::Krlf => {
             let mut settings = reverse_link::Settings::new(k);
@@ -237,10 +232,7 @@ pub fn run(args: NodeArgs) -> Outcome {
                     None => bare,
                 }
             };
-            let links = Session::new(me, link_settings)?
-                .with_epoch_base(epoch_base)
-                .with_precious(reverse_link::Message::is_token);
-            drive(args, reverse_link::Node::new(c)?, Some(links))
+            drive(args, reverse_link::Node::new(c)?)
         }
         Algorithm::Prioritized => {
             let mut settings = prioritized::Settings::new(k, prioritized::Policy::Equal);
@@ -257,10 +249,7 @@ pub fn run(args: NodeArgs) -> Outcome {
                     .swap_remove(me.index());
                 prioritized::Config::new(me, settings, c.holder, c.height, Vec::new())
             };
-            let links = Session::new(me, link_settings)?
-                .with_epoch_base(epoch_base)
-                .with_precious(prioritized::Message::carries_resources);
-            drive(args, prioritized::Node::new(c)?, Some(links))
+            drive(args, prioritized::Node::new(c)?)
         }
         // With recovery: entries leased, a peer silent through the least number of
         // retransmission timeouts that keeps one acting holder excluded (C3, C4), and the
@@ -281,7 +270,7 @@ pub fn run(args: NodeArgs) -> Outcome {
             let c = look_ahead::network(settings)?
                 .swap_remove(me.index())
                 .with_incarnation(args.incarnation);
-            drive(args, look_ahead::Node::new(c)?, None)
+            drive(args, look_ahead::Node::new(c)?)
         }
         Algorithm::Ra => {
             let mut settings = ricart_agrawala::Settings::new(n, RETRANSMIT_MS);
@@ -299,467 +288,162 @@ pub fn run(args: NodeArgs) -> Outcome {
             let c = ricart_agrawala::network(settings)?
                 .swap_remove(me.index())
                 .with_incarnation(args.incarnation);
-            drive(args, ricart_agrawala::Node::new(c)?, None)
+            drive(args, ricart_agrawala::Node::new(c)?)
         }
     }
 }
 
-fn drive<P>(args: NodeArgs, core: P, session: Option<Session<P::Message>>) -> Outcome
+fn drive<P>(args: NodeArgs, core: P) -> Outcome
 where
-    P: Protocol,
-    P::Message: Wire,
+    P: driver::Algorithm + Send + 'static,
+    P::Message: Wire + Send,
 {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let outcome = rt.block_on(async {
-        let me = args.id as usize;
-        let bind = args.bind.unwrap_or(args.peers[me].1);
-        let socket = UdpSocket::bind(bind).map_err(|e| format!("cannot bind {bind}: {e}"))?;
-        socket.set_nonblocking(true)?;
-        let receiver = tokio::net::UdpSocket::from_std(socket.try_clone()?)?;
-        Node::new(args, core, session, socket).run(receiver).await
-    });
+    let outcome = rt.block_on(serve(args, core));
     // Standard input is read on a blocking thread that may never return: do not wait for it.
     rt.shutdown_background();
     outcome
 }
 
-/// Where the application is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum App {
-    /// In the remainder section; requests at `until`.
-    Thinking { until: u64 },
-    /// Requested, not granted yet.
-    Waiting,
-    /// In the critical section until `until`, under `fence`.
-    Inside { until: u64, fence: Fence },
-    /// In the critical section until killed (the launcher's `linger`), under `fence`.
-    Lingering { fence: Fence },
-    /// Leaving: releases once the resource acknowledged the exit.
-    Leaving,
-    /// Target reached: requests no more.
-    Done,
-}
-
-/// What a node counted, printed as its `stats` line.
-#[derive(Debug, Default)]
-struct Counts {
-    entries: u64,
-    /// Core messages sent.
-    messages: u64,
-    sent: u64,
-    received: u64,
+/// The faults injected through the node's datagram filter: loss on receipt and cut peers.
+struct Faults {
+    rng: ChaCha8Rng,
+    loss: f64,
+    /// Peers whose datagrams are dropped both ways: a link flap.
+    cut: BTreeSet<NodeId>,
     /// Dropped on receipt by the loss injection.
     dropped: u64,
     /// Dropped because the link to the peer was cut.
-    cut: u64,
-    /// No datagram of ours: garbage, truncated, padded, or of the other transport.
-    garbage: u64,
-    /// Naming a sender that is no peer, or not from that peer's address.
-    unknown: u64,
-    lost_reports: u64,
-    lost_messages: u64,
-    lost_precious: u64,
-    /// Entries whose lease ended while inside.
-    lease_expired: u64,
-    /// Tokens this node made again, and older ones it destroyed.
-    regenerated: u64,
-    destroyed: u64,
-    /// Peers this node stopped waiting for, and counted again.
-    excluded: u64,
-    readmitted: u64,
-    noise: u64,
-    suspect: u64,
-    errors: u64,
+    cut_dropped: u64,
 }
 
-/// Whether the loop goes on.
-#[derive(Debug, PartialEq, Eq)]
-enum Flow {
-    Continue,
-    Stop,
-}
-
-struct Node<P: Protocol> {
-    id: NodeId,
-    args: NodeArgs,
-    core: P,
-    /// The link session (token algorithms); `None` sends core messages directly.
-    session: Option<Session<P::Message>>,
-    timers: Timers,
-    /// Non-blocking, for sending; the loop receives on a clone.
-    socket: UdpSocket,
-    /// Peers whose datagrams are dropped both ways: a link flap.
-    cut: BTreeSet<NodeId>,
-    rng: ChaCha8Rng,
-    start: Instant,
-    app: App,
-    /// The next critical section lasts until the process is killed.
-    linger: bool,
-    /// `CLUSTER_TRACE` set: every core event and action on standard error, with the time.
-    trace: bool,
-    /// Reports for the resource, the first sent and not acknowledged yet.
-    reports: VecDeque<Report>,
-    next_report: u64,
-    resend_report: Option<u64>,
-    out: Vec<Action<P::Message>>,
-    counts: Counts,
-}
-
-impl<P> Node<P>
-where
-    P: Protocol,
-    P::Message: Wire,
-{
-    fn new(
-        args: NodeArgs,
-        core: P,
-        session: Option<Session<P::Message>>,
-        socket: UdpSocket,
-    ) -> Self {
-        Node {
-            id: NodeId(args.id),
-            rng: ChaCha8Rng::seed_from_u64(args.seed),
-            app: App::Thinking { until: args.warmup },
-            linger: false,
-            trace: std::env::var_os("CLUSTER_TRACE").is_some(),
-            cut: args.cut.iter().copied().map(NodeId).collect(),
-            args,
-            core,
-            session,
-            timers: Timers::new(),
-            socket,
-            start: Instant::now(),
-            reports: VecDeque::new(),
-            next_report: 1,
-            resend_report: None,
-            out: Vec::new(),
-            counts: Counts::default(),
-        }
-    }
-
-    /// Milliseconds since the node started: the unit of every timer.
-    fn now(&self) -> u64 {
-        self.start.elapsed().as_millis() as u64
-    }
-
-    async fn run(mut self, socket: tokio::net::UdpSocket) -> Outcome {
-        let mut control = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-        let mut control_open = true;
-        let mut buf = [0u8; 2048];
-        if let Some(session) = &mut self.session {
-            let me = self.id;
-            let n = self.args.peers.len() as u32;
-            // Mobile: every peer is a link the radio may form (the cut ones are out of range).
-            let edges = match self.args.mobile {
-                true => crate::full_edges(n),
-                false => self.args.topology.edges(n),
-            };
-            for peer in edges {
-                match peer {
-                    (a, b) if a == me => session.connect(b, 0)?,
-                    (a, b) if b == me => session.connect(a, 0)?,
-                    _ => {}
-                }
-            }
-        }
-        loop {
-            self.pump();
-            let wake = self.start + Duration::from_millis(self.next_deadline());
-            let flow = tokio::select! {
-                got = socket.recv_from(&mut buf) => match got {
-                    Ok((len, from)) => self.on_datagram(&buf[..len], from),
-                    // An ICMP error surfacing on a UDP socket: nothing to do.
-                    Err(_) => Flow::Continue,
-                },
-                () = tokio::time::sleep_until(wake) => self.on_time(),
-                line = control.next_line(), if control_open => match line {
-                    Ok(Some(line)) => self.on_control(&line),
-                    // The launcher is gone (whatever way it ended): so is its run.
-                    _ if self.args.supervised => Flow::Stop,
-                    // No launcher: run on until the resource says stop.
-                    _ => {
-                        control_open = false;
-                        Flow::Continue
-                    }
-                },
-            };
-            if flow == Flow::Stop {
-                break;
-            }
-        }
-        self.print_stats();
-        Ok(self.counts.errors == 0 && self.counts.suspect == 0)
-    }
-
-    /// The earliest time the node has something to do, in ms.
-    fn next_deadline(&self) -> u64 {
-        let app = match self.app {
-            App::Thinking { until } | App::Inside { until, .. } => Some(until),
-            _ => None,
-        };
-        let session = self.session.as_ref().and_then(Session::poll_timeout);
-        [
-            self.timers.next_deadline(),
-            session,
-            app,
-            self.resend_report,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
-        .unwrap_or(self.now() + 60_000)
-    }
-
-    fn on_datagram(&mut self, bytes: &[u8], from: SocketAddr) -> Flow {
-        if from == self.args.resource {
-            return self.on_resource(bytes);
-        }
-        self.counts.received += 1;
-        if self.rng.random_bool(self.args.loss) {
-            self.counts.dropped += 1;
-            return Flow::Continue;
-        }
-        let Some((sender, body)) = wire::decode(bytes) else {
-            self.counts.garbage += 1;
-            return Flow::Continue;
-        };
-        if sender == self.id || self.args.peers.get(sender.index()).map(|p| p.1) != Some(from) {
-            self.counts.unknown += 1;
-        } else if self.cut.contains(&sender) {
-            self.counts.cut += 1;
+impl Faults {
+    /// The verdict on a datagram to or from `peer` (`None`: an address of no peer).
+    fn judge(&mut self, direction: Direction, peer: Option<NodeId>) -> Verdict {
+        if direction == Direction::In && self.rng.random_bool(self.loss) {
+            self.dropped += 1;
+            Verdict::Drop
+        } else if peer.is_some_and(|p| self.cut.contains(&p)) {
+            self.cut_dropped += 1;
+            Verdict::Drop
         } else {
-            let now = self.now();
-            match (body, &mut self.session) {
-                (Body::Core(msg), None) => self.feed(Event::Receive { from: sender, msg }),
-                (Body::Session(frame), Some(s)) => s.handle_datagram(
-                    Datagram {
-                        from: sender,
-                        frame,
-                    },
-                    now,
-                ),
-                _ => self.counts.garbage += 1,
-            }
+            Verdict::Keep
         }
-        Flow::Continue
+    }
+}
+
+/// The reports for the resource, the first sent and not acknowledged yet.
+struct Reports {
+    /// A socket of its own, non-blocking (the resource answers the address a report came
+    /// from; the main loop receives on a clone).
+    socket: std::net::UdpSocket,
+    resource: SocketAddr,
+    id: NodeId,
+    incarnation: u32,
+    queue: VecDeque<Report>,
+    next: u64,
+    resend_at: Option<Instant>,
+    /// The last report acknowledged.
+    acked: watch::Sender<u64>,
+}
+
+impl Reports {
+    /// Queue a report; its number.
+    fn push(&mut self, report: impl FnOnce(NodeId, u32, u64) -> Report) -> u64 {
+        let seq = self.next;
+        self.queue.push_back(report(self.id, self.incarnation, seq));
+        self.next += 1;
+        if self.queue.len() == 1 {
+            self.send();
+        }
+        seq
     }
 
-    fn on_time(&mut self) -> Flow {
-        let now = self.now();
-        while let Some(timer) = self.timers.pop_expired(now) {
-            self.feed(Event::Timeout(timer));
+    /// (Re)send the first unacknowledged report.
+    fn send(&mut self) {
+        if let Some(report) = self.queue.front() {
+            // Best effort, like the network: the resend covers a full buffer.
+            let _ = self.socket.send_to(report.line().as_bytes(), self.resource);
+            self.resend_at = Some(Instant::now() + Duration::from_millis(REPORT_RETRY_MS));
         }
-        if let Some(s) = &mut self.session {
-            if s.poll_timeout().is_some_and(|at| at <= now) {
-                s.handle_timeout(now);
-            }
-        }
-        match self.app {
-            App::Thinking { until } if until <= now => self.request(),
-            App::Inside { until, .. } if until <= now => {
-                self.app = App::Leaving;
-                self.report(|node, incarnation, seq| Report::Exit {
-                    node,
-                    incarnation,
-                    seq,
-                });
-            }
-            _ => {}
-        }
-        if self.resend_report.is_some_and(|at| at <= now) {
-            self.send_report();
-        }
-        Flow::Continue
     }
 
-    fn on_control(&mut self, line: &str) -> Flow {
-        let mut words = line.split_whitespace();
-        let peer = |w: Option<&str>| w.and_then(|w| w.parse().ok()).map(NodeId);
-        let now = self.now();
-        match (words.next(), peer(words.next()), &mut self.session) {
-            (Some("cut"), Some(p), _) => {
-                self.cut.insert(p);
-            }
-            (Some("heal"), Some(p), _) => {
-                self.cut.remove(&p);
-            }
-            (Some("close"), Some(p), Some(s)) => s.close(p, now),
-            (Some("open"), Some(p), Some(s)) => {
-                if let Err(e) = s.connect(p, now) {
-                    eprintln!("node {}: cannot reconnect to {}: {e}", self.id.0, p.0);
-                }
-            }
-            // Without links, a planned flap is a cut.
-            (Some("close"), Some(p), None) => {
-                self.cut.insert(p);
-            }
-            (Some("open"), Some(p), None) => {
-                self.cut.remove(&p);
-            }
-            (Some("linger"), None, _) => self.linger = true,
-            (Some("quit"), _, _) => return Flow::Stop,
-            _ => eprintln!("node {}: unknown control line {line:?}", self.id.0),
-        }
-        Flow::Continue
-    }
-
-    /// `ack <incarnation> <seq>` or `stop` from the resource.
-    fn on_resource(&mut self, bytes: &[u8]) -> Flow {
-        let text = std::str::from_utf8(bytes).unwrap_or("");
-        if text == "stop" {
-            return Flow::Stop;
-        }
+    /// `ack <incarnation> <seq>` from the resource.
+    fn ack(&mut self, text: &str) {
         let acked = text.strip_prefix("ack ").and_then(|s| {
             let (incarnation, seq) = s.split_once(' ')?;
             Some((incarnation.parse().ok()?, seq.parse().ok()?))
         });
-        let front = self.reports.front().map(|r| (r.incarnation(), r.seq()));
-        if acked.is_some() && acked == front {
-            let report = self.reports.pop_front();
-            self.resend_report = None;
-            if matches!(report, Some(Report::Exit { .. } | Report::Expired { .. })) {
-                self.release();
-            }
-            self.send_report();
+        let front = self.queue.front().map(|r| (r.incarnation(), r.seq()));
+        if let Some((_, seq)) = acked.filter(|&a| Some(a) == front) {
+            self.queue.pop_front();
+            self.resend_at = None;
+            self.acked.send_replace(seq);
+            self.send();
         }
-        Flow::Continue
+    }
+}
+
+/// What the application and the main loop share (one thread: cells).
+struct Shared {
+    reports: RefCell<Reports>,
+    /// The next critical section lasts until the process is killed.
+    linger: Cell<bool>,
+    /// Requests the node refused (a bug if ever above 0).
+    errors: Cell<u64>,
+}
+
+impl Shared {
+    fn report(&self, report: impl FnOnce(NodeId, u32, u64) -> Report) -> u64 {
+        self.reports.borrow_mut().push(report)
     }
 
-    fn request(&mut self) {
-        if self.counts.entries >= self.args.entries {
-            self.app = App::Done;
+    /// Until the resource has acknowledged report `seq`.
+    async fn acked(&self, seq: u64) {
+        let mut acked = self.reports.borrow().acked.subscribe();
+        // The sender lives in `self`, as long as this future.
+        let _ = acked.wait_for(|&a| a >= seq).await;
+    }
+}
+
+/// The application: think, request, enter, tell the resource, leave once it has heard;
+/// `--entries` times, then serve the others until stopped.
+async fn application(node: &Node, args: &NodeArgs, shared: &Shared) {
+    let start = Instant::now();
+    let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
+    let mut think_until = start + Duration::from_millis(args.warmup);
+    let mut entries = 0;
+    loop {
+        tokio::time::sleep_until(think_until).await;
+        if entries >= args.entries {
             println!("done");
-            self.report(|node, incarnation, seq| Report::Done {
+            shared.report(|node, incarnation, seq| Report::Done {
                 node,
                 incarnation,
                 seq,
             });
-            return;
+            return std::future::pending().await;
         }
-        let resources = match self.args.algorithm {
-            Algorithm::Prioritized => self.rng.random_range(1..=self.args.k),
+        let resources = match args.algorithm {
+            Algorithm::Prioritized => rng.random_range(1..=args.k),
             _ => 1,
         };
-        // Before the core runs: it may grant at once.
-        self.app = App::Waiting;
         println!("requested");
-        self.feed(Event::Request(CsRequest::resources(resources)));
-    }
-
-    fn release(&mut self) {
-        let until = self.now() + self.rng.random_range(0..=2 * self.args.think);
-        self.app = App::Thinking { until };
-        println!("left");
-        self.feed(Event::Release);
-    }
-
-    /// Feed `event` to the core and carry out its actions.
-    fn feed(&mut self, event: Event<P::Message>) {
-        let now = self.now();
-        if self.trace {
-            eprintln!(
-                "{now} n{}.{} <- {event:?}",
-                self.id.0, self.args.incarnation
-            );
-        }
-        let mut out = std::mem::take(&mut self.out);
-        if let Err(e) = self.core.handle_into(event, &mut out) {
-            eprintln!("node {}: {e}", self.id.0);
-            self.counts.errors += 1;
-        }
-        for action in out.drain(..) {
-            if self.trace && !matches!(action, Action::SetTimer { .. } | Action::CancelTimer { .. })
-            {
-                eprintln!(
-                    "{now} n{}.{} -> {action:?}",
-                    self.id.0, self.args.incarnation
-                );
-            }
-            if self.timers.apply(&action, now) {
-                continue;
-            }
-            match action {
-                Action::Send { to, msg } => {
-                    self.counts.messages += 1;
-                    match &mut self.session {
-                        Some(s) => {
-                            if let Err(e) = s.send(to, msg, now) {
-                                eprintln!("node {}: the session refused a send: {e}", self.id.0);
-                                self.counts.errors += 1;
-                            }
-                        }
-                        None => self.transmit(to, &Body::Core(msg)),
-                    }
-                }
-                Action::EnterCritical { resources, fence } => self.enter(resources, fence),
-                Action::LeaseExpired { fence } => self.lease_expired(fence),
-                Action::Report(report) => self.recovered(report),
-                Action::Anomaly { kind, .. } => match P::anomaly_severity(kind) {
-                    Severity::Suspect => self.counts.suspect += 1,
-                    _ => self.counts.noise += 1,
-                },
-                _ => {}
-            }
-        }
-        self.out = out;
-    }
-
-    /// Hand the session's events to the core (one at a time, as the session asks), then its
-    /// frames to the socket.
-    fn pump(&mut self) {
-        while let Some(event) = self.session.as_mut().and_then(Session::poll_event) {
-            match event {
-                SessionEvent::Core(event) => self.feed(event),
-                SessionEvent::Lost {
-                    peer,
-                    msgs,
-                    precious,
-                } => {
-                    println!("lost {} {} {precious}", peer.0, msgs.len());
-                    self.counts.lost_reports += 1;
-                    self.counts.lost_messages += msgs.len() as u64;
-                    self.counts.lost_precious += precious as u64;
-                }
-                _ => {}
-            }
-        }
-        while let Some(t) = self.session.as_mut().and_then(Session::poll_transmit) {
-            self.transmit(t.to, &Body::Session(t.frame));
-        }
-    }
-
-    fn transmit(&mut self, to: NodeId, body: &Body<P::Message>) {
-        if self.cut.contains(&to) {
-            self.counts.cut += 1;
-            return;
-        }
-        let (Some(bytes), Some(&(_, addr))) =
-            (wire::encode(self.id, body), self.args.peers.get(to.index()))
-        else {
-            return;
-        };
-        self.counts.sent += 1;
-        // Best effort, like the network: a full socket buffer drops the datagram.
-        let _ = self.socket.send_to(&bytes, addr);
-    }
-
-    /// The core granted `resources` units under `fence`.
-    fn enter(&mut self, resources: u32, fence: Fence) {
-        self.counts.entries += 1;
-        let Fence { lane, value } = fence;
-        println!("entered {} {lane} {value}", self.counts.entries);
-        self.app = if std::mem::take(&mut self.linger) {
-            println!("lingering");
-            App::Lingering { fence }
-        } else {
-            App::Inside {
-                until: self.now() + self.args.hold,
-                fence,
+        let guard = match node.acquire_with(CsRequest::resources(resources)).await {
+            Ok(guard) => guard,
+            Err(e) => {
+                eprintln!("node {}: {e}", args.id);
+                shared.errors.set(shared.errors.get() + 1);
+                return std::future::pending().await;
             }
         };
-        self.report(|node, incarnation, seq| Report::Enter {
+        entries += 1;
+        let fence = guard.fence();
+        let (lane, value) = (fence.lane, fence.value);
+        println!("entered {entries} {lane} {value}");
+        shared.report(|node, incarnation, seq| Report::Enter {
             node,
             incarnation,
             seq,
@@ -767,109 +451,295 @@ where
             lane,
             value,
         });
-    }
-
-    /// The lease of the entry under `fence` ended: stop acting on the resource (tell it the
-    /// entry ended early) and leave once it has heard.
-    fn lease_expired(&mut self, fence: Fence) {
-        self.counts.lease_expired += 1;
-        println!("expired {} {}", fence.lane, fence.value);
-        match self.app {
-            App::Inside { fence: f, .. } | App::Lingering { fence: f } if f == fence => {
-                self.app = App::Leaving;
-                self.report(|node, incarnation, seq| Report::Expired {
-                    node,
-                    incarnation,
-                    seq,
-                    lane: fence.lane,
-                    value: fence.value,
-                });
+        let linger = shared.linger.take();
+        if linger {
+            println!("lingering");
+        }
+        let hold = async {
+            match linger {
+                true => std::future::pending().await,
+                false => tokio::time::sleep(Duration::from_millis(args.hold)).await,
             }
-            // Leaving already: the exit is on its way.
-            _ => {}
+        };
+        // A lease that ends inside: stop acting on the resource (tell it the entry ended
+        // early), and leave once it has heard.
+        let expired = tokio::select! {
+            () = hold => false,
+            lost = guard.lost() => match lost {
+                Lost::LeaseExpired => true,
+                // The node shut down: so did the run.
+                _ => return,
+            },
+        };
+        let acked = if expired {
+            println!("expired {lane} {value}");
+            shared.acked(shared.report(|node, incarnation, seq| Report::Expired {
+                node,
+                incarnation,
+                seq,
+                lane,
+                value,
+            }))
+        } else {
+            shared.acked(shared.report(|node, incarnation, seq| Report::Exit {
+                node,
+                incarnation,
+                seq,
+            }))
+        };
+        tokio::pin!(acked);
+        if !expired {
+            // Leaving already: a lease that ends now is only told; the exit is on its way.
+            tokio::select! {
+                () = &mut acked => {}
+                Lost::LeaseExpired = guard.lost() => {
+                    println!("expired {lane} {value}");
+                    acked.await;
+                }
+            }
+        } else {
+            acked.await;
+        }
+        drop(guard);
+        println!("left");
+        think_until = Instant::now() + Duration::from_millis(rng.random_range(0..=2 * args.think));
+    }
+}
+
+async fn serve<P>(args: NodeArgs, core: P) -> Outcome
+where
+    P: driver::Algorithm + Send + 'static,
+    P::Message: Wire + Send,
+{
+    let me = NodeId(args.id);
+    let n = args.peers.len() as u32;
+    let bind = args.bind.unwrap_or(args.peers[me.index()].1);
+    // The token algorithms' links: the topology's edges, or every peer when mobile (the cut
+    // ones are out of range).
+    let edges = match args.mobile {
+        true => crate::full_edges(n),
+        false => args.topology.edges(n),
+    };
+    let neighbours = edges.into_iter().filter_map(|(a, b)| {
+        if a == me {
+            Some(b)
+        } else if b == me {
+            Some(a)
+        } else {
+            None
+        }
+    });
+    // The session's defaults, in ms (the driver's unit): resend after 20, a link silent for
+    // 400 fails, keepalives after 100, `Hello`s to an unreachable neighbour backing off up to
+    // 1000 apart, 32 frames in flight; room for every node. Epochs above every epoch of the
+    // earlier incarnations (each used fewer than 2^32).
+    let config = Config::DEFAULT
+        .with_session(session::Settings::DEFAULT.with_max_peers(n))
+        .with_epoch_base(u64::from(args.incarnation) << 32);
+    // A stream of its own (the application's pauses and requests draw from another): the
+    // filter runs on the node's task, the application on this one.
+    let faults = Arc::new(Mutex::new(Faults {
+        rng: ChaCha8Rng::seed_from_u64(args.seed.wrapping_add(1)),
+        loss: args.loss,
+        cut: args.cut.iter().copied().map(NodeId).collect(),
+        dropped: 0,
+        cut_dropped: 0,
+    }));
+    let by_addr: HashMap<SocketAddr, NodeId> =
+        args.peers.iter().map(|&(id, addr)| (addr, id)).collect();
+    let filter = {
+        let faults = faults.clone();
+        move |direction, addr, _: &[u8]| {
+            let mut faults = faults.lock().unwrap_or_else(|e| e.into_inner());
+            faults.judge(direction, by_addr.get(&addr).copied())
+        }
+    };
+    let socket = std::net::UdpSocket::bind(bind).map_err(|e| format!("cannot bind {bind}: {e}"))?;
+    let node = Node::builder(core)
+        .socket(socket)
+        .peers(args.peers.iter().copied())
+        .neighbours(neighbours)
+        .config(config)
+        .filter(filter)
+        .spawn()?;
+    // Before the first `.await` (one thread: the node's task has not run yet), so the links
+    // formed at start are seen.
+    let mut events = node.events();
+    let reports = std::net::UdpSocket::bind(SocketAddr::new(bind.ip(), 0))?;
+    reports.set_nonblocking(true)?;
+    let answers = UdpSocket::from_std(reports.try_clone()?)?;
+    let shared = Shared {
+        reports: RefCell::new(Reports {
+            socket: reports,
+            resource: args.resource,
+            id: me,
+            incarnation: args.incarnation,
+            queue: VecDeque::new(),
+            next: 1,
+            resend_at: None,
+            acked: watch::Sender::new(0),
+        }),
+        linger: Cell::new(false),
+        errors: Cell::new(0),
+    };
+    let trace = std::env::var_os("CLUSTER_TRACE").is_some();
+    let start = Instant::now();
+    let application = application(&node, &args, &shared);
+    tokio::pin!(application);
+    let mut control = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    let mut control_open = true;
+    let mut buf = [0u8; 512];
+    loop {
+        let resend_at = shared.reports.borrow().resend_at;
+        let resend = async {
+            match resend_at {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            // It never ends but with the node.
+            () = &mut application => break,
+            () = resend => shared.reports.borrow_mut().send(),
+            // An error is an ICMP error surfacing on a UDP socket: nothing to do.
+            got = answers.recv_from(&mut buf) => if let Ok((len, _)) = got {
+                let text = std::str::from_utf8(&buf[..len]).unwrap_or("");
+                if text == "stop" {
+                    break;
+                }
+                shared.reports.borrow_mut().ack(text);
+            },
+            event = events.recv() => match event {
+                Ok(event) => {
+                    if trace {
+                        eprintln!(
+                            "{} n{}.{} {event:?}",
+                            start.elapsed().as_millis(),
+                            me.0,
+                            args.incarnation
+                        );
+                    }
+                    print_event(&event);
+                }
+                // The counters in the stats line are whole; only lines are missing.
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    eprintln!("node {}: {missed} event lines missed", me.0);
+                }
+                Err(broadcast::error::RecvError::Closed) => break,
+            },
+            line = control.next_line(), if control_open => match line {
+                Ok(Some(line)) => {
+                    if !control_line(&node, &args, &faults, &shared, &line).await {
+                        break;
+                    }
+                }
+                // The launcher is gone (whatever way it ended): so is its run.
+                _ if args.supervised => break,
+                // No launcher: run on until the resource says stop.
+                _ => control_open = false,
+            },
         }
     }
+    let faults = faults.lock().unwrap_or_else(|e| e.into_inner());
+    let s = node.stats();
+    let d = s.driver;
+    let session = s.session.unwrap_or_default();
+    let errors = d.core_errors + shared.errors.get();
+    println!(
+        "stats node={} status={} entries={} messages={} sent={} received={} dropped={} cut={} \
+         garbage={} unknown={} lost_reports={} lost_messages={} lost_precious={} \
+         lease_expired={} regenerated={} destroyed={} excluded={} readmitted={} noise={} \
+         suspect={} errors={} retransmitted={} hellos={} links_up={} links_abandoned={}",
+        me.0,
+        s.status
+            .map_or("Unknown".into(), |status| format!("{status:?}")),
+        s.entered,
+        d.messages_sent,
+        s.datagrams_sent,
+        s.datagrams_received,
+        faults.dropped,
+        faults.cut_dropped,
+        d.dropped_checksum + d.dropped_malformed + d.dropped_unexpected + d.dropped_auth,
+        s.unknown_sender + d.dropped_unknown_peer,
+        s.lost_links,
+        s.lost_messages,
+        s.lost_precious,
+        s.lost,
+        s.regenerated,
+        s.destroyed,
+        s.excluded,
+        s.readmitted,
+        d.noise,
+        d.suspect,
+        errors,
+        d.retransmitted,
+        session.hellos,
+        session.links_up,
+        session.links_abandoned,
+    );
+    Ok(errors == 0 && d.suspect == 0)
+}
 
-    /// What recovery did.
-    fn recovered(&mut self, report: Recovered) {
-        match report {
+/// The line an informational event of the node prints, if any.
+fn print_event(event: &DriverEvent) {
+    match event {
+        DriverEvent::Lost {
+            peer,
+            messages,
+            precious,
+        } => println!("lost {} {messages} {precious}", peer.0),
+        DriverEvent::Report(report) => match report {
             Recovered::TokenRegenerated { fence } => {
-                self.counts.regenerated += 1;
-                println!("regenerated {} {}", fence.lane, fence.value);
+                println!("regenerated {} {}", fence.lane, fence.value)
             }
             Recovered::TokenDestroyed { fence } => {
-                self.counts.destroyed += 1;
-                println!("destroyed {} {}", fence.lane, fence.value);
+                println!("destroyed {} {}", fence.lane, fence.value)
             }
-            Recovered::PeerExcluded(peer) => {
-                self.counts.excluded += 1;
-                println!("excluded {}", peer.0);
-            }
-            Recovered::PeerReadmitted(peer) => {
-                self.counts.readmitted += 1;
-                println!("readmitted {}", peer.0);
-            }
+            Recovered::PeerExcluded(peer) => println!("excluded {}", peer.0),
+            Recovered::PeerReadmitted(peer) => println!("readmitted {}", peer.0),
             _ => {}
-        }
+        },
+        _ => {}
     }
+}
 
-    /// Queue a report for the resource.
-    fn report(&mut self, report: impl FnOnce(NodeId, u32, u64) -> Report) {
-        self.reports
-            .push_back(report(self.id, self.args.incarnation, self.next_report));
-        self.next_report += 1;
-        if self.reports.len() == 1 {
-            self.send_report();
+/// A line of standard input; whether the node goes on.
+async fn control_line(
+    node: &Node,
+    args: &NodeArgs,
+    faults: &Mutex<Faults>,
+    shared: &Shared,
+    line: &str,
+) -> bool {
+    let mut words = line.split_whitespace();
+    let peer = |w: Option<&str>| w.and_then(|w| w.parse().ok()).map(NodeId);
+    let cut = |p, on: bool| {
+        let mut faults = faults.lock().unwrap_or_else(|e| e.into_inner());
+        match on {
+            true => faults.cut.insert(p),
+            false => faults.cut.remove(&p),
+        };
+    };
+    let linked = args.algorithm.uses_links();
+    match (words.next(), peer(words.next())) {
+        (Some("cut"), Some(p)) => cut(p, true),
+        (Some("heal"), Some(p)) => cut(p, false),
+        (Some("close"), Some(p)) if linked => {
+            if let Err(e) = node.close(p) {
+                eprintln!("node {}: cannot close the link to {}: {e}", args.id, p.0);
+            }
         }
-    }
-
-    /// (Re)send the first unacknowledged report.
-    fn send_report(&mut self) {
-        if let Some(report) = self.reports.front() {
-            let _ = self
-                .socket
-                .send_to(report.line().as_bytes(), self.args.resource);
-            self.resend_report = Some(self.now() + REPORT_RETRY_MS);
+        (Some("open"), Some(p)) if linked => {
+            if let Err(e) = node.connect(p).await {
+                eprintln!("node {}: cannot reconnect to {}: {e}", args.id, p.0);
+            }
         }
+        // Without links, a planned flap is a cut.
+        (Some("close"), Some(p)) => cut(p, true),
+        (Some("open"), Some(p)) => cut(p, false),
+        (Some("linger"), None) => shared.linger.set(true),
+        (Some("quit"), _) => return false,
+        _ => eprintln!("node {}: unknown control line {line:?}", args.id),
     }
-
-    fn print_stats(&self) {
-        let c = &self.counts;
-        let session = self
-            .session
-            .as_ref()
-            .map(|s| *s.stats())
-            .unwrap_or_default();
-        println!(
-            "stats node={} status={:?} entries={} messages={} sent={} received={} dropped={} cut={} \
-             garbage={} unknown={} lost_reports={} lost_messages={} lost_precious={} \
-             lease_expired={} regenerated={} destroyed={} excluded={} readmitted={} noise={} \
-             suspect={} errors={} retransmitted={} hellos={} links_up={} links_abandoned={}",
-            self.id.0,
-            self.core.status(),
-            c.entries,
-            c.messages,
-            c.sent,
-            c.received,
-            c.dropped,
-            c.cut,
-            c.garbage,
-            c.unknown,
-            c.lost_reports,
-            c.lost_messages,
-            c.lost_precious,
-            c.lease_expired,
-            c.regenerated,
-            c.destroyed,
-            c.excluded,
-            c.readmitted,
-            c.noise,
-            c.suspect,
-            c.errors,
-            session.retransmitted,
-            session.hellos,
-            session.links_up,
-            session.links_abandoned,
-        );
-    }
+    true
 }

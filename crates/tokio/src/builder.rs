@@ -11,6 +11,7 @@ use manet_mutex::{discovery, NodeId};
 use tokio::sync::mpsc;
 use tracing::Instrument;
 
+use crate::filter::{Direction, Filter, Verdict};
 use crate::task::Task;
 use crate::{Error, Node, Shared};
 
@@ -35,19 +36,39 @@ pub enum Broadcast {
 /// | [`Builder::bind`] | `0.0.0.0:0` (any IPv4 interface, an ephemeral port) |
 /// | [`Builder::peer`] | none: a node with no peers hears nobody |
 /// | [`Builder::broadcast`] | [`Broadcast::Peers`]: hellos to every peer address |
+/// | [`Builder::neighbours`] | every configured peer (token algorithms without discovery) |
+/// | [`Builder::filter`] | none: every datagram goes through |
 /// | [`Builder::config`] | token algorithms ([`reverse_link`](manet_mutex::reverse_link), [`prioritized`](manet_mutex::prioritized)): [`Config::DEFAULT`] with discovery, hellos every 100 ms ([`discovery::Settings::new`]`(100)`), session timers of [`session::Settings::DEFAULT`](manet_mutex::session::Settings::DEFAULT) (resend after 20 ms, link failed after 400 ms of silence); permission algorithms: [`Config::DEFAULT`] (no discovery, none needed) |
 ///
 /// The driver's time unit is the millisecond. A token algorithm configured without discovery
-/// links to every configured peer at start ([`Driver::connect`](manet_mutex::driver::Driver::connect)).
-#[derive(Debug)]
+/// links at start to its [neighbours](Builder::neighbours), by default every configured peer
+/// ([`Driver::connect`](manet_mutex::driver::Driver::connect)).
 #[must_use = "a builder does nothing until spawned"]
 pub struct Builder<P> {
     core: P,
     bind: SocketAddr,
     socket: Option<std::net::UdpSocket>,
     peers: HashMap<NodeId, SocketAddr>,
+    neighbours: Option<Vec<NodeId>>,
     broadcast: Broadcast,
     config: Option<Config>,
+    filter: Option<Filter>,
+}
+
+impl<P: std::fmt::Debug> std::fmt::Debug for Builder<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The filter is a closure: only whether there is one.
+        f.debug_struct("Builder")
+            .field("core", &self.core)
+            .field("bind", &self.bind)
+            .field("socket", &self.socket)
+            .field("peers", &self.peers)
+            .field("neighbours", &self.neighbours)
+            .field("broadcast", &self.broadcast)
+            .field("config", &self.config)
+            .field("filter", &self.filter.is_some())
+            .finish()
+    }
 }
 
 impl<P> Builder<P>
@@ -61,8 +82,10 @@ where
             bind: SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0),
             socket: None,
             peers: HashMap::new(),
+            neighbours: None,
             broadcast: Broadcast::Peers,
             config: None,
+            filter: None,
         }
     }
 
@@ -92,6 +115,33 @@ where
         self
     }
 
+    /// The peers a token algorithm configured without discovery links to at start (default:
+    /// every configured peer): the embedder names the neighbours, e.g. a topology's edges, or
+    /// none (an empty list) to form every link later with [`Node::connect`]. Every
+    /// neighbour needs an address ([`Builder::peer`]). Ignored with discovery (it finds the
+    /// neighbours) and by the permission algorithms (they need no links).
+    pub fn neighbours(mut self, neighbours: impl IntoIterator<Item = NodeId>) -> Self {
+        self.neighbours = Some(neighbours.into_iter().collect());
+        self
+    }
+
+    /// Calls `filter` for every datagram the socket receives ([`Direction::In`], with the
+    /// sender's address, before anything else looks at it) and every one the node is about
+    /// to send ([`Direction::Out`], with the destination's address: once per address of an
+    /// emulated broadcast); a [`Verdict::Drop`] drops it, counted in
+    /// [`Stats::filtered_in`](crate::Stats::filtered_in) or
+    /// [`Stats::filtered_out`](crate::Stats::filtered_out). For fault injection (random
+    /// loss, cut links: the filter may share state with the application, e.g. a set of cut
+    /// peers behind a mutex) and for firewalls. It runs on the node's task: keep it short,
+    /// and never block in it.
+    pub fn filter<F>(mut self, filter: F) -> Self
+    where
+        F: FnMut(Direction, SocketAddr, &[u8]) -> Verdict + Send + 'static,
+    {
+        self.filter = Some(Box::new(filter));
+        self
+    }
+
     /// Where discovery's hellos go (default [`Broadcast::Peers`]).
     pub fn broadcast(mut self, broadcast: Broadcast) -> Self {
         self.broadcast = broadcast;
@@ -112,8 +162,10 @@ where
             bind,
             socket,
             mut peers,
+            neighbours,
             broadcast,
             config,
+            filter,
         } = self;
         let id = core.id();
         peers.remove(&id);
@@ -149,18 +201,29 @@ where
         let start = tokio::time::Instant::now();
         let mut driver = manet_mutex::driver::Driver::new(core, config, 0)?;
         if P::LINKED && config.discovery.is_none() {
-            let mut ids: Vec<_> = peers.keys().copied().collect();
+            let mut ids = neighbours.unwrap_or_else(|| peers.keys().copied().collect());
+            ids.retain(|&peer| peer != id);
             ids.sort();
+            ids.dedup();
             for peer in ids {
                 if let Err(e) = driver.connect(0, peer) {
                     tracing::warn!(peer = peer.0, error = %e, "cannot link to a configured peer");
                 }
             }
         }
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(Shared::new());
         let (tx, rx) = mpsc::unbounded_channel();
         let span = tracing::info_span!("manet_mutex_node", id = id.0, addr = %local_addr);
-        let task = Task::new(driver, socket, start, peers, broadcast, rx, shared.clone());
+        let task = Task::new(
+            driver,
+            socket,
+            start,
+            peers,
+            broadcast,
+            filter,
+            rx,
+            shared.clone(),
+        );
         let handle = tokio::spawn(task.run().instrument(span));
         Ok(Node {
             id,

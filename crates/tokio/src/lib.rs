@@ -49,13 +49,23 @@
 //! grant that raced with the drop is released by the task. Dropping a [`Guard`] releases the
 //! lock without blocking (it sends a command).
 //!
+//! **Events**: [`Node::events`] subscribes to the driver's informational events (links and
+//! neighbours up and down, messages lost with a failed link, recovery reports, suspect
+//! anomalies), for an application that prints, logs or reacts to them; the counters of
+//! [`Stats`] count them whatever the subscribers do.
+//!
+//! **Embedder-named links and faults**: [`Node::connect`] and [`Node::close`] form and close a
+//! token algorithm's link to a peer (a node configured without discovery, or a planned link
+//! flap); [`Builder::neighbours`] names the links formed at start. [`Builder::filter`] sees
+//! every datagram in and out and may drop it: loss injection, cut links, firewalls.
+//!
 //! **Tracing**: each node task runs in a `tracing` span `manet_mutex_node{id}`; it emits
 //! events for entries, releases, cancellations, lost locks (`warn`), anomalies and lost
 //! messages (`warn`), recovery reports (`info`), links and neighbours (`debug`), dropped
 //! datagrams (`debug`).
 //!
 //! **Limits**: one request at a time per node (a second concurrent `acquire` is
-//! [`Error::Busy`]). Majority mode ([`DriverEvent::Persist`](manet_mutex::driver::DriverEvent::Persist))
+//! [`Error::Busy`]). Majority mode ([`DriverEvent::Persist`])
 //! needs a durable store this crate does not have: the promise is logged, not stored.
 //! [`Node::shutdown`] releases or withdraws what the node holds and sends what that produces
 //! once; it does not wait for acknowledgements, so a token algorithm's token may still be
@@ -65,6 +75,7 @@
 #![warn(missing_docs)]
 
 mod builder;
+mod filter;
 mod task;
 
 use std::net::SocketAddr;
@@ -72,11 +83,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use manet_mutex::{driver, CsRequest, Fence, NodeId};
-use tokio::sync::{mpsc, oneshot, watch};
+use manet_mutex::driver::DriverEvent;
+use manet_mutex::{driver, session, CsRequest, Fence, NodeId, Status};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 pub use builder::{Broadcast, Builder};
+pub use filter::{Direction, Verdict};
 
 /// Why an operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -94,6 +107,10 @@ pub enum Error {
     /// The core refused the request ([`manet_mutex::Error`], e.g. a bad number of resources).
     #[error("the protocol core refused: {0}")]
     Core(#[from] manet_mutex::Error),
+    /// The link session refused a link ([`Node::connect`]: e.g. more peers than
+    /// [`session::Settings::max_peers`]).
+    #[error("link: {0}")]
+    Link(#[from] session::SessionError),
     /// The driver could not be built from its configuration.
     #[error("driver configuration: {0}")]
     Driver(#[from] driver::DriverError),
@@ -106,7 +123,7 @@ pub enum Error {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Lost {
-    /// The entry's lease ended ([`DriverEvent::LeaseExpired`](manet_mutex::driver::DriverEvent::LeaseExpired)):
+    /// The entry's lease ended ([`DriverEvent::LeaseExpired`]):
     /// others may be admitted; stop acting on the resource under this fence, then drop the
     /// guard.
     LeaseExpired,
@@ -141,6 +158,28 @@ pub struct Stats {
     /// Recovery reports: peers this node stopped waiting for
     /// ([`Report::PeerExcluded`](manet_mutex::Report::PeerExcluded)).
     pub excluded: u64,
+    /// Recovery reports: older tokens this node destroyed
+    /// ([`Report::TokenDestroyed`](manet_mutex::Report::TokenDestroyed)).
+    pub destroyed: u64,
+    /// Recovery reports: peers this node counts again
+    /// ([`Report::PeerReadmitted`](manet_mutex::Report::PeerReadmitted)).
+    pub readmitted: u64,
+    /// Links that failed with messages unacknowledged
+    /// ([`DriverEvent::Lost`] events).
+    pub lost_links: u64,
+    /// The messages those links gave up, summed.
+    pub lost_messages: u64,
+    /// Of those, tokens or resources (possibly lost), summed.
+    pub lost_precious: u64,
+    /// Datagrams read from the socket (before the filter).
+    pub datagrams_received: u64,
+    /// Datagrams handed to the socket (after the filter; one per address for an emulated
+    /// broadcast).
+    pub datagrams_sent: u64,
+    /// Datagrams received that the [filter](Builder::filter) dropped.
+    pub filtered_in: u64,
+    /// Datagrams to send that the [filter](Builder::filter) dropped.
+    pub filtered_out: u64,
     /// Datagrams from an address in no peer's entry: dropped.
     pub unknown_sender: u64,
     /// Datagrams for a peer without an address: dropped.
@@ -149,16 +188,36 @@ pub struct Stats {
     pub send_errors: u64,
     /// Errors the socket returned on receive.
     pub recv_errors: u64,
-    /// The driver's counters (datagrams in and out, drops by cause, retransmissions,
-    /// anomalies).
+    /// The driver's counters (datagrams in and out, drops by cause, messages sent,
+    /// retransmissions, anomalies).
     pub driver: driver::Stats,
+    /// The link sessions' counters (token algorithms: hellos, links formed and abandoned,
+    /// retransmissions); `None` for the permission algorithms.
+    pub session: Option<session::Stats>,
+    /// The core's status ([`Protocol::status`](manet_mutex::Protocol::status)) after the
+    /// last input; `None` until the task first ran.
+    pub status: Option<Status>,
 }
 
+/// How many informational events a subscriber of [`Node::events`] may fall behind.
+pub const EVENTS_CAPACITY: usize = 1024;
+
 /// What the task and the handles share.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Shared {
     stats: Mutex<Stats>,
     timeouts: AtomicU64,
+    events: broadcast::Sender<DriverEvent>,
+}
+
+impl Shared {
+    fn new() -> Self {
+        Shared {
+            stats: Mutex::default(),
+            timeouts: AtomicU64::new(0),
+            events: broadcast::Sender::new(EVENTS_CAPACITY),
+        }
+    }
 }
 
 /// What the task is told.
@@ -174,6 +233,18 @@ enum Command {
     },
     Release {
         id: u64,
+    },
+    Refused {
+        id: u64,
+        newest: Fence,
+        reply: oneshot::Sender<Result<(), Error>>,
+    },
+    Connect {
+        peer: NodeId,
+        reply: oneshot::Sender<Result<(), Error>>,
+    },
+    Close {
+        peer: NodeId,
     },
     Shutdown,
 }
@@ -267,6 +338,54 @@ impl Node {
         })
     }
 
+    /// A subscription to the driver's informational events, from now on:
+    /// [`DriverEvent::Lost`], [`Report`](DriverEvent::Report),
+    /// [`LinkUp`](DriverEvent::LinkUp)/[`LinkDown`](DriverEvent::LinkDown),
+    /// [`NeighbourUp`](DriverEvent::NeighbourUp)/[`NeighbourDown`](DriverEvent::NeighbourDown)
+    /// and [`Anomaly`](DriverEvent::Anomaly), in the order the driver handed them out. The
+    /// events a guard carries (entries, lease ends) come through [`Node::acquire`] and
+    /// [`Guard::lost`] instead. Earlier events are not replayed: on a current-thread
+    /// runtime a subscription made before the first `.await` after [`Builder::spawn`] sees
+    /// them all (the task has not run yet); on a multi-thread one the task may have started.
+    ///
+    /// The node never waits for a subscriber: one that falls more than
+    /// [`EVENTS_CAPACITY`] events behind loses the oldest, and its next `recv` returns
+    /// [`RecvError::Lagged`](broadcast::error::RecvError::Lagged) with how many it missed
+    /// (then the oldest kept). [`Stats`] counts losses and reports whatever subscribers miss.
+    /// The driver's own queue drops informational events beyond
+    /// [`Config::max_queued`](driver::Config::max_queued)
+    /// ([`driver::Stats::events_dropped`]); the task drains it after every input.
+    pub fn events(&self) -> broadcast::Receiver<DriverEvent> {
+        self.shared.events.subscribe()
+    }
+
+    /// Forms the link to `peer` and keeps it (a token algorithm's
+    /// [`Driver::connect`](driver::Driver::connect)): for a node that names its neighbours
+    /// itself (no discovery, [`Builder::neighbours`]), or that wants a link again after
+    /// [`Node::close`]. The link is up when the peer answers
+    /// ([`DriverEvent::LinkUp`] on [`Node::events`]). The permission algorithms need no
+    /// link: nothing happens. [`Error::Link`] if the session refuses it (more peers than it
+    /// has room for).
+    pub async fn connect(&self, peer: NodeId) -> Result<(), Error> {
+        let (reply, done) = oneshot::channel();
+        self.tx
+            .send(Command::Connect { peer, reply })
+            .map_err(|_| Error::Shutdown)?;
+        done.await.map_err(|_| Error::Shutdown)?
+    }
+
+    /// Closes the link to `peer` (a token algorithm's
+    /// [`Driver::close`](driver::Driver::close)): a planned link flap or a neighbour the
+    /// embedder no longer wants. Nothing is lost: the session delivers what it has in flight
+    /// first, and the core hears [`DriverEvent::LinkDown`] once it did. The link stays down
+    /// until [`Node::connect`] (or discovery, if it runs, finds the peer again). Nothing for
+    /// the permission algorithms. Does not wait; [`Error::Shutdown`] if the task has ended.
+    pub fn close(&self, peer: NodeId) -> Result<(), Error> {
+        self.tx
+            .send(Command::Close { peer })
+            .map_err(|_| Error::Shutdown)
+    }
+
     /// What the node counted so far (updated by the task after every input).
     pub fn stats(&self) -> Stats {
         let mut stats = *self.shared.stats.lock().unwrap_or_else(|e| e.into_inner());
@@ -341,6 +460,28 @@ impl Guard {
             Err(_) => Lost::Shutdown,
         };
         reason
+    }
+
+    /// The protected resource refused this guard's fence, having admitted `newest` (a
+    /// later holder, e.g. of a token made again): tells the core
+    /// ([`Driver::refused`](driver::Driver::refused), [`Event::Refused`](manet_mutex::Event::Refused)),
+    /// whose recovery moves the token it holds above `newest`'s generation
+    /// ([`Report::TokenRenumbered`](manet_mutex::Report::TokenRenumbered) on
+    /// [`Node::events`]), so that later entries are admitted. The refused entry stays
+    /// refused: stop acting on the resource under this fence, drop the guard, ask again.
+    /// [`Error::Core`] if the core refuses the event (an algorithm without recovery, fences
+    /// of another unit, `newest` not later); [`Error::Shutdown`] once the node has shut
+    /// down.
+    pub async fn refused(&self, newest: Fence) -> Result<(), Error> {
+        let (reply, done) = oneshot::channel();
+        self.tx
+            .send(Command::Refused {
+                id: self.id,
+                newest,
+                reply,
+            })
+            .map_err(|_| Error::Shutdown)?;
+        done.await.map_err(|_| Error::Shutdown)?
     }
 
     /// Releases the lock (the same as dropping the guard).

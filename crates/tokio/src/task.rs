@@ -13,6 +13,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tracing::{debug, info, warn};
 
+use crate::filter::{Direction, Filter, Verdict};
 use crate::{Command, Error, Grant, Lost, Shared, Stats};
 
 /// The largest datagram read (UDP's limit).
@@ -44,10 +45,13 @@ where
     peers: HashMap<NodeId, SocketAddr>,
     by_addr: HashMap<SocketAddr, NodeId>,
     broadcast: Option<SocketAddr>,
+    filter: Option<Filter>,
     rx: mpsc::UnboundedReceiver<Command>,
     shared: Arc<Shared>,
     state: State,
     stats: Stats,
+    /// Informational events for the subscribers, sent once the counters are published.
+    published: Vec<DriverEvent>,
 }
 
 impl<P> Task<P>
@@ -55,12 +59,14 @@ where
     P: Algorithm + Send + 'static,
     P::Message: Wire + Send,
 {
+    #[allow(clippy::too_many_arguments)] // One call, in the builder: each is the task's own.
     pub(crate) fn new(
         driver: Driver<P>,
         socket: UdpSocket,
         start: Instant,
         peers: HashMap<NodeId, SocketAddr>,
         broadcast: Option<SocketAddr>,
+        filter: Option<Filter>,
         rx: mpsc::UnboundedReceiver<Command>,
         shared: Arc<Shared>,
     ) -> Self {
@@ -72,10 +78,12 @@ where
             peers,
             by_addr,
             broadcast,
+            filter,
             rx,
             shared,
             state: State::Idle,
             stats: Stats::default(),
+            published: Vec::new(),
         }
     }
 
@@ -106,7 +114,12 @@ where
                     Some(command) => self.on_command(command),
                 },
                 received = self.socket.recv_from(&mut buf) => match received {
-                    Ok((len, from)) => self.on_datagram(from, &buf[..len]),
+                    Ok((len, from)) => {
+                        self.stats.datagrams_received += 1;
+                        if self.keeps(Direction::In, from, &buf[..len]) {
+                            self.on_datagram(from, &buf[..len]);
+                        }
+                    }
                     Err(e) => {
                         self.stats.recv_errors += 1;
                         debug!(error = %e, "receive failed");
@@ -121,6 +134,24 @@ where
         self.stop();
         self.flush().await;
         info!("node stopped");
+    }
+
+    /// The filter's verdict on a datagram (kept without a filter); a drop is counted.
+    fn keeps(&mut self, direction: Direction, addr: SocketAddr, bytes: &[u8]) -> bool {
+        let Some(filter) = &mut self.filter else {
+            return true;
+        };
+        match filter(direction, addr, bytes) {
+            Verdict::Keep => true,
+            Verdict::Drop => {
+                match direction {
+                    Direction::In => self.stats.filtered_in += 1,
+                    Direction::Out => self.stats.filtered_out += 1,
+                }
+                debug!(?direction, %addr, len = bytes.len(), "datagram filtered out");
+                false
+            }
+        }
     }
 
     fn on_datagram(&mut self, from: SocketAddr, bytes: &[u8]) {
@@ -166,6 +197,21 @@ where
                 } if h == id => self.release(now, fence, since),
                 state => self.state = state,
             },
+            Command::Refused { id, newest, reply } => {
+                let outcome = match &self.state {
+                    State::Holding { id: h, fence, .. } if *h == id => self
+                        .driver
+                        .refused(now, *fence, newest)
+                        .map_err(Error::Core),
+                    // A guard lives only while its entry is held.
+                    _ => Err(Error::Shutdown),
+                };
+                let _ = reply.send(outcome);
+            }
+            Command::Connect { peer, reply } => {
+                let _ = reply.send(self.driver.connect(now, peer).map_err(Error::Link));
+            }
+            Command::Close { peer } => self.driver.close(now, peer),
             Command::Shutdown => {}
         }
     }
@@ -207,6 +253,9 @@ where
     }
 
     fn on_event(&mut self, event: DriverEvent) {
+        if !event.is_vital() {
+            self.published.push(event.clone());
+        }
         match event {
             DriverEvent::Entered { resources, fence } => self.on_entered(resources, fence),
             DriverEvent::LeaseExpired { fence } => match &self.state {
@@ -231,14 +280,21 @@ where
                 peer,
                 messages,
                 precious,
-            } => warn!(
-                peer = peer.0,
-                messages, precious, "link failed with messages unacknowledged"
-            ),
+            } => {
+                self.stats.lost_links += 1;
+                self.stats.lost_messages += messages as u64;
+                self.stats.lost_precious += precious as u64;
+                warn!(
+                    peer = peer.0,
+                    messages, precious, "link failed with messages unacknowledged"
+                );
+            }
             DriverEvent::Report(report) => {
                 match report {
                     Report::TokenRegenerated { .. } => self.stats.regenerated += 1,
                     Report::PeerExcluded(_) => self.stats.excluded += 1,
+                    Report::TokenDestroyed { .. } => self.stats.destroyed += 1,
+                    Report::PeerReadmitted(_) => self.stats.readmitted += 1,
                     _ => {}
                 }
                 info!(?report, "recovery");
@@ -269,6 +325,8 @@ where
                     lost: lost_rx,
                 };
                 let entered = Instant::now();
+                // The guard's holder may read the counters at once: they count the entry.
+                self.publish();
                 if reply.send(Ok(grant)).is_err() {
                     // The future is gone; its cancel is on its way: leave at once.
                     debug!(request = id, "entered for a dropped request");
@@ -339,7 +397,22 @@ where
                 break;
             }
         }
+        self.publish();
+        // After the counters: a subscriber that reads them on an event sees it counted.
+        for event in self.published.drain(..) {
+            // Nobody subscribed is no error: the counters keep what matters.
+            let _ = self.shared.events.send(event);
+        }
+    }
+
+    /// Makes the counters, with the driver's and the core's status, what [`Node::stats`]
+    /// reads.
+    ///
+    /// [`Node::stats`]: crate::Node::stats
+    fn publish(&mut self) {
         self.stats.driver = self.driver.stats();
+        self.stats.session = self.driver.session_stats();
+        self.stats.status = Some(self.driver.core().status());
         *self.shared.stats.lock().unwrap_or_else(|e| e.into_inner()) = self.stats;
     }
 
@@ -365,9 +438,15 @@ where
     }
 
     async fn send_to(&mut self, bytes: &[u8], addr: SocketAddr) {
-        if let Err(e) = self.socket.send_to(bytes, addr).await {
-            self.stats.send_errors += 1;
-            debug!(%addr, error = %e, "send failed");
+        if !self.keeps(Direction::Out, addr, bytes) {
+            return;
+        }
+        match self.socket.send_to(bytes, addr).await {
+            Ok(_) => self.stats.datagrams_sent += 1,
+            Err(e) => {
+                self.stats.send_errors += 1;
+                debug!(%addr, error = %e, "send failed");
+            }
         }
     }
 }

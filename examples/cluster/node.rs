@@ -29,7 +29,7 @@ use std::time::Duration;
 use clap::Args;
 use manet_mutex::codec::Wire;
 use manet_mutex::driver::{self, Config, DriverEvent};
-use manet_mutex::token::{Height, Recovery};
+use manet_mutex::token::{Height, RaisePause, Recovery};
 use manet_mutex::{look_ahead, prioritized, reverse_link, ricart_agrawala, session};
 use manet_mutex::{CsRequest, NodeId, Report as Recovered};
 use manet_mutex_tokio::{Direction, Lost, Node, Verdict};
@@ -129,6 +129,10 @@ pub struct NodeArgs {
 const RETRANSMIT_MS: u64 = session::Settings::DEFAULT.retransmit_after;
 /// KRLF: an idle token rests this long, in ms, before it moves on.
 const IDLE_PAUSE_MS: u64 = 5;
+/// Token algorithms: height raises paced from 10 ms doubling up to 200 ms, so that a part
+/// left without a token does not exchange heights as fast as the network carries them
+/// (`docs/ALGORITHMS.md`, R15).
+const RAISE_PAUSE: RaisePause = RaisePause::new(10, 200);
 /// Resend an unacknowledged report to the resource after this long, in ms.
 const REPORT_RETRY_MS: u64 = 100;
 
@@ -205,7 +209,7 @@ pub fn run(args: NodeArgs) -> Outcome {
         .then(|| recovery(args.beacon_ms, args.lease_ms, args.diameter, n));
     match args.algorithm {
         Algorithm::Krl | Algorithm::Krlf => {
-            let mut settings = reverse_link::Settings::new(k);
+            let mut settings = reverse_link::Settings::new(k).with_raise_pause(RAISE_PAUSE);
             if args.algorithm == Algorithm::Krlf {
                 settings = settings
                     .with_forwarding(true)
@@ -235,7 +239,8 @@ pub fn run(args: NodeArgs) -> Outcome {
             drive(args, reverse_link::Node::new(c)?)
         }
         Algorithm::Prioritized => {
-            let mut settings = prioritized::Settings::new(k, prioritized::Policy::Equal);
+            let mut settings = prioritized::Settings::new(k, prioritized::Policy::Equal)
+                .with_raise_pause(RAISE_PAUSE);
             if let Some(recovery) = recovery {
                 settings = settings.with_recovery(recovery);
             }

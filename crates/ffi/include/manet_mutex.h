@@ -19,7 +19,7 @@
  * The version of this interface: raised whenever a function, a structure or a constant's
  * meaning changes incompatibly.
  */
-#define MANET_MUTEX_ABI_VERSION 2
+#define MANET_MUTEX_ABI_VERSION 3
 
 /**
  * Success.
@@ -535,6 +535,18 @@ typedef struct manet_mutex_options {
    * feature (on by default); without it a key is refused.
    */
   const uint8_t *key;
+  /**
+   * Token: pace height raises (`docs/ALGORITHMS.md`, R15): the first pause; 0 raises at once
+   * (the papers). Where no token can be reached (a lost token's silence, a partition
+   * without one) unpaced partial reversal exchanges heights as fast as the radio carries
+   * them. Default 10,000 (10 ms).
+   */
+  uint64_t raise_pause_min_us;
+  /**
+   * Token: the longest raise pause (the pause doubles up to it while raises keep coming),
+   * at least `raise_pause_min_us`. Default 200,000 (200 ms).
+   */
+  uint64_t raise_pause_max_us;
 } manet_mutex_options;
 
 /**

@@ -58,7 +58,7 @@ pub use options::ManetMutexOptions;
 
 /// The version of this interface: raised whenever a function, a structure or a constant's
 /// meaning changes incompatibly.
-pub const MANET_MUTEX_ABI_VERSION: u32 = 2;
+pub const MANET_MUTEX_ABI_VERSION: u32 = 3;
 
 // ---- Status codes ----
 

@@ -1,7 +1,7 @@
 //! The creation options ([`ManetMutexOptions`]), their defaults, and the driver they build.
 
 use manet_mutex::driver::{Config, Driver};
-use manet_mutex::token::{Height, Promised, Recovery};
+use manet_mutex::token::{Height, Promised, RaisePause, Recovery};
 use manet_mutex::{discovery, look_ahead, prioritized, reverse_link, ricart_agrawala, session};
 use manet_mutex::{Error, NodeId};
 
@@ -124,6 +124,14 @@ pub struct ManetMutexOptions {
     /// node of a network must agree. Copied; need not outlive the call. Needs the `auth`
     /// feature (on by default); without it a key is refused.
     pub key: *const u8,
+    /// Token: pace height raises (`docs/ALGORITHMS.md`, R15): the first pause; 0 raises at once
+    /// (the papers). Where no token can be reached (a lost token's silence, a partition
+    /// without one) unpaced partial reversal exchanges heights as fast as the radio carries
+    /// them. Default 10,000 (10 ms).
+    pub raise_pause_min_us: u64,
+    /// Token: the longest raise pause (the pause doubles up to it while raises keep coming),
+    /// at least `raise_pause_min_us`. Default 200,000 (200 ms).
+    pub raise_pause_max_us: u64,
 }
 
 /// The default options of `algorithm` for node `id` of `nodes`.
@@ -175,6 +183,8 @@ pub(crate) fn defaults(algorithm: u32, id: u32, nodes: u32) -> ManetMutexOptions
         hello_seed: d.seed,
         max_queued: 1024,
         key: std::ptr::null(),
+        raise_pause_min_us: 10 * MS,
+        raise_pause_max_us: 200 * MS,
     }
 }
 
@@ -272,12 +282,18 @@ pub(crate) unsafe fn build(o: &ManetMutexOptions, now: u64) -> Result<AnyDriver,
         m => Some(u16::try_from(m).map_err(|_| invalid("made_up_to must be below 65536"))?),
     };
     let restart_height = Height::new(0, 0, me);
+    // A bad pair (max below min) is the core's to refuse, as every other setting.
+    let raise_pause = (o.raise_pause_min_us > 0)
+        .then(|| RaisePause::new(o.raise_pause_min_us, o.raise_pause_max_us));
     let driver = match o.algorithm {
         MANET_MUTEX_KRL | MANET_MUTEX_KRLF => {
             if o.k == 0 || o.k > o.nodes {
                 return Err(invalid("k (tokens, held by nodes 0..k) must be 1..=nodes"));
             }
             let mut settings = reverse_link::Settings::new(o.k);
+            if let Some(pause) = raise_pause {
+                settings = settings.with_raise_pause(pause);
+            }
             if o.algorithm == MANET_MUTEX_KRLF {
                 settings = settings.with_forwarding(true);
                 if o.idle_pause_us > 0 {
@@ -319,6 +335,9 @@ pub(crate) unsafe fn build(o: &ManetMutexOptions, now: u64) -> Result<AnyDriver,
             };
             let mut settings =
                 prioritized::Settings::new(o.k, policy).with_aging_step(o.aging_step);
+            if let Some(pause) = raise_pause {
+                settings = settings.with_raise_pause(pause);
+            }
             if let Some(r) = recovery {
                 settings = settings.with_recovery(r);
             }

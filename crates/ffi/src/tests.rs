@@ -88,7 +88,7 @@ type Change = fn(&mut ManetMutexOptions);
 
 #[test]
 fn bad_options_are_refused_with_their_codes() {
-    let cases: [(Change, i32); 9] = [
+    let cases: [(Change, i32); 10] = [
         (|o| o.algorithm = 0, MANET_MUTEX_ERR_INVALID_ARGUMENT),
         (|o| o.nodes = 0, MANET_MUTEX_ERR_INVALID_ARGUMENT),
         (|o| o.id = o.nodes, MANET_MUTEX_ERR_INVALID_ARGUMENT),
@@ -99,6 +99,10 @@ fn bad_options_are_refused_with_their_codes() {
         (|o| o.session_window = 0, MANET_MUTEX_ERR_INVALID_CONFIG),
         (
             |o| o.hello_jitter_us = o.hello_interval_us,
+            MANET_MUTEX_ERR_INVALID_CONFIG,
+        ),
+        (
+            |o| o.raise_pause_max_us = o.raise_pause_min_us - 1,
             MANET_MUTEX_ERR_INVALID_CONFIG,
         ),
     ];

@@ -4,9 +4,9 @@
 //! run: three nodes per algorithm exchange datagrams in memory on a simulated clock, each
 //! enters once, fences increase; the misuse cases return their codes without aborting.
 //!
-//! The library is the one cargo built for this test run (it sits beside the test binary, in
-//! the profile's `deps` folder, under `CARGO_TARGET_DIR` if set); if it is not there it is
-//! built with the same profile. Needs `gcc` and `g++` (a missing compiler fails the test).
+//! The library is built by `cargo build -p manet-mutex-ffi --lib` with the test's own profile
+//! and target folder before each use (quick when it is current), so a stale one is never
+//! linked. Needs `gcc` and `g++` (a missing compiler fails the test).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,11 +19,8 @@ fn static_library() -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
     let deps = exe.parent().expect("deps folder").to_path_buf();
     let profile_dir = deps.parent().expect("profile folder").to_path_buf();
-    for dir in [&deps, &profile_dir] {
-        if dir.join(LIB).is_file() {
-            return dir.join(LIB);
-        }
-    }
+    // Always through cargo (quick when nothing changed): a library left by an earlier build
+    // would otherwise be linked as it was (a stale one failed the ABI version check).
     // The profile's folder name is the profile's name, except `debug` for `dev`.
     let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
         Some("debug") | None => "dev".to_string(),

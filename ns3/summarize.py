@@ -28,14 +28,23 @@ def find(dirs, name):
     return out
 
 
-def krl(dirs, name="krl-ns3.csv"):
+def krl(dirs, name="krl-ns3.csv", ideal_name="krl-ideal.csv"):
     ns3 = [r for r in find(dirs, name) if r["node"] == "all"]
-    ideal = find(dirs, "krl-ideal.csv")
+    ideal = find(dirs, ideal_name)
     if not ns3:
         return
-    print("| algorithm | connectivity (target / measured) | load | ideal entries | ideal wait (units) | ideal msgs/entry | ns-3 entries / requests | ns-3 wait (ms) | ns-3 datagrams/entry | token messages given up (LOST) | neighbour downs |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    # One row per (algorithm, square, load); with several seeds: waits and datagrams per
+    # entry are means of the per-seed values (runs with entries), as in the figures of
+    # `ns3_figures`; entries, requests, LOST and neighbour downs are sums over the seeds.
+    groups = defaultdict(list)
     for r in ns3:
+        groups[(r["algorithm"], r["area"], r["load"], r["cs_time"])].append(r)
+    multi = any(len(g) > 1 for g in groups.values())
+    more = " seeds |" if multi else ""
+    print("| algorithm | connectivity (target / measured) | load | ideal entries | ideal wait (units) | ideal msgs/entry | ns-3 entries / requests | ns-3 wait (ms) | ns-3 datagrams/entry | token messages given up (LOST) | neighbour downs |" + more)
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |" + (" --- |" if multi else ""))
+    for rs in groups.values():
+        r = rs[0]
         target = "0.2" if float(r["area"]) > 100 else "0.8"
         load = float(r["load"]) * float(r["cs_time"])
         i = [x for x in ideal if x["algorithm"] == r["algorithm"] and x["connectivity"] == target
@@ -43,9 +52,16 @@ def krl(dirs, name="krl-ns3.csv"):
         ie = f'{mean(x["cs_entries"] for x in i):.0f}' if i else "-"
         iw = f'{mean(x["mean_wait"] for x in i):.2f}' if i else "-"
         im = f'{mean(x["messages_per_cs"] for x in i):.2f}' if i else "-"
-        print(f'| {r["algorithm"]} | {target} / {float(r["connectivity"]):.2f} | {load:g} | {ie} | {iw} | {im} '
-              f'| {r["cs_entries"]} / {r["requests"]} | {1000 * float(r["mean_wait"]):.1f} '
-              f'| {float(r["messages_per_cs"]):.1f} | {r["precious_lost"]} | {r["neighbour_down"]} |')
+        served = [x for x in rs if int(x["cs_entries"]) > 0]
+        ent = sum(int(x["cs_entries"]) for x in rs)
+        req = sum(int(x["requests"]) for x in rs)
+        w = f'{1000 * mean(x["mean_wait"] for x in served):.1f}' if served else "-"
+        d = f'{mean(x["messages_per_cs"] for x in served):.1f}' if served else "-"
+        lost = sum(int(x["precious_lost"]) for x in rs)
+        down = sum(int(x["neighbour_down"]) for x in rs)
+        seeds = f" {len(rs)} |" if multi else ""
+        print(f'| {r["algorithm"]} | {target} / {mean(x["connectivity"] for x in rs):.2f} | {load:g} | {ie} | {iw} | {im} '
+              f'| {ent} / {req} | {w} | {d} | {lost} | {down} |{seeds}')
 
 
 def la(dirs):
@@ -83,6 +99,8 @@ def main():
     krl(dirs)
     print("\nKRL section 6, quieter sessions (krl-relaxed-ns3.csv):\n")
     krl(dirs, "krl-relaxed-ns3.csv")
+    print("\nKRL section 6 at 30 nodes, quieter sessions (krl30-ns3.csv, krl30-ideal.csv):\n")
+    krl(dirs, "krl30-ns3.csv", "krl30-ideal.csv")
     print("\nLook-ahead section V (la-ns3.csv):\n")
     la(dirs)
 

@@ -112,8 +112,8 @@
 //!
 //! | module | `Settings::new` | `with_*` | `Config::new` | `network` |
 //! | --- | --- | --- | --- | --- |
-//! | [`reverse_link`] | `(k)` | `with_forwarding`, `with_idle_pause`, `Config::with_first_token` | `(id, settings, tokens, height, neighbors)` | `(n, edges, holders, settings)` |
-//! | [`prioritized`] | `(k, policy)` | `with_aging_step` | `(id, settings, holder, height, neighbors)` | `(n, edges, holders, settings)` |
+//! | [`reverse_link`] | `(k)` | `with_forwarding`, `with_idle_pause`, `with_raise_pause`, `with_recovery`, `Config::with_first_token` | `(id, settings, tokens, height, neighbors)` | `(n, edges, holders, settings)` |
+//! | [`prioritized`] | `(k, policy)` | `with_aging_step`, `with_raise_pause`, `with_recovery` | `(id, settings, holder, height, neighbors)` | `(n, edges, holders, settings)` |
 //! | [`look_ahead`] | `(hosts, retransmit_after)` | `with_seed`, `with_lease`, `with_exclusion`, `with_majority`, `Config::with_info_set`, `Config::with_incarnation` | `(id, settings)` | `(settings)` |
 //! | [`ricart_agrawala`] | `(hosts, retransmit_after)` | `with_lease`, `with_exclusion`, `with_majority`, `Config::with_incarnation` | `(id, settings)` | `(settings)` |
 //!
@@ -196,7 +196,9 @@
 //! retransmissions. The token algorithms set no timer and refuse [`Event::Timeout`] as
 //! [`Error::Unsupported`], except KRLF with an idle pause
 //! ([`reverse_link::Settings::with_idle_pause`]), which sets one ([`reverse_link::IDLE_PAUSE`])
-//! to forward an idle token later and ignores expiries it no longer needs, and KRL/KRLF with
+//! to forward an idle token later and ignores expiries it no longer needs, both token
+//! algorithms with their height raises paced ([`reverse_link::Settings::with_raise_pause`],
+//! [`prioritized::Settings::with_raise_pause`]; ids with bit 62 set, numbered per arming), and KRL/KRLF with
 //! recovery ([`reverse_link::Settings::with_recovery`], [`prioritized::Settings::with_recovery`]),
 //! which set beacon, silence, claim and lease timers (the prioritized token a turnover timer too) (ids with bit 63 set, numbered per arming, so an expiry of a timer re-armed or
 //! cancelled since changes nothing) and start them at the node's first accepted event.
@@ -240,7 +242,7 @@
 //! | `Release` | in `Critical` | in `Critical` | in `Critical` |
 //! | `Receive` | always | always | always |
 //! | `LinkUp`, `LinkDown` | always | `Unsupported` | `Unsupported` |
-//! | `Timeout` | `Unsupported` (with an idle pause or recovery: always) | always | always |
+//! | `Timeout` | `Unsupported` (with an idle pause, a raise pause or recovery: always) | always | always |
 //! | `Doze`, `Wake`, `Disconnect`, `Reconnect` | `Unsupported` | by mode ([table](look_ahead#driving-contract)) | `Unsupported` |
 //! | `Cancel` | in `Waiting` | in `Waiting` | in `Waiting` |
 //! | `Suspect(peer)`, `Trust(peer)` | `Unsupported` | always; `peer` another host | always; `peer` another host |
@@ -268,7 +270,7 @@
 //! | `Send` to | a linked neighbour | a linked neighbour | any host | any host |
 //! | messages | REQUEST, TOKEN, LinkInfo, Probe, TokenAck (recovery: Beacon, Claim; majority mode: Promise) | TOKEN, REQUEST, UPDATE, RELEASE, LINK, Probe, TokenAck (recovery: Beacon, Claim; majority mode: Promise) | REQUEST, REPLY, DOZE, DISCONNECT, RECONNECT | REQUEST, REPLY |
 //! | `EnterCritical { resources, fence }` | 1; `fence` lane: the token's id | `h`, the request's `resources`; lane 0 | 1; lane 0 | 1; lane 0 |
-//! | `SetTimer`, `CancelTimer` | with an idle pause or recovery, else never | with recovery, else never | yes | yes |
+//! | `SetTimer`, `CancelTimer` | with an idle pause, a raise pause or recovery, else never | with a raise pause or recovery, else never | yes | yes |
 //! | `LeaseExpired` | with recovery | with recovery | with a lease | with a lease |
 //! | `Report` | with recovery: `TokenRegenerated`, `TokenRenumbered`, `TokenDestroyed` | with recovery: likewise | `PeerExcluded`, `PeerReadmitted` | `PeerExcluded`, `PeerReadmitted` |
 //! | `Anomaly` kinds | `UnknownPeer`, `OutOfRange`, `Stale`, `RedundantLinkEvent`, `Unexpected` | all of [`Anomaly`] | `UnknownPeer`, `OutOfRange`, `Stale`, `Unexpected` | `UnknownPeer`, `OutOfRange`, `Stale`, `Unexpected` |

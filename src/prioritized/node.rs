@@ -216,12 +216,18 @@ impl crate::node::Buffered for Node {
             Event::Receive { from, msg } => self.receive(from, msg),
             Event::LinkUp(peer) => self.link_up(peer),
             Event::LinkDown(peer) => self.link_down(peer),
-            Event::Timeout(timer) if self.links.paces(timer) => {
-                if self.links.pause_ended(timer) {
-                    self.settle(self.queue.front());
+            // Only the raise pause and recovery set timers; any other id is stale or foreign.
+            Event::Timeout(timer)
+                if self.settings.raise_pause.is_some() || self.watch.is_some() =>
+            {
+                if self.links.paces(timer) {
+                    if self.links.pause_ended(timer) {
+                        self.settle(self.queue.front());
+                    }
+                } else {
+                    self.on_timer(timer);
                 }
             }
-            Event::Timeout(timer) if self.watch.is_some() => self.on_timer(timer),
             Event::Refused { fence, newest } => self.on_refused(fence, newest)?,
             other => return Err(Error::Unsupported(other.name())),
         }

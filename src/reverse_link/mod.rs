@@ -24,7 +24,8 @@
 //! withdraws; the REQUEST already sent still fetches a token, kept or passed on as any idle
 //! one), `Receive`, `LinkUp` and
 //! `LinkDown`; any other event is [`Error::Unsupported`](crate::Error::Unsupported), except
-//! `Timeout` with an idle pause. Without one the node sets no timers: it moves on messages and
+//! `Timeout` with an idle pause, a raise pause ([`Settings::with_raise_pause`]) or recovery.
+//! Without them the node sets no timers: it moves on messages and
 //! the link layer's reports alone. It emits `Send` (to a linked neighbour),
 //! `EnterCritical { resources: 1, fence }` (the fence's lane is the id of the token used, its
 //! value that token's count of entries; see [`crate::fence`]) and `Anomaly`.
@@ -52,7 +53,7 @@
 //!                     queue.push_back((to, Event::Receive { from: at, msg }))
 //!                 }
 //!                 Action::EnterCritical { fence, .. } => entered.push(fence),
-//!                 _ => {} // no timers without an idle pause or recovery; anomalies: log them
+//!                 _ => {} // no timers without a pause or recovery; anomalies: log them
 //!             }
 //!         }
 //!     }

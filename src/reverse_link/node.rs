@@ -446,6 +446,13 @@ impl Node {
         }
     }
 
+    /// Whether the node ever sets a timer (an idle pause, a raise pause or recovery): only
+    /// then does it take `Timeout`s.
+    fn sets_timers(&self) -> bool {
+        let s = &self.settings;
+        s.idle_pause.is_some() || s.raise_pause.is_some() || self.watch.is_some()
+    }
+
     /// RaiseHeight: partial reversal, then drop queued requests from nodes now below us
     /// (their links reversed) and re-forward our own queue.
     fn raise_height(&mut self) {
@@ -563,15 +570,14 @@ impl crate::node::Buffered for Node {
                 self.on_link_down(j);
             }
             Event::Refused { fence, newest } => self.on_refused(fence, newest)?,
-            Event::Timeout(timer) if self.links.paces(timer) => {
-                if self.links.pause_ended(timer) && !self.holds_token() {
-                    self.reroute();
-                }
-            }
             // Only the idle pause, the raise pause and recovery set timers; any other id is
             // stale or foreign.
-            Event::Timeout(timer) if self.settings.idle_pause.is_some() || self.watch.is_some() => {
-                if timer == IDLE_PAUSE && self.settings.idle_pause.is_some() {
+            Event::Timeout(timer) if self.sets_timers() => {
+                if self.links.paces(timer) {
+                    if self.links.pause_ended(timer) && !self.holds_token() {
+                        self.reroute();
+                    }
+                } else if timer == IDLE_PAUSE && self.settings.idle_pause.is_some() {
                     self.on_idle_pause();
                 } else {
                     self.recovery_timer(timer);

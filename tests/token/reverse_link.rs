@@ -9,6 +9,7 @@ mod interleavings;
 mod link_handlers;
 mod net;
 mod properties;
+mod raise_pause;
 mod recovery;
 mod scenarios;
 mod unit;

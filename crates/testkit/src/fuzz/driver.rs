@@ -11,6 +11,7 @@ use alloc::vec::Vec;
 
 use manet_mutex::codec::{frame_check, Wire};
 use manet_mutex::driver::{wire, Algorithm, Config, Driver};
+use manet_mutex::token::RaisePause;
 use manet_mutex::{discovery, look_ahead, prioritized, reverse_link, ricart_agrawala, session};
 use manet_mutex::{CsRequest, NodeId};
 
@@ -26,10 +27,13 @@ fn config() -> Config {
 
 /// Feed `data`, cut into datagrams, to a driver of each algorithm.
 pub fn run(data: &[u8]) {
-    let token = reverse_link::network(3, &[], &[NodeId(0)], reverse_link::Settings::new(1));
+    // Raises paced (R15): their timer is one more a datagram stream can race.
+    let pause = RaisePause::new(5, 40);
+    let krl = reverse_link::Settings::new(1).with_raise_pause(pause);
+    let token = reverse_link::network(3, &[], &[NodeId(0)], krl);
     let krl = reverse_link::Node::new(token.unwrap().swap_remove(0)).unwrap();
     feed(Driver::new(krl, config(), 0).unwrap(), data);
-    let prio = prioritized::Settings::new(2, prioritized::Policy::Equal);
+    let prio = prioritized::Settings::new(2, prioritized::Policy::Equal).with_raise_pause(pause);
     let prio = prioritized::network(3, &[], &[NodeId(1)], prio)
         .unwrap()
         .swap_remove(0);

@@ -76,6 +76,9 @@ fn job(args: &Args, algorithm: Algorithm, p: &Point) -> Config<Params<Settings>>
     if forwarding && args.idle_pause > 0 {
         settings = settings.with_idle_pause(args.idle_pause);
     }
+    if let Some(pause) = args.raise_pause {
+        settings = settings.with_raise_pause(pause);
+    }
     if let Some(r) = recovery::of(args) {
         settings = settings.with_recovery(r);
     }
@@ -103,16 +106,21 @@ pub fn run_one(args: &Args, algorithm: Algorithm, p: &Point) -> Result<Row, Stri
     let name = Node::name(&config.params);
     let outcome = token::run::<Node>(config).map_err(|f| f.to_string())?;
     let extra = recovery::extra(args, p, &outcome.metrics);
+    let mut params = vec![
+        ("nodes", args.nodes.to_string()),
+        ("k", k(args).to_string()),
+        ("connectivity", p.connectivity.to_string()),
+        ("mobility", p.mobility.to_string()),
+        ("load", p.load.to_string()),
+        ("idle_pause", args.idle_pause.to_string()),
+    ];
+    // A column only when given: the paper's tables and CSVs stay as they were.
+    if let Some(pause) = args.raise_pause {
+        params.push(("raise_pause", format!("{}-{}", pause.min, pause.max)));
+    }
     Ok(Row {
         algorithm: name.into(),
-        params: vec![
-            ("nodes", args.nodes.to_string()),
-            ("k", k(args).to_string()),
-            ("connectivity", p.connectivity.to_string()),
-            ("mobility", p.mobility.to_string()),
-            ("load", p.load.to_string()),
-            ("idle_pause", args.idle_pause.to_string()),
-        ],
+        params,
         seed: p.seed,
         summary: outcome.metrics.summary(),
         extra,
@@ -144,6 +152,7 @@ pub fn title(args: &Args) -> String {
         "load",
         "requests",
         "idle_pause",
+        "raise_pause",
         "recovery",
     ];
     let setup = match &args.ns2 {

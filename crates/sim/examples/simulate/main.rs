@@ -26,6 +26,7 @@ mod recovery;
 use clap::builder::PossibleValue;
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
+use manet_mutex::token::RaisePause;
 use manet_mutex_sim::experiment::{parallel_map, to_csv, Row};
 use manet_mutex_sim::{Algorithm, Simulator};
 
@@ -115,6 +116,10 @@ pub struct Args {
     /// forward at once).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = at_least(0u64))]
     idle_pause: u64,
+    /// KRL, KRLF: pace height raises, `MIN-MAX` time units: the first pause MIN, doubling up
+    /// to MAX while raises keep coming (`docs/ALGORITHMS.md` R15; the paper: not paced).
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_raise_pause)]
+    raise_pause: Option<RaisePause>,
     /// Prioritized: policies to compare (comma separated).
     #[arg(long, value_enum, ignore_case = true, value_delimiter = ',')]
     policy: Option<Vec<prioritized::PolicyArg>>,
@@ -220,6 +225,20 @@ where
     }
 }
 
+/// `--raise-pause MIN-MAX`, `1 ≤ MIN ≤ MAX`.
+fn parse_raise_pause(s: &str) -> Result<RaisePause, String> {
+    let pair = s.split_once('-').and_then(|(min, max)| {
+        Some((
+            min.trim().parse::<u64>().ok()?,
+            max.trim().parse::<u64>().ok()?,
+        ))
+    });
+    match pair {
+        Some((min, max)) if min >= 1 && max >= min => Ok(RaisePause::new(min, max)),
+        _ => Err("must be MIN-MAX, whole numbers with 1 ≤ MIN ≤ MAX (time units)".into()),
+    }
+}
+
 /// "1 seed", "5 seeds".
 pub fn seeds(n: u64) -> String {
     format!("{n} seed{}", if n == 1 { "" } else { "s" })
@@ -270,6 +289,7 @@ impl Args {
             ("connectivity", token, token_only),
             ("requests", token, token_only),
             ("idle_pause", krlf, "all and krlf"),
+            ("raise_pause", token && !prio, "all, krl and krlf"),
             ("policy", prio, "prioritized"),
             ("max_h", prio, "prioritized"),
             ("priority_classes", prio, "prioritized"),
@@ -830,6 +850,24 @@ mod tests {
             Ok(_) => panic!("{flags:?} accepted"),
             Err(e) => assert!(e.contains(flag) && e.contains(why), "{flags:?}: {e}"),
         }
+    }
+
+    #[test]
+    fn raise_pause_takes_min_max_for_the_krl_family_only() {
+        let args = check(&["--algorithm", "krl", "--raise-pause", "2-20"]).unwrap();
+        assert_eq!(args.raise_pause, Some(RaisePause::new(2, 20)));
+        for bad in ["0-5", "6-5", "5", "a-b", "-5"] {
+            refused(
+                &["--algorithm", "krl", "--raise-pause", bad],
+                "--raise-pause",
+                "MIN-MAX",
+            );
+        }
+        refused(
+            &["--algorithm", "prioritized", "--raise-pause", "2-20"],
+            "--raise-pause",
+            "applies to --algorithm all, krl and krlf",
+        );
     }
 
     #[test]

@@ -295,3 +295,58 @@ fn a_cold_node_does_allocate_so_the_count_is_meaningful() {
         "the first handle call of a fresh node must allocate"
     );
 }
+
+/// A node in a part without a token, raises paced (R15): its neighbour climbs above it again
+/// and again, each raise waits for the pause and is made at the pause's end. None of it
+/// allocates once warm: the deferred raise, the pause's timer, the expiry, the raise.
+#[test]
+fn a_paced_node_raising_in_a_token_less_part_allocates_nothing() {
+    use manet_mutex::token::{Height, RaisePause};
+    let settings = reverse_link::Settings::new(1).with_raise_pause(RaisePause::new(2, 16));
+    let height = |a, id| Height::new(a, 0, NodeId(id));
+    let config = reverse_link::Config::new(
+        NodeId(1),
+        settings,
+        0,
+        height(1, 1),
+        vec![height(0, 0), height(2, 2)],
+    );
+    let mut node = Node::new(config).unwrap();
+    let mut actions: Vec<Action<Message>> = Vec::with_capacity(64);
+    let mut timer = None;
+    let mut feed = |node: &mut Node, event: Event<Message>, timer: &mut Option<_>| {
+        actions.clear();
+        let before = allocations();
+        COUNTING.with(|c| c.set(true));
+        node.handle_in(event, &mut actions).unwrap();
+        COUNTING.with(|c| c.set(false));
+        for a in &actions {
+            if let Action::SetTimer { timer: t, .. } = a {
+                *timer = Some(*t);
+            }
+        }
+        allocations() - before
+    };
+    // Its way down fails: the first raise, at once.
+    feed(&mut node, Event::LinkDown(NodeId(0)), &mut timer);
+    let (mut made, mut calls, mut raises) = (0, 0, 0);
+    for cycle in 0..2_000 {
+        // Node 2 climbs above it (the raise waits), then the pause ends (the raise is made).
+        let above = height(node.height().h1 + 1, 2);
+        let climb = Event::Receive {
+            from: NodeId(2),
+            msg: Message::LinkInfo(above.into()),
+        };
+        let n = feed(&mut node, climb, &mut timer);
+        let expiry = Event::Timeout(timer.take().expect("a pause runs"));
+        let before = node.raises();
+        let m = feed(&mut node, expiry, &mut timer);
+        if cycle >= 100 {
+            made += n + m;
+            calls += 2;
+            raises += node.raises() - before;
+        }
+    }
+    assert_eq!(raises, 1_900, "one raise at each pause's end");
+    assert_eq!(made, 0, "{made} allocations in {calls} calls");
+}

@@ -13,9 +13,10 @@ use crate::{Action, TimerId};
 /// within `2·min` of that until then, doubling up to `max`; a pause that ends with no raise
 /// waiting starts over from `min`. In [the embedder's time unit](crate#timers).
 ///
-/// What it buys: a node raises at most once per `max` once a part has gone without a sink
-/// for `min + 2·min + … + max`, so a part without a token costs each node about one height
-/// announcement per neighbour per `max` instead of as many as the network carries. What it
+/// What it buys: a node makes at most one raise per pause, and while a raise is waiting at
+/// each pause's end (a part without a token, where a neighbour's raise leaves it without a way
+/// down again) its pauses grow to `max`, so such a part no longer exchanges heights as fast as
+/// the network carries them (measured in `docs/ALGORITHMS.md`, R15: 13–14× fewer). What it
 /// costs: the `i`-th raise of a run of raises waits at most `min·2^(i-1)` (capped at `max`),
 /// which delays a request's new route after a link failure by at most that much per raise;
 /// safety does not depend on it (tokens and fences never wait on a raise).

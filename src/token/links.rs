@@ -68,9 +68,16 @@ impl Links {
     }
 
     /// A raise is due: whether it may be made now (always, unpaced), else it waits for the
-    /// running pause ([`Links::pause_ended`]).
+    /// running pause ([`Links::pause_ended`]). A raise that waits forgets `next`: the node has
+    /// no way down, so the REQUEST that went along it is void (its receiver, now above, drops
+    /// it), and whatever settles the node next must send the queue's request again rather
+    /// than trust `next` should it point down once more (R15).
     pub(crate) fn may_raise<M>(&mut self, out: &mut Outbox<M>) -> bool {
-        self.pacer.as_mut().is_none_or(|p| p.may_raise(out))
+        let now = self.pacer.as_mut().is_none_or(|p| p.may_raise(out));
+        if !now {
+            self.next = None;
+        }
+        now
     }
 
     /// Whether `timer` is the raise pause's (its expiry goes to [`Links::pause_ended`]).

@@ -49,6 +49,8 @@ where
     pub dead: Vec<bool>,
     /// Every token regenerated: (when, node).
     pub regenerated: Vec<(u64, usize)>,
+    /// Tokens or resources the sessions gave up with a failed link (`DriverEvent::Lost`).
+    pub precious_lost: usize,
 }
 
 impl<P: Algorithm> Net<P>
@@ -79,6 +81,7 @@ where
             longest: 0,
             dead: vec![false; n],
             regenerated: Vec::new(),
+            precious_lost: 0,
         }
     }
 
@@ -117,6 +120,7 @@ where
                     app.leave_at = Some(self.now + 3);
                 }
                 DriverEvent::Anomaly { .. } => panic!("node {i}: {event:?}"),
+                DriverEvent::Lost { precious, .. } => self.precious_lost += precious,
                 DriverEvent::Report(Report::TokenRegenerated { .. }) => {
                     self.regenerated.push((self.now, i));
                 }

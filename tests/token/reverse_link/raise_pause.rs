@@ -77,6 +77,11 @@ fn a_raise_due_during_the_pause_is_made_at_its_end() {
     let before = node.height();
     assert_eq!(what(&climb(&mut node)), (0, vec![]));
     assert_eq!(node.height(), before, "not raised inside the pause");
+    assert_eq!(
+        node.next(),
+        None,
+        "the way it asked along is void while the raise waits"
+    );
     // The pause ends: the node, still without a way down, raises; the next pause is 20.
     let (infos, timers) = what(&act(&mut node, Event::Timeout(first)));
     assert_eq!(infos, 1);
@@ -138,4 +143,45 @@ fn a_raise_pause_is_checked_and_a_paced_node_takes_every_timeout() {
     assert_eq!(paced.height(), before.height());
     let mut plain = middle(Settings::new(1));
     assert!(matches!(plain.handle(foreign), Err(Error::Unsupported(_))));
+}
+
+/// The prioritized node forgets `next` too when its raise waits: the REQUEST that went along it
+/// was dropped by `next` when it rose above, so whatever settles the node next must send the
+/// queue's request again (without it, `examples/cluster` starved a node in 5 of 45 flap runs).
+#[test]
+fn a_raise_that_waits_forgets_next() {
+    use manet_mutex::{prioritized, CsRequest};
+    let settings =
+        prioritized::Settings::new(1, prioritized::Policy::Equal).with_raise_pause(PAUSE);
+    let config = prioritized::Config::new(
+        NodeId(1),
+        settings,
+        false,
+        h(1, 0, 1),
+        vec![h(0, 0, 0), h(2, 0, 2)],
+    );
+    let mut node = prioritized::Node::new(config).unwrap();
+    let act = |node: &mut prioritized::Node, event| -> Vec<Action<prioritized::Message>> {
+        node.handle(event).unwrap().collect()
+    };
+    // It asks: the REQUEST goes down to node 0.
+    act(&mut node, Event::Request(CsRequest::ONE));
+    assert_eq!(node.next(), Some(NodeId(0)));
+    let link = |id: u32, a| Event::Receive {
+        from: NodeId(id),
+        msg: prioritized::Message::Link {
+            height: h(a, 0, id).into(),
+        },
+    };
+    // Node 0 rises above it (dropping its request): the first raise, at once, asks again.
+    let above = node.height().h1 + 1;
+    act(&mut node, link(0, above));
+    let down = node.next().expect("asked again at once").0;
+    // Both neighbours rise above it, inside the pause: the raise waits, and `next` is
+    // forgotten.
+    for id in [2 - down, down] {
+        let above = node.height().h1 + 1;
+        act(&mut node, link(id, above));
+    }
+    assert_eq!(node.next(), None);
 }

@@ -47,6 +47,22 @@ impl RaisePause {
     }
 }
 
+/// `MIN-MAX` (whole numbers, `1 ≤ MIN ≤ MAX`), as command lines and configuration files
+/// write a pause.
+impl core::str::FromStr for RaisePause {
+    type Err = &'static str;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        const FORM: &str = "a raise pause is MIN-MAX, whole numbers with 1 <= MIN <= MAX";
+        let (min, max) = s.split_once('-').ok_or(FORM)?;
+        let min = min.trim().parse().map_err(|_| FORM)?;
+        let max = max.trim().parse().map_err(|_| FORM)?;
+        let pause = RaisePause::new(min, max);
+        pause.validate().map_err(|_| FORM)?;
+        Ok(pause)
+    }
+}
+
 /// The timer ids of the pause: this bit and the arming number, so that only the expiry of the
 /// current arming counts (a stale or duplicated timeout is a no-op). Apart from the idle pause
 /// (0) and recovery's ids (bit 63).
@@ -175,5 +191,9 @@ mod tests {
         assert!(RaisePause::new(0, 5).validate().is_err());
         assert!(RaisePause::new(6, 5).validate().is_err());
         assert!(RaisePause::new(5, 5).validate().is_ok());
+        assert_eq!("10-200".parse(), Ok(RaisePause::new(10, 200)));
+        for bad in ["0-5", "6-5", "5", "a-b", "-5", "5-", ""] {
+            assert!(bad.parse::<RaisePause>().is_err(), "{bad}");
+        }
     }
 }

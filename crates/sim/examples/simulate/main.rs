@@ -118,7 +118,7 @@ pub struct Args {
     idle_pause: u64,
     /// KRL, KRLF: pace height raises, `MIN-MAX` time units: the first pause MIN, doubling up
     /// to MAX while raises keep coming (`docs/ALGORITHMS.md` R15; the paper: not paced).
-    #[arg(long, allow_negative_numbers = true, value_parser = parse_raise_pause)]
+    #[arg(long, allow_negative_numbers = true, value_parser = |s: &str| s.parse::<RaisePause>())]
     raise_pause: Option<RaisePause>,
     /// Prioritized: policies to compare (comma separated).
     #[arg(long, value_enum, ignore_case = true, value_delimiter = ',')]
@@ -222,20 +222,6 @@ where
     move |s| match s.trim().parse::<T>() {
         Ok(v) if v >= min => Ok(v),
         _ => Err(format!("must be a whole number ≥ {min}")),
-    }
-}
-
-/// `--raise-pause MIN-MAX`, `1 ≤ MIN ≤ MAX`.
-fn parse_raise_pause(s: &str) -> Result<RaisePause, String> {
-    let pair = s.split_once('-').and_then(|(min, max)| {
-        Some((
-            min.trim().parse::<u64>().ok()?,
-            max.trim().parse::<u64>().ok()?,
-        ))
-    });
-    match pair {
-        Some((min, max)) if min >= 1 && max >= min => Ok(RaisePause::new(min, max)),
-        _ => Err("must be MIN-MAX, whole numbers with 1 ≤ MIN ≤ MAX (time units)".into()),
     }
 }
 

@@ -475,6 +475,37 @@ where
         counts
     }
 
+    /// Plays `faults` on the graph `edges` (each: a kind, a node or edge index, a wait): everyone
+    /// asks, the net runs the wait, then kind 0 crashes the node (while more than 3 are
+    /// live), kind 1 restarts it if it is down (with its neighbours in `edges`), any other
+    /// breaks that edge with whatever is on it and forms it again. Then every pair of `edges`
+    /// is linked again.
+    pub fn play_faults(&mut self, edges: &[(u32, u32)], faults: &[(u8, u32, u64)]) {
+        for &(kind, node, after) in faults {
+            self.want_all();
+            self.run(self.now + after);
+            match kind {
+                0 if self.live().count() > 3 => self.crash(node),
+                1 if self.nodes[node as usize].is_none() => {
+                    let around: Vec<_> = edges
+                        .iter()
+                        .filter_map(|&(a, b)| (a == node).then_some(b).or((b == node).then_some(a)))
+                        .collect();
+                    self.restart(node, &around);
+                }
+                _ => {
+                    if let Some(&(a, b)) = edges.get(node as usize) {
+                        self.cut(a, b);
+                        self.join(a, b);
+                    }
+                }
+            }
+        }
+        for &(a, b) in edges {
+            self.join(a, b);
+        }
+    }
+
     pub fn want_all(&mut self) {
         let live: Vec<_> = self.live().collect();
         self.wanting.extend(live);

@@ -755,30 +755,7 @@ fn crashes_restarts_and_breaks_keep_the_fences_and_recover_case(
     edges.extend([(0, 3), (2, 5)]);
     let mut net = Net::<Node>::new(7, &edges, &[0, 4][..k as usize], settings).seed(seed);
     net.check_b = false; // links break with tokens on them: parts may form
-    for (kind, node, after) in faults {
-        net.want_all();
-        net.run(net.now + after);
-        match kind {
-            0 if net.live().count() > 3 => net.crash(node),
-            1 if net.nodes[node as usize].is_none() => {
-                let around: Vec<_> = edges
-                    .iter()
-                    .filter_map(|&(a, b)| (a == node).then_some(b).or((b == node).then_some(a)))
-                    .collect();
-                net.restart(node, &around);
-            }
-            _ => {
-                if let Some(&(a, b)) = edges.get(node as usize) {
-                    net.cut(a, b);
-                    net.join(a, b);
-                }
-            }
-        }
-    }
-    // Heal: every live pair of the original graph linked again.
-    for &(a, b) in &edges {
-        net.join(a, b);
-    }
+    net.play_faults(&edges, &faults);
     net.run(net.now + 3 * recovery().silence());
     net.acting.clear();
     net.serve_all(20_000);

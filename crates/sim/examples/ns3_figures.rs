@@ -102,6 +102,13 @@ const LOADS: [f64; 3] = [0.01, 0.1, 1.0];
 const CONNECTIVITY: [(&str, f64, f64); 2] = [("~20%", 0.2, 180.0), ("~80%", 0.8, 68.0)];
 
 /// One idealised KRL/KRLF series over the loads: `metric` per seed, mean ± 95%.
+/// `panels` (log axes where useful) as `out/name.svg` and its CSV; the SVG's path.
+fn write_figure(out: &Path, name: &str, mut panels: Vec<Panel>) -> Result<PathBuf, String> {
+    log_where_useful(&mut panels);
+    plot::write(out, name, &panels)?;
+    Ok(out.join(format!("{name}.svg")))
+}
+
 fn ideal_krl(rows: &Csv, alg: &str, conn: f64, metric: &str, name: &str) -> Option<Series> {
     let points = LOADS
         .iter()
@@ -276,9 +283,7 @@ fn krl_load(dir: &Path, out: &Path) -> Result<Vec<PathBuf>, String> {
                 });
             }
         }
-        log_where_useful(&mut panels);
-        plot::write(out, file, &panels)?;
-        written.push(out.join(format!("{file}.svg")));
+        written.push(write_figure(out, file, panels)?);
     }
     Ok(written)
 }
@@ -391,9 +396,7 @@ fn look_ahead(dir: &Path, out: &Path) -> Result<Vec<PathBuf>, String> {
             });
         }
     }
-    log_where_useful(&mut panels);
-    plot::write(out, "ns3_look_ahead_vs_hosts", &panels)?;
-    written.push(out.join("ns3_look_ahead_vs_hosts.svg"));
+    written.push(write_figure(out, "ns3_look_ahead_vs_hosts", panels)?);
 
     let mut panels = Vec::new();
     for (im, label, which, short) in metrics {
@@ -429,9 +432,7 @@ fn look_ahead(dir: &Path, out: &Path) -> Result<Vec<PathBuf>, String> {
             });
         }
     }
-    log_where_useful(&mut panels);
-    plot::write(out, "ns3_look_ahead_vs_mobility", &panels)?;
-    written.push(out.join("ns3_look_ahead_vs_mobility.svg"));
+    written.push(write_figure(out, "ns3_look_ahead_vs_mobility", panels)?);
     Ok(written)
 }
 
@@ -493,9 +494,7 @@ fn krlf_pause(dir: &Path, out: &Path) -> Result<Vec<PathBuf>, String> {
             series: s.into_iter().flatten().collect(),
         });
     }
-    log_where_useful(&mut panels);
-    plot::write(out, "ns3_krlf_idle_pause", &panels)?;
-    Ok(vec![out.join("ns3_krlf_idle_pause.svg")])
+    Ok(vec![write_figure(out, "ns3_krlf_idle_pause", panels)?])
 }
 
 fn main() {

@@ -321,12 +321,18 @@ pub const fn incarnation_of(seq: u64) -> u32 {
     (seq >> 32) as u32
 }
 
-/// The first value of the fence generation after the one `fence` is in: fences are
-/// `generation << 32 | count`. An entry that may follow grants this node could not hear of
-/// (a peer excluded, a peer restarted) takes it, so it is above every fence of the
-/// generations it knew (`docs/ALGORITHMS.md`, C6).
-const fn next_generation(fence: u64) -> u64 {
-    (fence | 0xFFFF_FFFF).saturating_add(1)
+/// The generation `host` of `hosts` starts above generation `seen`: the least one above it
+/// that is `host` modulo `hosts`, so two hosts that start one from the same knowledge never
+/// start the same one (C6). Saturates at the last generation.
+const fn generation_for(seen: u64, host: NodeId, hosts: u32) -> u64 {
+    let n = hosts as u64;
+    let above = seen + 1;
+    let g = above + (host.0 as u64 + n - above % n) % n;
+    if g > u32::MAX as u64 {
+        u32::MAX as u64
+    } else {
+        g
+    }
 }
 
 /// What the node knows of one peer, beyond the sets of its algorithm.
@@ -619,7 +625,7 @@ impl<T: Copy> Core<T> {
             self.status = Status::Critical;
             self.waits.clear(out);
             self.fence_seen = if core::mem::take(&mut self.bump) {
-                next_generation(self.fence_seen)
+                self.first_of_new_generation()
             } else {
                 self.fence_seen.saturating_add(1)
             };
@@ -630,6 +636,21 @@ impl<T: Copy> Core<T> {
             });
             self.arm_lease(out);
         }
+    }
+
+    /// The first fence of the generation an entry starts (C6): above every generation seen,
+    /// and above the one each excluded peer would start from the same knowledge, so that
+    /// when a peer excluded while it was in fact inside (past its lease, or cut off) started
+    /// a generation too, this entry's is the later one; and `id` modulo `hosts`, so no other
+    /// host starts the same one. Fences are `generation << 32 | count`.
+    fn first_of_new_generation(&self) -> u64 {
+        let seen = self.fence_seen >> 32;
+        let floor = self
+            .excluded()
+            .map(|p| generation_for(seen, p, self.hosts))
+            .fold(seen, u64::max);
+        let generation = generation_for(floor, self.id, self.hosts);
+        (generation << 32).max(self.fence_seen.saturating_add(1))
     }
 
     /// Take in the fence a peer's message carries. Copies that do not read as one fence of
@@ -783,20 +804,47 @@ impl<T: Copy> Core<T> {
         }
     }
 
-    /// A valid message from `peer` arrived: its silence counts from now. Returns whether it
-    /// was excluded (the caller readmits it: [`Core::readmit`] and its own rules).
-    pub(crate) fn heard(&mut self, peer: NodeId) -> bool {
+    /// A valid message from `peer` arrived: its silence counts from now. In majority mode with
+    /// exclusion by timeout, a peer heard after a silence (excluded, or a retransmission
+    /// timeout missed) is a *gap* closing: the network may have been split, and a host on the
+    /// other side may have entered meanwhile without this node's grant. Every peer's silence
+    /// then counts from now, and the caller readmits every excluded peer (C9).
+    pub(crate) fn heard(&mut self, peer: NodeId) -> Heard {
         let (mark, counts) = (self.waits.mark(), self.recovery.exclusion.is_some());
-        match self.peer_mut(peer) {
-            Some(state) => {
-                if counts {
-                    state.quiet = 0;
-                    state.quiet_since = mark;
-                }
-                state.excluded
-            }
-            None => false,
+        let majority = self.recovery.majority;
+        let Some(state) = self.peer_mut(peer) else {
+            return Heard::default();
+        };
+        let excluded = state.excluded;
+        if !counts {
+            return Heard {
+                excluded,
+                gap: false,
+            };
         }
+        let gap = majority && (excluded || state.quiet > 0);
+        state.quiet = 0;
+        state.quiet_since = mark;
+        if gap {
+            for (i, other) in self.peers.iter_mut().enumerate() {
+                if i != self.id.index() {
+                    other.quiet = 0;
+                    other.quiet_since = mark;
+                }
+            }
+        }
+        Heard { excluded, gap }
+    }
+
+    /// Whether a deferred REQUEST is answered at once with a deferral notice (a REPLY naming
+    /// no request, number 0, which grants nothing): in majority mode with exclusion by
+    /// timeout, so that a host that is reachable is never taken for silent, except inside
+    /// past its lease, where its silence is what lets the others exclude it (C9).
+    pub(crate) fn notifies_deferral(&self) -> bool {
+        let past_lease = self.status == Status::Critical
+            && self.recovery.lease.is_some()
+            && self.lease.is_none();
+        self.recovery.majority && self.recovery.exclusion.is_some() && !past_lease
     }
 
     /// Exclude `peer`: stop waiting for it (and probing it), drop its deferred request, stop
@@ -865,6 +913,15 @@ impl<T: Copy> Core<T> {
             }
         }
     }
+}
+
+/// What hearing from a peer means ([`Core::heard`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Heard {
+    /// It was excluded: the caller readmits it.
+    pub(crate) excluded: bool,
+    /// A gap closed (majority mode): the caller readmits every excluded peer too.
+    pub(crate) gap: bool,
 }
 
 /// A REQUEST's incarnation, against the sender's highest seen ([`Core::incarnation_check`]).

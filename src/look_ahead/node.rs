@@ -7,7 +7,7 @@ use super::modes::Kind;
 use super::sets::{initial_info_set, Relation, Sets};
 use super::{Config, Settings};
 use crate::node::Outbox;
-use crate::permission::{Core, Decision, Expiry, Incarnation, Ticket, Timestamp};
+use crate::permission::{Core, Decision, Expiry, Heard, Incarnation, Ticket, Timestamp};
 use crate::{Anomaly, Error, Event, NodeId, Protocol, Severity, Status};
 
 /// The host's mode (section III-A).
@@ -334,26 +334,53 @@ impl Node {
     /// Readmit `peer`, as if it had sent a RECONNECT that is not applied: into `Info_set`,
     /// and a waiting host without its grant for the current number asks it now.
     pub(super) fn readmit(&mut self, peer: NodeId) {
-        if self.s.core.readmit(peer, &mut self.out) {
-            // Back, whatever was known of it: not absent either (as after its RECONNECT).
-            self.s.peers[peer.index()].absent = false;
-            self.s.sets.set(peer, Relation::Info);
-            if self.s.core.must_ask(peer) {
-                if let Some(ticket) = self.s.core.open {
-                    self.ask(peer, ticket);
-                }
-            }
+        if self.rejoin(peer) {
             // Its grant, if it gave one, counts again (majority mode).
             self.s.core.try_enter(&mut self.out);
         }
     }
 
+    /// [`Node::readmit`] without trying to enter: returns whether `peer` was excluded.
+    fn rejoin(&mut self, peer: NodeId) -> bool {
+        if !self.s.core.readmit(peer, &mut self.out) {
+            return false;
+        }
+        // Back, whatever was known of it: not absent either (as after its RECONNECT).
+        self.s.peers[peer.index()].absent = false;
+        self.s.sets.set(peer, Relation::Info);
+        if self.s.core.must_ask(peer) {
+            if let Some(ticket) = self.s.core.open {
+                self.ask(peer, ticket);
+            }
+        }
+        true
+    }
+
+    /// After a gap (C9), readmit every excluded peer but `from`, except those away (their
+    /// DISCONNECT applied: they are in no critical section).
+    fn lift(&mut self, from: NodeId, heard: Heard) {
+        if heard.gap {
+            for peer in self.s.core.peers() {
+                if peer != from
+                    && self.s.core.is_excluded(peer)
+                    && !self.s.peers[peer.index()].absent
+                {
+                    self.rejoin(peer);
+                }
+            }
+        }
+    }
+
     /// A valid message from `from`: evidence of life, which readmits it if excluded, unless
     /// it is absent (its DISCONNECT applied: only a message of a later epoch, which clears
-    /// that, brings it back, as in the paper; a late REPLY of it must not).
+    /// that, brings it back, as in the paper; a late REPLY of it must not). A gap closing
+    /// readmits every excluded peer first, before any grant of `from` counts (C9).
     pub(super) fn heard(&mut self, from: NodeId) {
-        if self.s.core.heard(from) && !self.s.peers[from.index()].absent {
-            self.readmit(from);
+        let heard = self.s.core.heard(from);
+        self.lift(from, heard);
+        let readmitted = heard.excluded && !self.s.peers[from.index()].absent && self.rejoin(from);
+        if readmitted || heard.gap {
+            self.s.core.try_enter(&mut self.out);
         }
     }
 
@@ -494,7 +521,9 @@ impl Node {
             // incarnation counts any more.
             Incarnation::New => {
                 self.s.peers[from.index()] = PeerView::default();
-                if self.s.core.heard(from) {
+                let heard = self.s.core.heard(from);
+                self.lift(from, heard);
+                if heard.excluded {
                     self.s.core.readmit(from, &mut self.out);
                 }
                 self.s.sets.set(from, Relation::Info);
@@ -528,7 +557,16 @@ impl Node {
         // our Info_set: of two hosts, at least one always asks the other.
         self.s.sets.set(from, Relation::Info);
         match self.s.core.decide(ticket.ts) {
-            Decision::Defer => self.s.core.deferred.insert(from, ticket, epoch),
+            Decision::Defer => {
+                self.s.core.deferred.insert(from, ticket, epoch);
+                if self.s.core.notifies_deferral() {
+                    // A deferral notice (C9): number 0 names no request and grants nothing.
+                    let notice = Ticket { seq: 0, ..ticket };
+                    let fence = self.s.core.fence_seen;
+                    let reply = Self::reply(&self.s.peers, fence, from, notice, epoch);
+                    self.out.send(from, reply);
+                }
+            }
             Decision::Reply => {
                 self.s.core.deferred.remove(from);
                 let reply = Self::reply(&self.s.peers, self.s.core.fence_seen, from, ticket, epoch);

@@ -3,7 +3,7 @@
 use super::message::Message;
 use super::{Config, Settings};
 use crate::node::Outbox;
-use crate::permission::{Core, Decision, Expiry, Incarnation, Ticket, Timestamp};
+use crate::permission::{Core, Decision, Expiry, Heard, Incarnation, Ticket, Timestamp};
 use crate::{Anomaly, Error, Event, NodeId, Protocol, Severity, Status};
 
 /// A Ricart–Agrawala node. `Clone` and `PartialEq` (which compares state) let tests snapshot
@@ -159,14 +159,41 @@ impl Node {
     /// current number asks it now and waits for it, which keeps safety when the suspicion was
     /// wrong.
     fn readmit(&mut self, peer: NodeId) {
-        if self.s.readmit(peer, &mut self.out) {
-            if self.s.must_ask(peer) {
-                if let Some(ticket) = self.s.open {
-                    self.ask(peer, ticket);
-                }
-            }
+        if self.rejoin(peer) {
             // Its grant, if it gave one, counts again (majority mode).
             self.s.try_enter(&mut self.out);
+        }
+    }
+
+    /// [`Node::readmit`] without trying to enter: returns whether `peer` was excluded.
+    fn rejoin(&mut self, peer: NodeId) -> bool {
+        if !self.s.readmit(peer, &mut self.out) {
+            return false;
+        }
+        if self.s.must_ask(peer) {
+            if let Some(ticket) = self.s.open {
+                self.ask(peer, ticket);
+            }
+        }
+        true
+    }
+
+    /// Take in what hearing from `from` means: readmit it if excluded and, when a gap closed
+    /// (majority mode, C9), every excluded peer first, before any grant of `from` counts.
+    fn take_in(&mut self, from: NodeId, heard: Heard) -> bool {
+        self.lift(from, heard);
+        let readmitted = heard.excluded && self.rejoin(from);
+        readmitted || heard.gap
+    }
+
+    /// After a gap (C9), readmit every excluded peer but `from`.
+    fn lift(&mut self, from: NodeId, heard: Heard) {
+        if heard.gap {
+            for peer in self.s.peers() {
+                if peer != from && self.s.is_excluded(peer) {
+                    self.rejoin(peer);
+                }
+            }
         }
     }
 
@@ -181,8 +208,9 @@ impl Node {
 
     /// A valid message from `from`: evidence of life.
     fn heard(&mut self, from: NodeId) {
-        if self.s.heard(from) {
-            self.readmit(from);
+        let heard = self.s.heard(from);
+        if self.take_in(from, heard) {
+            self.s.try_enter(&mut self.out);
         }
     }
 
@@ -211,7 +239,9 @@ impl Node {
                     // It restarted: readmitted, and asked again with everyone else under a new
                     // number, so no REPLY of its old incarnation counts any more.
                     Incarnation::New => {
-                        if self.s.heard(from) {
+                        let heard = self.s.heard(from);
+                        self.lift(from, heard);
+                        if heard.excluded {
                             self.s.readmit(from, &mut self.out);
                         }
                         self.renew();
@@ -224,7 +254,13 @@ impl Node {
                     return;
                 }
                 match self.s.decide(ts) {
-                    Decision::Defer => self.s.deferred.insert(from, ticket, ()),
+                    Decision::Defer => {
+                        self.s.deferred.insert(from, ticket, ());
+                        if self.s.notifies_deferral() {
+                            let fence = self.s.fence_seen;
+                            self.out.send(from, Message::reply(ts, 0, fence));
+                        }
+                    }
                     Decision::Reply => {
                         self.s.deferred.remove(from);
                         let fence = self.s.fence_seen;
@@ -232,6 +268,12 @@ impl Node {
                         self.s.replied(from);
                     }
                 }
+            }
+            // A deferral notice (C9): the peer has the request and is alive; it grants nothing.
+            Message::Reply {
+                ts, seq: 0, check, ..
+            } if ts.id == self.s.id && check == Message::reply_check(ts, 0) => {
+                self.heard(from);
             }
             Message::Reply { ts, seq, check, .. }
                 if ts.id == self.s.id && check == Message::reply_check(ts, seq) =>

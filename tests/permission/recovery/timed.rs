@@ -8,9 +8,10 @@
 //! exclusion shorter than the bound it fails.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
 
-use manet_mutex::{look_ahead, ricart_agrawala, Action, CsRequest, Event, NodeId};
+use manet_mutex::fence::Fences;
+use manet_mutex::{look_ahead, ricart_agrawala, Action, CsRequest, Event, Fence, NodeId};
 use manet_mutex::{Status, TimerId};
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
@@ -29,11 +30,25 @@ const DRIFT_PPM: u32 = 10_000;
 const HORIZON: u64 = 3_000_000;
 
 enum Ev<M> {
-    Deliver { from: NodeId, to: NodeId, msg: M },
-    Timeout { at: NodeId, timer: TimerId },
+    Deliver {
+        from: NodeId,
+        to: NodeId,
+        msg: M,
+    },
+    Timeout {
+        at: NodeId,
+        timer: TimerId,
+    },
     Request(NodeId),
-    Release { at: NodeId, entry: u64 },
+    Release {
+        at: NodeId,
+        entry: u64,
+    },
     Crash(NodeId),
+    /// Split the hosts by side (hosts of different sides cannot reach each other).
+    Partition(Vec<u8>),
+    /// Every host on one side again.
+    Heal,
 }
 
 /// What a run found.
@@ -44,11 +59,54 @@ struct Outcome {
     exclusions: usize,
     /// The first instant two hosts acted at once, with the two.
     overlap: Option<(u64, NodeId, NodeId)>,
+    /// Two entries with the same fence value (fences must never repeat).
+    same_fence: Option<(NodeId, NodeId, u64)>,
+    /// Entries a fence-checking resource refused (a fence not above the highest admitted).
+    refused: usize,
     /// Whether some host never crashed.
     survivor: bool,
+    /// The longest a live host waited from its request (or the last fault, if later) to its
+    /// entry, and requests still waiting at the end for longer than that.
+    worst_wait: u64,
+    /// When the last partition healed or host crashed.
+    last_fault: u64,
+    /// Each entry: the host, its fence value, the real time.
+    log: Vec<(NodeId, u64, u64)>,
+}
+
+/// The model's settings: timing, recovery, and whether hosts request on their own (random
+/// runs) or only where a scenario says.
+#[derive(Debug, Clone, Copy)]
+struct Params {
+    r: u64,
+    lease: u64,
+    delta: u64,
+    drift_ppm: u32,
+    exclusion: u32,
+    majority: bool,
+    /// Random runs: hosts request again after each release, and stay up to three leases.
+    auto: bool,
+    /// Scenarios: how long every entry stays inside.
+    stay: u64,
+}
+
+impl Params {
+    fn random(exclusion: u32) -> Self {
+        Params {
+            r: R,
+            lease: LEASE,
+            delta: DELTA,
+            drift_ppm: DRIFT_PPM,
+            exclusion,
+            majority: false,
+            auto: true,
+            stay: 0,
+        }
+    }
 }
 
 struct Sim<A: Algo> {
+    p: Params,
     nodes: Vec<A>,
     /// Each host's clock rate, in parts per million of real time.
     rate: Vec<u64>,
@@ -56,6 +114,14 @@ struct Sim<A: Algo> {
     acting: Vec<bool>,
     /// Entries so far per host (to match a release to its entry).
     entry: Vec<u64>,
+    /// When each host asked, while it waits.
+    asked: Vec<Option<u64>>,
+    /// Each host's side of the current partition (all 0 when whole).
+    side: Vec<u8>,
+    /// Directed links that lose everything (scenarios).
+    cut: Vec<(NodeId, NodeId)>,
+    fences: Fences,
+    seen: HashMap<u64, NodeId>,
     now: u64,
     queue: BinaryHeap<Reverse<(u64, usize)>>,
     events: Vec<Option<Ev<A::Message>>>,
@@ -64,26 +130,52 @@ struct Sim<A: Algo> {
 }
 
 impl<A: Algo> Sim<A> {
-    fn new(n: u32, exclusion: u32, seed: u64) -> Self {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let knobs = Knobs::default().lease(LEASE).exclusion(exclusion);
-        let nodes = A::seeded(n, R, knobs, seed);
-        let drift = u64::from(DRIFT_PPM);
-        let rate = (0..n)
-            .map(|_| rng.random_range(1_000_000 - drift..=1_000_000 + drift))
-            .collect();
-        let mut sim = Sim {
-            nodes,
+    /// Hosts `0..n` with clock rates `rate` (ppm of real time), nothing scheduled.
+    fn build(n: u32, p: Params, rate: Vec<u64>, seed: u64) -> Self {
+        let mut knobs = Knobs::default().lease(p.lease).exclusion(p.exclusion);
+        if p.majority {
+            knobs = knobs.majority();
+        }
+        Sim {
+            p,
+            // Scenarios: every host asks every other at first (look-ahead too).
+            nodes: if p.auto {
+                A::seeded(n, p.r, knobs, seed)
+            } else {
+                A::hosts(n, p.r, knobs)
+            },
             rate,
             crashed: vec![false; n as usize],
             acting: vec![false; n as usize],
             entry: vec![0; n as usize],
+            asked: vec![None; n as usize],
+            side: vec![0; n as usize],
+            cut: Vec::new(),
+            fences: Fences::new(),
+            seen: HashMap::new(),
             now: 0,
             queue: BinaryHeap::new(),
             events: Vec::new(),
-            rng,
+            rng: ChaCha8Rng::seed_from_u64(seed),
             out: Outcome::default(),
-        };
+        }
+    }
+
+    /// A random run: clocks anywhere within the drift (a third of the hosts at either
+    /// extreme), every host requesting, one or two crashes; with `partitions`, also up to
+    /// three partitions into two random sides, each healing after 1 to 40 retransmission
+    /// timeouts, often while a holder is inside.
+    fn new(n: u32, p: Params, seed: u64, partitions: bool) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
+        let drift = u64::from(p.drift_ppm);
+        let rate = (0..n)
+            .map(|_| match rng.random_range(0..3) {
+                0 => 1_000_000 - drift,
+                1 => 1_000_000 + drift,
+                _ => rng.random_range(1_000_000 - drift..=1_000_000 + drift),
+            })
+            .collect();
+        let mut sim = Self::build(n, p, rate, seed);
         for h in 0..n {
             let think = sim.rng.random_range(0..30_000);
             sim.at(think, Ev::Request(NodeId(h)));
@@ -92,6 +184,17 @@ impl<A: Algo> Sim<A> {
         for _ in 0..sim.rng.random_range(1..=2) {
             let (when, who) = (sim.rng.random_range(0..HORIZON), sim.rng.random_range(0..n));
             sim.at(when, Ev::Crash(NodeId(who)));
+        }
+        if partitions {
+            let mut when = 0;
+            for _ in 0..sim.rng.random_range(1..=3) {
+                when += sim.rng.random_range(0..HORIZON / 4);
+                let sides: Vec<u8> = (0..n).map(|_| sim.rng.random_range(0..2)).collect();
+                let lasts = sim.rng.random_range(p.r..=40 * p.r);
+                sim.at(when, Ev::Partition(sides));
+                sim.at(when + lasts, Ev::Heal);
+                when += lasts;
+            }
         }
         sim
     }
@@ -119,22 +222,14 @@ impl<A: Algo> Sim<A> {
         for action in actions {
             match action {
                 Action::Send { to, msg } => {
-                    let delay = self.rng.random_range(1..=DELTA);
+                    let delay = self.rng.random_range(1..=self.p.delta);
                     self.at(delay, Ev::Deliver { from: at, to, msg });
                 }
                 Action::SetTimer { timer, after } => {
                     let real = self.real(at, after);
                     self.at(real, Ev::Timeout { at, timer });
                 }
-                Action::EnterCritical { .. } => {
-                    self.out.entries += 1;
-                    self.acting[at.index()] = true;
-                    self.entry[at.index()] += 1;
-                    // Up to three leases inside: many holders outstay their lease.
-                    let stay = self.rng.random_range(1_000..=3 * LEASE);
-                    let entry = self.entry[at.index()];
-                    self.at(stay, Ev::Release { at, entry });
-                }
+                Action::EnterCritical { fence, .. } => self.enter(at, fence),
                 Action::LeaseExpired { .. } => {
                     self.out.lease_ends += 1;
                     self.acting[at.index()] = false;
@@ -147,6 +242,40 @@ impl<A: Algo> Sim<A> {
         }
     }
 
+    fn enter(&mut self, at: NodeId, fence: Fence) {
+        let h = at.index();
+        self.out.entries += 1;
+        self.acting[h] = true;
+        self.entry[h] += 1;
+        if let Some(asked) = self.asked[h].take() {
+            let wait = self.now - asked.max(self.out.last_fault);
+            self.out.worst_wait = self.out.worst_wait.max(wait);
+        }
+        if let Some(&other) = self.seen.get(&fence.value) {
+            self.out.same_fence.get_or_insert((other, at, fence.value));
+        }
+        self.seen.insert(fence.value, at);
+        if self.fences.admit(fence).is_err() {
+            self.out.refused += 1;
+        }
+        self.out.log.push((at, fence.value, self.now));
+        // Random runs: up to three leases inside, so many holders outstay their lease.
+        let stay = if self.p.auto {
+            self.rng.random_range(1_000..=3 * self.p.lease)
+        } else {
+            self.p.stay
+        };
+        let entry = self.entry[h];
+        self.at(stay, Ev::Release { at, entry });
+    }
+
+    fn request(&mut self, at: NodeId) {
+        if !self.crashed[at.index()] && self.nodes[at.index()].status() == Status::Remainder {
+            self.asked[at.index()] = Some(self.now);
+            self.feed(at, Event::Request(CsRequest::ONE));
+        }
+    }
+
     fn check(&mut self) {
         let mut acting = (0..self.nodes.len()).filter(|&i| self.acting[i]);
         if let (Some(a), Some(b), None) = (acting.next(), acting.next(), self.out.overlap) {
@@ -154,22 +283,25 @@ impl<A: Algo> Sim<A> {
         }
     }
 
-    fn run(mut self) -> Outcome {
+    fn run(self) -> Outcome {
+        self.run_until(HORIZON)
+    }
+
+    fn run_until(mut self, horizon: u64) -> Outcome {
         while let Some(Reverse((when, i))) = self.queue.pop() {
-            if when > HORIZON {
+            if when > horizon {
                 break;
             }
             self.now = when;
             match self.events[i].take().expect("once") {
-                Ev::Deliver { from, to, msg } => self.feed(to, Event::Receive { from, msg }),
-                Ev::Timeout { at, timer } => self.feed(at, Event::Timeout(timer)),
-                Ev::Request(at) => {
-                    if !self.crashed[at.index()]
-                        && self.nodes[at.index()].status() == Status::Remainder
-                    {
-                        self.feed(at, Event::Request(CsRequest::ONE));
+                Ev::Deliver { from, to, msg } => {
+                    let split = self.side[from.index()] != self.side[to.index()];
+                    if !split && !self.cut.contains(&(from, to)) {
+                        self.feed(to, Event::Receive { from, msg });
                     }
                 }
+                Ev::Timeout { at, timer } => self.feed(at, Event::Timeout(timer)),
+                Ev::Request(at) => self.request(at),
                 Ev::Release { at, entry } => {
                     let h = at.index();
                     if !self.crashed[h]
@@ -178,16 +310,32 @@ impl<A: Algo> Sim<A> {
                     {
                         self.acting[h] = false;
                         self.feed(at, Event::Release);
-                        let think = self.rng.random_range(0..30_000);
-                        self.at(think, Ev::Request(at));
+                        if self.p.auto {
+                            let think = self.rng.random_range(0..30_000);
+                            self.at(think, Ev::Request(at));
+                        }
                     }
                 }
                 Ev::Crash(at) => {
                     self.crashed[at.index()] = true;
                     self.acting[at.index()] = false;
+                    self.asked[at.index()] = None;
+                    self.out.last_fault = self.now;
+                }
+                Ev::Partition(sides) => self.side = sides,
+                Ev::Heal => {
+                    self.side.fill(0);
+                    self.out.last_fault = self.now;
                 }
             }
             self.check();
+        }
+        // A live host still waiting counts as served at the horizon.
+        for h in 0..self.nodes.len() {
+            if let (Some(asked), false) = (self.asked[h], self.crashed[h]) {
+                let wait = horizon.saturating_sub(asked.max(self.out.last_fault));
+                self.out.worst_wait = self.out.worst_wait.max(wait);
+            }
         }
         self.out.survivor = self.crashed.iter().any(|c| !c);
         self.out
@@ -235,8 +383,8 @@ proptest! {
     fn within_the_bound_at_most_one_holder_acts(n in 2u32..6, seed in any::<u64>()) {
         let m = safe_exclusion();
         for out in [
-            Sim::<ricart_agrawala::Node>::new(n, m, seed).run(),
-            Sim::<look_ahead::Node>::new(n, m, seed).run(),
+            Sim::<ricart_agrawala::Node>::new(n, Params::random(m), seed, false).run(),
+            Sim::<look_ahead::Node>::new(n, Params::random(m), seed, false).run(),
         ] {
             prop_assert_eq!(out.overlap, None, "{:?}", out);
             prop_assert!(out.entries > 0 || !out.survivor, "{:?}", out);
@@ -252,7 +400,7 @@ fn below_the_bound_two_holders_act_at_once() {
         (
             "ricart_agrawala",
             (0..20).any(|seed| {
-                Sim::<ricart_agrawala::Node>::new(3, 3, seed)
+                Sim::<ricart_agrawala::Node>::new(3, Params::random(3), seed, false)
                     .run()
                     .overlap
                     .is_some()
@@ -261,7 +409,7 @@ fn below_the_bound_two_holders_act_at_once() {
         (
             "look_ahead",
             (0..20).any(|seed| {
-                Sim::<look_ahead::Node>::new(3, 3, seed)
+                Sim::<look_ahead::Node>::new(3, Params::random(3), seed, false)
                     .run()
                     .overlap
                     .is_some()
@@ -277,11 +425,123 @@ fn below_the_bound_two_holders_act_at_once() {
 fn the_timed_runs_end_leases_and_exclude_live_holders() {
     let (mut leases, mut exclusions, mut entries) = (0, 0, 0);
     for seed in 0..8 {
-        let out = Sim::<look_ahead::Node>::new(4, safe_exclusion(), seed).run();
+        let out =
+            Sim::<look_ahead::Node>::new(4, Params::random(safe_exclusion()), seed, false).run();
         leases += out.lease_ends;
         exclusions += out.exclusions;
         entries += out.entries;
     }
     println!("entries {entries}, lease ends {leases}, exclusions {exclusions}");
     assert!(leases > 0 && exclusions > 0 && entries > 0);
+}
+
+/// The least exclusion `exclusion_safe` accepts for a scenario's settings.
+fn least_safe(p: Params) -> u32 {
+    (1..1000)
+        .find(|&m| {
+            ricart_agrawala::Settings::new(3, p.r)
+                .with_lease(p.lease)
+                .with_exclusion(m)
+                .exclusion_safe(p.delta, p.drift_ppm)
+        })
+        .expect("some exclusion is safe")
+}
+
+/// A scenario's settings: no drift, entries that stay `stay`, the least safe exclusion.
+fn scenario(r: u64, lease: u64, delta: u64, majority: bool, stay: u64) -> Params {
+    let mut p = Params {
+        r,
+        lease,
+        delta,
+        drift_ppm: 0,
+        exclusion: 0,
+        majority,
+        auto: false,
+        stay,
+    };
+    p.exclusion = least_safe(p);
+    p
+}
+
+/// Issue 34, break 1: three hosts in majority mode, split {0, 1} | {2}. Host 2 asks and
+/// excludes 0 and 1 (no majority: it waits); host 0 asks, excludes 2 and enters with host
+/// 1's grant. The partition heals inside host 0's lease. Before C9, host 2's probe reached
+/// host 0, which deferred it in silence, while idle host 1 answered: readmitted, its grant
+/// made 2 of 3, and host 2 entered while host 0 acted, with the same fence. Now host 1's
+/// answer closes a gap: host 2 readmits host 0 and asks it; host 0 notifies its deferral
+/// while its lease runs, and host 2 excludes it again only once it is silent for the full
+/// exclusion time, past that lease.
+fn a_partition_healing_while_a_holder_is_inside<A: Algo>() -> Outcome {
+    let p = scenario(5, 50, 1, true, 200);
+    assert_eq!(p.exclusion, 21, "the issue's least safe exclusion");
+    let mut sim = Sim::<A>::build(3, p, vec![1_000_000; 3], 1);
+    sim.at(0, Ev::Partition(vec![0, 0, 1]));
+    sim.at(1, Ev::Request(NodeId(2)));
+    sim.at(2, Ev::Request(NodeId(0)));
+    sim.at(120, Ev::Heal);
+    sim.run_until(3_000)
+}
+
+#[test]
+fn regression_a_healed_partition_does_not_let_the_minority_host_in_beside_the_holder() {
+    for (name, out) in [
+        (
+            "ricart_agrawala",
+            a_partition_healing_while_a_holder_is_inside::<ricart_agrawala::Node>(),
+        ),
+        (
+            "look_ahead",
+            a_partition_healing_while_a_holder_is_inside::<look_ahead::Node>(),
+        ),
+    ] {
+        assert_eq!(out.overlap, None, "{name}: {out:?}");
+        assert_eq!(out.same_fence, None, "{name}: {out:?}");
+        let hosts: Vec<u32> = out.log.iter().map(|e| e.0 .0).collect();
+        assert_eq!(hosts, [0, 2], "{name}: host 0, then host 2: {out:?}");
+        // Host 0 entered at about 107; host 2 after host 0's lease and a full exclusion
+        // time of silence after it.
+        let (entered_0, entered_2) = (out.log[0].2, out.log[1].2);
+        assert!(entered_2 >= entered_0 + 50 + 21 * 5, "{name}: {out:?}");
+        assert_eq!(
+            out.refused, 0,
+            "{name}: the later entry has the higher fence"
+        );
+    }
+}
+
+/// Issue 34, break 5: no crash, Ricart–Agrawala (and look-ahead), three hosts. Host 2's
+/// messages to host 0 are lost: host 0 excludes host 2 and enters in a new fence generation
+/// and stays past its lease. Host 1 asks, and excludes the silent host 0. Before, host 1 took
+/// "the first fence of the next generation above everything it has seen", host 0's own
+/// value, and the resource refused host 1, the legitimate holder. Now generations are unique
+/// per host and an entry after an exclusion starts above the one the excluded host would.
+fn a_holder_past_its_lease_and_its_excluder<A: Algo>() -> Outcome {
+    let p = scenario(5, 20, 5, false, 400);
+    assert_eq!(p.exclusion, 9, "the issue's least safe exclusion");
+    let mut sim = Sim::<A>::build(3, p, vec![1_000_000; 3], 2);
+    sim.cut.push((NodeId(2), NodeId(0)));
+    sim.at(0, Ev::Request(NodeId(0)));
+    sim.at(60, Ev::Request(NodeId(1)));
+    sim.run_until(2_000)
+}
+
+#[test]
+fn regression_the_host_that_excludes_a_holder_past_its_lease_has_the_higher_fence() {
+    for (name, out) in [
+        (
+            "ricart_agrawala",
+            a_holder_past_its_lease_and_its_excluder::<ricart_agrawala::Node>(),
+        ),
+        (
+            "look_ahead",
+            a_holder_past_its_lease_and_its_excluder::<look_ahead::Node>(),
+        ),
+    ] {
+        let hosts: Vec<u32> = out.log.iter().map(|e| e.0 .0).collect();
+        assert_eq!(hosts[..2], [0, 1], "{name}: {out:?}");
+        assert_eq!(out.overlap, None, "{name}: {out:?}");
+        assert_eq!(out.same_fence, None, "{name}: {out:?}");
+        assert!(out.log[1].1 > out.log[0].1, "{name}: {out:?}");
+        assert_eq!(out.refused, 0, "{name}: {out:?}");
+    }
 }

@@ -126,7 +126,9 @@ fn suspect_ends_the_wait_and_the_node_enters_in_a_new_fence_generation<A: Algo>(
         "{acts:?}"
     );
     assert_eq!(reports(&acts), [Report::PeerExcluded(NodeId(2))]);
-    assert_eq!(entered(&acts), Some(Fence::new(0, 1 << 32)), "{acts:?}");
+    // Generation 3: above 2, the one host 2 would start from the same knowledge, and host
+    // 0's own modulo the 3 hosts (C6).
+    assert_eq!(entered(&acts), Some(Fence::new(0, 3 << 32)), "{acts:?}");
     assert_eq!(h[0].status(), Status::Critical);
 }
 
@@ -153,7 +155,8 @@ fn trust_while_waiting_asks_the_peer_again_and_waits_for_it<A: Algo>() {
     let mut h = hosts::<A>(2, Knobs::default());
     feed(&mut h[0], Event::Suspect(NodeId(1)));
     let acts = feed(&mut h[0], Event::Request(CsRequest::ONE));
-    assert_eq!(entered(&acts), Some(Fence::new(0, 1 << 32)));
+    // Generation 2: above host 1's next (1), host 0's own modulo the 2 hosts (C6).
+    assert_eq!(entered(&acts), Some(Fence::new(0, 2 << 32)));
     feed(&mut h[0], Event::Release);
     let acts = feed(&mut h[0], Event::Request(CsRequest::ONE));
     assert!(entered(&acts).is_some(), "still excluded: enters alone");

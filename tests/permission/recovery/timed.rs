@@ -65,6 +65,8 @@ struct Outcome {
     refused: usize,
     /// Whether some host never crashed.
     survivor: bool,
+    /// Whether a majority of the hosts never crashed.
+    live_majority: bool,
     /// The longest a live host waited from its request (or the last fault, if later) to its
     /// entry, and requests still waiting at the end for longer than that.
     worst_wait: u64,
@@ -338,6 +340,8 @@ impl<A: Algo> Sim<A> {
             }
         }
         self.out.survivor = self.crashed.iter().any(|c| !c);
+        let live = self.crashed.iter().filter(|c| !**c).count();
+        self.out.live_majority = 2 * live > self.nodes.len();
         self.out
     }
 }
@@ -387,6 +391,7 @@ proptest! {
             Sim::<look_ahead::Node>::new(n, Params::random(m), seed, false).run(),
         ] {
             prop_assert_eq!(out.overlap, None, "{:?}", out);
+            prop_assert_eq!(out.same_fence, None, "{:?}", out);
             prop_assert!(out.entries > 0 || !out.survivor, "{:?}", out);
         }
     }
@@ -543,5 +548,94 @@ fn regression_the_host_that_excludes_a_holder_past_its_lease_has_the_higher_fenc
         assert_eq!(out.same_fence, None, "{name}: {out:?}");
         assert!(out.log[1].1 > out.log[0].1, "{name}: {out:?}");
         assert_eq!(out.refused, 0, "{name}: {out:?}");
+    }
+}
+
+/// Majority mode, the random model with partitions into two random sides that heal after 1
+/// to 40 retransmission timeouts (often while a holder is inside), clocks at both extremes
+/// of the drift, holders outstaying their lease and one or two crashes.
+fn partitioned_runs<A: Algo>(n: u32, seeds: std::ops::Range<u64>) -> Vec<(u64, Outcome)> {
+    let p = Params {
+        majority: true,
+        ..Params::random(safe_exclusion())
+    };
+    seeds
+        .map(|seed| (seed, Sim::<A>::new(n, p, seed, true).run()))
+        .collect()
+}
+
+/// The liveness bound of majority mode after the last fault (C9), in real time, for `n`
+/// hosts of the random model: every host ahead of a request (at most `n − 1`, by timestamp)
+/// holds for at most its stay (three leases in the model) plus a grant's round trip, and
+/// its answer after a silence may close a gap, which restarts every exclusion count (one
+/// exclusion time, `m·R` on the slowest clock, plus a retransmission); then one more
+/// exclusion time for the crashed hosts, and one lease for the grants to age and be asked
+/// again.
+fn liveness_bound(n: u32) -> u64 {
+    let slow = |d: u64| {
+        (u128::from(d) * 1_000_000).div_ceil(u128::from(1_000_000 - u64::from(DRIFT_PPM))) as u64
+    };
+    let exclusion = slow(u64::from(safe_exclusion()) * R) + R;
+    u64::from(n - 1) * (3 * LEASE + 2 * DELTA + exclusion) + exclusion + slow(LEASE)
+}
+
+#[test]
+fn majority_mode_keeps_one_acting_holder_across_partitions_that_heal() {
+    let mut worst: f64 = 0.0;
+    for n in 3..=5 {
+        for (name, runs) in [
+            (
+                "ricart_agrawala",
+                partitioned_runs::<ricart_agrawala::Node>(n, 0..40),
+            ),
+            ("look_ahead", partitioned_runs::<look_ahead::Node>(n, 0..40)),
+        ] {
+            let overlaps = runs.iter().filter(|(_, o)| o.overlap.is_some()).count();
+            let same = runs.iter().filter(|(_, o)| o.same_fence.is_some()).count();
+            let entries: usize = runs.iter().map(|(_, o)| o.entries).sum();
+            let w = runs
+                .iter()
+                .filter(|(_, o)| o.live_majority)
+                .map(|(_, o)| o.worst_wait)
+                .max()
+                .unwrap_or(0);
+            let ratio = w as f64 / liveness_bound(n) as f64;
+            worst = worst.max(ratio);
+            println!(
+                "{name} n={n}: {overlaps} overlaps, {same} repeated fences, {entries} entries, \
+                 worst wait {w} of the bound {} ({ratio:.2})",
+                liveness_bound(n)
+            );
+            for (seed, o) in &runs {
+                assert_eq!(o.overlap, None, "{name} n={n} seed {seed}");
+                assert_eq!(o.same_fence, None, "{name} n={n} seed {seed}");
+            }
+        }
+    }
+    println!("worst wait over bound: {worst:.2}");
+    assert!(worst <= 1.0, "a live requester waited past the bound");
+}
+
+/// Without majority mode and without partitions, holders outstaying their lease are excluded
+/// and the next entry starts a generation: no two entries ever share a fence (issue 34,
+/// break 5: 14/120 and 12/120 crash-free runs did before generations were unique per host).
+#[test]
+fn excluding_holders_past_their_lease_never_repeats_a_fence() {
+    for seed in 0..60 {
+        for (name, out) in [
+            (
+                "ricart_agrawala",
+                Sim::<ricart_agrawala::Node>::new(3, Params::random(safe_exclusion()), seed, false)
+                    .run(),
+            ),
+            (
+                "look_ahead",
+                Sim::<look_ahead::Node>::new(3, Params::random(safe_exclusion()), seed, false)
+                    .run(),
+            ),
+        ] {
+            assert_eq!(out.same_fence, None, "{name} seed {seed}: {out:?}");
+            assert_eq!(out.overlap, None, "{name} seed {seed}");
+        }
     }
 }

@@ -475,42 +475,77 @@ fn scenario(r: u64, lease: u64, delta: u64, majority: bool, stay: u64) -> Params
 /// made 2 of 3, and host 2 entered while host 0 acted, with the same fence. Now host 1's
 /// answer closes a gap: host 2 readmits host 0 and asks it; host 0 notifies its deferral
 /// while its lease runs, and host 2 excludes it again only once it is silent for the full
-/// exclusion time, past that lease.
-fn a_partition_healing_while_a_holder_is_inside<A: Algo>() -> Outcome {
+/// exclusion time, past that lease. `heal` is the schedule after the split (the issue's:
+/// everyone at once; or host 1 first, host 0 later, so that host 0's deferral notice cannot
+/// come before host 1's grant; or host 1 on host 2's side at first and moving over, so that
+/// host 2 has not excluded it, only missed its answers, when it hears it again).
+fn a_partition_healing_while_a_holder_is_inside<A: Algo>(
+    split: Vec<u8>,
+    heal: &[(u64, Option<Vec<u8>>)],
+) -> Outcome {
     let p = scenario(5, 50, 1, true, 200);
     assert_eq!(p.exclusion, 21, "the issue's least safe exclusion");
     let mut sim = Sim::<A>::build(3, p, vec![1_000_000; 3], 1);
-    sim.at(0, Ev::Partition(vec![0, 0, 1]));
+    sim.at(0, Ev::Partition(split));
     sim.at(1, Ev::Request(NodeId(2)));
     sim.at(2, Ev::Request(NodeId(0)));
-    sim.at(120, Ev::Heal);
+    for (when, sides) in heal {
+        match sides {
+            Some(sides) => sim.at(*when, Ev::Partition(sides.clone())),
+            None => sim.at(*when, Ev::Heal),
+        }
+    }
     sim.run_until(3_000)
+}
+
+fn healed_partitions<A: Algo>() -> Vec<(&'static str, Outcome)> {
+    vec![
+        (
+            "healed at once",
+            a_partition_healing_while_a_holder_is_inside::<A>(vec![0, 0, 1], &[(120, None)]),
+        ),
+        (
+            "healed towards host 1 first",
+            a_partition_healing_while_a_holder_is_inside::<A>(
+                vec![0, 0, 1],
+                &[(120, Some(vec![0, 1, 1])), (400, None)],
+            ),
+        ),
+        (
+            "host 1 moving over",
+            a_partition_healing_while_a_holder_is_inside::<A>(
+                vec![0, 1, 1],
+                &[(60, Some(vec![0, 0, 1])), (120, None)],
+            ),
+        ),
+    ]
 }
 
 #[test]
 fn regression_a_healed_partition_does_not_let_the_minority_host_in_beside_the_holder() {
-    for (name, out) in [
+    let runs = [
         (
             "ricart_agrawala",
-            a_partition_healing_while_a_holder_is_inside::<ricart_agrawala::Node>(),
+            healed_partitions::<ricart_agrawala::Node>(),
         ),
-        (
-            "look_ahead",
-            a_partition_healing_while_a_holder_is_inside::<look_ahead::Node>(),
-        ),
-    ] {
-        assert_eq!(out.overlap, None, "{name}: {out:?}");
-        assert_eq!(out.same_fence, None, "{name}: {out:?}");
-        let hosts: Vec<u32> = out.log.iter().map(|e| e.0 .0).collect();
-        assert_eq!(hosts, [0, 2], "{name}: host 0, then host 2: {out:?}");
-        // Host 0 entered at about 107; host 2 after host 0's lease and a full exclusion
-        // time of silence after it.
-        let (entered_0, entered_2) = (out.log[0].2, out.log[1].2);
-        assert!(entered_2 >= entered_0 + 50 + 21 * 5, "{name}: {out:?}");
-        assert_eq!(
-            out.refused, 0,
-            "{name}: the later entry has the higher fence"
-        );
+        ("look_ahead", healed_partitions::<look_ahead::Node>()),
+    ];
+    for (name, outs) in runs {
+        for (how, out) in outs {
+            assert_eq!(out.overlap, None, "{name}, {how}: {out:?}");
+            assert_eq!(out.same_fence, None, "{name}, {how}: {out:?}");
+            let hosts: Vec<u32> = out.log.iter().map(|e| e.0 .0).collect();
+            assert_eq!(hosts, [0, 2], "{name}, {how}: host 0, then host 2: {out:?}");
+            // Host 2 enters only after a full exclusion time of silence from the first
+            // heal (at 120), which is past host 0's lease (it entered at about 107).
+            let (entered_0, entered_2) = (out.log[0].2, out.log[1].2);
+            assert!(entered_2 >= 120 + 21 * 5, "{name}, {how}: {out:?}");
+            assert!(entered_2 > entered_0 + 50, "{name}, {how}: {out:?}");
+            assert_eq!(
+                out.refused, 0,
+                "{name}, {how}: the later entry has the higher fence"
+            );
+        }
     }
 }
 
@@ -637,5 +672,33 @@ fn excluding_holders_past_their_lease_never_repeats_a_fence() {
             assert_eq!(out.same_fence, None, "{name} seed {seed}: {out:?}");
             assert_eq!(out.overlap, None, "{name} seed {seed}");
         }
+    }
+}
+
+/// C9: in majority mode a holder notifies its deferrals only while its lease runs, so a
+/// holder that never leaves (a hung application) is excluded one exclusion time after its
+/// lease, and the others go on.
+#[test]
+fn in_majority_mode_a_holder_that_never_leaves_is_excluded_after_its_lease() {
+    fn run<A: Algo>() -> Outcome {
+        let p = scenario(5, 50, 1, true, u64::MAX / 4);
+        let mut sim = Sim::<A>::build(3, p, vec![1_000_000; 3], 3);
+        sim.at(0, Ev::Request(NodeId(0)));
+        sim.at(10, Ev::Request(NodeId(1)));
+        sim.at(20, Ev::Request(NodeId(2)));
+        sim.run_until(3_000)
+    }
+    for (name, out) in [
+        ("ricart_agrawala", run::<ricart_agrawala::Node>()),
+        ("look_ahead", run::<look_ahead::Node>()),
+    ] {
+        let hosts: Vec<u32> = out.log.iter().map(|e| e.0 .0).collect();
+        assert_eq!(hosts, [0, 1], "{name}: {out:?}");
+        assert_eq!(out.overlap, None, "{name}: {out:?}");
+        // Host 0 enters at about 2; its lease ends at about 52; host 1, silent-counted from
+        // the last deferral notice, excludes it 21 retransmissions later.
+        let (entered_0, entered_1) = (out.log[0].2, out.log[1].2);
+        assert!(entered_1 >= entered_0 + 50 + 21 * 5, "{name}: {out:?}");
+        assert!(entered_1 <= entered_0 + 50 + 22 * 5 + 10, "{name}: {out:?}");
     }
 }

@@ -702,3 +702,33 @@ fn in_majority_mode_a_holder_that_never_leaves_is_excluded_after_its_lease() {
         assert!(entered_1 <= entered_0 + 50 + 22 * 5 + 10, "{name}: {out:?}");
     }
 }
+
+/// C9, why a gap restarts every peer's silence and not only the heard peer's: host 2's
+/// messages to host 0 are lost from the start, so host 0 excludes host 2 first (at about
+/// 106) and enters with host 1's grant, while host 2 still hears host 0's retransmissions
+/// until the partition {0, 1} | {2} at 30. When it heals (120), host 2's count of host 0's
+/// silence is a few retransmissions short of exclusion; had it run on, host 2 would have
+/// excluded host 0 at about 135 and entered with host 1's new grant inside host 0's lease.
+#[test]
+fn regression_a_gap_restarts_the_silence_of_peers_not_yet_excluded() {
+    fn run<A: Algo>() -> Outcome {
+        let p = scenario(5, 50, 1, true, 200);
+        let mut sim = Sim::<A>::build(3, p, vec![1_000_000; 3], 4);
+        sim.cut.push((NodeId(2), NodeId(0)));
+        sim.at(1, Ev::Request(NodeId(0)));
+        sim.at(5, Ev::Request(NodeId(2)));
+        sim.at(30, Ev::Partition(vec![0, 0, 1]));
+        sim.at(120, Ev::Heal);
+        sim.run_until(3_000)
+    }
+    for (name, out) in [
+        ("ricart_agrawala", run::<ricart_agrawala::Node>()),
+        ("look_ahead", run::<look_ahead::Node>()),
+    ] {
+        let hosts: Vec<u32> = out.log.iter().map(|e| e.0 .0).collect();
+        assert_eq!(hosts, [0, 2], "{name}: {out:?}");
+        assert_eq!(out.overlap, None, "{name}: {out:?}");
+        assert!(out.log[1].2 >= 120 + 21 * 5, "{name}: {out:?}");
+        assert_eq!(out.refused, 0, "{name}: {out:?}");
+    }
+}

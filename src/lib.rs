@@ -375,13 +375,15 @@
 //! | KRL/KRLF and prioritized with [`token::Recovery::with_majority`] | yes | as with recovery | no round of a token id made twice system-wide; a part without a majority of the membership makes none (a token cut off in a minority lives on there until the merge destroys it) | in a part with a live majority whose promises are kept ([`Action::Persist`]), within the same bounds |
 //! | permission algorithms, the papers' (default) | yes | yes: nobody is excluded | n/a | only without crashes (a host restarted under a new incarnation is served again) |
 //! | permission algorithms with exclusion ([`Event::Suspect`] or a timeout) | yes | when every exclusion is of a crashed host, or by timeout with a lease and [`exclusion_safe`](ricart_agrawala::Settings::exclusion_safe); not across a partition | n/a | after the last crash, within the exclusion timeout plus service |
-//! | permission algorithms with exclusion and majority | yes | also across partitions: only a part with a majority enters | n/a | in the part with a majority |
+//! | permission algorithms with exclusion and majority | yes | also across partitions, and after they heal while a holder is inside: only a part with a majority enters, and a host heard again after a silence makes the node count every exclusion afresh (`docs/ALGORITHMS.md`, C9) | n/a | in the part with a majority, within the bound of C9 after the last fault |
 //!
 //! For the permission algorithms, (a) means: a later entry's fence is above every earlier
 //! one's where the later host heard of it (`docs/ALGORITHMS.md`, F1); an entry that may follow
 //! grants nobody heard of (a peer excluded or restarted since) starts a new fence generation
-//! above every fence its host knew, so after any one crash no entry is refused by the
-//! resource; after several, an entry may still be, which costs that entry, never (a).
+//! above every fence its host knew and above the one each peer it excludes would start, and
+//! no two hosts ever start the same generation (C6), so no fence value is ever issued twice
+//! and after any one crash no entry is refused by the resource; after several, an entry may
+//! still be, which costs that entry, never (a).
 //!
 // `no_std` with `alloc`, always; the unit tests get std's prelude.
 #![cfg_attr(not(test), no_std)]

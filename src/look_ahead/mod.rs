@@ -53,7 +53,7 @@
 //!   request is answered, as on `Release` (a reconnection announced on `Release` is announced
 //!   then too); the sets move only as those REPLYs move them, and REPLYs to the withdrawn
 //!   request grant nothing.
-//! - Failures (`docs/ALGORITHMS.md`, C1–C8; the guarantees: the crate's
+//! - Failures (`docs/ALGORITHMS.md`, C1–C9; the guarantees: the crate's
 //!   [failure model](crate#failure-model)), in every mode and section. `Suspect(peer)`
 //!   excludes `peer` as if it had sent a DISCONNECT the host applied: into `Status_set`, its
 //!   wait ended, not asked (its copy of this host's announcements says `absent`), its deferred
@@ -68,7 +68,11 @@
 //!   ends with `LeaseExpired { fence }` unless released first, and a grant a lease old is
 //!   asked for again under a new number. [`Settings::with_majority`] asks every peer not
 //!   excluded and enters only with the grants of a strict majority; a DISCONNECT then excludes
-//!   its sender, and a DOZE no longer ends the wait for the dozer. A host restarted with empty
+//!   its sender, and a DOZE no longer ends the wait for the dozer; with exclusion by timeout
+//!   too, a deferred REQUEST is answered with a deferral notice (a REPLY numbered 0, which
+//!   grants nothing) unless the host is inside past its lease, and a peer heard again after a
+//!   silence makes the host count every peer's silence afresh and readmit every excluded peer
+//!   not away (C9). A host restarted with empty
 //!   state must be built with a larger [`Config::with_incarnation`]: it asks everyone, numbers
 //!   its requests above its old ones, seals its announcements with its incarnation (a peer
 //!   that has not yet seen one of its REQUESTs drops them, like corrupted ones), and applies

@@ -86,7 +86,7 @@
 //!   release; REPLYs to the withdrawn request grant nothing), `Receive`, `Timeout`, and a
 //!   failure detector's `Suspect(peer)` and `Trust(peer)` (below); link and mode events are
 //!   [`Error::Unsupported`](crate::Error::Unsupported).
-//! - Failures (`docs/ALGORITHMS.md`, C1–C8; the guarantees: the crate's
+//! - Failures (`docs/ALGORITHMS.md`, C1–C9; the guarantees: the crate's
 //!   [failure model](crate#failure-model)). `Suspect(peer)` excludes `peer`: the node stops
 //!   waiting for it (its timer is cancelled), does not count it, asks it nothing and may enter
 //!   without it; it still answers its REQUESTs. `Trust(peer)`, or any valid message from it,
@@ -102,7 +102,11 @@
 //!   `LeaseExpired { fence }` if it fires inside; a node still waiting a lease after
 //!   (re)numbering its request asks everyone again under a new number. With
 //!   [`Settings::with_majority`] it enters only with the grants of a strict majority of the
-//!   hosts, itself included. A host restarted with empty state must be built with a larger
+//!   hosts, itself included; with exclusion by timeout too, a host that defers a REQUEST
+//!   answers it with a deferral notice (a REPLY numbered 0, which grants nothing) unless it is
+//!   inside past its lease, and a peer heard again after a silence (excluded, or a timeout
+//!   missed) makes the node count every peer's silence afresh and readmit every excluded
+//!   peer (C9). A host restarted with empty state must be built with a larger
 //!   [`Config::with_incarnation`]: its request numbers start above its old ones, its peers
 //!   refuse its old incarnation's REQUESTs once they see the new one, and ask it again.
 //! - Each REQUEST awaiting its REPLY has a timer: `SetTimer` with `after` =

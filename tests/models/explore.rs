@@ -1,12 +1,13 @@
 //! Running labelled stateright models and reporting them, shared by the token and permission
 //! model harnesses: explore each breadth-first on one thread up to its state budget, print what
 //! was explored, collect every counterexample with the reason its last state fails, and fail
-//! at the end if there was any.
+//! at the end if there was any, or if a `sometimes` property (every model has one: a model
+//! that does nothing must fail) was never seen.
 
 use std::fmt::Debug;
 
 use manet_mutex::Violation;
-use stateright::{Checker, Model};
+use stateright::{Checker, Expectation, Model};
 
 /// One model to explore: its label, the model, its state budget and a printable summary of
 /// its bounds.
@@ -29,6 +30,7 @@ pub fn explore<M>(
 {
     let mut failures = Vec::new();
     for run in runs {
+        let properties = run.model.properties();
         let checker = run
             .model
             .checker()
@@ -36,7 +38,21 @@ pub fn explore<M>(
             .target_state_count(run.states)
             .spawn_bfs()
             .join();
-        let discoveries = checker.discoveries();
+        let mut discoveries = checker.discoveries();
+        // A `sometimes` property is a check that the model does something: its discovery is
+        // the example wanted, and no discovery is the failure.
+        for property in properties {
+            if property.expectation == Expectation::Sometimes
+                && discoveries.remove(property.name).is_none()
+            {
+                failures.push(format!(
+                    "{}: \"{}\" never happens in {} states",
+                    run.label,
+                    property.name,
+                    checker.unique_state_count()
+                ));
+            }
+        }
         // The checker stops early only at the state target or on a counterexample.
         let extent = if checker.state_count() < run.states && discoveries.is_empty() {
             "exhaustive"

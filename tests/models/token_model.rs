@@ -587,6 +587,10 @@ where
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
             Property::always("safety", |_, s: &State<P>| s.net.check_safety().is_ok()),
+            // A model that explores nothing must fail: some host enters somewhere.
+            Property::sometimes("a host enters", |_, s: &State<P>| {
+                s.net.nodes.iter().any(|n| n.status() == Status::Critical)
+            }),
             Property::always("every waiting node enters", |_, s: &State<P>| {
                 // A faulty state already fails `safety`; draining it says nothing more.
                 s.net.fault.is_some() || s.net.drain(DRAIN_ROUNDS).is_ok()

@@ -42,7 +42,10 @@ impl Node {
                 let count = height.is_intact_with(u64::from(tokens)).then_some(tokens);
                 self.on_link(from, height.open_with(u64::from(tokens)), Said::Ack(count));
             }
-            Message::Beacon { fence, hops, .. } => self.on_beacon(from, fence, hops),
+            Message::Beacon { fence, hops, .. } => {
+                self.watch_beacon(&fence);
+                self.on_beacon(from, fence, hops);
+            }
             Message::Claim {
                 lane, generation, ..
             } => self.on_claim(from, lane, generation),
@@ -168,8 +171,9 @@ impl Node {
             self.links.ack_token(from, &mut self.outbox);
         }
         self.heard_token(self.grants);
-        self.rearm_rebuild();
-        self.settle(before);
+        if !self.token_arrived(incoming) {
+            self.settle(before);
+        }
     }
 
     fn on_request(&mut self, from: NodeId, priority: Priority, ht: Height) {

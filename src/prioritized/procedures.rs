@@ -5,7 +5,7 @@ use crate::node::Outbox;
 use crate::queue::Priority;
 use crate::token::height::{Height, Sealed};
 use crate::token::links::{LinkMessages, Links, TokenNode};
-use crate::token::recovery::{Recover, Timer};
+use crate::token::recovery::Recover;
 use crate::{Action, Fence, NodeId, Status};
 
 use super::message::Resources;
@@ -66,10 +66,14 @@ impl Node {
                 }
                 // Our request is above what can ever be free again (resources lost to a
                 // corrupted count, reported): it waits without holding up the requests
-                // behind it (P15).
+                // behind it (P15), unless a turnover claim runs here: it needs the token to
+                // stay until it ends (F9, F11).
                 let Some(second) = self.queue.iter().nth(1) else {
                     return;
                 };
+                if self.turnover_claiming() {
+                    return;
+                }
                 self.queue.delete(second.0);
                 second
             } else {
@@ -110,7 +114,7 @@ impl Node {
             self.token = None;
             let grants = core::mem::replace(&mut self.grants, Fence::new(0, 0));
             let lost = core::mem::take(&mut self.lost);
-            self.cancel(Timer::Rebuild);
+            self.token_left(grants);
             self.outbox.send(
                 front,
                 Message::Token {

@@ -163,6 +163,8 @@ impl Node {
         }
         self.token = Some(t.saturating_add(backlog).min(k));
         self.links.next = Some(self.id);
+        // A holder's raises are the paper's from now on (F12).
+        self.links.jumps = false;
         // Just below the sender if we are above it, as in KRL (the paper moves the recipient
         // unconditionally), told to every other member of `N`.
         self.links.adopt(from, ht, |_| true, &mut self.outbox);

@@ -71,7 +71,8 @@ impl Node {
                 config.neighbors,
                 next,
                 config.settings.raise_pause,
-            ),
+            )
+            .jumping(config.restarted && !config.holder),
             token: config.holder.then_some(config.settings.k),
             grants: Fence::new(0, 0),
             lost: 0,

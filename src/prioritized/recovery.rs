@@ -70,6 +70,7 @@ impl Recover for Node {
             self.backlog_lost = 0;
         }
         self.links.next = Some(self.id);
+        self.links.jumps = false;
         self.beacon(0, None);
         self.rearm_rebuild();
         let before = self.queue.front();

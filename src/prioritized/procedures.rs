@@ -66,14 +66,10 @@ impl Node {
                 }
                 // Our request is above what can ever be free again (resources lost to a
                 // corrupted count, reported): it waits without holding up the requests
-                // behind it (P15), unless a turnover claim runs here: it needs the token to
-                // stay until it ends (F9, F11).
+                // behind it (P15).
                 let Some(second) = self.queue.iter().nth(1) else {
                     return;
                 };
-                if self.turnover_claiming() {
-                    return;
-                }
                 self.queue.delete(second.0);
                 second
             } else {

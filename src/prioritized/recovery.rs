@@ -199,14 +199,6 @@ impl Node {
         self.drop_turnover_claim();
     }
 
-    /// Whether a turnover claim of this holder runs (majority mode, F9).
-    pub(super) fn turnover_claiming(&self) -> bool {
-        self.watch
-            .as_ref()
-            .and_then(|w| w.lanes.first())
-            .is_some_and(|l| l.turnover && l.claiming)
-    }
-
     /// Drop a holder's turnover claim in progress (majority mode, F9).
     fn drop_turnover_claim(&mut self) {
         let Some(watch) = self.watch.as_mut() else {

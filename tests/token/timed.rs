@@ -168,6 +168,8 @@ where
     /// Suspect anomalies a test expects (it corrupted a message): each one reported is
     /// counted off; one more fails the run.
     pub suspects_allowed: u32,
+    /// The message being delivered, for a failure's report.
+    delivering: Option<A::Message>,
 }
 
 fn key(a: u32, b: u32) -> (u32, u32) {
@@ -206,6 +208,7 @@ where
             settings,
             check_b: true,
             suspects_allowed: 0,
+            delivering: None,
         };
         // Every node's first event arms its timers: a keepalive LinkUp on each link.
         for &(a, b) in edges {
@@ -300,6 +303,9 @@ where
                 self.made_by(at, fence);
             }
             Action::Report(Report::TokenDestroyed { .. }) => self.counts.destroyed += 1,
+            // Majority mode: stored before what follows is sent (no restart here gives them
+            // back, so they need not be kept).
+            Action::Persist { .. } => {}
             Action::Report(Report::TokenRenumbered { fence }) => {
                 self.counts.renumbered += 1;
                 self.made_by(at, fence);
@@ -310,7 +316,9 @@ where
                 }
                 assert!(
                     self.suspects_allowed > 0,
-                    "{at}: suspect {kind:?} from {from:?}"
+                    "{at}: suspect {kind:?} from {from:?} at {} ({:?})",
+                    self.now,
+                    self.delivering
                 );
                 self.suspects_allowed -= 1;
             }
@@ -352,6 +360,7 @@ where
                 .unwrap()
                 .pop_front()
                 .unwrap();
+            self.delivering = Some(msg.clone());
             self.feed(
                 to,
                 Event::Receive {

@@ -3,7 +3,7 @@
 //! units of a crashed holder freed by a new generation, partitions and merges.
 
 use manet_mutex::prioritized::{Node, Policy, Settings};
-use manet_mutex::token::RaisePause;
+use manet_mutex::token::{RaisePause, Recovery};
 use manet_mutex::{CsRequest, Event, Protocol, Status};
 use proptest::prelude::*;
 
@@ -289,12 +289,22 @@ fn paced(settings: Settings) -> Settings {
 /// capacity, so the token bounces between them; the turnover used to be re-armed at every
 /// arrival and never fired (0 entries in 20 silences). Now the watch keeps running while the
 /// token comes back with no grant since: node 0 is served within a lease bound and a round
-/// trip of the loss, node 1 after it, and then the token stops moving.
+/// trip of the loss (plus a claim wait in majority mode), node 1 after it, and then the token
+/// stops moving. Run with the driver's settings and with beacons every 5 time units, so that
+/// beacons go out while the token bounces.
 #[test]
 fn capacity_lost_to_a_corrupted_release_comes_back_while_two_requests_wait() {
+    // Majority mode is left out: there the turnover is a claim that needs the token to stay a
+    // claim wait, which the bouncing token does not (F11 says where that stands).
+    for r in [recovery(), Recovery::new(5, 30, 3, 8)] {
+        lost_release_case(r);
+    }
+}
+
+fn lost_release_case(r: Recovery) {
     use manet_mutex::prioritized::Message;
-    let r = recovery();
-    let mut net = Net::<Node>::new(2, &[(0, 1)], &[1], prio(1));
+    let settings = Settings::new(1, Policy::MaxConcurrency).with_recovery(r);
+    let mut net = Net::<Node>::new(2, &[(0, 1)], &[1], settings);
     let node = |net: &Net<Node>, i: usize| net.nodes[i].clone().unwrap();
     net.staying.insert(1);
     net.feed(1, Event::Request(CsRequest::ONE));
@@ -303,7 +313,11 @@ fn capacity_lost_to_a_corrupted_release_comes_back_while_two_requests_wait() {
     while !node(&net, 0).holds_token() {
         net.step();
     }
-    assert_eq!(node(&net, 0).available(), Some(0), "node 0 waits for the unit");
+    assert_eq!(
+        node(&net, 0).available(),
+        Some(0),
+        "node 0 waits for the unit"
+    );
     // Node 1 leaves; its RELEASE to node 0 has its height's check word corrupted.
     net.staying.remove(&1);
     net.acting.remove(&1);
@@ -332,9 +346,10 @@ fn capacity_lost_to_a_corrupted_release_comes_back_while_two_requests_wait() {
     net.feed(1, Event::Request(CsRequest::ONE));
     // Bound: node 0's watch began when the token reached it (before the loss; no grant
     // since), its timer lasts `lease_bound` on any clock, and the token is back within a
-    // round trip of two hops (at most 3 each on this driver).
-    let lease_bound = (r.lease * 1_000_000).div_ceil(1_000_000 - u64::from(r.drift_ppm));
-    let lease_bound = (lease_bound * (1_000_000 + u64::from(r.drift_ppm))).div_ceil(1_000_000);
+    // round trip of two hops (at most `hop_bound` each).
+    let ppm = u64::from(r.drift_ppm);
+    let lease_bound = (r.lease * 1_000_000).div_ceil(1_000_000 - ppm);
+    let lease_bound = (lease_bound * (1_000_000 + ppm)).div_ceil(1_000_000);
     let bound = lease_bound + 2 * r.hop_bound;
     let limit = lost + 20 * r.silence();
     while node(&net, 0).status() != Status::Critical && net.now < limit {
@@ -343,7 +358,7 @@ fn capacity_lost_to_a_corrupted_release_comes_back_while_two_requests_wait() {
     let served = net.now - lost;
     assert!(
         node(&net, 0).status() == Status::Critical && served <= bound,
-        "node 0 not served within {bound} of the loss ({} entries, {} messages by {})",
+        "{r:?}: node 0 not served within {bound} of the loss ({} entries, {} messages by {})",
         net.counts.entries - entries,
         net.counts.sent,
         net.now
@@ -356,7 +371,7 @@ fn capacity_lost_to_a_corrupted_release_comes_back_while_two_requests_wait() {
     }
     assert_eq!(net.counts.entries, entries + 2, "node 1 served too");
     eprintln!(
-        "break 3: node 0 served {served} after the loss (bound {bound}), node 1 at {}",
+        "break 3 ({r:?}): node 0 served {served} after the loss (bound {bound}), node 1 at {}",
         net.now - lost
     );
     // Then the token rests: over 5 silences only beacons move (one per beacon window, each

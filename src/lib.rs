@@ -337,7 +337,9 @@
 //! What no protocol can recover is reported, never papered over: a prioritized RELEASE whose
 //! check word fails loses its resources (capacity drops below `k`, with an `OutOfRange`
 //! report; the token is never duplicated, and it learns the loss, so a request that fits what
-//! is left is still served and only one above it waits), and a lost or corrupted look-ahead
+//! is left is still served and only one above it waits; with recovery on, the turnover makes
+//! the token again with all `k` units once no grant happened for a lease bound while requests
+//! wait, `docs/ALGORITHMS.md` F11), and a lost or corrupted look-ahead
 //! DISCONNECT leaves its receivers waiting for the host that left until it returns. After a corruption, a node may need its neighbour's next keepalive to progress. A
 //! consistent rewrite of several fields (check word included) is a forgery, which only
 //! authentication can tell. Every rule, per field, with the tests that pin it:
@@ -371,7 +373,7 @@
 //! | algorithm, mode | (a) | (b) | (c) | (d) |
 //! | --- | --- | --- | --- | --- |
 //! | token algorithms, the papers' (default) | yes | yes: nothing is ever made again | yes | only without crashes and losses: a lost token is gone, reported by the session |
-//! | KRL/KRLF and prioritized with [`token::Recovery`] | yes | crashes and losses, in a part whose beacons arrive within the bounds; not across a partition | one token per id and part; a merge destroys the older | after the last fault, within the silence and claim bounds plus service (prioritized: a crashed holder's units within a lease bound) |
+//! | KRL/KRLF and prioritized with [`token::Recovery`] | yes | crashes and losses, in a part whose beacons arrive within the bounds; not across a partition | one token per id and part; a merge destroys the older | after the last fault, within the silence and claim bounds plus service (prioritized: a crashed holder's units, or units lost to a corrupted count, within a lease bound and the token's return, F11; restarted hosts within a bound independent of the heights, F12) |
 //! | KRL/KRLF and prioritized with [`token::Recovery::with_majority`] | yes | as with recovery | no round of a token id made twice system-wide; a part without a majority of the membership makes none (a token cut off in a minority lives on there until the merge destroys it) | in a part with a live majority whose promises are kept ([`Action::Persist`]), within the same bounds |
 //! | permission algorithms, the papers' (default) | yes | yes: nobody is excluded | n/a | only without crashes (a host restarted under a new incarnation is served again) |
 //! | permission algorithms with exclusion ([`Event::Suspect`] or a timeout) | yes | when every exclusion is of a crashed host, or by timeout with a lease and [`exclusion_safe`](ricart_agrawala::Settings::exclusion_safe); not across a partition | n/a | after the last crash, within the exclusion timeout plus service |

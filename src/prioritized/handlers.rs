@@ -42,7 +42,10 @@ impl Node {
                 let count = height.is_intact_with(u64::from(tokens)).then_some(tokens);
                 self.on_link(from, height.open_with(u64::from(tokens)), Said::Ack(count));
             }
-            Message::Beacon { fence, hops, .. } => self.on_beacon(from, fence, hops),
+            Message::Beacon { fence, hops, .. } => {
+                self.watch_beacon(&fence);
+                self.on_beacon(from, fence, hops);
+            }
             Message::Claim {
                 lane, generation, ..
             } => self.on_claim(from, lane, generation),
@@ -160,6 +163,8 @@ impl Node {
         }
         self.token = Some(t.saturating_add(backlog).min(k));
         self.links.next = Some(self.id);
+        // A holder's raises are the paper's from now on (F12).
+        self.links.jumps = false;
         // Just below the sender if we are above it, as in KRL (the paper moves the recipient
         // unconditionally), told to every other member of `N`.
         self.links.adopt(from, ht, |_| true, &mut self.outbox);
@@ -168,8 +173,9 @@ impl Node {
             self.links.ack_token(from, &mut self.outbox);
         }
         self.heard_token(self.grants);
-        self.rearm_rebuild();
-        self.settle(before);
+        if !self.token_arrived(incoming) {
+            self.settle(before);
+        }
     }
 
     fn on_request(&mut self, from: NodeId, priority: Priority, ht: Height) {

@@ -47,6 +47,14 @@ pub struct Node {
     pub(super) entry_generation: u32,
     /// Recovery's state ([`Settings::recovery`]), `None` without it.
     pub(super) watch: Option<Watch>,
+    /// The turnover's watch (F7, F11): while the rebuild timer runs, the token's fence value
+    /// as this node last knew it with no grant since the timer was armed (only beacons,
+    /// one step each, raised it since); `None` while not watching. A token that comes back
+    /// at that value keeps the timer running instead of re-arming it.
+    pub(super) quiet: Option<u64>,
+    /// The rebuild timer ran out while the token was away: a turnover is due when it comes
+    /// back with no grant since (F11).
+    pub(super) overdue: bool,
     pub(super) outbox: Outbox<Message>,
 }
 
@@ -63,7 +71,8 @@ impl Node {
                 config.neighbors,
                 next,
                 config.settings.raise_pause,
-            ),
+            )
+            .jumping(config.restarted && !config.holder),
             token: config.holder.then_some(config.settings.k),
             grants: Fence::new(0, 0),
             lost: 0,
@@ -77,6 +86,8 @@ impl Node {
                 let (made, promises) = (config.made_up_to, config.promises.as_deref());
                 Watch::new(r, 1, config.restarted, made, promises)
             }),
+            quiet: None,
+            overdue: false,
             outbox: Outbox::default(),
         })
     }

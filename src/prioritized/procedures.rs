@@ -5,7 +5,7 @@ use crate::node::Outbox;
 use crate::queue::Priority;
 use crate::token::height::{Height, Sealed};
 use crate::token::links::{LinkMessages, Links, TokenNode};
-use crate::token::recovery::{Recover, Timer};
+use crate::token::recovery::Recover;
 use crate::{Action, Fence, NodeId, Status};
 
 use super::message::Resources;
@@ -110,7 +110,7 @@ impl Node {
             self.token = None;
             let grants = core::mem::replace(&mut self.grants, Fence::new(0, 0));
             let lost = core::mem::take(&mut self.lost);
-            self.cancel(Timer::Rebuild);
+            self.token_left(grants);
             self.outbox.send(
                 front,
                 Message::Token {

@@ -39,7 +39,7 @@ impl Recover for Node {
         let old = core::mem::replace(&mut self.grants, Fence::new(0, 0));
         self.token = None;
         self.lost = 0;
-        self.cancel(Timer::Rebuild);
+        self.stop_watch();
         self.outbox
             .push(Action::Report(Report::TokenDestroyed { fence: old }));
         if self.status == Status::Critical && self.entry_generation < newer.generation() {
@@ -70,6 +70,7 @@ impl Recover for Node {
             self.backlog_lost = 0;
         }
         self.links.next = Some(self.id);
+        self.links.jumps = false;
         self.beacon(0, None);
         self.rearm_rebuild();
         let before = self.queue.front();
@@ -115,24 +116,99 @@ impl Node {
         }
     }
 
-    /// The token arrived, was made again, or granted here: every grant of its generation
-    /// made elsewhere came before, so once every lease that began by now has ended, units not
-    /// back yet belong to holders that were told to stop (F7).
+    /// The token was made again or granted here (or arrived after a grant elsewhere): every
+    /// grant of its generation came before now, so once every lease that began by now has
+    /// ended, units not back yet belong to holders that were told to stop (F7). The watch
+    /// starts over at the token's fence.
     pub(super) fn rearm_rebuild(&mut self) {
-        let Some(watch) = self.watch.as_mut() else {
+        let Some(watch) = self.watch.as_ref() else {
             return;
         };
         let after = watch.recovery.lease_bound();
+        // A grant since the turnover's claim began: its units are not free, so the claim
+        // may no longer make a generation (F9).
+        self.drop_turnover_claim();
+        if self.token.is_some() {
+            self.quiet = Some(self.grants.value);
+            self.overdue = false;
+            self.set(Timer::Rebuild, after);
+        }
+    }
+
+    /// The token arrived carrying `fence` (`None`: copies without a majority). If its fence
+    /// is where this node's watch left it, no grant happened anywhere since the rebuild timer
+    /// was armed here: the timer keeps running (re-arming it at every arrival let two
+    /// holders whose own requests are above capacity bounce the token for ever, F11), and if
+    /// it ran out meanwhile the turnover is due now. Otherwise the watch starts over. Whether
+    /// the token turned over (it was then made again and served).
+    pub(super) fn token_arrived(&mut self, fence: Option<Fence>) -> bool {
+        let unchanged = self.quiet.is_some() && fence.map(|f| f.value) == self.quiet;
+        if !unchanged {
+            self.rearm_rebuild();
+            return false;
+        }
+        // Our own beacon on arrival raised the fence here; that is no grant.
+        self.quiet = Some(self.grants.value);
+        if !core::mem::take(&mut self.overdue) {
+            return false;
+        }
+        let before = self.grants;
+        self.turn_over();
+        self.grants.generation() != before.generation()
+    }
+
+    /// A beacon arrived: one step above the fence the watch knows is a beacon of the token
+    /// with no grant since (a grant raises the fence too, so the holder's next beacon is at
+    /// least two steps above); anything further means a grant may have happened, and the
+    /// watch starts over from now (F11).
+    pub(super) fn watch_beacon(&mut self, fence: &FenceCopies) {
+        let (Some(quiet), Some(f)) = (self.quiet, fence.read()) else {
+            return;
+        };
+        if f.lane != 0 || f.value <= quiet {
+            return;
+        }
+        if f.value == quiet + 1 {
+            self.quiet = Some(f.value);
+            return;
+        }
+        let Some(watch) = self.watch.as_ref() else {
+            return;
+        };
+        let after = watch.recovery.lease_bound();
+        self.quiet = Some(f.value);
+        self.overdue = false;
+        self.set(Timer::Rebuild, after);
+    }
+
+    /// The token left this node: the watch goes on (its timer keeps running) from the fence
+    /// the token carries. A turnover claim running here is dropped: its maker no longer holds
+    /// the token, which may grant elsewhere meanwhile (F9).
+    pub(super) fn token_left(&mut self, fence: Fence) {
+        if self.quiet.is_some() {
+            self.quiet = Some(fence.value);
+        }
+        self.drop_turnover_claim();
+    }
+
+    /// The token is gone (destroyed): nothing to watch.
+    fn stop_watch(&mut self) {
+        self.quiet = None;
+        self.overdue = false;
+        self.cancel(Timer::Rebuild);
+        self.drop_turnover_claim();
+    }
+
+    /// Drop a holder's turnover claim in progress (majority mode, F9).
+    fn drop_turnover_claim(&mut self) {
+        let Some(watch) = self.watch.as_mut() else {
+            return;
+        };
         if let Some(lane) = watch.lanes.first_mut().filter(|l| l.turnover) {
-            // A grant since the turnover's claim began: its units are not free, so the claim
-            // may no longer make a generation (F9).
             lane.turnover = false;
             lane.claiming = false;
             lane.claim = None;
             self.cancel(Timer::Claim(0));
-        }
-        if self.token.is_some() {
-            self.set(Timer::Rebuild, after);
         }
     }
 
@@ -147,7 +223,14 @@ impl Node {
     /// all `k` units free. Releases of the old generation then add nothing (F7).
     fn turn_over(&mut self) {
         let k = self.settings.k;
-        if self.token.is_none_or(|t| t >= k) {
+        let Some(t) = self.token else {
+            // The token is away: the turnover is due when it comes back with no grant since
+            // (F11).
+            self.overdue = self.quiet.is_some();
+            return;
+        };
+        if t >= k {
+            self.quiet = None;
             return;
         }
         if self.queue.is_empty() {

@@ -52,7 +52,8 @@ impl Node {
                 config.neighbors,
                 next,
                 config.settings.raise_pause,
-            ),
+            )
+            .jumping(config.restarted && config.tokens == 0),
             held,
             queue: FifoQueue::new(),
             lowered_on_link_info: false,
@@ -260,6 +261,8 @@ impl Node {
     /// A token just arrived or was made again: serve the queue, or (KRLF) move it on idle, or
     /// keep it.
     pub(super) fn use_new_token(&mut self) {
+        // A holder's raises are the paper's from now on (F12).
+        self.links.jumps = false;
         if !self.queue.is_empty() {
             self.serve();
         } else if self.settings.forwarding {

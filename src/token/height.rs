@@ -190,6 +190,17 @@ pub(crate) fn raise(
     Some(Height { h1, h2, id: own.id }).filter(|h| h.is_valid())
 }
 
+/// Full reversal, for a node that restarted and has not held a token since (F12): `h1`
+/// becomes one more than the largest neighbour `h1` (`h2` and the id stay), so the node
+/// rises above every neighbour in one step. Partial reversal would lift it only above its
+/// lowest neighbours: a group of restarted nodes at height 0 below everyone else would then
+/// climb one level per exchange, as far as the others' heights. `None` when there are no
+/// neighbours or the largest `h1` is at the top of the range.
+pub(crate) fn jump(own: Height, neighbors: impl Iterator<Item = Height>) -> Option<Height> {
+    let h1 = neighbors.map(|h| h.h1).max()?.checked_add(1)?;
+    Some(Height { h1, ..own }).filter(|h| h.is_valid() && *h > own)
+}
+
 /// The mirror of [`raise`] (KRL `LowerHeight`): `h1` becomes one less than the largest neighbour
 /// `h1`; among the neighbours that share it the node places itself just above the highest, so
 /// it gains at least one incoming link.
@@ -272,6 +283,16 @@ mod tests {
         assert_eq!(new, h(0, 1, 0));
         assert!(n.iter().any(|&x| new < x), "must have an incoming link");
         assert!(new > h(0, 0, 2), "reverses no more links than needed");
+    }
+
+    #[test]
+    fn a_jump_rises_above_every_neighbour_in_one_step() {
+        let n = [h(1000, 4, 1), h(0, 0, 2), h(999, 9, 3)];
+        let new = jump(h(0, 0, 5), n.iter().copied()).unwrap();
+        assert_eq!(new, h(1001, 0, 5));
+        assert!(n.iter().all(|&x| new > x));
+        assert_eq!(jump(h(0, 0, 1), core::iter::empty()), None);
+        assert_eq!(jump(h(0, 0, 1), [h(Height::LIMIT, 0, 2)].into_iter()), None);
     }
 
     #[test]

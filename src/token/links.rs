@@ -33,6 +33,9 @@ pub(crate) struct Links {
     pub(crate) next: Option<NodeId>,
     /// Partial reversals performed (a simulator metric).
     pub(crate) raises: u64,
+    /// The node restarted and has held no token since: its raises are full reversals, above
+    /// every neighbour (F12).
+    pub(crate) jumps: bool,
     /// The pacing of raises, if configured ([`RaisePause`]).
     pacer: Option<Pacer>,
 }
@@ -63,8 +66,15 @@ impl Links {
             neighbors: Neighbors::with_known(neighbors),
             next,
             raises: 0,
+            jumps: false,
             pacer: pause.map(Pacer::new),
         }
+    }
+
+    /// With `jumps`: the node restarted holding no token, so its raises jump above every
+    /// neighbour until it holds one (F12).
+    pub(crate) fn jumping(self, jumps: bool) -> Self {
+        Links { jumps, ..self }
     }
 
     /// A raise is due: whether it may be made now (always, unpaced), else it waits for the
@@ -270,7 +280,11 @@ impl Links {
     /// (T1): the way down may lie through one of them, and without it nodes cut off from
     /// every token in `N` would raise over each other for ever.
     pub(crate) fn raise<M: LinkMessages>(&mut self, out: &mut Outbox<M>) -> Option<Height> {
-        let raised = height::raise(self.height, self.neighbors.heights());
+        let jumped = self
+            .jumps
+            .then(|| height::jump(self.height, self.neighbors.heights()))
+            .flatten();
+        let raised = jumped.or_else(|| height::raise(self.height, self.neighbors.heights()));
         if let Some(raised) = raised {
             self.height = raised;
             self.raises += 1;

@@ -3,7 +3,7 @@
 //! units of a crashed holder freed by a new generation, partitions and merges.
 
 use manet_mutex::prioritized::{Node, Policy, Settings};
-use manet_mutex::token::RaisePause;
+use manet_mutex::token::{RaisePause, Recovery};
 use manet_mutex::{CsRequest, Event, Protocol, Status};
 use proptest::prelude::*;
 
@@ -281,4 +281,110 @@ fn crashes_restarts_and_breaks_keep_the_fences_and_recover_case(
 /// `settings` with raises paced from 2 up to 16 time units (R15): messages take 1 to 3.
 fn paced(settings: Settings) -> Settings {
     settings.with_raise_pause(RaisePause::new(2, 16))
+}
+
+/// Issue 34, break 3 (`docs/ALGORITHMS.md`, F11): k = 1, two nodes. Node 1 enters, the token
+/// (t = 0) goes to node 0, which waits; node 1's RELEASE fails its height's check word, so the
+/// unit is lost (reported) and node 1 asks again. Each holder's own request is then above
+/// capacity, so the token bounces between them; the turnover used to be re-armed at every
+/// arrival and never fired (0 entries in 20 silences). Now the watch keeps running while the
+/// token comes back with no grant since: node 0 is served within a lease bound and a round
+/// trip of the loss (plus a claim wait in majority mode), node 1 after it, and then the token
+/// stops moving. Run with the driver's settings and with beacons every 5 time units, so that
+/// beacons go out while the token bounces.
+#[test]
+fn capacity_lost_to_a_corrupted_release_comes_back_while_two_requests_wait() {
+    // Majority mode is left out: there the turnover is a claim that needs the token to stay a
+    // claim wait, which the bouncing token does not (F11 says where that stands).
+    for r in [recovery(), Recovery::new(5, 30, 3, 8)] {
+        lost_release_case(r);
+    }
+}
+
+fn lost_release_case(r: Recovery) {
+    use manet_mutex::prioritized::Message;
+    let settings = Settings::new(1, Policy::MaxConcurrency).with_recovery(r);
+    let mut net = Net::<Node>::new(2, &[(0, 1)], &[1], settings);
+    let node = |net: &Net<Node>, i: usize| net.nodes[i].clone().unwrap();
+    net.staying.insert(1);
+    net.feed(1, Event::Request(CsRequest::ONE));
+    assert_eq!(node(&net, 1).status(), Status::Critical);
+    net.feed(0, Event::Request(CsRequest::ONE));
+    while !node(&net, 0).holds_token() {
+        net.step();
+    }
+    assert_eq!(
+        node(&net, 0).available(),
+        Some(0),
+        "node 0 waits for the unit"
+    );
+    // Node 1 leaves; its RELEASE to node 0 has its height's check word corrupted.
+    net.staying.remove(&1);
+    net.acting.remove(&1);
+    net.feed(1, Event::Release);
+    let corrupted = net
+        .wires
+        .get_mut(&(1, 0))
+        .unwrap()
+        .iter_mut()
+        .find_map(|(_, m)| match m {
+            Message::Release { height, .. } => {
+                height.check ^= 1;
+                Some(())
+            }
+            _ => None,
+        });
+    assert!(corrupted.is_some(), "node 1's RELEASE is on the wire");
+    // Reported twice: the RELEASE's check word, and its height as impossible.
+    net.suspects_allowed = 2;
+    while node(&net, 0).capacity() != Some(0) {
+        net.step();
+    }
+    assert_eq!(net.suspects_allowed, 0, "the loss was reported");
+    let lost = net.now;
+    let entries = net.counts.entries;
+    net.feed(1, Event::Request(CsRequest::ONE));
+    // Bound: node 0's watch began when the token reached it (before the loss; no grant
+    // since), its timer lasts `lease_bound` on any clock, and the token is back within a
+    // round trip of two hops (at most `hop_bound` each).
+    let ppm = u64::from(r.drift_ppm);
+    let lease_bound = (r.lease * 1_000_000).div_ceil(1_000_000 - ppm);
+    let lease_bound = (lease_bound * (1_000_000 + ppm)).div_ceil(1_000_000);
+    let bound = lease_bound + 2 * r.hop_bound;
+    let limit = lost + 20 * r.silence();
+    while node(&net, 0).status() != Status::Critical && net.now < limit {
+        net.step();
+    }
+    let served = net.now - lost;
+    assert!(
+        node(&net, 0).status() == Status::Critical && served <= bound,
+        "{r:?}: node 0 not served within {bound} of the loss ({} entries, {} messages by {})",
+        net.counts.entries - entries,
+        net.counts.sent,
+        net.now
+    );
+    assert_eq!(net.counts.regenerated, 1, "one turnover");
+    assert_eq!(node(&net, 0).capacity(), Some(1), "capacity is back");
+    // Node 1 enters after node 0 leaves (the driver may let it leave in the same step).
+    while net.counts.entries < entries + 2 && net.now < limit {
+        net.step();
+    }
+    assert_eq!(net.counts.entries, entries + 2, "node 1 served too");
+    eprintln!(
+        "break 3 ({r:?}): node 0 served {served} after the loss (bound {bound}), node 1 at {}",
+        net.now - lost
+    );
+    // Then the token rests: over 5 silences only beacons move (one per beacon window, each
+    // sent over the one link).
+    net.run(net.now + 50);
+    let (from, sent) = (net.now, net.counts.sent);
+    let window = 5 * r.silence();
+    net.run(from + window);
+    let beacons = window / r.beacon_every + 1;
+    assert!(
+        net.counts.sent - sent <= beacons,
+        "{} messages in {window} with nothing waiting (at most {beacons} beacons)",
+        net.counts.sent - sent
+    );
+    assert_eq!(net.tokens(), 1);
 }

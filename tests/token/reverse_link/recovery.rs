@@ -772,3 +772,66 @@ fn crashes_restarts_and_breaks_keep_the_fences_and_recover_case(
 fn paced(settings: Settings) -> Settings {
     settings.with_raise_pause(RaisePause::new(2, 16))
 }
+
+/// Issue 34, break 4 (`docs/ALGORITHMS.md`, F12): KRL on the line 0–4–1–2–3, the token at 0,
+/// every height lifted by `h` (heights grow in normal operation: a token-less part raises
+/// without end, R15). Nodes 1 and 2 crash and restart together with the README's recipe
+/// (`Height::new(0, 0, id)`, `Config::restarted`), their link to each other up first, then
+/// their links to the rest. No token is lost; node 3 asks at once.
+/// The restarted pair used to be a token-less sink below everyone, climbing one level per
+/// exchange: service took time in proportion to `h`. Now a restarted node's raises jump above
+/// every neighbour until it holds a token, so service takes a bound independent of `h`.
+#[test]
+fn hosts_restarted_together_at_height_zero_are_served_within_a_bound_independent_of_heights() {
+    let edges = [(0, 4), (4, 1), (1, 2), (2, 3)];
+    let settings = krl(1);
+    let hop = recovery().hop_bound;
+    // Heights settle in a hop per restarted node plus one (each jumps once it hears the
+    // neighbour that jumped before it, and node 3 raises once over node 2), the REQUEST
+    // crosses the d = 4 hops from node 3 to node 0 and the token crosses them back, with a
+    // hop of slack for the handshake after the restart.
+    let (d, restarted) = (4, 2);
+    let bound = (2 * d + restarted + 2) * hop;
+    for h in [10i64, 100, 1_000, 100_000] {
+        let e: Vec<_> = edges.iter().map(|&(a, b)| (NodeId(a), NodeId(b))).collect();
+        let lift = |x: Height| Height::new(x.h1 + h, x.h2, x.id);
+        let nodes = network(5, &e, &[NodeId(0)], settings)
+            .unwrap()
+            .into_iter()
+            .map(|mut c| {
+                c.height = lift(c.height);
+                c.neighbors = c.neighbors.into_iter().map(lift).collect();
+                Node::new(c).unwrap()
+            })
+            .collect();
+        let mut net = Net::<Node>::of(nodes, &edges, settings);
+        net.run(50);
+        net.crash(1);
+        net.crash(2);
+        // Restarted together: their link to each other comes up first, then (a few time
+        // units later) their links to the rest.
+        net.restart_forgetting(1, &[]);
+        net.restart_forgetting(2, &[1]);
+        net.run(net.now + 2 * hop);
+        net.join(1, 4);
+        net.join(2, 3);
+        let start = net.now;
+        net.feed(3, Event::Request(CsRequest::ONE));
+        while net.counts.entries == 0 && net.now < start + 100 * bound {
+            net.step();
+        }
+        let served = net.now - start;
+        eprintln!("break 4: h = {h}: node 3 served after {served} (bound {bound})");
+        assert_eq!(
+            net.counts.entries, 1,
+            "h = {h}: node 3 not served by {}",
+            net.now
+        );
+        assert!(
+            served <= bound,
+            "h = {h}: node 3 served after {served}, bound {bound}"
+        );
+        assert_eq!(net.tokens(), 1, "no token lost or made");
+        assert_eq!(net.counts.regenerated, 0);
+    }
+}

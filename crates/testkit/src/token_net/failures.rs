@@ -92,6 +92,10 @@ pub(super) struct Step {
     claim: bool,
     /// The token ids the node held before.
     held: Vec<u32>,
+    /// The event delivers a token: a token made in this step is the turnover of the one
+    /// that arrived (the prioritized turnover of a watch that ran out while the token was
+    /// away, `docs/ALGORITHMS.md` F11); a claim makes one only when its claim wait ends.
+    token_in: bool,
 }
 
 /// The undirected link `a`–`b`, its smaller end first.
@@ -146,6 +150,7 @@ impl<P: TokenHarness> TokenNet<P> {
         Step {
             claim: matches!(event, Event::Receive { msg, .. } if P::is_claim(msg)),
             held: self.nodes[at.index()].token_lanes(),
+            token_in: matches!(event, Event::Receive { msg, .. } if P::is_token(msg)),
         }
     }
 
@@ -258,7 +263,7 @@ impl<P: TokenHarness> TokenNet<P> {
                     let detail = format!("made {fence:?} again: its generation was made before");
                     return Err(Violation::new(rule::REGENERATION, Some(at), detail));
                 }
-                if step.held.contains(&fence.lane) {
+                if step.held.contains(&fence.lane) || step.token_in {
                     self.failures.turnovers += 1;
                     return Ok(());
                 }

@@ -467,11 +467,13 @@ mod majority {
         Node::new(config).unwrap()
     }
 
-    /// What node 1 does with a claim of round 1 from `from`: the promise it persisted and
-    /// the promise it sent, if any.
-    fn claim(node: &mut Node, from: u32, round: u32) -> (Option<Promised>, bool) {
+    /// What node 1 does with a claim of round `round` from `from`: the promise it persisted,
+    /// whether it sent a promise of the claim, and the ballot of a refusal it sent (its
+    /// promise that stands, sent again: F11), if any.
+    fn claim(node: &mut Node, from: u32, round: u32) -> (Option<Promised>, bool, Option<u32>) {
         let sealed = Sealed::new(Height::new(0, 0, n(from)));
-        let msg = Message::Claim(sealed, 0, [(round << 16) | from; 3]);
+        let ballot = (round << 16) | from;
+        let msg = Message::Claim(sealed, 0, [ballot; 3]);
         let actions: Vec<_> = node
             .handle(Event::Receive { from: n(from), msg })
             .unwrap()
@@ -487,33 +489,44 @@ mod majority {
             matches!(
                 a,
                 Action::Send {
-                    msg: Message::Promise(_, _, _, 1),
+                    msg: Message::Promise(_, _, b, 1),
                     ..
-                }
+                } if *b == [ballot; 3]
             )
         });
         if let Some(sent) = sent_at {
             assert!(persist_at.is_some_and(|p| p < sent), "{actions:?}");
         }
-        (persisted, sent_at.is_some())
+        let refusal = actions.iter().find_map(|a| match a {
+            Action::Send {
+                msg: Message::Promise(_, _, b, 1),
+                ..
+            } if *b != [ballot; 3] => Some(b[0]),
+            _ => None,
+        });
+        (persisted, sent_at.is_some(), refusal)
     }
 
     #[test]
     fn a_node_promises_once_per_round_and_a_restart_keeps_that_only_with_its_promises() {
         let mut v = node(None);
-        let (stored, sent) = claim(&mut v, 2, 1);
+        let (stored, sent, refusal) = claim(&mut v, 2, 1);
         assert!(sent, "a first claim of round 1 is promised");
+        assert_eq!(refusal, None);
         let stored = stored.expect("and persisted first");
         assert_eq!((stored.lane, stored.ballot), (0, (1 << 16) | 2));
         assert_eq!(
             claim(&mut v, 0, 1),
-            (None, false),
-            "no second promise in round 1"
+            (None, false, Some(stored.ballot)),
+            "no second promise in round 1; the refusal names the promise that stands"
         );
 
         // Restarted with what it stored: still no promise of round 1, one of round 2.
         let mut restarted = node(Some(vec![stored]));
-        assert_eq!(claim(&mut restarted, 0, 1), (None, false));
+        assert_eq!(
+            claim(&mut restarted, 0, 1),
+            (None, false, Some(stored.ballot))
+        );
         assert!(claim(&mut restarted, 0, 2).1);
 
         // Restarted without: it never promises (liveness only), but passes claims on.
@@ -529,8 +542,8 @@ mod majority {
         );
         bare = bare.restarted();
         let mut never = Node::new(bare).unwrap();
-        assert_eq!(claim(&mut never, 0, 1), (None, false));
-        assert_eq!(claim(&mut never, 2, 2), (None, false));
+        assert_eq!(claim(&mut never, 0, 1), (None, false, None));
+        assert_eq!(claim(&mut never, 2, 2), (None, false, None));
         // Given an empty list it may promise: it made no promise before.
         assert!(claim(&mut forgetful, 0, 1).1);
     }

@@ -707,11 +707,16 @@ pub(crate) trait Recover: TokenNode {
         if self.destroy_older(fence) {
             self.token_gone();
         }
-        // A held token of this generation is never behind its own beacons, except by a forged
-        // or corrupted beacon: catch up, so this node's next beacon is news again.
-        if let Some(mine) = self.held(fence.lane) {
+        // A held token of this generation is never behind its own beacons: every beacon was
+        // raised from the token's fence, and the token carries it on. A beacon above it is a
+        // second copy's (a host restarted with its initial tokens: F12) or a forgery. Catch
+        // up, so this node's next beacon is news again, and move this copy to a generation of
+        // its own (F10's move, below), whose beacons destroy the other; a forgery costs a round.
+        let copy = self.held(fence.lane).is_some_and(|mine| {
+            let behind = mine.generation() == fence.generation() && mine.value < fence.value;
             mine.value = mine.value.max(fence.value);
-        }
+            behind
+        });
         self.evidence(fence);
         if let Some(l) = self
             .watch()
@@ -722,6 +727,15 @@ pub(crate) trait Recover: TokenNode {
         self.set(Timer::Fresh(fence.lane), every);
         let msg = Self::beacon_message(self.sealed_height(), fence.into(), hops.saturating_add(1));
         self.flood(msg, Some(from));
+        if copy {
+            if let Some(l) = self
+                .watch()
+                .and_then(|w| w.lanes.get_mut(fence.lane as usize))
+            {
+                l.floor = l.floor.max(Some(fence.generation()));
+            }
+            self.renumber(fence.lane);
+        }
     }
 
     /// A claim from `from` that token `lane` is lost.
@@ -1074,9 +1088,12 @@ pub(crate) trait Recover: TokenNode {
         if lane >= lanes {
             return Err(Error::InvalidRefusal("the unit is outside the system"));
         }
-        if newest.value <= fence.value {
+        // `newest == fence` is what `Fences::admit` reports for a fence admitted already: a
+        // second copy of the generation issued it (F12), and the generation moves on as for
+        // any refusal.
+        if newest.value < fence.value {
             return Err(Error::InvalidRefusal(
-                "newest is not later than the refused fence",
+                "newest is earlier than the refused fence",
             ));
         }
         let l = &mut watch.lanes[lane as usize];

@@ -455,6 +455,37 @@ mod majority {
         assert_eq!(self::made(&net).len(), 1);
     }
 
+    /// Issue 34, break 2 (F11), where only the refusals can help: {3, 4} claim round after
+    /// round for 20 silences in a minority; after the merge the holder crashes and node 1's
+    /// silence ends first (fired at will). Nodes 3 and 4 hear its claim before their own
+    /// silence ends, so they claim nothing; they refuse, naming the round they promised, and
+    /// node 1 claims above it at once: the token is made within two claim waits (and a flood)
+    /// of the first claim, not a silence later when 3 or 4 would claim in turn.
+    #[test]
+    fn a_refused_claimer_goes_above_the_promised_round_at_once() {
+        let mut net = krl(5, &complete(5));
+        let r = net.recovery().unwrap();
+        net.partition(&[n(3), n(4)]);
+        net.run_for(20 * r.silence()).unwrap();
+        assert_eq!(made(&net), [], "the minority makes nothing");
+        net.merge();
+        net.run_for(r.silence() / 2).unwrap();
+        net.crash(n(0));
+        let silent = net
+            .armed()
+            .into_iter()
+            .find(|&(w, t)| w == n(1) && t.0 & 0xffff_ffff == 1)
+            .map(|(_, t)| t)
+            .unwrap();
+        net.fire(n(1), silent);
+        let within = 2 * r.claim_wait() + r.hop_bound * u64::from(r.diameter);
+        net.run_for(within).unwrap();
+        let made = made(&net);
+        assert_eq!(made.len(), 1, "made within {within}: {made:?}");
+        assert!(made[0].1 >> 16 > 20, "above every round promised: {made:?}");
+        everyone_served(&mut net);
+    }
+
     fn node(promises: Option<Vec<Promised>>) -> Node {
         let edges = [(n(0), n(1)), (n(1), n(2))];
         let settings = Settings::new(1).with_recovery(harness_majority(3));

@@ -79,9 +79,11 @@ pub enum Event<M> {
     /// counts it again (permission algorithms).
     Trust(NodeId),
     /// The protected resource refused `fence` because it had admitted `newest`, a later fence
-    /// of the same unit (token algorithms with recovery). It happens when a newer generation of
-    /// the token was made and used, then lost (its maker crashed, or is cut off) while an older
-    /// one lived on: every fence of the older generation is refused from then on. The node
+    /// of the same unit or `fence` itself (token algorithms with recovery). It happens when a
+    /// newer generation of the token was made and used, then lost (its maker crashed, or is cut
+    /// off) while an older one lived on: every fence of the older generation is refused from
+    /// then on; and `newest == fence` when a second copy of the generation issued the fence
+    /// first (a host restarted with its initial tokens, F14). The node
     /// moves the token it holds for that unit to a generation above `newest`'s (reported as
     /// [`Report::TokenRenumbered`]), so later entries are admitted (`docs/ALGORITHMS.md`,
     /// F10). The refused entry itself stays refused: leave and ask again.

@@ -128,7 +128,9 @@ impl Config {
     /// A node that restarted with empty state (no token, heights and neighbours learned
     /// anew): with recovery it claims no token id lost until it has heard of that id once,
     /// so a generation it made before its crash is not made again while it lives on (F4);
-    /// [`Config::restarted_after`] rules out every repeat.
+    /// [`Config::restarted_after`] rules out every repeat. A restarted holder's configuration
+    /// is refused ([`Error::InvalidConfig`](crate::Error::InvalidConfig)): the token lives on
+    /// elsewhere or is made again (F14).
     pub fn restarted(self) -> Self {
         Config {
             restarted: true,
@@ -161,6 +163,13 @@ impl Config {
         };
         if self.settings.k == 0 {
             return Err(bad("k must be at least 1"));
+        }
+        if self.restarted && self.holder {
+            // The token lives on where it went, or is made again: a second copy would have its
+            // generation and fences (F14).
+            return Err(bad(
+                "a restarted node holds no token (restart it with an empty configuration)",
+            ));
         }
         if self.settings.aging_step == 0 {
             return Err(bad("aging step must be at least 1, or requests can starve"));

@@ -55,7 +55,7 @@ impl Node {
                 voter,
                 height,
             } => {
-                let intact = height.is_intact_with(promise_word(lane, voter));
+                let intact = height.is_intact_with(promise_word(lane, voter, ballot));
                 self.on_promise(from, lane, ballot, voter, intact);
             }
         }

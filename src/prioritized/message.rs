@@ -116,8 +116,8 @@ pub enum Message {
         ballot: [u32; 3],
         /// The node that promised.
         voter: u32,
-        /// The sender's height, unread, with a check word that also covers `lane` and
-        /// `voter` ([`Message::promise`]).
+        /// The sender's height, unread, with a check word that also covers `lane`, `voter`
+        /// and `ballot` ([`Message::promise`]).
         height: Sealed,
     },
 }
@@ -142,7 +142,10 @@ impl Message {
             lane,
             ballot: [ballot; 3],
             voter,
-            height: Sealed::bound(height, crate::token::recovery::promise_word(lane, voter)),
+            height: Sealed::bound(
+                height,
+                crate::token::recovery::promise_word(lane, voter, [ballot; 3]),
+            ),
         }
     }
 
@@ -234,9 +237,9 @@ impl Message {
             Message::Promise {
                 height,
                 lane,
+                ballot,
                 voter,
-                ..
-            } => height.is_intact_with(crate::token::recovery::promise_word(lane, voter)),
+            } => height.is_intact_with(crate::token::recovery::promise_word(lane, voter, ballot)),
             Message::Token { height, .. }
             | Message::Request { height, .. }
             | Message::Release { height, .. }

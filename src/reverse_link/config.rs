@@ -147,7 +147,9 @@ impl Config {
     /// A node that restarted with empty state (no token, heights and neighbours learned
     /// anew): with recovery it claims no token id lost until it has heard of that id once,
     /// so a generation it made before its crash is not made again while it lives on (F4);
-    /// [`Config::restarted_after`] rules out every repeat.
+    /// [`Config::restarted_after`] rules out every repeat. A restarted configuration with
+    /// tokens is refused ([`Error::InvalidConfig`](crate::Error::InvalidConfig)): they live on
+    /// elsewhere or are made again (F14).
     pub fn restarted(self) -> Self {
         Config {
             restarted: true,
@@ -197,6 +199,13 @@ impl Config {
         }
         if self.tokens > self.settings.k {
             return Err(bad("a node cannot hold more than k tokens"));
+        }
+        if self.restarted && self.tokens > 0 {
+            // Its initial tokens live on where they went, or are made again: a second copy
+            // would have their generation and fences (F14).
+            return Err(bad(
+                "a restarted node holds no token (restart it with an empty configuration)",
+            ));
         }
         match self.first_token {
             None if self.tokens > 0 => {

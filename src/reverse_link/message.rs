@@ -46,7 +46,8 @@ pub enum Message {
     /// A promise (recovery in majority mode): node `voter` (the last field) promised the
     /// claim of generation (ballot) in three copies for token `lane` (the second field), and
     /// no other claim of its round. Every node forwards each voter's promise of the best
-    /// ballot it heard once. The check word covers the height, the lane and the voter
+    /// ballot it heard once. The check word covers the height, the lane, the voter and the
+    /// ballot
     /// ([`Message::promise`]).
     Promise(Sealed, u32, [u32; 3], u32),
 }
@@ -64,7 +65,7 @@ impl Message {
     // Hidden: the workspace's test kit and tests build messages with it; not stable API.
     #[doc(hidden)]
     pub fn promise(height: Height, lane: u32, ballot: u32, voter: u32) -> Message {
-        let word = crate::token::recovery::promise_word(lane, voter);
+        let word = crate::token::recovery::promise_word(lane, voter, [ballot; 3]);
         Message::Promise(Sealed::bound(height, word), lane, [ballot; 3], voter)
     }
 
@@ -74,8 +75,8 @@ impl Message {
     pub fn height(&self) -> Height {
         match *self {
             Message::TokenAck(h, tokens) => h.open_with(u64::from(tokens)),
-            Message::Promise(h, lane, _, voter) => {
-                h.open_with(crate::token::recovery::promise_word(lane, voter))
+            Message::Promise(h, lane, ballot, voter) => {
+                h.open_with(crate::token::recovery::promise_word(lane, voter, ballot))
             }
             _ => self.sealed().open(),
         }
@@ -88,8 +89,8 @@ impl Message {
     pub fn is_intact(&self) -> bool {
         match *self {
             Message::TokenAck(h, tokens) => h.is_intact_with(u64::from(tokens)),
-            Message::Promise(h, lane, _, voter) => {
-                h.is_intact_with(crate::token::recovery::promise_word(lane, voter))
+            Message::Promise(h, lane, ballot, voter) => {
+                h.is_intact_with(crate::token::recovery::promise_word(lane, voter, ballot))
             }
             _ => self.sealed().is_intact(),
         }

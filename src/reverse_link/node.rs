@@ -560,7 +560,7 @@ impl crate::node::Buffered for Node {
                 Message::Beacon(_, fence, hops) => self.on_beacon(from, fence, hops),
                 Message::Claim(_, lane, generation) => self.on_claim(from, lane, generation),
                 Message::Promise(h, lane, ballot, voter) => {
-                    let intact = h.is_intact_with(promise_word(lane, voter));
+                    let intact = h.is_intact_with(promise_word(lane, voter, ballot));
                     self.on_promise(from, lane, ballot, voter, intact);
                 }
             },

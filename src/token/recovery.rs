@@ -173,9 +173,12 @@ pub(crate) fn round(generation: u32) -> u16 {
     (generation >> 16) as u16
 }
 
-/// How far ahead of the round a node knows a claim's round may be: beyond it the claim is
-/// impossible (every failed claim raises the round by one) and is dropped as out of range, so
-/// no forged claim exhausts the rounds.
+/// How far a claim's round may be ahead of the highest round its receiver knows of (the
+/// generation it knows and, in majority mode, every round it promised or heard promised):
+/// beyond it the claim is impossible (every failed claim raises the round by one, and a
+/// claimer floods its own promise, which names the round under a check word, before its
+/// claim) and is dropped as out of range, so a claim whose round two copies corrupted alike
+/// moves no node more than this far (F13).
 pub(crate) const ROUND_REACH: u16 = 64;
 
 /// Whether claim `a` beats claim `b`: a later round, or the same round and a smaller id.
@@ -207,10 +210,16 @@ impl Promised {
     }
 }
 
-/// The word a promise's check word covers besides the height: its token id and its voter, so a
-/// corrupted one is refused rather than counted for another id or voter.
-pub(crate) fn promise_word(lane: u32, voter: u32) -> u64 {
-    (u64::from(lane) << 32) | u64::from(voter)
+/// The word a promise's check word covers besides the height: its token id, its voter and its
+/// ballot (`ballot`, its three copies read by majority), so a corrupted one is refused rather
+/// than counted for another id, voter or round. The ballot enters through an odd multiplier
+/// (a bijection), so a change of any one of the three changes the word. A refusal names the
+/// round its voter promised, and a claimer goes above it in one step: only the check word
+/// keeps a corrupted round from moving it there (F13).
+pub(crate) fn promise_word(lane: u32, voter: u32, ballot: [u32; 3]) -> u64 {
+    const ODD: u64 = 0x9e37_79b9_7f4a_7c15;
+    let ballot = crate::fence::majority(ballot).unwrap_or(0);
+    ((u64::from(lane) << 32) | u64::from(voter)) ^ u64::from(ballot).wrapping_mul(ODD)
 }
 
 /// What a node keeps per token id.
@@ -278,6 +287,14 @@ pub(crate) struct Votes {
     pub(crate) voters: alloc::vec::Vec<u64>,
     /// While claiming: a rival claim of the same round was heard (a split vote).
     pub(crate) contested: bool,
+    /// The highest round this node promised or heard a voter promise (a refusal names it):
+    /// no claim of it or below can win everywhere, so the node's next claim goes above it
+    /// (F13). Kept across evidence of the token, unlike the claim heard.
+    pub(crate) spent: u16,
+    /// While claiming: another voter's promise of a round at or above the claim's was heard
+    /// (a refusal, or a better claim's vote), so the claim may fail where it is refused; if
+    /// it does, the next goes above at once (F13).
+    pub(crate) refused: bool,
 }
 
 impl Votes {
@@ -365,11 +382,14 @@ impl Watch {
                 ballot: 0,
                 voters: alloc::vec![0; members.div_ceil(64) as usize],
                 contested: false,
+                spent: 0,
+                refused: false,
             };
             let mut votes = alloc::vec![votes; k as usize];
             for p in promises.unwrap_or_default() {
                 if let Some(v) = votes.get_mut(p.lane as usize) {
                     v.promised = v.promised.max(p.ballot);
+                    v.spent = v.spent.max(round(p.ballot));
                 }
             }
             Quorum {
@@ -687,11 +707,16 @@ pub(crate) trait Recover: TokenNode {
         if self.destroy_older(fence) {
             self.token_gone();
         }
-        // A held token of this generation is never behind its own beacons, except by a forged
-        // or corrupted beacon: catch up, so this node's next beacon is news again.
-        if let Some(mine) = self.held(fence.lane) {
+        // A held token of this generation is never behind its own beacons: every beacon was
+        // raised from the token's fence, and the token carries it on. A beacon above it is a
+        // second copy's (a host restarted with its initial tokens: F14) or a forgery. Catch
+        // up, so this node's next beacon is news again, and move this copy to a generation of
+        // its own (F10's move, below), whose beacons destroy the other; a forgery costs a round.
+        let copy = self.held(fence.lane).is_some_and(|mine| {
+            let behind = mine.generation() == fence.generation() && mine.value < fence.value;
             mine.value = mine.value.max(fence.value);
-        }
+            behind
+        });
         self.evidence(fence);
         if let Some(l) = self
             .watch()
@@ -702,6 +727,15 @@ pub(crate) trait Recover: TokenNode {
         self.set(Timer::Fresh(fence.lane), every);
         let msg = Self::beacon_message(self.sealed_height(), fence.into(), hops.saturating_add(1));
         self.flood(msg, Some(from));
+        if copy {
+            if let Some(l) = self
+                .watch()
+                .and_then(|w| w.lanes.get_mut(fence.lane as usize))
+            {
+                l.floor = l.floor.max(Some(fence.generation()));
+            }
+            self.renumber(fence.lane);
+        }
     }
 
     /// A claim from `from` that token `lane` is lost.
@@ -722,7 +756,10 @@ pub(crate) trait Recover: TokenNode {
             // A claim for a generation this node knows already, or an older one.
             return self.out().anomaly(from, Anomaly::Stale);
         }
-        if round(claim) - known_round > ROUND_REACH {
+        // In majority mode a round promised anywhere is within reach: the claimer's own
+        // promise (and every refusal) came first and told this node of it (F13).
+        let reach = known_round.max(self.votes(lane).map_or(0, |v| v.spent));
+        if round(claim).saturating_sub(reach) > ROUND_REACH {
             return self.out().anomaly(from, Anomaly::OutOfRange);
         }
         if self.held(lane).is_some() {
@@ -762,9 +799,11 @@ pub(crate) trait Recover: TokenNode {
         }
         // Wait for the claimer's token; if it never comes, claim in turn.
         self.set(Timer::Silent(lane), silence);
+        // The promise (or refusal) first: it names its round under a check word, so the claim
+        // that follows it over a link is within every receiver's reach (F13).
+        self.promise(lane, claim);
         let msg = Self::claim_message(self.sealed_height(), lane, claim);
         self.flood(msg, Some(from));
-        self.promise(lane, claim);
     }
 
     /// Majority mode's state of token `lane`, `None` outside majority mode.
@@ -794,9 +833,17 @@ pub(crate) trait Recover: TokenNode {
         // Exclusive per round: no second promise of a round, so two claims of one round never
         // both win a majority (any two majorities share a member).
         if round(ballot) <= round(v.promised) {
-            return;
+            if ballot == v.promised {
+                return;
+            }
+            // A refusal: the promise that stands, again, so the claimer learns the round to
+            // go above in one step rather than one round per silence (F13). Persisted already.
+            let promised = v.promised;
+            let msg = Self::promise_message(self.links().height, lane, promised, id);
+            return self.flood(msg, None);
         }
         v.promised = ballot;
+        v.spent = v.spent.max(round(ballot));
         v.tally(ballot, id);
         self.out().push(Action::Persist {
             promised: Promised::new(lane, ballot),
@@ -837,10 +884,21 @@ pub(crate) trait Recover: TokenNode {
             // (counted where it was made).
             return self.out().anomaly(from, Anomaly::Stale);
         }
-        if r - known > ROUND_REACH {
-            return self.out().anomaly(from, Anomaly::OutOfRange);
-        }
-        let news = self.votes(lane).is_some_and(|v| v.tally(ballot, voter));
+        // The round is under the check word: however far ahead, a voter promised it, and no
+        // claim of it or below can win at that voter (F13). No reach applies: a minority cut
+        // off for P silences promised rounds up to about P, and the majority must get above
+        // them in one step.
+        let mine = self
+            .watch()
+            .and_then(|w| w.lanes.get(lane as usize))
+            .and_then(|l| l.claim.filter(|_| l.claiming));
+        let news = self.votes(lane).is_some_and(|v| {
+            v.spent = v.spent.max(r);
+            if mine.is_some_and(|c| c != ballot && r >= round(c)) {
+                v.refused = true;
+            }
+            v.tally(ballot, voter)
+        });
         if !news {
             return self.out().anomaly(from, Anomaly::Stale);
         }
@@ -923,10 +981,17 @@ pub(crate) trait Recover: TokenNode {
             return;
         };
         let wait = watch.recovery.claim_wait();
+        // Above every round this node promised or heard promised (majority mode): a claim
+        // below one would be refused there (F13).
+        let spent = watch
+            .quorum
+            .as_ref()
+            .and_then(|q| q.votes.get(lane as usize))
+            .map_or(0, |v| v.spent);
         let Some(l) = watch.lanes.get_mut(lane as usize) else {
             return;
         };
-        let Some(claim) = l.next_claim(id) else {
+        let Some(claim) = l.next_generation(id, spent) else {
             // Every round is used up: nothing can be made again (2^16 failed claims).
             return;
         };
@@ -935,11 +1000,14 @@ pub(crate) trait Recover: TokenNode {
         l.turnover = turnover;
         if let Some(v) = self.votes(lane) {
             v.contested = false;
+            v.refused = false;
         }
         self.set(Timer::Claim(lane), wait);
+        // The claimer's promise first: it tells every node of the round before the claim
+        // arrives, so the claim is within reach everywhere (F13).
+        self.promise(lane, claim);
         let msg = Self::claim_message(self.sealed_height(), lane, claim);
         self.flood(msg, None);
-        self.promise(lane, claim);
     }
 
     /// The node's claim for token `lane` was not beaten within the claim wait: make the token
@@ -965,10 +1033,14 @@ pub(crate) trait Recover: TokenNode {
                 .votes
                 .get(lane as usize)
                 .is_some_and(|v| v.count(generation) > quorum.members / 2);
-            let split = quorum.votes.get(lane as usize).is_some_and(|v| v.contested);
+            let split = quorum
+                .votes
+                .get(lane as usize)
+                .is_some_and(|v| v.contested || v.refused);
             if !won {
                 // No majority for this round: the claim stays the best heard here, so the next
-                // goes a round above it; at once after a split vote, else after the silence
+                // goes a round above it; at once after a split vote or a refusal (the next
+                // claim goes above the round the refusal named: F13), else after the silence
                 // (a part without a majority does not burn a round per claim wait; a
                 // holder's turnover is retried by its rebuild timer).
                 if split {
@@ -1016,9 +1088,12 @@ pub(crate) trait Recover: TokenNode {
         if lane >= lanes {
             return Err(Error::InvalidRefusal("the unit is outside the system"));
         }
-        if newest.value <= fence.value {
+        // `newest == fence` is what `Fences::admit` reports for a fence admitted already: a
+        // second copy of the generation issued it (F14), and the generation moves on as for
+        // any refusal.
+        if newest.value < fence.value {
             return Err(Error::InvalidRefusal(
-                "newest is not later than the refused fence",
+                "newest is earlier than the refused fence",
             ));
         }
         let l = &mut watch.lanes[lane as usize];
@@ -1138,6 +1213,8 @@ mod tests {
             ballot: 0,
             voters: alloc::vec![0; 2],
             contested: false,
+            spent: 0,
+            refused: false,
         };
         let (a, b) = (generation(2, NodeId(5)), generation(2, NodeId(3)));
         assert!(v.tally(a, 70) && v.tally(a, 1) && !v.tally(a, 70));

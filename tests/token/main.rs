@@ -3,6 +3,8 @@
 //! carries them over unreliable datagrams.
 
 mod cancel;
+mod initial_restart;
+mod long_minority;
 mod prioritized;
 mod reverse_link;
 mod session;

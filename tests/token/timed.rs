@@ -155,6 +155,8 @@ where
     refusals: Vec<(u32, Fence, Fence)>,
     /// The highest round each node made, as its embedder keeps it for a restart.
     made: BTreeMap<u32, u16>,
+    /// The last promise each node persisted per token id (majority mode): (node, id) → ballot.
+    pub promised: BTreeMap<(u32, u32), u32>,
     /// Nodes in the critical section whose lease has not expired, with their fences and units.
     pub acting: BTreeMap<u32, (Fence, u32)>,
     /// Nodes that will ask for the critical section when next in the remainder section.
@@ -201,6 +203,7 @@ where
             newest_generation: BTreeMap::new(),
             refusals: Vec::new(),
             made: BTreeMap::new(),
+            promised: BTreeMap::new(),
             acting: BTreeMap::new(),
             wanting: BTreeSet::new(),
             staying: BTreeSet::new(),
@@ -303,9 +306,11 @@ where
                 self.made_by(at, fence);
             }
             Action::Report(Report::TokenDestroyed { .. }) => self.counts.destroyed += 1,
-            // Majority mode: stored before what follows is sent (no restart here gives them
-            // back, so they need not be kept).
-            Action::Persist { .. } => {}
+            // Majority mode (F9): the embedder stores the promise before what follows is sent;
+            // this driver carries actions out in order, so keeping the last is enough.
+            Action::Persist { promised } => {
+                self.promised.insert((at, promised.lane), promised.ballot);
+            }
             Action::Report(Report::TokenRenumbered { fence }) => {
                 self.counts.renumbered += 1;
                 self.made_by(at, fence);

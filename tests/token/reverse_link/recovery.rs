@@ -455,6 +455,37 @@ mod majority {
         assert_eq!(self::made(&net).len(), 1);
     }
 
+    /// Issue 34, break 2 (F13), where only the refusals can help: {3, 4} claim round after
+    /// round for 20 silences in a minority; after the merge the holder crashes and node 1's
+    /// silence ends first (fired at will). Nodes 3 and 4 hear its claim before their own
+    /// silence ends, so they claim nothing; they refuse, naming the round they promised, and
+    /// node 1 claims above it at once: the token is made within two claim waits (and a flood)
+    /// of the first claim, not a silence later when 3 or 4 would claim in turn.
+    #[test]
+    fn a_refused_claimer_goes_above_the_promised_round_at_once() {
+        let mut net = krl(5, &complete(5));
+        let r = net.recovery().unwrap();
+        net.partition(&[n(3), n(4)]);
+        net.run_for(20 * r.silence()).unwrap();
+        assert_eq!(made(&net), [], "the minority makes nothing");
+        net.merge();
+        net.run_for(r.silence() / 2).unwrap();
+        net.crash(n(0));
+        let silent = net
+            .armed()
+            .into_iter()
+            .find(|&(w, t)| w == n(1) && t.0 & 0xffff_ffff == 1)
+            .map(|(_, t)| t)
+            .unwrap();
+        net.fire(n(1), silent);
+        let within = 2 * r.claim_wait() + r.hop_bound * u64::from(r.diameter);
+        net.run_for(within).unwrap();
+        let made = made(&net);
+        assert_eq!(made.len(), 1, "made within {within}: {made:?}");
+        assert!(made[0].1 >> 16 > 20, "above every round promised: {made:?}");
+        everyone_served(&mut net);
+    }
+
     fn node(promises: Option<Vec<Promised>>) -> Node {
         let edges = [(n(0), n(1)), (n(1), n(2))];
         let settings = Settings::new(1).with_recovery(harness_majority(3));
@@ -467,11 +498,13 @@ mod majority {
         Node::new(config).unwrap()
     }
 
-    /// What node 1 does with a claim of round 1 from `from`: the promise it persisted and
-    /// the promise it sent, if any.
-    fn claim(node: &mut Node, from: u32, round: u32) -> (Option<Promised>, bool) {
+    /// What node 1 does with a claim of round `round` from `from`: the promise it persisted,
+    /// whether it sent a promise of the claim, and the ballot of a refusal it sent (its
+    /// promise that stands, sent again: F13), if any.
+    fn claim(node: &mut Node, from: u32, round: u32) -> (Option<Promised>, bool, Option<u32>) {
         let sealed = Sealed::new(Height::new(0, 0, n(from)));
-        let msg = Message::Claim(sealed, 0, [(round << 16) | from; 3]);
+        let ballot = (round << 16) | from;
+        let msg = Message::Claim(sealed, 0, [ballot; 3]);
         let actions: Vec<_> = node
             .handle(Event::Receive { from: n(from), msg })
             .unwrap()
@@ -487,33 +520,44 @@ mod majority {
             matches!(
                 a,
                 Action::Send {
-                    msg: Message::Promise(_, _, _, 1),
+                    msg: Message::Promise(_, _, b, 1),
                     ..
-                }
+                } if *b == [ballot; 3]
             )
         });
         if let Some(sent) = sent_at {
             assert!(persist_at.is_some_and(|p| p < sent), "{actions:?}");
         }
-        (persisted, sent_at.is_some())
+        let refusal = actions.iter().find_map(|a| match a {
+            Action::Send {
+                msg: Message::Promise(_, _, b, 1),
+                ..
+            } if *b != [ballot; 3] => Some(b[0]),
+            _ => None,
+        });
+        (persisted, sent_at.is_some(), refusal)
     }
 
     #[test]
     fn a_node_promises_once_per_round_and_a_restart_keeps_that_only_with_its_promises() {
         let mut v = node(None);
-        let (stored, sent) = claim(&mut v, 2, 1);
+        let (stored, sent, refusal) = claim(&mut v, 2, 1);
         assert!(sent, "a first claim of round 1 is promised");
+        assert_eq!(refusal, None);
         let stored = stored.expect("and persisted first");
         assert_eq!((stored.lane, stored.ballot), (0, (1 << 16) | 2));
         assert_eq!(
             claim(&mut v, 0, 1),
-            (None, false),
-            "no second promise in round 1"
+            (None, false, Some(stored.ballot)),
+            "no second promise in round 1; the refusal names the promise that stands"
         );
 
         // Restarted with what it stored: still no promise of round 1, one of round 2.
         let mut restarted = node(Some(vec![stored]));
-        assert_eq!(claim(&mut restarted, 0, 1), (None, false));
+        assert_eq!(
+            claim(&mut restarted, 0, 1),
+            (None, false, Some(stored.ballot))
+        );
         assert!(claim(&mut restarted, 0, 2).1);
 
         // Restarted without: it never promises (liveness only), but passes claims on.
@@ -529,8 +573,8 @@ mod majority {
         );
         bare = bare.restarted();
         let mut never = Node::new(bare).unwrap();
-        assert_eq!(claim(&mut never, 0, 1), (None, false));
-        assert_eq!(claim(&mut never, 2, 2), (None, false));
+        assert_eq!(claim(&mut never, 0, 1), (None, false, None));
+        assert_eq!(claim(&mut never, 2, 2), (None, false, None));
         // Given an empty list it may promise: it made no promise before.
         assert!(claim(&mut forgetful, 0, 1).1);
     }
@@ -648,7 +692,6 @@ fn a_refusal_that_cannot_be_one_is_an_error_and_changes_nothing() {
     for (fence, newest) in [
         (f(0, 5), f(1, 9)), // two units
         (f(2, 5), f(2, 9)), // no unit 2 with k = 2
-        (f(0, 9), f(0, 9)), // not later
         (f(0, 9), f(0, 5)), // earlier
     ] {
         let e = node.handle(Event::Refused { fence, newest }).err();

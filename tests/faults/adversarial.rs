@@ -459,7 +459,6 @@ fn regression_v12_krl_a_repair_probe_changed_into_a_request_is_asked_for_again()
 
 /// V14 in `docs/ALGORITHMS.md` (was `docs/findings/krl-raise-loop-after-one-sided-failures.txt`).
 #[test]
-#[ignore = "open: V14, KRL raise loop (being analysed)"]
 fn regression_v14_krl_raise_loop_after_one_sided_failures() {
     use manet_mutex_testkit::corrupt::{How::*, Value::*};
     use manet_mutex_testkit::fuzz::reverse_link_network::Input;
@@ -586,7 +585,6 @@ fn regression_v14_krl_raise_loop_after_one_sided_failures() {
 
 /// V15 in `docs/ALGORITHMS.md` (was `docs/findings/krl-corruption-settled-idle.txt`).
 #[test]
-#[ignore = "open: V15, KRL settled-idle (being analysed)"]
 fn regression_v15_krl_settled_idle_after_corrupted_kinds() {
     use manet_mutex_testkit::corrupt::{How::*, Value::*};
     use manet_mutex_testkit::fuzz::reverse_link_network::Input;

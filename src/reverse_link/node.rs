@@ -189,7 +189,7 @@ impl Node {
                 if !h.possible_from(j) {
                     // Dropped (a token to `j` unacknowledged, or a forming link) with an
                     // impossible height: it may have been a Probe of `j` whose kind changed,
-                    // as for a redirected one below (V15 (KRL)).
+                    // as for a redirected one below (V16 (KRL)).
                     self.ask_again(j);
                 }
                 return;
@@ -349,7 +349,7 @@ impl Node {
     /// (T1), and the answer corrects our view of `j` if the message was a height. For a
     /// member of `N`, not while a token to `j` is unacknowledged: `doubt` has sent `j` a
     /// Probe then (R13). From a forming peer it may have been the LinkInfo that completes
-    /// the link, so we ask for it (V14 (KRL)): otherwise, with the Probes of both ends spent,
+    /// the link, so we ask for it (V15 (KRL)): otherwise, with the Probes of both ends spent,
     /// the link stays forming at both ends until a keepalive. Without a fault no message
     /// fails its check, so this sends nothing.
     fn ask_for_a_lost_request(&mut self, j: NodeId) {
@@ -359,7 +359,7 @@ impl Node {
         if !entry.in_n {
             // A forming link: the message may have been the peer's LinkInfo (or its answer
             // to our Probe), without which the link never joins `N` at either end. Ask for
-            // its height, as an impossible REQUEST on a forming link does (V14 (KRL)).
+            // its height, as an impossible REQUEST on a forming link does (V15 (KRL)).
             self.links.ask(j, &mut self.outbox);
         } else if entry.unacked == 0 {
             self.outbox

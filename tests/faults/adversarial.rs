@@ -457,9 +457,13 @@ fn regression_v12_krl_a_repair_probe_changed_into_a_request_is_asked_for_again()
     reverse_link_network::run(&input);
 }
 
-/// V14 in `docs/ALGORITHMS.md` (was `docs/findings/krl-raise-loop-after-one-sided-failures.txt`).
+/// V15 (KRL) in `docs/ALGORITHMS.md`: the shrunk input of a failure of
+/// `reverse_link_survives_corruption_and_one_sided_link_events` (KRL, `k = 1`, five nodes, no
+/// recovery), replayed as it was found. Three corruptions on link 1–4 (both LinkInfos, and
+/// n4's Probe changed into a LinkInfo) left it forming at both ends, so n2, n3, n4 had no way
+/// to the token and raised over one another for ever (`KRL did not go quiet`).
 #[test]
-fn regression_v14_krl_raise_loop_after_one_sided_failures() {
+fn regression_v15_krl_a_link_whose_link_infos_were_corrupted_still_forms() {
     use manet_mutex_testkit::corrupt::{How::*, Value::*};
     use manet_mutex_testkit::fuzz::reverse_link_network::Input;
     use manet_mutex_testkit::fuzz::{Recovering, Topology};
@@ -583,9 +587,13 @@ fn regression_v14_krl_raise_loop_after_one_sided_failures() {
     reverse_link_network::run(&input);
 }
 
-/// V15 in `docs/ALGORITHMS.md` (was `docs/findings/krl-corruption-settled-idle.txt`).
+/// V16 (KRL) in `docs/ALGORITHMS.md`: the shrunk input of a failure of
+/// `reverse_link_survives_corruption_and_one_sided_link_events` (KRL, `k = 3`, five nodes, no
+/// recovery), replayed as it was found. n3's TokenAck to n4 was corrupted, so n4 dropped n3's
+/// next REQUEST as answered by the token; the Probe that would have made n3 ask again was
+/// changed into a REQUEST (`settled-idle at node 3`).
 #[test]
-fn regression_v15_krl_settled_idle_after_corrupted_kinds() {
+fn regression_v16_krl_a_request_dropped_while_its_ack_is_lost_is_asked_for_again() {
     use manet_mutex_testkit::corrupt::{How::*, Value::*};
     use manet_mutex_testkit::fuzz::reverse_link_network::Input;
     use manet_mutex_testkit::fuzz::{Recovering, Topology};

@@ -185,7 +185,15 @@ impl Node {
 
     fn on_request_msg(&mut self, j: NodeId, h: Height) {
         match self.links.hear_request(j, h, &mut self.outbox) {
-            None => return,
+            None => {
+                if !h.possible_from(j) {
+                    // Dropped (a token to `j` unacknowledged, or a forming link) with an
+                    // impossible height: it may have been a Probe of `j` whose kind changed,
+                    // as for a redirected one below (V16 (KRL)).
+                    self.ask_again(j);
+                }
+                return;
+            }
             Some(Take::Queue) => {
                 self.queue.enqueue(j);
             }
@@ -338,17 +346,22 @@ impl Node {
     /// nothing here shows the request. `j` would then wait on us while our queue does not
     /// hold it, until a keepalive made it ask again (`docs/ALGORITHMS.md`, V12 (KRL)). So ask
     /// `j` with a Probe: a Probe from its `next` makes a waiting node send its REQUEST again
-    /// (T1), and the answer corrects our view of `j` if the message was a height. Only for a
-    /// member of `N` (a REQUEST from a forming peer is refused anyway, T1), and not while a
-    /// token to `j` is unacknowledged: `doubt` has sent `j` a Probe then (R13). Without a
-    /// fault no message fails its check, so this sends nothing.
+    /// (T1), and the answer corrects our view of `j` if the message was a height. For a
+    /// member of `N`, not while a token to `j` is unacknowledged: `doubt` has sent `j` a
+    /// Probe then (R13). From a forming peer it may have been the LinkInfo that completes
+    /// the link, so we ask for it (V15 (KRL)): otherwise, with the Probes of both ends spent,
+    /// the link stays forming at both ends until a keepalive. Without a fault no message
+    /// fails its check, so this sends nothing.
     fn ask_for_a_lost_request(&mut self, j: NodeId) {
-        if self
-            .links
-            .neighbors
-            .get(j)
-            .is_some_and(|n| n.in_n && n.unacked == 0)
-        {
+        let Some(entry) = self.links.neighbors.get(j) else {
+            return;
+        };
+        if !entry.in_n {
+            // A forming link: the message may have been the peer's LinkInfo (or its answer
+            // to our Probe), without which the link never joins `N` at either end. Ask for
+            // its height, as an impossible REQUEST on a forming link does (V15 (KRL)).
+            self.links.ask(j, &mut self.outbox);
+        } else if entry.unacked == 0 {
             self.outbox
                 .send(j, Message::Probe(self.links.height.into()));
         }

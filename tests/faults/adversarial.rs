@@ -456,3 +456,322 @@ fn regression_v12_krl_a_repair_probe_changed_into_a_request_is_asked_for_again()
     };
     reverse_link_network::run(&input);
 }
+
+/// V15 (KRL) in `docs/ALGORITHMS.md`: the shrunk input of a failure of
+/// `reverse_link_survives_corruption_and_one_sided_link_events` (KRL, `k = 1`, five nodes, no
+/// recovery), replayed as it was found. Three corruptions on link 1–4 (both LinkInfos, and
+/// n4's Probe changed into a LinkInfo) left it forming at both ends, so n2, n3, n4 had no way
+/// to the token and raised over one another for ever (`KRL did not go quiet`).
+#[test]
+fn regression_v15_krl_a_link_whose_link_infos_were_corrupted_still_forms() {
+    use manet_mutex_testkit::corrupt::{How::*, Value::*};
+    use manet_mutex_testkit::fuzz::reverse_link_network::Input;
+    use manet_mutex_testkit::fuzz::{Recovering, Topology};
+    use manet_mutex_testkit::schedule::CorruptStep;
+    use manet_mutex_testkit::{TimedFault, TokenFault::*, TokenOp::*};
+    let input = Input {
+        topology: Topology {
+            nodes: 8,
+            parents: [0, 91, 10, 92, 0],
+            chords: 60806,
+        },
+        tokens: 56,
+        forwarding: false,
+        ops: vec![
+            Release(0),
+            Release(0),
+            Request(105, ()),
+            Request(211, ()),
+            Release(0),
+            Deliver(1),
+            Release(0),
+            Request(45, ()),
+            Request(5, ()),
+            Release(0),
+            Release(0),
+        ],
+        faults: vec![
+            TimedFault {
+                before: 150,
+                fault: FailAt(44, false),
+            },
+            TimedFault {
+                before: 6,
+                fault: FailAt(0, false),
+            },
+            TimedFault {
+                before: 6,
+                fault: FailAt(0, false),
+            },
+            TimedFault {
+                before: 76,
+                fault: FailAt(6, false),
+            },
+            TimedFault {
+                before: 172,
+                fault: Notice(1),
+            },
+            TimedFault {
+                before: 0,
+                fault: Corrupt(CorruptStep {
+                    msg: 0,
+                    field: 0,
+                    value: Zero,
+                    how: Field,
+                }),
+            },
+            TimedFault {
+                before: 147,
+                fault: Notice(0),
+            },
+            TimedFault {
+                before: 158,
+                fault: Notice(44),
+            },
+            TimedFault {
+                before: 0,
+                fault: FormAt(0, false),
+            },
+            TimedFault {
+                before: 4,
+                fault: FailAt(132, false),
+            },
+            TimedFault {
+                before: 138,
+                fault: Corrupt(CorruptStep {
+                    msg: 70,
+                    field: 0,
+                    value: Zero,
+                    how: Field,
+                }),
+            },
+            TimedFault {
+                before: 6,
+                fault: Corrupt(CorruptStep {
+                    msg: 33,
+                    field: 49,
+                    value: Zero,
+                    how: Kind,
+                }),
+            },
+            TimedFault {
+                before: 38,
+                fault: Corrupt(CorruptStep {
+                    msg: 222,
+                    field: 0,
+                    value: Max,
+                    how: Field,
+                }),
+            },
+            TimedFault {
+                before: 72,
+                fault: Corrupt(CorruptStep {
+                    msg: 0,
+                    field: 2,
+                    value: Zero,
+                    how: Field,
+                }),
+            },
+            TimedFault {
+                before: 36,
+                fault: FormAt(0, false),
+            },
+            TimedFault {
+                before: 98,
+                fault: FailAt(71, false),
+            },
+        ],
+        selectors: Vec::new(),
+        recovering: Recovering::Off,
+    };
+    reverse_link_network::run(&input);
+}
+
+/// V16 (KRL) in `docs/ALGORITHMS.md`: the shrunk input of a failure of
+/// `reverse_link_survives_corruption_and_one_sided_link_events` (KRL, `k = 3`, five nodes, no
+/// recovery), replayed as it was found. n3's TokenAck to n4 was corrupted, so n4 dropped n3's
+/// next REQUEST as answered by the token; the Probe that would have made n3 ask again was
+/// changed into a REQUEST (`settled-idle at node 3`).
+#[test]
+fn regression_v16_krl_a_request_dropped_while_its_ack_is_lost_is_asked_for_again() {
+    use manet_mutex_testkit::corrupt::{How::*, Value::*};
+    use manet_mutex_testkit::fuzz::reverse_link_network::Input;
+    use manet_mutex_testkit::fuzz::{Recovering, Topology};
+    use manet_mutex_testkit::schedule::CorruptStep;
+    use manet_mutex_testkit::{TimedFault, TokenFault::*, TokenOp::*};
+    let input = Input {
+        topology: Topology {
+            nodes: 198,
+            parents: [0, 0, 221, 159, 0],
+            chords: 2580,
+        },
+        tokens: 58,
+        forwarding: false,
+        ops: vec![
+            Request(161, ()),
+            Release(0),
+            Deliver(0),
+            Release(0),
+            Release(0),
+            Release(0),
+            Release(0),
+            Request(14, ()),
+            Request(106, ()),
+            Deliver(0),
+            Request(146, ()),
+            LinkUp(31),
+            Deliver(3),
+            Deliver(6),
+            Deliver(86),
+            Request(1, ()),
+            Deliver(143),
+            Deliver(63),
+            Request(126, ()),
+            Deliver(1),
+            Deliver(1),
+            Release(127),
+            Request(51, ()),
+            Deliver(97),
+            Release(154),
+            Request(16, ()),
+            Deliver(13),
+            Release(12),
+            Request(11, ()),
+            Release(72),
+            Deliver(0),
+            Request(86, ()),
+            Request(46, ()),
+            LinkDown(154),
+            Deliver(0),
+            Request(101, ()),
+            Request(71, ()),
+            Request(46, ()),
+            Request(158, ()),
+            Deliver(0),
+            Deliver(43),
+            Deliver(66),
+            LinkUp(127),
+            Request(54, ()),
+            Deliver(74),
+            Request(1, ()),
+            Deliver(0),
+            Request(96, ()),
+            Request(1, ()),
+            Request(1, ()),
+            LinkDown(1),
+            Deliver(201),
+            LinkDown(0),
+            Request(0, ()),
+            Request(0, ()),
+        ],
+        faults: vec![
+            TimedFault {
+                before: 168,
+                fault: FormAt(245, false),
+            },
+            TimedFault {
+                before: 160,
+                fault: Corrupt(CorruptStep {
+                    msg: 46,
+                    field: 0,
+                    value: One,
+                    how: Field,
+                }),
+            },
+            TimedFault {
+                before: 87,
+                fault: Corrupt(CorruptStep {
+                    msg: 0,
+                    field: 49,
+                    value: Zero,
+                    how: Kind,
+                }),
+            },
+            TimedFault {
+                before: 99,
+                fault: Corrupt(CorruptStep {
+                    msg: 157,
+                    field: 0,
+                    value: One,
+                    how: Field,
+                }),
+            },
+            TimedFault {
+                before: 164,
+                fault: Corrupt(CorruptStep {
+                    msg: 212,
+                    field: 126,
+                    value: Zero,
+                    how: Kind,
+                }),
+            },
+            TimedFault {
+                before: 68,
+                fault: FailAt(152, true),
+            },
+            TimedFault {
+                before: 115,
+                fault: FailAt(13, false),
+            },
+            TimedFault {
+                before: 52,
+                fault: Corrupt(CorruptStep {
+                    msg: 70,
+                    field: 6,
+                    value: Zero,
+                    how: Kind,
+                }),
+            },
+            TimedFault {
+                before: 3,
+                fault: Notice(152),
+            },
+            TimedFault {
+                before: 195,
+                fault: Corrupt(CorruptStep {
+                    msg: 0,
+                    field: 0,
+                    value: One,
+                    how: Field,
+                }),
+            },
+            TimedFault {
+                before: 103,
+                fault: Corrupt(CorruptStep {
+                    msg: 47,
+                    field: 0,
+                    value: One,
+                    how: Field,
+                }),
+            },
+            TimedFault {
+                before: 43,
+                fault: FormAt(0, true),
+            },
+            TimedFault {
+                before: 186,
+                fault: FormAt(13, false),
+            },
+            TimedFault {
+                before: 35,
+                fault: FormAt(78, true),
+            },
+            TimedFault {
+                before: 91,
+                fault: Corrupt(CorruptStep {
+                    msg: 61,
+                    field: 0,
+                    value: One,
+                    how: Field,
+                }),
+            },
+            TimedFault {
+                before: 48,
+                fault: Notice(9),
+            },
+        ],
+        selectors: Vec::new(),
+        recovering: Recovering::Off,
+    };
+    reverse_link_network::run(&input);
+}

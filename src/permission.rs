@@ -266,7 +266,7 @@ impl<T: Copy> Deferred<T> {
 /// What both permission algorithms' `Settings` hold about failures: a lease, exclusion of
 /// silent peers, majority mode. All off by default, as in the papers. Build it through the
 /// algorithms' `Settings::with_lease`, `with_exclusion` and `with_majority`; the crate's
-/// [failure model](crate#failure-model) says what each buys, and `docs/ALGORITHMS.md` (C1–C8)
+/// [failure model](crate#failure-model) says what each buys, and `docs/ALGORITHMS.md` (C1–C9)
 /// derives the bounds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]

@@ -1,6 +1,6 @@
 //! Failures and recovery (issue 23): exclusion by a failure detector (`Event::Suspect`,
 //! `Event::Trust`) or by a host's own timeout, leases, majority mode and restarts under a new
-//! incarnation, in both permission algorithms (`docs/ALGORITHMS.md`, C1–C8).
+//! incarnation, in both permission algorithms (`docs/ALGORITHMS.md`, C1–C9).
 
 mod common;
 mod majority;

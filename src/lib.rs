@@ -383,9 +383,9 @@
 //! one's where the later host heard of it (`docs/ALGORITHMS.md`, F1); an entry that may follow
 //! grants nobody heard of (a peer excluded or restarted since) starts a new fence generation
 //! above every fence its host knew and above the one each peer it excludes would start, and
-//! no two hosts ever start the same generation (C6), so no fence value is ever issued twice
-//! and after any one crash no entry is refused by the resource; after several, an entry may
-//! still be, which costs that entry, never (a).
+//! no two hosts ever start the same generation (C6), so two entries that each start one never
+//! share a fence, and after any one crash no entry is refused by the resource; after several,
+//! an entry may still be, which costs that entry, never (a).
 //!
 // `no_std` with `alloc`, always; the unit tests get std's prelude.
 #![cfg_attr(not(test), no_std)]

@@ -178,14 +178,6 @@ impl Node {
         true
     }
 
-    /// Take in what hearing from `from` means: readmit it if excluded and, when a gap closed
-    /// (majority mode, C9), every excluded peer first, before any grant of `from` counts.
-    fn take_in(&mut self, from: NodeId, heard: Heard) -> bool {
-        self.lift(from, heard);
-        let readmitted = heard.excluded && self.rejoin(from);
-        readmitted || heard.gap
-    }
-
     /// After a gap (C9), readmit every excluded peer but `from`.
     fn lift(&mut self, from: NodeId, heard: Heard) {
         if heard.gap {
@@ -206,10 +198,13 @@ impl Node {
         }
     }
 
-    /// A valid message from `from`: evidence of life.
+    /// A valid message from `from`: evidence of life, which readmits it if excluded. A gap
+    /// closing readmits every excluded peer first, before any grant of `from` counts (C9).
     fn heard(&mut self, from: NodeId) {
         let heard = self.s.heard(from);
-        if self.take_in(from, heard) {
+        self.lift(from, heard);
+        let readmitted = heard.excluded && self.rejoin(from);
+        if readmitted || heard.gap {
             self.s.try_enter(&mut self.out);
         }
     }

@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 use tracing::Instrument;
 
 use crate::filter::{Direction, Filter, Verdict};
+use crate::store::Store;
 use crate::task::Task;
 use crate::{Error, Node, Shared};
 
@@ -53,6 +54,8 @@ pub struct Builder<P> {
     broadcast: Broadcast,
     config: Option<Config>,
     filter: Option<Filter>,
+    /// The durable state ([`Node::with_state_dir`]).
+    store: Option<Store>,
 }
 
 impl<P: std::fmt::Debug> std::fmt::Debug for Builder<P> {
@@ -67,6 +70,7 @@ impl<P: std::fmt::Debug> std::fmt::Debug for Builder<P> {
             .field("broadcast", &self.broadcast)
             .field("config", &self.config)
             .field("filter", &self.filter.is_some())
+            .field("store", &self.store)
             .finish()
     }
 }
@@ -86,7 +90,13 @@ where
             broadcast: Broadcast::Peers,
             config: None,
             filter: None,
+            store: None,
         }
+    }
+
+    pub(crate) fn with_store(mut self, store: Store) -> Self {
+        self.store = Some(store);
+        self
     }
 
     /// Binds the node's socket to `addr` (default `0.0.0.0:0`).
@@ -166,13 +176,19 @@ where
             broadcast,
             config,
             filter,
+            store,
         } = self;
         let id = core.id();
         peers.remove(&id);
-        let config = config.unwrap_or(match P::LINKED {
+        let mut config = config.unwrap_or(match P::LINKED {
             true => Config::DEFAULT.with_discovery(discovery::Settings::new(100)),
             false => Config::DEFAULT,
         });
+        if let Some(store) = &store {
+            // Link epochs above every earlier incarnation's (each used fewer than 2^32).
+            let base = u64::from(store.saved().incarnation) << 32;
+            config = config.with_epoch_base(config.epoch_base.max(base));
+        }
         let socket = match socket {
             Some(socket) => socket,
             None => std::net::UdpSocket::bind(bind)?,
@@ -221,6 +237,7 @@ where
             peers,
             broadcast,
             filter,
+            store,
             rx,
             shared.clone(),
         );

@@ -76,6 +76,8 @@
 
 mod builder;
 mod filter;
+mod restart;
+mod store;
 mod task;
 
 use std::net::SocketAddr;
@@ -90,6 +92,8 @@ use tokio::task::JoinHandle;
 
 pub use builder::{Broadcast, Builder};
 pub use filter::{Direction, Verdict};
+pub use restart::Durable;
+pub use store::{Saved, Start, StoreError};
 
 /// Why an operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -117,6 +121,11 @@ pub enum Error {
     /// The socket could not be bound or configured.
     #[error("socket: {0}")]
     Io(#[from] std::io::Error),
+    /// The state directory could not be used ([`Node::with_state_dir`]), or storing the
+    /// node's state failed while it ran (the node then stopped without sending anything
+    /// more).
+    #[error("durable state: {0}")]
+    Store(#[from] StoreError),
 }
 
 /// Why a held lock is no longer safe to act under ([`Guard::lost`]).
@@ -197,6 +206,8 @@ pub struct Stats {
     /// The core's status ([`Protocol::status`](manet_mutex::Protocol::status)) after the
     /// last input; `None` until the task first ran.
     pub status: Option<Status>,
+    /// Storing the node's state failed ([`Error::Store`]): the node stopped.
+    pub store_failed: bool,
 }
 
 /// How many informational events a subscriber of [`Node::events`] may fall behind.
@@ -280,6 +291,56 @@ impl Node {
         P::Message: manet_mutex::codec::Wire + Send,
     {
         Builder::new(core)
+    }
+
+    /// A builder for a node that keeps its durable state in `dir` (created if missing), so
+    /// that starting it again with the same `config` and directory — after a crash, a
+    /// `kill -9`, a reboot — is safe. `config` is the node's configuration for the network's
+    /// first start; how the node starts is read from the directory ([`Start`]):
+    ///
+    /// - **First start** (no state file): `config` as given.
+    /// - **Restart**: the empty-state configuration the failure model asks for, from what the
+    ///   last run stored. Every algorithm runs under a new incarnation, above every earlier
+    ///   one (request numbers, fences and link epochs start above the old ones: C5, C6).
+    ///   KRL and prioritized restart with no token (it lives on elsewhere, or recovery makes
+    ///   it again: F14), make only token generations of rounds above the ones they made
+    ///   (F4), and keep their majority-mode promises (F9), so no token is duplicated and no
+    ///   promise is broken.
+    /// - **State lost** (a state file that fails its check; create an empty `state` file to
+    ///   say the disk was replaced): the empty state, with nothing kept. A token node then
+    ///   makes no token id again before it has heard of it, and never promises.
+    ///
+    /// While the node runs, every majority-mode promise
+    /// ([`DriverEvent::Persist`]) and every round of a generation it makes is stored — written,
+    /// flushed and renamed into place — before anything that follows it is sent; if storing
+    /// fails the node stops at once, sending nothing more ([`Error::Store`]). The directory
+    /// is locked while the node runs: a second process with the same directory is refused
+    /// ([`StoreError::Locked`]), as is a directory of another node or algorithm.
+    ///
+    /// What it does not do: a node whose *whole directory* was lost cannot be told from a
+    /// first start. Its incarnation still starts above every earlier one (incarnations are at
+    /// least the seconds since 2024, if the clock did not go back), but an initial token
+    /// holder comes back with its initial token copy: the live copy's first beacon moves it
+    /// on within a beacon gap (F14), and a fence-checking resource refuses its fences
+    /// meanwhile. The state is stored with blocking writes on the node's task (a few per
+    /// restart and per token regeneration).
+    pub fn with_state_dir<C>(
+        config: C,
+        dir: impl AsRef<std::path::Path>,
+    ) -> Result<Builder<C::Core>, Error>
+    where
+        C: Durable,
+    {
+        let node = config.node();
+        let (store, start) = store::Store::open(dir.as_ref(), node, C::ALGORITHM)?;
+        let core = config.build(&start, store.saved().incarnation)?;
+        tracing::info!(
+            node = node.0,
+            incarnation = store.saved().incarnation,
+            ?start,
+            "state directory opened"
+        );
+        Ok(Builder::new(core).with_store(store))
     }
 
     /// This node's id.

@@ -14,6 +14,7 @@ use tokio::time::Instant;
 use tracing::{debug, info, warn};
 
 use crate::filter::{Direction, Filter, Verdict};
+use crate::store::{Store, StoreError};
 use crate::{Command, Error, Grant, Lost, Shared, Stats};
 
 /// The largest datagram read (UDP's limit).
@@ -46,6 +47,10 @@ where
     by_addr: HashMap<SocketAddr, NodeId>,
     broadcast: Option<SocketAddr>,
     filter: Option<Filter>,
+    /// The durable state, if the node has a state directory.
+    store: Option<Store>,
+    /// Storing failed: the node sends nothing more and stops, as if it had crashed.
+    halted: Option<StoreError>,
     rx: mpsc::UnboundedReceiver<Command>,
     shared: Arc<Shared>,
     state: State,
@@ -67,6 +72,7 @@ where
         peers: HashMap<NodeId, SocketAddr>,
         broadcast: Option<SocketAddr>,
         filter: Option<Filter>,
+        store: Option<Store>,
         rx: mpsc::UnboundedReceiver<Command>,
         shared: Arc<Shared>,
     ) -> Self {
@@ -79,6 +85,8 @@ where
             by_addr,
             broadcast,
             filter,
+            store,
+            halted: None,
             rx,
             shared,
             state: State::Idle,
@@ -97,6 +105,9 @@ where
         let mut buf = vec![0u8; MAX_DATAGRAM];
         loop {
             self.flush().await;
+            if let Some(e) = self.halted.take() {
+                return self.halt(e);
+            }
             let deadline = self
                 .driver
                 .poll_timeout()
@@ -270,12 +281,16 @@ where
                 }
                 _ => debug!(lane = fence.lane, fence = fence.value, "lease expired"),
             },
-            DriverEvent::Persist { promised } => {
-                warn!(
+            DriverEvent::Persist { promised } => match &mut self.store {
+                Some(store) => {
+                    let stored = store.promise(promised);
+                    self.halt_on(stored);
+                }
+                None => warn!(
                     ?promised,
-                    "majority mode promise not stored (no durable store)"
-                );
-            }
+                    "majority mode promise not stored (no state directory)"
+                ),
+            },
             DriverEvent::Lost {
                 peer,
                 messages,
@@ -290,6 +305,15 @@ where
                 );
             }
             DriverEvent::Report(report) => {
+                if let (
+                    Report::TokenRegenerated { fence } | Report::TokenRenumbered { fence },
+                    Some(store),
+                ) = (report, &mut self.store)
+                {
+                    // The round is the generation's high half (F4): made before its beacons go.
+                    let stored = store.made((fence.generation() >> 16) as u16);
+                    self.halt_on(stored);
+                }
                 match report {
                     Report::TokenRegenerated { .. } => self.stats.regenerated += 1,
                     Report::PeerExcluded(_) => self.stats.excluded += 1,
@@ -380,14 +404,37 @@ where
         }
     }
 
+    /// Keeps the first failure to store: the node stops before it sends what the stored
+    /// state had to precede.
+    fn halt_on(&mut self, stored: Result<(), StoreError>) {
+        if let Err(e) = stored {
+            self.halted.get_or_insert(e);
+        }
+    }
+
+    /// The node could not store its state: it ends without sending anything more (a crash,
+    /// for its peers; restarted, it takes its last stored state), and a waiting request fails
+    /// with the reason.
+    fn halt(mut self, e: StoreError) {
+        tracing::error!(error = %e, "cannot store the node's state: node stopped");
+        self.stats.store_failed = true;
+        self.publish();
+        if let State::Waiting { reply, .. } = std::mem::replace(&mut self.state, State::Idle) {
+            let _ = reply.send(Err(Error::Store(e)));
+        }
+    }
+
     /// Drains the driver's events, then its transmits, until neither has any; publishes the
-    /// counters.
+    /// counters. Nothing is sent once storing failed.
     async fn flush(&mut self) {
         loop {
             let mut moved = false;
             while let Some(event) = self.driver.poll_event() {
                 moved = true;
                 self.on_event(event);
+            }
+            if self.halted.is_some() {
+                return;
             }
             while let Some(transmit) = self.driver.poll_transmit() {
                 moved = true;

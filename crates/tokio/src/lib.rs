@@ -332,7 +332,8 @@ impl Node {
         C: Durable,
     {
         let node = config.node();
-        let (store, start) = store::Store::open(dir.as_ref(), node, C::ALGORITHM)?;
+        let (store, start) =
+            store::Store::open(dir.as_ref(), node, C::ALGORITHM, C::NUMBERS_FENCES)?;
         let core = config.build(&start, store.saved().incarnation)?;
         tracing::info!(
             node = node.0,

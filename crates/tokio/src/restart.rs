@@ -17,6 +17,9 @@ pub trait Durable: sealed::Sealed + Sized {
     type Core: Algorithm + manet_mutex::Protocol<Message: Wire + Send> + Send + 'static;
     /// The algorithm's name in the state file: a directory is never reused by another.
     const ALGORITHM: &'static str;
+    /// Whether the node numbers its fences from its incarnation (the permission algorithms,
+    /// C6), so the store keeps the highest generation it entered under.
+    const NUMBERS_FENCES: bool;
     /// The node's id.
     fn node(&self) -> NodeId;
     /// The node for this start: this configuration on a first start (under the run's
@@ -39,6 +42,7 @@ mod sealed {
 impl Durable for ricart_agrawala::Config {
     type Core = ricart_agrawala::Node;
     const ALGORITHM: &'static str = "ricart-agrawala";
+    const NUMBERS_FENCES: bool = true;
 
     fn node(&self) -> NodeId {
         self.id
@@ -55,6 +59,7 @@ impl Durable for ricart_agrawala::Config {
 impl Durable for look_ahead::Config {
     type Core = look_ahead::Node;
     const ALGORITHM: &'static str = "look-ahead";
+    const NUMBERS_FENCES: bool = true;
 
     fn node(&self) -> NodeId {
         self.id
@@ -74,6 +79,7 @@ impl Durable for look_ahead::Config {
 impl Durable for reverse_link::Config {
     type Core = reverse_link::Node;
     const ALGORITHM: &'static str = "reverse-link";
+    const NUMBERS_FENCES: bool = false;
 
     fn node(&self) -> NodeId {
         self.id
@@ -104,6 +110,7 @@ impl Durable for reverse_link::Config {
 impl Durable for prioritized::Config {
     type Core = prioritized::Node;
     const ALGORITHM: &'static str = "prioritized";
+    const NUMBERS_FENCES: bool = false;
 
     fn node(&self) -> NodeId {
         self.id

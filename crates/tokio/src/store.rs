@@ -13,6 +13,7 @@
 //! algorithm reverse-link
 //! incarnation 97330012
 //! made-up-to 2
+//! generation 0
 //! promise 0 131075
 //! check 5d1c0a7e
 //! ```
@@ -99,6 +100,10 @@ pub struct Saved {
     pub incarnation: u32,
     /// The highest round of the token generations the node made (token algorithms).
     pub made_up_to: u16,
+    /// The highest fence generation the node entered under (permission algorithms, whose
+    /// fences a restarted node numbers from its incarnation: the next incarnation is above
+    /// it, C6).
+    pub generation: u32,
     /// The node's last promise per token id (token algorithms in majority mode).
     pub promises: Vec<Promised>,
 }
@@ -127,6 +132,8 @@ pub(crate) struct Store {
     dir: PathBuf,
     node: NodeId,
     algorithm: &'static str,
+    /// Whether the node's fences start at its incarnation's generation ([`Store::entered`]).
+    numbers_fences: bool,
     saved: Saved,
     /// Held for the lock: dropped (and the lock with it) when the node's task ends.
     _lock: File,
@@ -141,6 +148,7 @@ impl Store {
         dir: &Path,
         node: NodeId,
         algorithm: &'static str,
+        numbers_fences: bool,
     ) -> Result<(Store, Start), StoreError> {
         let io = |path: &Path| {
             let path = path.to_path_buf();
@@ -184,8 +192,11 @@ impl Store {
         };
         let floor = clock_floor();
         let incarnation = match &start {
+            // Above the generations it entered under too: a permission host's fences start
+            // at its incarnation's generation, which must be above its last entry's.
             Start::Restart(saved) => saved
                 .incarnation
+                .max(saved.generation)
                 .checked_add(1)
                 .ok_or_else(|| StoreError::Exhausted(dir.to_path_buf()))?
                 .max(floor),
@@ -205,6 +216,7 @@ impl Store {
             dir: dir.to_path_buf(),
             node,
             algorithm,
+            numbers_fences,
             saved,
             _lock: lock,
         };
@@ -238,6 +250,15 @@ impl Store {
             return Ok(());
         }
         self.saved.made_up_to = round;
+        self.save()
+    }
+
+    /// Stores that the node entered under a fence of `generation` (if above the stored one).
+    pub(crate) fn entered(&mut self, generation: u32) -> Result<(), StoreError> {
+        if !self.numbers_fences || generation <= self.saved.generation {
+            return Ok(());
+        }
+        self.saved.generation = generation;
         self.save()
     }
 
@@ -300,6 +321,7 @@ fn render(node: NodeId, algorithm: &str, saved: &Saved) -> String {
     let _ = writeln!(text, "algorithm {algorithm}");
     let _ = writeln!(text, "incarnation {}", saved.incarnation);
     let _ = writeln!(text, "made-up-to {}", saved.made_up_to);
+    let _ = writeln!(text, "generation {}", saved.generation);
     for p in &saved.promises {
         let _ = writeln!(text, "promise {} {}", p.lane, p.ballot);
     }
@@ -326,6 +348,7 @@ fn parse(bytes: &[u8]) -> Option<(NodeId, String, Saved)> {
     let algorithm = field("algorithm")?.to_owned();
     let incarnation = field("incarnation")?.parse().ok()?;
     let made_up_to = field("made-up-to")?.parse().ok()?;
+    let generation = field("generation")?.parse().ok()?;
     let mut promises = Vec::new();
     for line in lines {
         let mut words = line.strip_prefix("promise ")?.split(' ');
@@ -342,6 +365,7 @@ fn parse(bytes: &[u8]) -> Option<(NodeId, String, Saved)> {
         Saved {
             incarnation,
             made_up_to,
+            generation,
             promises,
         },
     ))
@@ -363,6 +387,7 @@ mod tests {
         let saved = Saved {
             incarnation: 97_330_012,
             made_up_to: 2,
+            generation: 97_330_015,
             promises: vec![Promised::new(0, 131_075), Promised::new(3, 7)],
         };
         let text = render(NodeId(3), "reverse-link", &saved);
@@ -383,15 +408,20 @@ mod tests {
         }
     }
 
+    /// A generation well above incarnation `first`.
+    fn second_floor(first: u32) -> u32 {
+        first + 1_000
+    }
+
     #[test]
     fn first_start_restart_and_lost_state() {
         let d = dir("lives");
-        let (store, start) = Store::open(&d, NodeId(1), "ricart-agrawala").unwrap();
+        let (store, start) = Store::open(&d, NodeId(1), "ricart-agrawala", true).unwrap();
         assert_eq!(start, Start::First);
         let first = store.saved().incarnation;
         assert!(first >= clock_floor().saturating_sub(5), "{first}");
         drop(store);
-        let (mut store, start) = Store::open(&d, NodeId(1), "ricart-agrawala").unwrap();
+        let (mut store, start) = Store::open(&d, NodeId(1), "ricart-agrawala", true).unwrap();
         let Start::Restart(before) = start else {
             panic!("{start:?}")
         };
@@ -401,21 +431,25 @@ mod tests {
         store.promise(Promised::new(0, 9)).unwrap();
         store.promise(Promised::new(0, 11)).unwrap();
         store.made(2).unwrap();
+        // A generation entered under, far above: the next incarnation goes above it (C6).
+        store.entered(second_floor(first)).unwrap();
         let second = store.saved().incarnation;
         drop(store);
-        let (store, start) = Store::open(&d, NodeId(1), "ricart-agrawala").unwrap();
+        let (store, start) = Store::open(&d, NodeId(1), "ricart-agrawala", true).unwrap();
+        assert!(store.saved().incarnation > second_floor(first));
         assert_eq!(
             start,
             Start::Restart(Saved {
                 incarnation: second,
                 made_up_to: 4,
+                generation: second_floor(first),
                 promises: vec![Promised::new(0, 11)],
             })
         );
         drop(store);
         // An operator says the state is lost: an empty file.
         fs::write(d.join(FILE), b"").unwrap();
-        let (store, start) = Store::open(&d, NodeId(1), "ricart-agrawala").unwrap();
+        let (store, start) = Store::open(&d, NodeId(1), "ricart-agrawala", true).unwrap();
         assert_eq!(start, Start::Lost);
         assert!(store.saved().incarnation >= clock_floor().saturating_sub(5));
         assert_eq!(store.saved().promises, []);
@@ -426,17 +460,17 @@ mod tests {
     #[test]
     fn a_second_process_another_node_or_another_algorithm_is_refused() {
         let d = dir("misuse");
-        let (store, _) = Store::open(&d, NodeId(2), "prioritized").unwrap();
+        let (store, _) = Store::open(&d, NodeId(2), "prioritized", false).unwrap();
         let before = fs::read(d.join(FILE)).unwrap();
         assert!(matches!(
-            Store::open(&d, NodeId(2), "prioritized"),
+            Store::open(&d, NodeId(2), "prioritized", false),
             Err(StoreError::Locked(_))
         ));
         drop(store);
         let before_misuse = fs::read(d.join(FILE)).unwrap();
         assert_eq!(before, before_misuse);
         assert!(matches!(
-            Store::open(&d, NodeId(3), "prioritized"),
+            Store::open(&d, NodeId(3), "prioritized", false),
             Err(StoreError::OtherNode {
                 found: 2,
                 expected: 3,
@@ -444,7 +478,7 @@ mod tests {
             })
         ));
         assert!(matches!(
-            Store::open(&d, NodeId(2), "reverse-link"),
+            Store::open(&d, NodeId(2), "reverse-link", false),
             Err(StoreError::OtherAlgorithm { .. })
         ));
         // Refusals change nothing.
@@ -455,7 +489,7 @@ mod tests {
     #[test]
     fn a_crash_between_write_and_rename_keeps_the_old_state() {
         let d = dir("torn");
-        let (mut store, _) = Store::open(&d, NodeId(0), "reverse-link").unwrap();
+        let (mut store, _) = Store::open(&d, NodeId(0), "reverse-link", false).unwrap();
         store.promise(Promised::new(0, 5)).unwrap();
         let kept = store.saved().clone();
         // The next save written but not renamed, torn half way: what a crash leaves.
@@ -464,7 +498,7 @@ mod tests {
         let text = render(NodeId(0), "reverse-link", &next);
         fs::write(d.join(TEMP), &text.as_bytes()[..text.len() / 2]).unwrap();
         drop(store);
-        let (store, start) = Store::open(&d, NodeId(0), "reverse-link").unwrap();
+        let (store, start) = Store::open(&d, NodeId(0), "reverse-link", false).unwrap();
         assert_eq!(start, Start::Restart(kept));
         // And the next save replaces the leftover.
         assert!(!d.join(TEMP).exists());
@@ -478,7 +512,7 @@ mod tests {
         let Some(d) = std::env::var_os("MANET_MUTEX_STORE_CHILD") else {
             return;
         };
-        let (mut store, _) = Store::open(Path::new(&d), NodeId(0), "reverse-link").unwrap();
+        let (mut store, _) = Store::open(Path::new(&d), NodeId(0), "reverse-link", false).unwrap();
         // Above what the killed ones stored: the promise only goes up.
         let from = store.saved().promises.first().map_or(0, |p| p.ballot) + 1;
         for ballot in from.. {
@@ -504,7 +538,7 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(20 + 7 * round));
             child.kill().unwrap(); // SIGKILL
             child.wait().unwrap();
-            let (store, start) = Store::open(&d, NodeId(0), "reverse-link").unwrap();
+            let (store, start) = Store::open(&d, NodeId(0), "reverse-link", false).unwrap();
             let saved = match start {
                 Start::Restart(saved) => saved,
                 // Killed before its first save.

@@ -338,6 +338,14 @@ where
 
     fn on_entered(&mut self, resources: u32, fence: Fence) {
         let now = self.now();
+        if let Some(store) = &mut self.store {
+            // Before the application acts under the fence: a restart numbers above it.
+            let stored = store.entered(fence.generation());
+            self.halt_on(stored);
+            if self.halted.is_some() {
+                return;
+            }
+        }
         match std::mem::replace(&mut self.state, State::Idle) {
             State::Waiting { id, reply, since } => {
                 self.stats.entered += 1;

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use manet_mutex::driver::DriverEvent;
 use manet_mutex::token::Recovery;
-use manet_mutex::{reverse_link, ricart_agrawala, Fence, NodeId, Report};
+use manet_mutex::{look_ahead, reverse_link, ricart_agrawala, Fence, NodeId, Report};
 use manet_mutex_tokio::{Durable, Error, Node, StoreError};
 use tokio::runtime::Runtime;
 
@@ -99,10 +99,14 @@ struct Resource {
     admitted: u64,
     refused: u64,
     overlaps: u64,
+    /// Every fence admitted, in order, for the failure message.
+    log: Vec<(u32, u64)>,
 }
 
 impl Resource {
     fn enter(&mut self, fence: Fence) {
+        self.log
+            .push((fence.generation(), fence.value & 0xffff_ffff));
         let newest = self.newest.entry(fence.lane).or_insert(0);
         if fence.value <= *newest && self.admitted > 0 {
             self.refused += 1;
@@ -123,6 +127,9 @@ impl Resource {
 /// Entries admitted, refused (a fence not above the lane's newest) and overlapping another.
 fn tally(resource: &Mutex<Resource>) -> (u64, u64, u64) {
     let r = resource.lock().unwrap();
+    if r.refused > 0 || r.overlaps > 0 {
+        eprintln!("fences (generation, count): {:?}", r.log);
+    }
     (r.admitted, r.refused, r.overlaps)
 }
 
@@ -318,44 +325,58 @@ async fn majority_mode_promises_are_stored_and_survive_a_restart() {
     std::fs::remove_dir_all(&root).unwrap();
 }
 
-/// Ricart–Agrawala: a host killed and started again with the same configuration runs as a
-/// new incarnation; its peers answer it and every fence is admitted.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ricart_agrawala_restarted_with_the_same_configuration_is_served() {
-    let root = scratch("ra");
+/// A permission host killed and started again with the same configuration runs as a new
+/// incarnation; its peers answer it and every fence is admitted. The host killed is the last
+/// to have entered, so no peer knows its last fence: its first entry after the restart must
+/// still be above it (its incarnation is above every generation it entered under, C6).
+async fn restarted_permission_hosts_are_served_above_their_last_fence<C>(
+    name: &str,
+    configs: Vec<C>,
+) where
+    C: Durable + Clone,
+{
+    let root = scratch(name);
     let addrs = addresses(3);
-    let configs = ricart_agrawala::network(ricart_agrawala::Settings::new(3, 20)).unwrap();
     let dir = |i: usize| root.join(format!("node-{i}"));
     let mut hosts: Vec<Option<Host>> = (0..3)
-        .map(|i| Some(Host::start(configs[i], &dir(i), addrs[i].1, &addrs)))
+        .map(|i| Some(Host::start(configs[i].clone(), &dir(i), addrs[i].1, &addrs)))
         .collect();
     let resource = Arc::new(Mutex::new(Resource::default()));
+    let node = |hosts: &[Option<Host>], i: usize| hosts[i].as_ref().unwrap().node.clone();
     for round in 0..2 {
-        let nodes: Vec<_> = hosts
-            .iter()
-            .map(|h| h.as_ref().unwrap().node.clone())
-            .collect();
+        let nodes: Vec<_> = (0..3).map(|i| node(&hosts, i)).collect();
         rounds(&nodes, 3, &resource).await;
         let crashed = 2 - round;
+        rounds(&nodes[crashed..=crashed], 1, &resource).await;
         hosts[crashed].take().unwrap().crash();
         hosts[crashed] = Some(Host::start(
-            configs[crashed],
+            configs[crashed].clone(),
             &dir(crashed),
             addrs[crashed].1,
             &addrs,
         ));
+        rounds(&[node(&hosts, crashed)], 1, &resource).await;
     }
-    let nodes: Vec<_> = hosts
-        .iter()
-        .map(|h| h.as_ref().unwrap().node.clone())
-        .collect();
+    let nodes: Vec<_> = (0..3).map(|i| node(&hosts, i)).collect();
     rounds(&nodes, 3, &resource).await;
-    assert_eq!(tally(&resource), (27, 0, 0));
+    assert_eq!(tally(&resource), (31, 0, 0));
     for node in &nodes {
         node.shutdown().await;
     }
     drop(hosts);
     std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ricart_agrawala_restarted_with_the_same_configuration_is_served_above_its_last_fence() {
+    let configs = ricart_agrawala::network(ricart_agrawala::Settings::new(3, 20)).unwrap();
+    restarted_permission_hosts_are_served_above_their_last_fence("ra", configs).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn look_ahead_restarted_with_the_same_configuration_is_served_above_its_last_fence() {
+    let configs = look_ahead::network(look_ahead::Settings::new(3, 20)).unwrap();
+    restarted_permission_hosts_are_served_above_their_last_fence("la", configs).await;
 }
 
 /// A second process on a node's state directory is refused, and so is the directory of

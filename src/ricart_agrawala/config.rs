@@ -84,7 +84,9 @@ impl Config {
     }
 
     /// The host restarted with empty state as incarnation `incarnation`, which must be larger
-    /// than every incarnation it ran as before: its request numbers start at
+    /// than every incarnation it ran as before and than every fence generation it entered
+    /// under (its fences start at `incarnation << 32`, and its peers may never have heard of
+    /// its last one; `manet_mutex_tokio` keeps both): its request numbers start at
     /// `incarnation << 32`, above all of theirs, so its peers take neither its new requests
     /// for old ones nor old ones for new (`docs/ALGORITHMS.md`, C5).
     pub fn with_incarnation(self, incarnation: u32) -> Self {

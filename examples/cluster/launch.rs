@@ -103,7 +103,9 @@ pub struct LaunchArgs {
     /// lease, `Settings::exclusion_safe`; a smaller one is refused by the nodes).
     #[arg(long, allow_negative_numbers = true, value_parser = crate::at_least(0u32))]
     exclusion: Option<u32>,
-    /// With --recovery, permission algorithms: enter only with the grants of a majority.
+    /// With --recovery, majority mode: the permission algorithms enter only with the grants
+    /// of a majority, the token algorithms make a lost token again only with a majority's
+    /// promises (each node stores them in its state directory).
     #[arg(long)]
     majority: bool,
     /// Kill this many nodes (`kill -9`) in their critical section, holding their grant, one
@@ -114,8 +116,9 @@ pub struct LaunchArgs {
     /// the holders).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = crate::at_least(0u32))]
     kill_waiting: u32,
-    /// Restart each killed node this long after its kill, in ms, with empty state and a new
-    /// incarnation (it makes the entries it still owed). Without it a kill is a crash-stop.
+    /// Restart each killed node this long after its kill, in ms, with the same command line
+    /// and state directory (it makes the entries it still owed). Without it a kill is a
+    /// crash-stop.
     #[arg(long, allow_negative_numbers = true, value_parser = crate::at_least(0u64))]
     restart_after: Option<u64>,
     /// The least time between two kills, in ms (the first comes this long after the warm-up).
@@ -196,7 +199,6 @@ impl LaunchArgs {
                 permission,
                 "look-ahead and ra",
             ),
-            ("--majority", self.majority, permission, "look-ahead and ra"),
         ];
         for (flag, given, applies, to) in given {
             if given && !applies {
@@ -470,6 +472,33 @@ impl Drop for Children {
     }
 }
 
+/// The nodes' state directories of one run (`--state-dir`), removed when the run is over
+/// (after its children: declared after them in [`Run`]).
+struct StateDirs(std::path::PathBuf);
+
+impl StateDirs {
+    fn new(algorithm: Algorithm) -> Self {
+        let dir = std::env::temp_dir().join(format!(
+            "manet-mutex-cluster-{}-{}",
+            std::process::id(),
+            algorithm.name()
+        ));
+        // A leftover of an earlier process with this id is no state of this run.
+        let _ = std::fs::remove_dir_all(&dir);
+        StateDirs(dir)
+    }
+
+    fn of(&self, node: u32) -> String {
+        self.0.join(format!("node-{node}")).display().to_string()
+    }
+}
+
+impl Drop for StateDirs {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// A line from a child's standard output (`None` when it closed): by node (`0..n`, the
 /// resource `n`) and incarnation.
 type Line = (usize, u32, Option<String>);
@@ -685,6 +714,9 @@ struct Run<'a> {
     per_node: u64,
     start: Instant,
     children: Children,
+    /// Each node's durable state: a restart is the same command line (but `--incarnation`,
+    /// the label of its reports, and `--entries`, what it still owes).
+    _state: StateDirs,
     /// The resource's index in `children`.
     resource: usize,
     /// Each node's command line but `--entries`, `--incarnation` and `--cut`.
@@ -756,6 +788,7 @@ fn run_one(
         Some(m) => Topology::explicit(m.initial.clone()),
         None => args.topology.clone(),
     };
+    let state = StateDirs::new(algorithm);
     let node_args: Vec<Vec<String>> = (0..n)
         .map(|i| {
             let mut a: Vec<String> = [
@@ -769,6 +802,7 @@ fn run_one(
             .map(String::from)
             .into();
             a.extend(["--peers".into(), peer_list.join(",")]);
+            a.extend(["--state-dir".into(), state.of(i)]);
             a.extend(topology.to_args());
             for (flag, value) in [
                 ("--k", k.to_string()),
@@ -792,9 +826,9 @@ fn run_one(
                     if let Some(m) = args.exclusion {
                         a.extend(["--exclusion".into(), m.to_string()]);
                     }
-                    if args.majority {
-                        a.push("--majority".into());
-                    }
+                }
+                if args.majority {
+                    a.push("--majority".into());
                 }
             }
             if mobility.is_some() {
@@ -824,6 +858,7 @@ fn run_one(
         per_node,
         start,
         children: Children(vec![]),
+        _state: state,
         resource: n as usize,
         node_args,
         nodes: (0..n)

@@ -15,10 +15,13 @@
 //! `lingering` once inside: how the launcher kills a holder in its critical section) and
 //! `quit`. Loss (`--loss`) and cuts go through the node's datagram filter.
 //!
-//! A node started with `--incarnation` above 0 is a restart after a crash: it starts with
-//! empty state (no token, no neighbour, no memory of requests), its link sessions' epochs
-//! start above every epoch an earlier incarnation can have used, and it reports to the
-//! resource under the new incarnation.
+//! With `--state-dir` the node keeps its durable state there (`Node::with_state_dir`): started
+//! again with the same command line after a crash, it rejoins as the failure model asks (a new
+//! incarnation, no token, its rounds and majority promises kept), and `--incarnation` is only
+//! the label its reports carry. Without it, a node started with `--incarnation` above 0 is a
+//! restart after a crash: it starts with empty state (no token, no neighbour, no memory of
+//! requests), its link sessions' epochs start above every epoch an earlier incarnation can
+//! have used, and it reports to the resource under the new incarnation.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, HashMap, VecDeque};
@@ -32,7 +35,7 @@ use manet_mutex::driver::{self, Config, DriverEvent};
 use manet_mutex::token::{Height, RaisePause, Recovery};
 use manet_mutex::{look_ahead, prioritized, reverse_link, ricart_agrawala, session};
 use manet_mutex::{CsRequest, NodeId, Report as Recovered};
-use manet_mutex_tokio::{Direction, Lost, Node, Verdict};
+use manet_mutex_tokio::{Builder, Direction, Durable, Lost, Node, Verdict};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use tokio::io::AsyncBufReadExt;
@@ -99,7 +102,9 @@ pub struct NodeArgs {
     /// `Settings::exclusion_safe`; a smaller one is refused).
     #[arg(long)]
     exclusion: Option<u32>,
-    /// With --recovery, permission algorithms: enter only with the grants of a majority.
+    /// With --recovery, majority mode over the cluster's nodes: the permission algorithms
+    /// enter only with the grants of a majority, the token algorithms make a lost token again
+    /// only with a majority's promises (stored in --state-dir, if given).
     #[arg(long)]
     majority: bool,
     /// With --recovery: the most hops across a connected part of the network (default: the
@@ -107,9 +112,14 @@ pub struct NodeArgs {
     #[arg(long)]
     diameter: Option<u32>,
     /// This process's incarnation: 0 when first started; above 0 it is a restart after a
-    /// crash, with empty state and link epochs above every earlier incarnation's.
+    /// crash, with empty state and link epochs above every earlier incarnation's (with
+    /// --state-dir only the label of the node's reports: the store keeps the incarnation).
     #[arg(long, default_value_t = 0)]
     incarnation: u32,
+    /// Keep the node's durable state in this directory (created if missing): a restart with
+    /// the same command line is then safe.
+    #[arg(long)]
+    state_dir: Option<std::path::PathBuf>,
     /// Link sessions to every peer, not only the topology's neighbours (the topology gives
     /// the initial layout of the token algorithms): with `--cut` and `cut`/`heal` lines the
     /// links follow the nodes' positions (the launcher's `--mobility`).
@@ -181,6 +191,19 @@ pub fn recovery(beacon_ms: u64, lease_ms: u64, diameter: Option<u32>, n: u32) ->
     Recovery::new(beacon_ms, lease_ms, HOP_BOUND_MS, diameter)
 }
 
+/// The node's builder: from its first start's configuration and its state directory if it
+/// has one, else from `restarted`, the empty-state configuration of `--incarnation`.
+fn builder<C: Durable>(
+    args: &NodeArgs,
+    first: C,
+    restarted: impl FnOnce() -> Result<C::Core, manet_mutex::Error>,
+) -> Result<Builder<C::Core>, Box<dyn std::error::Error>> {
+    Ok(match &args.state_dir {
+        Some(dir) => Node::with_state_dir(first, dir)?,
+        None => Node::builder(restarted()?),
+    })
+}
+
 pub fn run(args: NodeArgs) -> Outcome {
     let n = args.peers.len() as u32;
     if args
@@ -204,9 +227,14 @@ pub fn run(args: NodeArgs) -> Outcome {
     let edges = args.topology.edges(n);
     let k = args.k;
     let restarted = args.incarnation > 0;
-    let recovery = args
-        .recovery
-        .then(|| recovery(args.beacon_ms, args.lease_ms, args.diameter, n));
+    let recovery = args.recovery.then(|| {
+        let r = recovery(args.beacon_ms, args.lease_ms, args.diameter, n);
+        if args.majority {
+            r.with_majority(n)
+        } else {
+            r
+        }
+    });
     match args.algorithm {
         Algorithm::Krl | Algorithm::Krlf => {
             let mut settings = reverse_link::Settings::new(k).with_raise_pause(RAISE_PAUSE);
@@ -218,25 +246,27 @@ pub fn run(args: NodeArgs) -> Outcome {
             if let Some(recovery) = recovery {
                 settings = settings.with_recovery(recovery);
             }
-            let c = if restarted {
-                // Empty: no token, no neighbour (each learnt from the session's `LinkUp`); it
-                // makes no token again before it has heard of each (F4).
-                reverse_link::Config::new(me, settings, 0, Height::new(0, 0, me), Vec::new())
-                    .restarted()
-            } else {
-                let holders: Vec<_> = (0..k).map(NodeId).collect();
-                let c =
-                    reverse_link::network(n, &edges, &holders, settings)?.swap_remove(me.index());
-                // The core starts with no links: it learns each from the session's `LinkUp`,
-                // so it never sends over a link the session has not formed yet.
-                // (Keeping the token ids `network` gave it: each token's fences are its own.)
-                let bare = reverse_link::Config::new(me, settings, c.tokens, c.height, Vec::new());
-                match c.first_token {
-                    Some(first) => bare.with_first_token(first),
-                    None => bare,
-                }
+            let holders: Vec<_> = (0..k).map(NodeId).collect();
+            let c = reverse_link::network(n, &edges, &holders, settings)?.swap_remove(me.index());
+            // The core starts with no links: it learns each from the session's `LinkUp`,
+            // so it never sends over a link the session has not formed yet.
+            // (Keeping the token ids `network` gave it: each token's fences are its own.)
+            let bare = reverse_link::Config::new(me, settings, c.tokens, c.height, Vec::new());
+            let first = match c.first_token {
+                Some(first) => bare.with_first_token(first),
+                None => bare,
             };
-            drive(args, reverse_link::Node::new(c)?)
+            let b = builder(&args, first.clone(), || {
+                reverse_link::Node::new(if restarted {
+                    // Empty: no token, no neighbour (each learnt from the session's
+                    // `LinkUp`); it makes no token again before it has heard of each (F4).
+                    reverse_link::Config::new(me, settings, 0, Height::new(0, 0, me), Vec::new())
+                        .restarted()
+                } else {
+                    first
+                })
+            })?;
+            drive(args, b)
         }
         Algorithm::Prioritized => {
             let mut settings = prioritized::Settings::new(k, prioritized::Policy::Equal)
@@ -244,17 +274,20 @@ pub fn run(args: NodeArgs) -> Outcome {
             if let Some(recovery) = recovery {
                 settings = settings.with_recovery(recovery);
             }
-            let c = if restarted {
-                // Empty: no token, no neighbour (each learnt from the session's `LinkUp`); it
-                // makes no token again before it has heard of it (F4).
-                prioritized::Config::new(me, settings, false, Height::new(0, 0, me), Vec::new())
-                    .restarted()
-            } else {
-                let c = prioritized::network(n, &edges, &[NodeId(0)], settings)?
-                    .swap_remove(me.index());
-                prioritized::Config::new(me, settings, c.holder, c.height, Vec::new())
-            };
-            drive(args, prioritized::Node::new(c)?)
+            let c =
+                prioritized::network(n, &edges, &[NodeId(0)], settings)?.swap_remove(me.index());
+            let first = prioritized::Config::new(me, settings, c.holder, c.height, Vec::new());
+            let b = builder(&args, first.clone(), || {
+                prioritized::Node::new(if restarted {
+                    // Empty: no token, no neighbour (each learnt from the session's
+                    // `LinkUp`); it makes no token again before it has heard of it (F4).
+                    prioritized::Config::new(me, settings, false, Height::new(0, 0, me), Vec::new())
+                        .restarted()
+                } else {
+                    first
+                })
+            })?;
+            drive(args, b)
         }
         // With recovery: entries leased, a peer silent through the least number of
         // retransmission timeouts that keeps one acting holder excluded (C3, C4), and the
@@ -272,10 +305,11 @@ pub fn run(args: NodeArgs) -> Outcome {
                 })?;
                 settings = settings.with_exclusion(m);
             }
-            let c = look_ahead::network(settings)?
-                .swap_remove(me.index())
-                .with_incarnation(args.incarnation);
-            drive(args, look_ahead::Node::new(c)?)
+            let first = look_ahead::network(settings)?.swap_remove(me.index());
+            let b = builder(&args, first.clone(), || {
+                look_ahead::Node::new(first.with_incarnation(args.incarnation))
+            })?;
+            drive(args, b)
         }
         Algorithm::Ra => {
             let mut settings = ricart_agrawala::Settings::new(n, RETRANSMIT_MS);
@@ -290,15 +324,16 @@ pub fn run(args: NodeArgs) -> Outcome {
                 })?;
                 settings = settings.with_exclusion(m);
             }
-            let c = ricart_agrawala::network(settings)?
-                .swap_remove(me.index())
-                .with_incarnation(args.incarnation);
-            drive(args, ricart_agrawala::Node::new(c)?)
+            let first = ricart_agrawala::network(settings)?.swap_remove(me.index());
+            let b = builder(&args, first, || {
+                ricart_agrawala::Node::new(first.with_incarnation(args.incarnation))
+            })?;
+            drive(args, b)
         }
     }
 }
 
-fn drive<P>(args: NodeArgs, core: P) -> Outcome
+fn drive<P>(args: NodeArgs, builder: Builder<P>) -> Outcome
 where
     P: driver::Algorithm + Send + 'static,
     P::Message: Wire + Send,
@@ -306,7 +341,7 @@ where
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let outcome = rt.block_on(serve(args, core));
+    let outcome = rt.block_on(serve(args, builder));
     // Standard input is read on a blocking thread that may never return: do not wait for it.
     rt.shutdown_background();
     outcome
@@ -511,7 +546,7 @@ async fn application(node: &Node, args: &NodeArgs, shared: &Shared) {
     }
 }
 
-async fn serve<P>(args: NodeArgs, core: P) -> Outcome
+async fn serve<P>(args: NodeArgs, builder: Builder<P>) -> Outcome
 where
     P: driver::Algorithm + Send + 'static,
     P::Message: Wire + Send,
@@ -560,7 +595,7 @@ where
         }
     };
     let socket = std::net::UdpSocket::bind(bind).map_err(|e| format!("cannot bind {bind}: {e}"))?;
-    let node = Node::builder(core)
+    let node = builder
         .socket(socket)
         .peers(args.peers.iter().copied())
         .neighbours(neighbours)

@@ -64,9 +64,18 @@
 //! messages (`warn`), recovery reports (`info`), links and neighbours (`debug`), dropped
 //! datagrams (`debug`).
 //!
+//! **Restarts**: a node built with [`Node::with_state_dir`] keeps what a restart needs in a
+//! directory of its own, so that starting it again with the same configuration and directory
+//! (after a crash, `kill -9`, a reboot; the same command line under systemd) is safe: a new
+//! incarnation above every earlier one, no second token, the token rounds it made and its
+//! majority-mode promises ([`DriverEvent::Persist`]) kept, each stored before what follows it
+//! is sent. A node built with [`Node::builder`] keeps nothing: restarted with its first
+//! configuration, a token holder comes back with a second token (build the empty-state
+//! configuration yourself, as [`Durable`]'s implementations do), and a `Persist` is logged,
+//! not stored.
+//!
 //! **Limits**: one request at a time per node (a second concurrent `acquire` is
-//! [`Error::Busy`]). Majority mode ([`DriverEvent::Persist`])
-//! needs a durable store this crate does not have: the promise is logged, not stored.
+//! [`Error::Busy`]).
 //! [`Node::shutdown`] releases or withdraws what the node holds and sends what that produces
 //! once; it does not wait for acknowledgements, so a token algorithm's token may still be
 //! lost with the node (recovery, where configured, regenerates it).

@@ -106,8 +106,8 @@ fn bad_input_is_refused_before_anything_starts() {
             "--topology/--edges: applies to --algorithm krl, krlf and prioritized",
         ),
         (
-            &["--algorithm", "krl", "--recovery", "--majority"],
-            "--majority: applies to --algorithm look-ahead and ra, not krl",
+            &["--algorithm", "krl", "--majority"],
+            "--exclusion and --majority are recovery settings: give --recovery",
         ),
         (
             &["--algorithm", "krl,bogus"],

@@ -5,6 +5,7 @@
 mod cancel;
 mod initial_restart;
 mod long_minority;
+mod majority_partitions;
 mod prioritized;
 mod reverse_link;
 mod session;

@@ -16,7 +16,7 @@ use std::fmt::Debug;
 
 use manet_mutex::fence::Fences;
 use manet_mutex::timers::Timers;
-use manet_mutex::token::{Height, Recovery};
+use manet_mutex::token::{Height, Promised, Recovery};
 use manet_mutex::{
     prioritized, reverse_link, Action, CsRequest, Event, Fence, NodeId, Protocol, Report, Status,
 };
@@ -43,9 +43,9 @@ where
         s: Self::Settings,
     ) -> Vec<Self>;
     /// A node restarted with empty state: no token, no neighbours; its embedder kept the
-    /// highest round it made if `made_up_to` is some (`Config::restarted_after`,
-    /// `docs/ALGORITHMS.md` F8), else nothing (`Config::restarted`).
-    fn restarted(id: NodeId, settings: Self::Settings, made_up_to: Option<u16>) -> Self;
+    /// highest round it made and its promises if `kept` is some (`Config::restarted_after`,
+    /// `with_promises`; `docs/ALGORITHMS.md` F8, F9), else nothing (`Config::restarted`).
+    fn restarted(id: NodeId, settings: Self::Settings, kept: Option<(u16, Vec<Promised>)>) -> Self;
     /// Tokens held here.
     fn tokens(&self) -> u32;
     /// Whether `msg` is a token.
@@ -68,10 +68,10 @@ impl Algo for reverse_link::Node {
         let configs = reverse_link::network(n, edges, holders, s).unwrap();
         configs.into_iter().map(|c| Self::new(c).unwrap()).collect()
     }
-    fn restarted(id: NodeId, settings: Self::Settings, made_up_to: Option<u16>) -> Self {
+    fn restarted(id: NodeId, settings: Self::Settings, kept: Option<(u16, Vec<Promised>)>) -> Self {
         let config = reverse_link::Config::new(id, settings, 0, Height::new(0, 0, id), vec![]);
-        let config = match made_up_to {
-            Some(round) => config.restarted_after(round),
+        let config = match kept {
+            Some((round, promises)) => config.restarted_after(round).with_promises(promises),
             None => config.restarted(),
         };
         Self::new(config).unwrap()
@@ -101,10 +101,10 @@ impl Algo for prioritized::Node {
         let configs = prioritized::network(n, edges, holders, s).unwrap();
         configs.into_iter().map(|c| Self::new(c).unwrap()).collect()
     }
-    fn restarted(id: NodeId, settings: Self::Settings, made_up_to: Option<u16>) -> Self {
+    fn restarted(id: NodeId, settings: Self::Settings, kept: Option<(u16, Vec<Promised>)>) -> Self {
         let config = prioritized::Config::new(id, settings, false, Height::new(0, 0, id), vec![]);
-        let config = match made_up_to {
-            Some(round) => config.restarted_after(round),
+        let config = match kept {
+            Some((round, promises)) => config.restarted_after(round).with_promises(promises),
             None => config.restarted(),
         };
         Self::new(config).unwrap()
@@ -436,11 +436,16 @@ where
     }
 
     /// Crash-restart: a fresh node with empty state (no token, no neighbours), linked again.
-    /// `a` restarts, its embedder having kept the highest round it made, and links to the
-    /// live ones of `neighbours`.
+    /// `a` restarts, its embedder having kept the highest round it made and its promises
+    /// (majority mode), and links to the live ones of `neighbours`.
     pub fn restart(&mut self, a: u32, neighbours: &[u32]) {
         let made_up_to = self.made.get(&a).copied().unwrap_or(0);
-        self.restart_as(a, Some(made_up_to), neighbours);
+        let promises = self
+            .promised
+            .range((a, 0)..=(a, u32::MAX))
+            .map(|(&(_, lane), &ballot)| Promised::new(lane, ballot))
+            .collect();
+        self.restart_as(a, Some((made_up_to, promises)), neighbours);
     }
 
     /// [`Net::restart`] by an embedder that kept nothing (`Config::restarted`).
@@ -448,8 +453,8 @@ where
         self.restart_as(a, None, neighbours);
     }
 
-    fn restart_as(&mut self, a: u32, made_up_to: Option<u16>, neighbours: &[u32]) {
-        self.nodes[a as usize] = Some(A::restarted(NodeId(a), self.settings, made_up_to));
+    fn restart_as(&mut self, a: u32, kept: Option<(u16, Vec<Promised>)>, neighbours: &[u32]) {
+        self.nodes[a as usize] = Some(A::restarted(NodeId(a), self.settings, kept));
         for &b in neighbours {
             self.join(a, b);
         }

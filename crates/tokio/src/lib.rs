@@ -80,7 +80,7 @@ mod task;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use manet_mutex::driver::DriverEvent;
@@ -117,6 +117,104 @@ pub enum Error {
     /// The socket could not be bound or configured.
     #[error("socket: {0}")]
     Io(#[from] std::io::Error),
+    /// [`Builder::spawn`] found the peer map inconsistent with the core's network
+    /// ([`PeerError`] names the problem); nothing was started (no socket bound, no task).
+    #[error("peer map: {0}")]
+    Peers(#[from] PeerError),
+    /// [`Builder::spawn`] was called outside a tokio runtime (it spawns the node's task on
+    /// the current one); nothing was started.
+    #[error("spawn called outside a tokio runtime")]
+    NoRuntime,
+    /// The [datagram filter](Builder::filter) panicked (the panic's message): the node's
+    /// task caught it and ended as a crash would (nothing more is sent; the waiting request,
+    /// if any, ends with this error, a held guard's [`Guard::lost`] says
+    /// [`Lost::Shutdown`]). Every later call returns it instead of [`Error::Shutdown`].
+    #[error("the datagram filter panicked: {0}")]
+    FilterPanicked(String),
+}
+
+/// What is wrong with a peer map ([`Error::Peers`], checked by [`Builder::spawn`] against
+/// the core's network before anything starts).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PeerError {
+    /// A peer id the core can never hear from: outside a permission core's hosts
+    /// (`0..hosts`).
+    #[error("peer {peer} is not a host of the network (0..{hosts})", peer = .peer.0)]
+    NotInNetwork {
+        /// The id.
+        peer: NodeId,
+        /// The network's hosts, `0..hosts`.
+        hosts: u32,
+    },
+    /// An entry for the node's own id at an address that is not the node's own (the socket's,
+    /// or [`Builder::bind`]'s where it names an interface or a port): the map says this node
+    /// is elsewhere. (An entry at the node's own address is allowed and skipped: a whole
+    /// network's map can be given to each of its nodes.)
+    #[error("the entry for this node's own id {id} names {addr}, not this node's address {own}", id = .id.0)]
+    OwnId {
+        /// This node's id.
+        id: NodeId,
+        /// The address its entry names.
+        addr: SocketAddr,
+        /// This node's address (the bound socket's, or the bind address).
+        own: SocketAddr,
+    },
+    /// Another peer's entry names this node's own address: its datagrams would come back
+    /// here, and this node's would be taken as that peer's.
+    #[error("peer {peer} has this node's own address {addr}", peer = .peer.0)]
+    OwnAddress {
+        /// The peer.
+        peer: NodeId,
+        /// The address.
+        addr: SocketAddr,
+    },
+    /// Two ids at one address: a datagram from it could not be told apart.
+    #[error("peers {first} and {second} share the address {addr}", first = .first.0, second = .second.0)]
+    DuplicateAddress {
+        /// The lower id.
+        first: NodeId,
+        /// The higher id.
+        second: NodeId,
+        /// The address.
+        addr: SocketAddr,
+    },
+    /// Hosts of a permission algorithm's network with no address (every request waits for
+    /// every host's REPLY: with one unreachable, no request is ever granted without
+    /// recovery), in id order.
+    #[error("hosts without an address: {hosts:?}")]
+    MissingHosts {
+        /// The hosts.
+        hosts: Vec<NodeId>,
+    },
+    /// A [neighbour](Builder::neighbours) with no address.
+    #[error("neighbour {peer} has no address", peer = .peer.0)]
+    NeighbourWithoutAddress {
+        /// The neighbour.
+        peer: NodeId,
+    },
+}
+
+/// One peer as the node sees it ([`Node::peers`]): when it was last heard, and whether the
+/// waiting request waits on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct PeerState {
+    /// The peer's id.
+    pub id: NodeId,
+    /// Its address in the peer map.
+    pub addr: SocketAddr,
+    /// How long since a datagram from its address last reached the node (one the
+    /// [filter](Builder::filter) kept), or since the node started if it was never heard.
+    pub silent: Duration,
+    /// Whether a datagram from it was ever kept.
+    pub heard: bool,
+    /// Datagrams from it kept (after the filter).
+    pub datagrams: u64,
+    /// Whether this node's waiting request waits on it
+    /// ([`Algorithm::waits_on`](driver::Algorithm::waits_on): a REPLY outstanding, or the
+    /// token request sent its way). `false` while no request waits.
+    pub awaited: bool,
 }
 
 /// Why a held lock is no longer safe to act under ([`Guard::lost`]).
@@ -208,6 +306,8 @@ struct Shared {
     stats: Mutex<Stats>,
     timeouts: AtomicU64,
     events: broadcast::Sender<DriverEvent>,
+    /// Set (once) when the filter panicked: the message.
+    panicked: OnceLock<String>,
 }
 
 impl Shared {
@@ -216,6 +316,16 @@ impl Shared {
             stats: Mutex::default(),
             timeouts: AtomicU64::new(0),
             events: broadcast::Sender::new(EVENTS_CAPACITY),
+            panicked: OnceLock::new(),
+        }
+    }
+
+    /// Why the task is gone: [`Error::FilterPanicked`] if the filter panicked, else
+    /// [`Error::Shutdown`].
+    fn ended(&self) -> Error {
+        match self.panicked.get() {
+            Some(message) => Error::FilterPanicked(message.clone()),
+            None => Error::Shutdown,
         }
     }
 }
@@ -245,6 +355,9 @@ enum Command {
     },
     Close {
         peer: NodeId,
+    },
+    Peers {
+        reply: oneshot::Sender<Vec<PeerState>>,
     },
     Shutdown,
 }
@@ -320,7 +433,7 @@ impl Node {
         let (reply, granted) = oneshot::channel();
         self.tx
             .send(Command::Acquire { id, request, reply })
-            .map_err(|_| Error::Shutdown)?;
+            .map_err(|_| self.shared.ended())?;
         let mut withdraw = Withdraw {
             tx: &self.tx,
             id,
@@ -328,13 +441,14 @@ impl Node {
         };
         let grant = granted.await;
         withdraw.armed = false;
-        let grant = grant.map_err(|_| Error::Shutdown)??;
+        let grant = grant.map_err(|_| self.shared.ended())??;
         Ok(Guard {
             id,
             fence: grant.fence,
             resources: grant.resources,
             lost: grant.lost,
             tx: self.tx.clone(),
+            shared: self.shared.clone(),
         })
     }
 
@@ -370,8 +484,8 @@ impl Node {
         let (reply, done) = oneshot::channel();
         self.tx
             .send(Command::Connect { peer, reply })
-            .map_err(|_| Error::Shutdown)?;
-        done.await.map_err(|_| Error::Shutdown)?
+            .map_err(|_| self.shared.ended())?;
+        done.await.map_err(|_| self.shared.ended())?
     }
 
     /// Closes the link to `peer` (a token algorithm's
@@ -383,7 +497,21 @@ impl Node {
     pub fn close(&self, peer: NodeId) -> Result<(), Error> {
         self.tx
             .send(Command::Close { peer })
-            .map_err(|_| Error::Shutdown)
+            .map_err(|_| self.shared.ended())
+    }
+
+    /// Every peer of the map as the node sees it now, in id order: when it was last heard
+    /// and whether the waiting request waits on it. While a request waits, the node also
+    /// logs (`warn`) the peers it waits on and how long they have been silent, 1 s after the
+    /// request and then at doubling intervals up to a minute ("waiting for a peer", with
+    /// `peer`, `silent_ms` and `waited_ms`). [`Error::Shutdown`] (or
+    /// [`Error::FilterPanicked`]) once the task has ended.
+    pub async fn peers(&self) -> Result<Vec<PeerState>, Error> {
+        let (reply, done) = oneshot::channel();
+        self.tx
+            .send(Command::Peers { reply })
+            .map_err(|_| self.shared.ended())?;
+        done.await.map_err(|_| self.shared.ended())
     }
 
     /// What the node counted so far (updated by the task after every input).
@@ -432,6 +560,7 @@ pub struct Guard {
     resources: u32,
     lost: watch::Receiver<Option<Lost>>,
     tx: mpsc::UnboundedSender<Command>,
+    shared: Arc<Shared>,
 }
 
 impl Guard {
@@ -480,8 +609,8 @@ impl Guard {
                 newest,
                 reply,
             })
-            .map_err(|_| Error::Shutdown)?;
-        done.await.map_err(|_| Error::Shutdown)?
+            .map_err(|_| self.shared.ended())?;
+        done.await.map_err(|_| self.shared.ended())?
     }
 
     /// Releases the lock (the same as dropping the guard).

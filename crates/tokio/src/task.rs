@@ -11,13 +11,27 @@ use manet_mutex::{CsRequest, Fence, NodeId, Report};
 use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
-use tracing::{debug, info, warn};
+use tracing::{debug, error, info, warn};
 
 use crate::filter::{Direction, Filter, Verdict};
-use crate::{Command, Error, Grant, Lost, Shared, Stats};
+use crate::{Command, Error, Grant, Lost, PeerState, Shared, Stats};
 
 /// The largest datagram read (UDP's limit).
 const MAX_DATAGRAM: usize = 65_536;
+
+/// The first report of a waiting request's silent peers comes this long after the request;
+/// each next one after twice the interval before, up to [`REPORT_MAX`].
+const REPORT_FIRST: Duration = Duration::from_secs(1);
+/// The longest interval between two reports of a waiting request.
+const REPORT_MAX: Duration = Duration::from_secs(60);
+
+/// What the task keeps of a peer (an entry per peer of the map, made at start: updating it
+/// never allocates).
+#[derive(Debug, Clone, Copy, Default)]
+struct Heard {
+    last: Option<Instant>,
+    datagrams: u64,
+}
 
 /// Where this node's request stands.
 enum State {
@@ -26,6 +40,8 @@ enum State {
         id: u64,
         reply: oneshot::Sender<Result<Grant, Error>>,
         since: Instant,
+        /// When to report the peers it waits on next, and the interval after that.
+        report: (Instant, Duration),
     },
     Holding {
         id: u64,
@@ -52,6 +68,10 @@ where
     stats: Stats,
     /// Informational events for the subscribers, sent once the counters are published.
     published: Vec<DriverEvent>,
+    /// Per peer of the map: when it was last heard.
+    heard: HashMap<NodeId, Heard>,
+    /// The filter panicked: the task ends and nothing more is sent.
+    failed: bool,
 }
 
 impl<P> Task<P>
@@ -71,6 +91,7 @@ where
         shared: Arc<Shared>,
     ) -> Self {
         let by_addr = peers.iter().map(|(&id, &addr)| (addr, id)).collect();
+        let heard = peers.keys().map(|&id| (id, Heard::default())).collect();
         Task {
             driver,
             socket,
@@ -84,6 +105,8 @@ where
             state: State::Idle,
             stats: Stats::default(),
             published: Vec::new(),
+            heard,
+            failed: false,
         }
     }
 
@@ -97,12 +120,26 @@ where
         let mut buf = vec![0u8; MAX_DATAGRAM];
         loop {
             self.flush().await;
+            if self.failed {
+                break;
+            }
+            // A deadline past what an `Instant` holds is never.
             let deadline = self
                 .driver
                 .poll_timeout()
-                .map(|ms| self.start + Duration::from_millis(ms));
+                .and_then(|ms| self.start.checked_add(Duration::from_millis(ms)));
             let timer = async {
                 match deadline {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            let report = match &self.state {
+                State::Waiting { report, .. } => Some(report.0),
+                _ => None,
+            };
+            let report = async {
+                match report {
                     Some(at) => tokio::time::sleep_until(at).await,
                     None => std::future::pending().await,
                 }
@@ -129,19 +166,105 @@ where
                     let now = self.now();
                     self.driver.handle_timeout(now);
                 }
+                () = report => self.report_waiting(),
             }
         }
         self.stop();
         self.flush().await;
-        info!("node stopped");
+        match self.failed {
+            true => error!("node stopped: the datagram filter panicked"),
+            false => info!("node stopped"),
+        }
+    }
+
+    /// A waiting request's peers: each it waits on, and how long it has been silent
+    /// (`warn`); then the next report, at twice the interval (at most [`REPORT_MAX`]).
+    fn report_waiting(&mut self) {
+        let State::Waiting {
+            id, since, report, ..
+        } = &mut self.state
+        else {
+            return;
+        };
+        let interval = report.1;
+        *report = (Instant::now() + interval, (interval * 2).min(REPORT_MAX));
+        let (id, waited_ms) = (*id, millis(since.elapsed()));
+        let mut any = false;
+        for (&peer, heard) in &self.heard {
+            if self.driver.core().waits_on(peer) {
+                any = true;
+                let silent_ms = millis(heard.last.unwrap_or(self.start).elapsed());
+                warn!(
+                    request = id,
+                    peer = peer.0,
+                    silent_ms,
+                    waited_ms,
+                    heard = heard.last.is_some(),
+                    "waiting for peer {}, silent {} s",
+                    peer.0,
+                    silent_ms / 1000
+                );
+            }
+        }
+        if !any {
+            warn!(
+                request = id,
+                waited_ms, "waiting, on no peer of the map (no neighbour asked yet)"
+            );
+        }
+    }
+
+    /// Every peer of the map as the node sees it now, in id order ([`Node::peers`]).
+    ///
+    /// [`Node::peers`]: crate::Node::peers
+    fn peer_states(&self) -> Vec<PeerState> {
+        let waiting = matches!(self.state, State::Waiting { .. });
+        let mut states: Vec<PeerState> = self
+            .peers
+            .iter()
+            .map(|(&id, &addr)| {
+                let heard = self.heard.get(&id).copied().unwrap_or_default();
+                PeerState {
+                    id,
+                    addr,
+                    silent: heard.last.unwrap_or(self.start).elapsed(),
+                    heard: heard.last.is_some(),
+                    datagrams: heard.datagrams,
+                    awaited: waiting && self.driver.core().waits_on(id),
+                }
+            })
+            .collect();
+        states.sort_by_key(|p| p.id);
+        states
     }
 
     /// The filter's verdict on a datagram (kept without a filter); a drop is counted.
+    ///
+    /// A panicking filter is caught: the node is [failed](Task::fail), and nothing passes
+    /// from then on.
     fn keeps(&mut self, direction: Direction, addr: SocketAddr, bytes: &[u8]) -> bool {
+        if self.failed {
+            return false;
+        }
         let Some(filter) = &mut self.filter else {
             return true;
         };
-        match filter(direction, addr, bytes) {
+        let verdict = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            filter(direction, addr, bytes)
+        }));
+        let verdict = match verdict {
+            Ok(verdict) => verdict,
+            Err(payload) => {
+                let message = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic without a message".to_string());
+                self.fail(message);
+                return false;
+            }
+        };
+        match verdict {
             Verdict::Keep => true,
             Verdict::Drop => {
                 match direction {
@@ -154,9 +277,22 @@ where
         }
     }
 
+    /// The filter panicked with `message`: the task ends as a crash would (the filter, which
+    /// may be in any state, is never called again, and nothing more is sent); every later
+    /// call of the handles returns [`Error::FilterPanicked`].
+    fn fail(&mut self, message: String) {
+        error!(panic = %message, "the datagram filter panicked: the node stops");
+        let _ = self.shared.panicked.set(message);
+        self.failed = true;
+    }
+
     fn on_datagram(&mut self, from: SocketAddr, bytes: &[u8]) {
         match self.by_addr.get(&from) {
             Some(&peer) => {
+                if let Some(heard) = self.heard.get_mut(&peer) {
+                    heard.last = Some(Instant::now());
+                    heard.datagrams += 1;
+                }
                 let now = self.now();
                 self.driver.handle_datagram(now, peer, bytes);
             }
@@ -212,6 +348,9 @@ where
                 let _ = reply.send(self.driver.connect(now, peer).map_err(Error::Link));
             }
             Command::Close { peer } => self.driver.close(now, peer),
+            Command::Peers { reply } => {
+                let _ = reply.send(self.peer_states());
+            }
             Command::Shutdown => {}
         }
     }
@@ -231,10 +370,12 @@ where
             Ok(()) => {
                 self.stats.requested += 1;
                 debug!(request = id, "requested");
+                let since = Instant::now();
                 self.state = State::Waiting {
                     id,
                     reply,
-                    since: Instant::now(),
+                    since,
+                    report: (since + REPORT_FIRST, REPORT_FIRST * 2),
                 };
             }
             Err(e) => {
@@ -315,7 +456,9 @@ where
     fn on_entered(&mut self, resources: u32, fence: Fence) {
         let now = self.now();
         match std::mem::replace(&mut self.state, State::Idle) {
-            State::Waiting { id, reply, since } => {
+            State::Waiting {
+                id, reply, since, ..
+            } => {
                 self.stats.entered += 1;
                 self.stats.wait_ms += millis(since.elapsed());
                 let (lost, lost_rx) = watch::channel(None);
@@ -369,7 +512,7 @@ where
             State::Waiting { reply, .. } => {
                 self.stats.cancelled += 1;
                 let _ = self.driver.cancel(now);
-                let _ = reply.send(Err(Error::Shutdown));
+                let _ = reply.send(Err(self.shared.ended()));
             }
             State::Holding {
                 fence, lost, since, ..

@@ -109,7 +109,8 @@ where
     }
 
     /// Every `(id, addr)` of `peers` ([`Builder::peer`]); the node's own id, if present, is
-    /// skipped.
+    /// skipped, if it names the node's own address ([`PeerError::OwnId`] at
+    /// [`Builder::spawn`] if not).
     pub fn peers(mut self, peers: impl IntoIterator<Item = (NodeId, SocketAddr)>) -> Self {
         self.peers.extend(peers);
         self
@@ -133,7 +134,9 @@ where
     /// [`Stats::filtered_out`](crate::Stats::filtered_out). For fault injection (random
     /// loss, cut links: the filter may share state with the application, e.g. a set of cut
     /// peers behind a mutex) and for firewalls. It runs on the node's task: keep it short,
-    /// and never block in it.
+    /// and never block in it. If it panics, the panic is caught and the node ends as a crash
+    /// would (nothing more is sent, the filter is never called again); every later call
+    /// returns [`Error::FilterPanicked`].
     pub fn filter<F>(mut self, filter: F) -> Self
     where
         F: FnMut(Direction, SocketAddr, &[u8]) -> Verdict + Send + 'static,

@@ -62,7 +62,25 @@
 //! **Tracing**: each node task runs in a `tracing` span `manet_mutex_node{id}`; it emits
 //! events for entries, releases, cancellations, lost locks (`warn`), anomalies and lost
 //! messages (`warn`), recovery reports (`info`), links and neighbours (`debug`), dropped
-//! datagrams (`debug`).
+//! datagrams (`debug`), the peers a waiting request waits on (`warn`, backed off), a
+//! panicking filter (`error`).
+//!
+//! **Checked at spawn**: [`Builder::spawn`] checks, before it binds or starts anything, that
+//! it runs inside a tokio runtime ([`Error::NoRuntime`]) and that the peer map fits the
+//! core's network ([`Error::Peers`], [`PeerError`]): no id outside a permission algorithm's
+//! hosts, no entry for the node's own id at another address (one at its own address is
+//! skipped, so every node may be given the whole map), no other peer at the node's own
+//! address, no two ids at one address, every host of a permission algorithm with an
+//! address, every named [neighbour](Builder::neighbours) with one.
+//!
+//! **Visible while running**: [`Node::peers`] says, per peer, how long it has been silent
+//! and whether the waiting request waits on it; while a request waits the task logs
+//! (`warn`) "waiting for peer 2, silent 30 s" for each peer it waits on, 1 s after the
+//! request and then at doubling intervals up to a minute.
+//!
+//! **A panicking filter**: a [`Builder::filter`] that panics is caught; the node ends as a
+//! crash would (nothing more sent; an `error` trace) and every later call returns
+//! [`Error::FilterPanicked`] with the panic's message, not [`Error::Shutdown`].
 //!
 //! **Limits**: one request at a time per node (a second concurrent `acquire` is
 //! [`Error::Busy`]). Majority mode ([`DriverEvent::Persist`])
@@ -565,7 +583,17 @@ pub struct Guard {
 
 impl Guard {
     /// The entry's fencing token: hand it to the protected resource with every operation,
-    /// so that it refuses a holder older than one it admitted.
+    /// so that it refuses a holder it must not admit ([`manet_mutex::fence::Fences`] keeps
+    /// what it needs). What the resource checks depends on the algorithm:
+    ///
+    /// - one holder at a time per lane (KRL/KRLF, each token its lane; look-ahead;
+    ///   Ricart–Agrawala; prioritized with `k = 1`): refuse any fence not above the highest
+    ///   it admitted in the lane ([`Fences::new`](manet_mutex::fence::Fences::new));
+    /// - prioritized h-out-of-k with concurrent holders (`k > 1`, requests of fewer than
+    ///   `k`): refuse any fence it has seen before, each fence new, not highest-so-far
+    ///   ([`Fences::distinct`](manet_mutex::fence::Fences::distinct)). The token issues the
+    ///   fences in grant order, but holders granted concurrently reach the resource in any
+    ///   order, so "above the highest" would refuse an earlier, legitimate grant.
     pub fn fence(&self) -> Fence {
         self.fence
     }

@@ -299,10 +299,22 @@ mod tests {
         assert_eq!(fences.mode(), Mode::Distinct);
         // Grants 1, 2, 3 issued in that order; their holders arrive 3, 1, 2.
         assert_eq!(fences.admit(Fence::new(0, 3)), Ok(()));
-        assert_eq!(fences.admit(Fence::new(0, 1)), Ok(()), "earlier grant, later");
+        assert_eq!(
+            fences.admit(Fence::new(0, 1)),
+            Ok(()),
+            "earlier grant, later"
+        );
         assert_eq!(fences.admit(Fence::new(0, 2)), Ok(()));
-        assert_eq!(fences.admit(Fence::new(0, 2)), Err(3), "a repeat is refused");
-        assert_eq!(fences.admit(Fence::new(0, 3)), Err(3), "so is the highest again");
+        assert_eq!(
+            fences.admit(Fence::new(0, 2)),
+            Err(3),
+            "a repeat is refused"
+        );
+        assert_eq!(
+            fences.admit(Fence::new(0, 3)),
+            Err(3),
+            "so is the highest again"
+        );
         assert_eq!(fences.admit(Fence::new(1, 2)), Ok(()), "lanes are apart");
         assert_eq!(fences.highest(0), Some(3));
         // The same arrivals in Highest mode refuse the two earlier grants.
@@ -327,7 +339,11 @@ mod tests {
         );
         // A step up keeps what the window still covers.
         assert_eq!(fences.admit(Fence::new(0, 1010)), Ok(()));
-        assert_eq!(fences.admit(Fence::new(0, 1000)), Err(1010), "still remembered");
+        assert_eq!(
+            fences.admit(Fence::new(0, 1000)),
+            Err(1010),
+            "still remembered"
+        );
         assert_eq!(fences.admit(Fence::new(0, 1005)), Ok(()));
         assert_eq!(
             fences.admit(Fence::new(0, oldest)),
@@ -338,9 +354,15 @@ mod tests {
         // below it: the older generation is refused.
         let next_generation = Fence::first_of(0, 1);
         assert_eq!(fences.admit(next_generation), Ok(()));
-        assert_eq!(fences.admit(Fence::new(0, 1009)), Err(next_generation.value));
+        assert_eq!(
+            fences.admit(Fence::new(0, 1009)),
+            Err(next_generation.value)
+        );
         assert_eq!(fences.admit(next_generation.next()), Ok(()));
-        assert_eq!(fences.admit(next_generation), Err(next_generation.value + 1));
+        assert_eq!(
+            fences.admit(next_generation),
+            Err(next_generation.value + 1)
+        );
         assert_eq!(fences.admit(Fence::new(0, u64::MAX)), Ok(()));
         assert_eq!(fences.admit(Fence::new(0, u64::MAX)), Err(u64::MAX));
         assert_eq!(fences.admit(Fence::new(0, 0)), Err(u64::MAX));

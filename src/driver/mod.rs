@@ -724,7 +724,10 @@ mod tests {
         assert!(d.core().waits_on(NodeId(1)) && d.core().waits_on(NodeId(2)));
         assert!(!d.core().waits_on(NodeId(0)));
 
-        let mut k = krl(0, Config::DEFAULT.with_discovery(discovery::Settings::new(100)));
+        let mut k = krl(
+            0,
+            Config::DEFAULT.with_discovery(discovery::Settings::new(100)),
+        );
         for now in [u64::MAX, 0, u64::MAX] {
             k.handle_timeout(now);
             while k.poll_event().is_some() {}

@@ -646,7 +646,11 @@ fn extreme_times_never_hang_nor_panic() {
                     }
                     _ => manet_mutex_handle_timeout(node, now),
                 };
-                assert!(known.contains(&rc), "seed {seed} step {step}: {rc} ({})", last_error());
+                assert!(
+                    known.contains(&rc),
+                    "seed {seed} step {step}: {rc} ({})",
+                    last_error()
+                );
                 // Hand what it sent to the others, at the same (extreme) time.
                 for bytes in drain(node) {
                     for (j, &other) in nodes.iter().enumerate().filter(|&(j, _)| j != i) {

@@ -258,7 +258,8 @@ where
 /// Whether `addr` may be the node's own address `own` (its socket's, or the bind address,
 /// whose unspecified IP or port 0 match any).
 fn is_own(own: SocketAddr, addr: SocketAddr) -> bool {
-    (own.ip().is_unspecified() || own.ip() == addr.ip()) && (own.port() == 0 || own.port() == addr.port())
+    (own.ip().is_unspecified() || own.ip() == addr.ip())
+        && (own.port() == 0 || own.port() == addr.port())
 }
 
 /// The peer map's checks ([`Builder::spawn`]), in a fixed order, ids ascending;

@@ -237,7 +237,10 @@ async fn a_panicking_filter_is_reported_as_such() {
         broken.acquire().await,
         Err(Error::FilterPanicked(_))
     ));
-    assert!(matches!(broken.peers().await, Err(Error::FilterPanicked(_))));
+    assert!(matches!(
+        broken.peers().await,
+        Err(Error::FilterPanicked(_))
+    ));
     assert!(matches!(
         broken.close(NodeId(1)),
         Err(Error::FilterPanicked(_))

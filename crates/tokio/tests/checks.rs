@@ -250,3 +250,64 @@ async fn a_panicking_filter_is_reported_as_such() {
     assert!(other.peers().await.is_ok());
     other.shutdown().await;
 }
+
+/// The `warn` events the node's task emits, as "message" texts (a minimal subscriber: the
+/// crate depends on `tracing` alone).
+#[derive(Default, Clone)]
+struct Warnings(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+struct Message<'a>(&'a mut String);
+
+impl tracing::field::Visit for Message<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            *self.0 = format!("{value:?}");
+        }
+    }
+}
+
+impl tracing::Subscriber for Warnings {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        if *event.metadata().level() == tracing::Level::WARN {
+            let mut text = String::new();
+            event.record(&mut Message(&mut text));
+            self.0.lock().unwrap().push(text);
+        }
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+/// A request waiting on a silent host says so: "waiting for peer 1, silent N s", about 1 s
+/// after the request (then backed off).
+#[tokio::test(flavor = "current_thread")]
+async fn a_waiting_request_logs_the_silent_peer_it_waits_on() {
+    let warnings = Warnings::default();
+    let _default = tracing::subscriber::set_default(warnings.clone());
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    // Host 1's address is a socket nobody reads: host 1 is silent.
+    let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let node = Node::builder(ra(2).remove(0))
+        .socket(socket)
+        .peer(NodeId(1), silent.local_addr().unwrap())
+        .spawn()
+        .unwrap();
+    let result = node.acquire_timeout(Duration::from_millis(1_500)).await;
+    assert!(matches!(result, Err(Error::Timeout)), "{result:?}");
+    node.shutdown().await;
+    let warnings = warnings.0.lock().unwrap().clone();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("waiting for peer 1, silent ") && w.ends_with(" s")),
+        "{warnings:?}"
+    );
+}

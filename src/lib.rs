@@ -357,7 +357,9 @@
 //! names the tests that pin it.
 //!
 //! - **(a) Fences, always.** No timing assumption: a protected resource that admits fences with
-//!   [`fence::Fences`] never accepts a grant after a later one for the same unit. A token made
+//!   [`fence::Fences`] never accepts a grant after a later one for the same unit (for
+//!   prioritized h-out-of-k, whose concurrent holders arrive out of grant order,
+//!   [`fence::Fences::distinct`]: never the same grant twice, nor one of an older generation). A token made
 //!   again after a loss starts a new *generation*, and the generation is the high part of
 //!   every fence value it issues, so its grants are later than every grant of the tokens
 //!   before it.

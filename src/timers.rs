@@ -131,6 +131,12 @@ impl Timers {
         Expired { timers: self, now }
     }
 
+    /// How many armed timers are due at `now` (their deadline is `now` or earlier).
+    pub fn due(&self, now: u64) -> usize {
+        // Sorted latest first: the due ones are a suffix.
+        self.armed.len() - self.armed.partition_point(|&(deadline, _)| deadline > now)
+    }
+
     /// How many timers are armed.
     pub fn len(&self) -> usize {
         self.armed.len()

@@ -2,7 +2,7 @@
 //! which of its messages are precious, and which peers exist.
 
 use crate::codec::Wire;
-use crate::{look_ahead, prioritized, reverse_link, ricart_agrawala, NodeId, Protocol};
+use crate::{look_ahead, prioritized, reverse_link, ricart_agrawala, NodeId, Protocol, Status};
 
 mod private {
     pub trait Sealed {}
@@ -26,6 +26,17 @@ where
     /// neighbours from the session, which decides (every id); the permission cores know
     /// their hosts, `0..hosts`.
     fn knows(&self, peer: NodeId) -> bool;
+
+    /// How many hosts the network has, `0..hosts`, if the core knows: the permission cores
+    /// do (they need every host's REPLY, so every host needs an address); the token cores
+    /// do not (they learn their neighbours), `None`.
+    fn hosts(&self) -> Option<u32>;
+
+    /// Whether this node's waiting request waits on `peer` now: a permission core's
+    /// outstanding REPLY from it, a token core's request sent towards it (its `next`).
+    /// `false` while no request waits. Reads the core's state only (no allocation), for an
+    /// embedder that reports who a request waits for (`manet_mutex_tokio`'s per-peer state).
+    fn waits_on(&self, peer: NodeId) -> bool;
 }
 
 impl private::Sealed for reverse_link::Node {}
@@ -36,6 +47,12 @@ impl Algorithm for reverse_link::Node {
     }
     fn knows(&self, peer: NodeId) -> bool {
         peer != self.id()
+    }
+    fn hosts(&self) -> Option<u32> {
+        None
+    }
+    fn waits_on(&self, peer: NodeId) -> bool {
+        self.status() == Status::Waiting && peer != self.id() && self.next() == Some(peer)
     }
 }
 
@@ -48,6 +65,12 @@ impl Algorithm for prioritized::Node {
     fn knows(&self, peer: NodeId) -> bool {
         peer != self.id()
     }
+    fn hosts(&self) -> Option<u32> {
+        None
+    }
+    fn waits_on(&self, peer: NodeId) -> bool {
+        self.status() == Status::Waiting && peer != self.id() && self.next() == Some(peer)
+    }
 }
 
 impl private::Sealed for look_ahead::Node {}
@@ -59,6 +82,12 @@ impl Algorithm for look_ahead::Node {
     fn knows(&self, peer: NodeId) -> bool {
         peer != self.id() && peer.0 < self.settings().hosts
     }
+    fn hosts(&self) -> Option<u32> {
+        Some(self.settings().hosts)
+    }
+    fn waits_on(&self, peer: NodeId) -> bool {
+        self.status() == Status::Waiting && self.outstanding().any(|p| p == peer)
+    }
 }
 
 impl private::Sealed for ricart_agrawala::Node {}
@@ -69,5 +98,11 @@ impl Algorithm for ricart_agrawala::Node {
     }
     fn knows(&self, peer: NodeId) -> bool {
         peer != self.id() && peer.0 < self.settings().hosts
+    }
+    fn hosts(&self) -> Option<u32> {
+        Some(self.settings().hosts)
+    }
+    fn waits_on(&self, peer: NodeId) -> bool {
+        self.status() == Status::Waiting && self.outstanding().any(|p| p == peer)
     }
 }

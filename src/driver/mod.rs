@@ -340,6 +340,12 @@ where
     /// Time has come to `now`: discovery's hellos and expiries, the sessions'
     /// retransmissions, keepalives and failures, then the core's timers (in that order, see
     /// the [module docs](self#the-order-of-handling)). Calling it early does no harm.
+    ///
+    /// One call fires at most as many core timers as were due when it began: a timer the
+    /// core arms again while it handles one, for a deadline that is already due (deadlines
+    /// saturate at `u64::MAX`, so at `now = u64::MAX` every re-armed timer is due), waits
+    /// for the next call ([`Driver::poll_timeout`] says it is due). So the call always
+    /// returns, whatever `now` is.
     pub fn handle_timeout(&mut self, now: u64) {
         let now = self.advance(now);
         if let Some(d) = &mut self.discovery {
@@ -353,7 +359,13 @@ where
             }
         }
         self.pump(now);
-        while let Some(timer) = self.timers.pop_expired(now) {
+        // Bounded by the timers due at the start: at the end of time a re-armed timer is due
+        // at once, and an unbounded loop would fire it for ever.
+        let due = self.timers.due(now);
+        for _ in 0..due {
+            let Some(timer) = self.timers.pop_expired(now) else {
+                break;
+            };
             self.feed(now, Event::Timeout(timer));
             self.pump(now);
         }
@@ -691,6 +703,36 @@ mod tests {
         for d in &pair {
             assert_eq!(d.session_stats().unwrap().lost, 0);
             assert_eq!(d.stats().core_errors, 0);
+        }
+    }
+
+    /// At the end of time every re-armed timer is due at once (deadlines saturate at
+    /// `u64::MAX`): `handle_timeout(u64::MAX)` still returns while a request waits, and so
+    /// do times that go back and jump (issue 39), for a permission and a token algorithm
+    /// (the C interface's tests take all four).
+    #[test]
+    fn handle_timeout_returns_at_the_end_of_time() {
+        let configs = ricart_agrawala::network(ricart_agrawala::Settings::new(3, 20)).unwrap();
+        let node = ricart_agrawala::Node::new(configs[0]).unwrap();
+        let mut d = Driver::new(node, Config::DEFAULT, 0).unwrap();
+        d.request(0, CsRequest::ONE).unwrap();
+        for now in [u64::MAX, u64::MAX, 0, 5, u64::MAX - 1, u64::MAX] {
+            d.handle_timeout(now);
+            while d.poll_event().is_some() {}
+            while d.poll_transmit().is_some() {}
+        }
+        assert_eq!(d.poll_timeout(), Some(u64::MAX), "re-armed, due at once");
+        assert!(d.core().waits_on(NodeId(1)) && d.core().waits_on(NodeId(2)));
+        assert!(!d.core().waits_on(NodeId(0)));
+
+        let mut k = krl(
+            0,
+            Config::DEFAULT.with_discovery(discovery::Settings::new(100)),
+        );
+        for now in [u64::MAX, 0, u64::MAX] {
+            k.handle_timeout(now);
+            while k.poll_event().is_some() {}
+            while k.poll_transmit().is_some() {}
         }
     }
 }

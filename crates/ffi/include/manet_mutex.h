@@ -777,7 +777,9 @@ int32_t manet_mutex_handle_datagram(struct manet_mutex_node *node,
                                     size_t len);
 
 /**
- * Time has come to `now_us`: timers due by then fire. Calling it early does no harm.
+ * Time has come to `now_us`: timers due by then fire, each at most once per call (a timer
+ * re-armed for a deadline already due, as at `UINT64_MAX`, waits for the next call). Any
+ * `now_us` returns. Calling it early does no harm.
  */
 int32_t manet_mutex_handle_timeout(struct manet_mutex_node *node, uint64_t now_us);
 

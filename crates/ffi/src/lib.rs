@@ -11,6 +11,13 @@
 //! counts as the latest one seen). A simulator passes its simulated time
 //! (`Simulator::Now().GetMicroSeconds()` in ns-3).
 //!
+//! Every `uint64_t` is a valid time, `UINT64_MAX` included: deadlines saturate there (a
+//! timer armed near the end of time is due at `UINT64_MAX`), and one call of
+//! `manet_mutex_handle_timeout` fires at most the timers due when it began, so it always
+//! returns (issue 39: at `UINT64_MAX` it used to fire a re-armed retransmission timer for
+//! ever). A timer re-armed during the call for a deadline already due waits for the next
+//! call: `manet_mutex_poll_timeout` then gives a deadline at or before `now_us`.
+//!
 //! # The loop
 //!
 //! After every input (`manet_mutex_handle_datagram`, `manet_mutex_handle_timeout`,
@@ -630,7 +637,9 @@ pub unsafe extern "C" fn manet_mutex_handle_datagram(
     })
 }
 
-/// Time has come to `now_us`: timers due by then fire. Calling it early does no harm.
+/// Time has come to `now_us`: timers due by then fire, each at most once per call (a timer
+/// re-armed for a deadline already due, as at `UINT64_MAX`, waits for the next call). Any
+/// `now_us` returns. Calling it early does no harm.
 #[no_mangle]
 pub extern "C" fn manet_mutex_handle_timeout(node: *mut ManetMutexNode, now_us: u64) -> i32 {
     guard(|| {

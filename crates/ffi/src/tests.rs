@@ -502,3 +502,181 @@ fn arbitrary_calls_return_known_codes_and_never_an_internal_error() {
         assert_eq!(manet_mutex_free(handle), MANET_MUTEX_OK);
     }
 }
+
+/// Runs `f` on a thread and fails if it has not returned within `secs` seconds: a hang is a
+/// failure, not a stuck test run.
+fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(secs))
+        .expect("the calls hung (or panicked)")
+}
+
+/// Issue 39: `manet_mutex_handle_timeout(node, UINT64_MAX)` never returned while a request
+/// waited (a timer re-armed at the end of time is due at once, and the driver fired due
+/// timers until none was). Now it returns, for every algorithm, again and again.
+#[test]
+fn handle_timeout_at_uint64_max_returns_while_a_request_waits() {
+    within(60, || {
+        for algorithm in MANET_MUTEX_KRL..=MANET_MUTEX_RICART_AGRAWALA {
+            let mut o = options(algorithm, 1, 3);
+            with_recovery(&mut o);
+            let node = create(&o).unwrap();
+            assert_eq!(manet_mutex_request(node, 5, 1, 0), MANET_MUTEX_OK);
+            for now in [u64::MAX, u64::MAX, 7, u64::MAX - 1, u64::MAX] {
+                assert_eq!(manet_mutex_handle_timeout(node, now), MANET_MUTEX_OK);
+                drain(node);
+            }
+            let mut status = 0;
+            // SAFETY: valid out-pointer.
+            assert_eq!(
+                unsafe { manet_mutex_get_status(node, &mut status) },
+                MANET_MUTEX_OK
+            );
+            assert_eq!(manet_mutex_free(node), MANET_MUTEX_OK);
+        }
+    });
+}
+
+/// Recovery on, with the settings [`every_algorithm_is_created_with_its_defaults_and_with_its_options`]
+/// uses: a lease for the token algorithms, a lease and an exclusion for the permission ones.
+fn with_recovery(o: &mut ManetMutexOptions) {
+    match o.algorithm {
+        MANET_MUTEX_LOOK_AHEAD | MANET_MUTEX_RICART_AGRAWALA => {
+            o.lease_us = 500_000;
+            o.exclusion = 5;
+        }
+        _ => {
+            o.recovery = true;
+            o.lease_us = 1_000_000;
+        }
+    }
+}
+
+/// Polls every event and transmit of `node` (a bounded number: the queues are bounded).
+fn drain(node: *mut ManetMutexNode) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for _ in 0..10_000 {
+        let mut ev = ManetMutexEvent::default();
+        // SAFETY: valid out-pointer.
+        if unsafe { manet_mutex_poll_event(node, &mut ev) } != MANET_MUTEX_OK {
+            break;
+        }
+    }
+    for _ in 0..10_000 {
+        let mut buf = [0u8; MANET_MUTEX_MAX_DATAGRAM];
+        let (mut len, mut to, mut broadcast) = (0usize, 0u32, false);
+        // SAFETY: `buf` is valid for its length; valid out-pointers.
+        let rc = unsafe {
+            manet_mutex_poll_transmit(
+                node,
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut len,
+                &mut to,
+                &mut broadcast,
+            )
+        };
+        if rc != MANET_MUTEX_OK {
+            break;
+        }
+        out.push(buf[..len].to_vec());
+    }
+    out
+}
+
+/// Every time-taking entry point with extreme times, for every algorithm with and without
+/// recovery: 0, `u64::MAX`, times going backwards, huge jumps, small steps, in seeded
+/// random sequences over a network of three nodes that hand each other their datagrams.
+/// No call hangs, none panics (`MANET_MUTEX_ERR_INTERNAL`), every status is a known one.
+#[test]
+fn extreme_times_never_hang_nor_panic() {
+    within(120, || {
+        let known = [
+            MANET_MUTEX_OK,
+            MANET_MUTEX_EMPTY,
+            MANET_MUTEX_ERR_INVALID_ARGUMENT,
+            MANET_MUTEX_ERR_WRONG_ALGORITHM,
+            MANET_MUTEX_ERR_ALREADY_REQUESTED,
+            MANET_MUTEX_ERR_NOT_IN_CRITICAL,
+            MANET_MUTEX_ERR_NOT_WAITING,
+            MANET_MUTEX_ERR_INVALID_RESOURCES,
+            MANET_MUTEX_ERR_WRONG_MODE,
+            MANET_MUTEX_ERR_NOT_A_PEER,
+        ];
+        for seed in 1..=24u64 {
+            let mut seed = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let mut next = move || {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed
+            };
+            let algorithm = MANET_MUTEX_KRL + (next() % 5) as u32;
+            let recovery = next() % 2 == 0;
+            let nodes: Vec<*mut ManetMutexNode> = (0..3)
+                .map(|id| {
+                    let mut o = options(algorithm, id, 3);
+                    if recovery {
+                        with_recovery(&mut o);
+                    }
+                    create(&o).unwrap()
+                })
+                .collect();
+            let mut now = 0u64;
+            for step in 0..2_000u32 {
+                now = match next() % 8 {
+                    0 => 0,
+                    1 => u64::MAX,
+                    2 => u64::MAX - next() % 1_000,
+                    3 => now.saturating_sub(next() % 1_000_000), // backwards
+                    4 => now.saturating_add(next() >> (next() % 64)), // a jump, any size
+                    _ => now.saturating_add(next() % 50_000),
+                };
+                let i = (next() % 3) as usize;
+                let node = nodes[i];
+                let rc = match next() % 7 {
+                    0 => manet_mutex_request(node, now, 1, 0),
+                    1 => manet_mutex_release(node, now),
+                    2 => manet_mutex_cancel(node, now),
+                    3 if algorithm <= MANET_MUTEX_PRIORITIZED => {
+                        manet_mutex_connect(node, now, ((i + 1) % 3) as u32)
+                    }
+                    _ => manet_mutex_handle_timeout(node, now),
+                };
+                assert!(
+                    known.contains(&rc),
+                    "seed {seed} step {step}: {rc} ({})",
+                    last_error()
+                );
+                // Hand what it sent to the others, at the same (extreme) time.
+                for bytes in drain(node) {
+                    for (j, &other) in nodes.iter().enumerate().filter(|&(j, _)| j != i) {
+                        // SAFETY: `bytes` is valid for its length.
+                        let rc = unsafe {
+                            manet_mutex_handle_datagram(
+                                other,
+                                now,
+                                i as u32,
+                                bytes.as_ptr(),
+                                bytes.len(),
+                            )
+                        };
+                        assert_eq!(rc, MANET_MUTEX_OK, "to {j}: {}", last_error());
+                        drain(other);
+                    }
+                }
+                let mut armed = false;
+                let mut deadline = 0u64;
+                // SAFETY: valid out-pointers.
+                let rc = unsafe { manet_mutex_poll_timeout(node, &mut deadline, &mut armed) };
+                assert_eq!(rc, MANET_MUTEX_OK);
+            }
+            for node in nodes {
+                assert_eq!(manet_mutex_free(node), MANET_MUTEX_OK);
+            }
+        }
+    });
+}

@@ -14,7 +14,7 @@ use tracing::Instrument;
 use crate::filter::{Direction, Filter, Verdict};
 use crate::store::Store;
 use crate::task::Task;
-use crate::{Error, Node, Shared};
+use crate::{Error, Node, PeerError, Shared};
 
 /// Where discovery's hellos go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -119,7 +119,8 @@ where
     }
 
     /// Every `(id, addr)` of `peers` ([`Builder::peer`]); the node's own id, if present, is
-    /// skipped.
+    /// skipped, if it names the node's own address ([`PeerError::OwnId`] at
+    /// [`Builder::spawn`] if not).
     pub fn peers(mut self, peers: impl IntoIterator<Item = (NodeId, SocketAddr)>) -> Self {
         self.peers.extend(peers);
         self
@@ -143,7 +144,9 @@ where
     /// [`Stats::filtered_out`](crate::Stats::filtered_out). For fault injection (random
     /// loss, cut links: the filter may share state with the application, e.g. a set of cut
     /// peers behind a mutex) and for firewalls. It runs on the node's task: keep it short,
-    /// and never block in it.
+    /// and never block in it. If it panics, the panic is caught and the node ends as a crash
+    /// would (nothing more is sent, the filter is never called again); every later call
+    /// returns [`Error::FilterPanicked`].
     pub fn filter<F>(mut self, filter: F) -> Self
     where
         F: FnMut(Direction, SocketAddr, &[u8]) -> Verdict + Send + 'static,
@@ -166,7 +169,14 @@ where
 
     /// Binds the socket and spawns the node's task on the current tokio runtime (call it
     /// inside one).
+    ///
+    /// Checked first, before anything starts (no socket bound, no task): a runtime
+    /// ([`Error::NoRuntime`] outside one) and the peer map against the core's network
+    /// ([`Error::Peers`]): ids outside the network, an entry for the node's own id at
+    /// another address, another peer at the node's own address, two ids at one address, a
+    /// permission algorithm's host with no address, a neighbour with no address.
     pub fn spawn(self) -> Result<Node, Error> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
         let Builder {
             core,
             bind,
@@ -179,11 +189,20 @@ where
             store,
         } = self;
         let id = core.id();
-        peers.remove(&id);
+        let own = match &socket {
+            Some(socket) => socket.local_addr()?,
+            None => bind,
+        };
         let mut config = config.unwrap_or(match P::LINKED {
             true => Config::DEFAULT.with_discovery(discovery::Settings::new(100)),
             false => Config::DEFAULT,
         });
+        let named = match P::LINKED && config.discovery.is_none() {
+            true => neighbours.as_deref(),
+            false => None,
+        };
+        check_peers(&core, own, &peers, named)?;
+        peers.remove(&id);
         if let Some(store) = &store {
             // Link epochs above every earlier incarnation's (each used fewer than 2^32).
             let base = u64::from(store.saved().incarnation) << 32;
@@ -241,7 +260,7 @@ where
             rx,
             shared.clone(),
         );
-        let handle = tokio::spawn(task.run().instrument(span));
+        let handle = runtime.spawn(task.run().instrument(span));
         Ok(Node {
             id,
             local_addr,
@@ -251,4 +270,85 @@ where
             task: Mutex::new(Some(handle)),
         })
     }
+}
+
+/// Whether `addr` may be the node's own address `own` (its socket's, or the bind address,
+/// whose unspecified IP or port 0 match any).
+fn is_own(own: SocketAddr, addr: SocketAddr) -> bool {
+    (own.ip().is_unspecified() || own.ip() == addr.ip())
+        && (own.port() == 0 || own.port() == addr.port())
+}
+
+/// The peer map's checks ([`Builder::spawn`]), in a fixed order, ids ascending;
+/// `neighbours` the ones named to link to at start (token algorithms without discovery).
+fn check_peers<P>(
+    core: &P,
+    own: SocketAddr,
+    peers: &HashMap<NodeId, SocketAddr>,
+    neighbours: Option<&[NodeId]>,
+) -> Result<(), PeerError>
+where
+    P: Algorithm,
+    P::Message: Wire,
+{
+    let id = core.id();
+    let mut sorted: Vec<(NodeId, SocketAddr)> = peers.iter().map(|(&i, &a)| (i, a)).collect();
+    sorted.sort();
+    // The node's own address as far as it is known: the socket's or bind's where it names
+    // an interface, and its own entry's.
+    let mut own_addrs = Vec::new();
+    if !own.ip().is_unspecified() && own.port() != 0 {
+        own_addrs.push(own);
+    }
+    if let Some(&addr) = peers.get(&id) {
+        if !is_own(own, addr) {
+            return Err(PeerError::OwnId { id, addr, own });
+        }
+        own_addrs.push(addr);
+    }
+    let hosts = core.hosts();
+    for &(peer, addr) in &sorted {
+        if peer == id {
+            continue;
+        }
+        if !core.knows(peer) {
+            return Err(PeerError::NotInNetwork {
+                peer,
+                hosts: hosts.unwrap_or(0),
+            });
+        }
+        if own_addrs.contains(&addr) {
+            return Err(PeerError::OwnAddress { peer, addr });
+        }
+    }
+    let mut by_addr: Vec<(SocketAddr, NodeId)> = sorted
+        .iter()
+        .filter(|&&(peer, _)| peer != id)
+        .map(|&(peer, addr)| (addr, peer))
+        .collect();
+    by_addr.sort();
+    if let Some(pair) = by_addr.windows(2).find(|w| w[0].0 == w[1].0) {
+        return Err(PeerError::DuplicateAddress {
+            first: pair[0].1,
+            second: pair[1].1,
+            addr: pair[0].0,
+        });
+    }
+    if let Some(hosts) = hosts {
+        let missing: Vec<NodeId> = (0..hosts)
+            .map(NodeId)
+            .filter(|&host| host != id && !peers.contains_key(&host))
+            .collect();
+        if !missing.is_empty() {
+            return Err(PeerError::MissingHosts { hosts: missing });
+        }
+    }
+    if let Some(&peer) = neighbours
+        .unwrap_or_default()
+        .iter()
+        .find(|&&peer| peer != id && !peers.contains_key(&peer))
+    {
+        return Err(PeerError::NeighbourWithoutAddress { peer });
+    }
+    Ok(())
 }

@@ -62,7 +62,25 @@
 //! **Tracing**: each node task runs in a `tracing` span `manet_mutex_node{id}`; it emits
 //! events for entries, releases, cancellations, lost locks (`warn`), anomalies and lost
 //! messages (`warn`), recovery reports (`info`), links and neighbours (`debug`), dropped
-//! datagrams (`debug`).
+//! datagrams (`debug`), the peers a waiting request waits on (`warn`, backed off), a
+//! panicking filter (`error`).
+//!
+//! **Checked at spawn**: [`Builder::spawn`] checks, before it binds or starts anything, that
+//! it runs inside a tokio runtime ([`Error::NoRuntime`]) and that the peer map fits the
+//! core's network ([`Error::Peers`], [`PeerError`]): no id outside a permission algorithm's
+//! hosts, no entry for the node's own id at another address (one at its own address is
+//! skipped, so every node may be given the whole map), no other peer at the node's own
+//! address, no two ids at one address, every host of a permission algorithm with an
+//! address, every named [neighbour](Builder::neighbours) with one.
+//!
+//! **Visible while running**: [`Node::peers`] says, per peer, how long it has been silent
+//! and whether the waiting request waits on it; while a request waits the task logs
+//! (`warn`) "waiting for peer 2, silent 30 s" for each peer it waits on, 1 s after the
+//! request and then at doubling intervals up to a minute.
+//!
+//! **A panicking filter**: a [`Builder::filter`] that panics is caught; the node ends as a
+//! crash would (nothing more sent; an `error` trace) and every later call returns
+//! [`Error::FilterPanicked`] with the panic's message, not [`Error::Shutdown`].
 //!
 //! **Restarts**: a node built with [`Node::with_state_dir`] keeps what a restart needs in a
 //! directory of its own, so that starting it again with the same configuration and directory
@@ -91,7 +109,7 @@ mod task;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use manet_mutex::driver::DriverEvent;
@@ -130,11 +148,113 @@ pub enum Error {
     /// The socket could not be bound or configured.
     #[error("socket: {0}")]
     Io(#[from] std::io::Error),
-    /// The state directory could not be used ([`Node::with_state_dir`]), or storing the
-    /// node's state failed while it ran (the node then stopped without sending anything
-    /// more).
+    /// The state directory could not be used ([`Node::with_state_dir`]); nothing was started.
     #[error("durable state: {0}")]
     Store(#[from] StoreError),
+    /// Storing the node's state failed while it ran (the reason): the node stopped as a
+    /// crash would, sending nothing more (what it had to store first was never sent). Every
+    /// later call returns it instead of [`Error::Shutdown`]; started again with the same
+    /// directory, the node takes its last stored state.
+    #[error("storing the node's state failed, the node stopped: {0}")]
+    StoreFailed(String),
+    /// [`Builder::spawn`] found the peer map inconsistent with the core's network
+    /// ([`PeerError`] names the problem); nothing was started (no socket bound, no task).
+    #[error("peer map: {0}")]
+    Peers(#[from] PeerError),
+    /// [`Builder::spawn`] was called outside a tokio runtime (it spawns the node's task on
+    /// the current one); nothing was started.
+    #[error("spawn called outside a tokio runtime")]
+    NoRuntime,
+    /// The [datagram filter](Builder::filter) panicked (the panic's message): the node's
+    /// task caught it and ended as a crash would (nothing more is sent; the waiting request,
+    /// if any, ends with this error, a held guard's [`Guard::lost`] says
+    /// [`Lost::Shutdown`]). Every later call returns it instead of [`Error::Shutdown`].
+    #[error("the datagram filter panicked: {0}")]
+    FilterPanicked(String),
+}
+
+/// What is wrong with a peer map ([`Error::Peers`], checked by [`Builder::spawn`] against
+/// the core's network before anything starts).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PeerError {
+    /// A peer id the core can never hear from: outside a permission core's hosts
+    /// (`0..hosts`).
+    #[error("peer {peer} is not a host of the network (0..{hosts})", peer = .peer.0)]
+    NotInNetwork {
+        /// The id.
+        peer: NodeId,
+        /// The network's hosts, `0..hosts`.
+        hosts: u32,
+    },
+    /// An entry for the node's own id at an address that is not the node's own (the socket's,
+    /// or [`Builder::bind`]'s where it names an interface or a port): the map says this node
+    /// is elsewhere. (An entry at the node's own address is allowed and skipped: a whole
+    /// network's map can be given to each of its nodes.)
+    #[error("the entry for this node's own id {id} names {addr}, not this node's address {own}", id = .id.0)]
+    OwnId {
+        /// This node's id.
+        id: NodeId,
+        /// The address its entry names.
+        addr: SocketAddr,
+        /// This node's address (the bound socket's, or the bind address).
+        own: SocketAddr,
+    },
+    /// Another peer's entry names this node's own address: its datagrams would come back
+    /// here, and this node's would be taken as that peer's.
+    #[error("peer {peer} has this node's own address {addr}", peer = .peer.0)]
+    OwnAddress {
+        /// The peer.
+        peer: NodeId,
+        /// The address.
+        addr: SocketAddr,
+    },
+    /// Two ids at one address: a datagram from it could not be told apart.
+    #[error("peers {first} and {second} share the address {addr}", first = .first.0, second = .second.0)]
+    DuplicateAddress {
+        /// The lower id.
+        first: NodeId,
+        /// The higher id.
+        second: NodeId,
+        /// The address.
+        addr: SocketAddr,
+    },
+    /// Hosts of a permission algorithm's network with no address (every request waits for
+    /// every host's REPLY: with one unreachable, no request is ever granted without
+    /// recovery), in id order.
+    #[error("hosts without an address: {hosts:?}")]
+    MissingHosts {
+        /// The hosts.
+        hosts: Vec<NodeId>,
+    },
+    /// A [neighbour](Builder::neighbours) with no address.
+    #[error("neighbour {peer} has no address", peer = .peer.0)]
+    NeighbourWithoutAddress {
+        /// The neighbour.
+        peer: NodeId,
+    },
+}
+
+/// One peer as the node sees it ([`Node::peers`]): when it was last heard, and whether the
+/// waiting request waits on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct PeerState {
+    /// The peer's id.
+    pub id: NodeId,
+    /// Its address in the peer map.
+    pub addr: SocketAddr,
+    /// How long since a datagram from its address last reached the node (one the
+    /// [filter](Builder::filter) kept), or since the node started if it was never heard.
+    pub silent: Duration,
+    /// Whether a datagram from it was ever kept.
+    pub heard: bool,
+    /// Datagrams from it kept (after the filter).
+    pub datagrams: u64,
+    /// Whether this node's waiting request waits on it
+    /// ([`Algorithm::waits_on`](driver::Algorithm::waits_on): a REPLY outstanding, or the
+    /// token request sent its way). `false` while no request waits.
+    pub awaited: bool,
 }
 
 /// Why a held lock is no longer safe to act under ([`Guard::lost`]).
@@ -215,7 +335,7 @@ pub struct Stats {
     /// The core's status ([`Protocol::status`](manet_mutex::Protocol::status)) after the
     /// last input; `None` until the task first ran.
     pub status: Option<Status>,
-    /// Storing the node's state failed ([`Error::Store`]): the node stopped.
+    /// Storing the node's state failed ([`Error::StoreFailed`]): the node stopped.
     pub store_failed: bool,
 }
 
@@ -228,6 +348,17 @@ struct Shared {
     stats: Mutex<Stats>,
     timeouts: AtomicU64,
     events: broadcast::Sender<DriverEvent>,
+    /// Set (once) when the task ended as a crash would: why.
+    failure: OnceLock<Failure>,
+}
+
+/// Why a node's task ended as a crash would (nothing more sent).
+#[derive(Debug, Clone)]
+enum Failure {
+    /// The datagram filter panicked: the panic's message.
+    Filter(String),
+    /// Storing the node's state failed: the reason.
+    Store(String),
 }
 
 impl Shared {
@@ -236,6 +367,17 @@ impl Shared {
             stats: Mutex::default(),
             timeouts: AtomicU64::new(0),
             events: broadcast::Sender::new(EVENTS_CAPACITY),
+            failure: OnceLock::new(),
+        }
+    }
+
+    /// Why the task is gone: [`Error::FilterPanicked`] if the filter panicked,
+    /// [`Error::StoreFailed`] if storing failed, else [`Error::Shutdown`].
+    fn ended(&self) -> Error {
+        match self.failure.get() {
+            Some(Failure::Filter(message)) => Error::FilterPanicked(message.clone()),
+            Some(Failure::Store(reason)) => Error::StoreFailed(reason.clone()),
+            None => Error::Shutdown,
         }
     }
 }
@@ -265,6 +407,9 @@ enum Command {
     },
     Close {
         peer: NodeId,
+    },
+    Peers {
+        reply: oneshot::Sender<Vec<PeerState>>,
     },
     Shutdown,
 }
@@ -322,7 +467,7 @@ impl Node {
     /// While the node runs, every majority-mode promise
     /// ([`DriverEvent::Persist`]) and every round of a generation it makes is stored — written,
     /// flushed and renamed into place — before anything that follows it is sent; if storing
-    /// fails the node stops at once, sending nothing more ([`Error::Store`]). The directory
+    /// fails the node stops at once, sending nothing more ([`Error::StoreFailed`]). The directory
     /// is locked while the node runs: a second process with the same directory is refused
     /// ([`StoreError::Locked`]), as is a directory of another node or algorithm.
     ///
@@ -391,7 +536,7 @@ impl Node {
         let (reply, granted) = oneshot::channel();
         self.tx
             .send(Command::Acquire { id, request, reply })
-            .map_err(|_| Error::Shutdown)?;
+            .map_err(|_| self.shared.ended())?;
         let mut withdraw = Withdraw {
             tx: &self.tx,
             id,
@@ -399,13 +544,14 @@ impl Node {
         };
         let grant = granted.await;
         withdraw.armed = false;
-        let grant = grant.map_err(|_| Error::Shutdown)??;
+        let grant = grant.map_err(|_| self.shared.ended())??;
         Ok(Guard {
             id,
             fence: grant.fence,
             resources: grant.resources,
             lost: grant.lost,
             tx: self.tx.clone(),
+            shared: self.shared.clone(),
         })
     }
 
@@ -441,8 +587,8 @@ impl Node {
         let (reply, done) = oneshot::channel();
         self.tx
             .send(Command::Connect { peer, reply })
-            .map_err(|_| Error::Shutdown)?;
-        done.await.map_err(|_| Error::Shutdown)?
+            .map_err(|_| self.shared.ended())?;
+        done.await.map_err(|_| self.shared.ended())?
     }
 
     /// Closes the link to `peer` (a token algorithm's
@@ -454,7 +600,21 @@ impl Node {
     pub fn close(&self, peer: NodeId) -> Result<(), Error> {
         self.tx
             .send(Command::Close { peer })
-            .map_err(|_| Error::Shutdown)
+            .map_err(|_| self.shared.ended())
+    }
+
+    /// Every peer of the map as the node sees it now, in id order: when it was last heard
+    /// and whether the waiting request waits on it. While a request waits, the node also
+    /// logs (`warn`) the peers it waits on and how long they have been silent, 1 s after the
+    /// request and then at doubling intervals up to a minute ("waiting for a peer", with
+    /// `peer`, `silent_ms` and `waited_ms`). [`Error::Shutdown`] (or
+    /// [`Error::FilterPanicked`]) once the task has ended.
+    pub async fn peers(&self) -> Result<Vec<PeerState>, Error> {
+        let (reply, done) = oneshot::channel();
+        self.tx
+            .send(Command::Peers { reply })
+            .map_err(|_| self.shared.ended())?;
+        done.await.map_err(|_| self.shared.ended())
     }
 
     /// What the node counted so far (updated by the task after every input).
@@ -503,11 +663,22 @@ pub struct Guard {
     resources: u32,
     lost: watch::Receiver<Option<Lost>>,
     tx: mpsc::UnboundedSender<Command>,
+    shared: Arc<Shared>,
 }
 
 impl Guard {
     /// The entry's fencing token: hand it to the protected resource with every operation,
-    /// so that it refuses a holder older than one it admitted.
+    /// so that it refuses a holder it must not admit ([`manet_mutex::fence::Fences`] keeps
+    /// what it needs). What the resource checks depends on the algorithm:
+    ///
+    /// - one holder at a time per lane (KRL/KRLF, each token its lane; look-ahead;
+    ///   Ricart–Agrawala; prioritized with `k = 1`): refuse any fence not above the highest
+    ///   it admitted in the lane ([`Fences::new`](manet_mutex::fence::Fences::new));
+    /// - prioritized h-out-of-k with concurrent holders (`k > 1`, requests of fewer than
+    ///   `k`): refuse any fence it has seen before, each fence new, not highest-so-far
+    ///   ([`Fences::distinct`](manet_mutex::fence::Fences::distinct)). The token issues the
+    ///   fences in grant order, but holders granted concurrently reach the resource in any
+    ///   order, so "above the highest" would refuse an earlier, legitimate grant.
     pub fn fence(&self) -> Fence {
         self.fence
     }
@@ -551,8 +722,8 @@ impl Guard {
                 newest,
                 reply,
             })
-            .map_err(|_| Error::Shutdown)?;
-        done.await.map_err(|_| Error::Shutdown)?
+            .map_err(|_| self.shared.ended())?;
+        done.await.map_err(|_| self.shared.ended())?
     }
 
     /// Releases the lock (the same as dropping the guard).

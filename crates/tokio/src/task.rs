@@ -11,14 +11,28 @@ use manet_mutex::{CsRequest, Fence, NodeId, Report};
 use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
-use tracing::{debug, info, warn};
+use tracing::{debug, error, info, warn};
 
 use crate::filter::{Direction, Filter, Verdict};
 use crate::store::{Store, StoreError};
-use crate::{Command, Error, Grant, Lost, Shared, Stats};
+use crate::{Command, Error, Failure, Grant, Lost, PeerState, Shared, Stats};
 
 /// The largest datagram read (UDP's limit).
 const MAX_DATAGRAM: usize = 65_536;
+
+/// The first report of a waiting request's silent peers comes this long after the request;
+/// each next one after twice the interval before, up to [`REPORT_MAX`].
+const REPORT_FIRST: Duration = Duration::from_secs(1);
+/// The longest interval between two reports of a waiting request.
+const REPORT_MAX: Duration = Duration::from_secs(60);
+
+/// What the task keeps of a peer (an entry per peer of the map, made at start: updating it
+/// never allocates).
+#[derive(Debug, Clone, Copy, Default)]
+struct Heard {
+    last: Option<Instant>,
+    datagrams: u64,
+}
 
 /// Where this node's request stands.
 enum State {
@@ -27,6 +41,8 @@ enum State {
         id: u64,
         reply: oneshot::Sender<Result<Grant, Error>>,
         since: Instant,
+        /// When to report the peers it waits on next, and the interval after that.
+        report: (Instant, Duration),
     },
     Holding {
         id: u64,
@@ -49,14 +65,17 @@ where
     filter: Option<Filter>,
     /// The durable state, if the node has a state directory.
     store: Option<Store>,
-    /// Storing failed: the node sends nothing more and stops, as if it had crashed.
-    halted: Option<StoreError>,
     rx: mpsc::UnboundedReceiver<Command>,
     shared: Arc<Shared>,
     state: State,
     stats: Stats,
     /// Informational events for the subscribers, sent once the counters are published.
     published: Vec<DriverEvent>,
+    /// Per peer of the map: when it was last heard.
+    heard: HashMap<NodeId, Heard>,
+    /// The filter panicked or storing failed ([`Task::fail`]): the task ends as a crash
+    /// would, and nothing more is sent.
+    failed: bool,
 }
 
 impl<P> Task<P>
@@ -77,6 +96,7 @@ where
         shared: Arc<Shared>,
     ) -> Self {
         let by_addr = peers.iter().map(|(&id, &addr)| (addr, id)).collect();
+        let heard = peers.keys().map(|&id| (id, Heard::default())).collect();
         Task {
             driver,
             socket,
@@ -86,12 +106,13 @@ where
             broadcast,
             filter,
             store,
-            halted: None,
             rx,
             shared,
             state: State::Idle,
             stats: Stats::default(),
             published: Vec::new(),
+            heard,
+            failed: false,
         }
     }
 
@@ -105,15 +126,26 @@ where
         let mut buf = vec![0u8; MAX_DATAGRAM];
         loop {
             self.flush().await;
-            if let Some(e) = self.halted.take() {
-                return self.halt(e);
+            if self.failed {
+                break;
             }
+            // A deadline past what an `Instant` holds is never.
             let deadline = self
                 .driver
                 .poll_timeout()
-                .map(|ms| self.start + Duration::from_millis(ms));
+                .and_then(|ms| self.start.checked_add(Duration::from_millis(ms)));
             let timer = async {
                 match deadline {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            let report = match &self.state {
+                State::Waiting { report, .. } => Some(report.0),
+                _ => None,
+            };
+            let report = async {
+                match report {
                     Some(at) => tokio::time::sleep_until(at).await,
                     None => std::future::pending().await,
                 }
@@ -140,19 +172,105 @@ where
                     let now = self.now();
                     self.driver.handle_timeout(now);
                 }
+                () = report => self.report_waiting(),
             }
         }
         self.stop();
         self.flush().await;
-        info!("node stopped");
+        match self.failed {
+            true => error!("node stopped after a failure"),
+            false => info!("node stopped"),
+        }
+    }
+
+    /// A waiting request's peers: each it waits on, and how long it has been silent
+    /// (`warn`); then the next report, at twice the interval (at most [`REPORT_MAX`]).
+    fn report_waiting(&mut self) {
+        let State::Waiting {
+            id, since, report, ..
+        } = &mut self.state
+        else {
+            return;
+        };
+        let interval = report.1;
+        *report = (Instant::now() + interval, (interval * 2).min(REPORT_MAX));
+        let (id, waited_ms) = (*id, millis(since.elapsed()));
+        let mut any = false;
+        for (&peer, heard) in &self.heard {
+            if self.driver.core().waits_on(peer) {
+                any = true;
+                let silent_ms = millis(heard.last.unwrap_or(self.start).elapsed());
+                warn!(
+                    request = id,
+                    peer = peer.0,
+                    silent_ms,
+                    waited_ms,
+                    heard = heard.last.is_some(),
+                    "waiting for peer {}, silent {} s",
+                    peer.0,
+                    silent_ms / 1000
+                );
+            }
+        }
+        if !any {
+            warn!(
+                request = id,
+                waited_ms, "waiting, on no peer of the map (no neighbour asked yet)"
+            );
+        }
+    }
+
+    /// Every peer of the map as the node sees it now, in id order ([`Node::peers`]).
+    ///
+    /// [`Node::peers`]: crate::Node::peers
+    fn peer_states(&self) -> Vec<PeerState> {
+        let waiting = matches!(self.state, State::Waiting { .. });
+        let mut states: Vec<PeerState> = self
+            .peers
+            .iter()
+            .map(|(&id, &addr)| {
+                let heard = self.heard.get(&id).copied().unwrap_or_default();
+                PeerState {
+                    id,
+                    addr,
+                    silent: heard.last.unwrap_or(self.start).elapsed(),
+                    heard: heard.last.is_some(),
+                    datagrams: heard.datagrams,
+                    awaited: waiting && self.driver.core().waits_on(id),
+                }
+            })
+            .collect();
+        states.sort_by_key(|p| p.id);
+        states
     }
 
     /// The filter's verdict on a datagram (kept without a filter); a drop is counted.
+    ///
+    /// A panicking filter is caught: the node is [failed](Task::fail), and nothing passes
+    /// from then on.
     fn keeps(&mut self, direction: Direction, addr: SocketAddr, bytes: &[u8]) -> bool {
+        if self.failed {
+            return false;
+        }
         let Some(filter) = &mut self.filter else {
             return true;
         };
-        match filter(direction, addr, bytes) {
+        let verdict = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            filter(direction, addr, bytes)
+        }));
+        let verdict = match verdict {
+            Ok(verdict) => verdict,
+            Err(payload) => {
+                let message = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic without a message".to_string());
+                self.fail(Failure::Filter(message));
+                return false;
+            }
+        };
+        match verdict {
             Verdict::Keep => true,
             Verdict::Drop => {
                 match direction {
@@ -165,9 +283,30 @@ where
         }
     }
 
+    /// The filter panicked, or storing failed: the task ends as a crash would (the filter,
+    /// which may be in any state, is never called again, and nothing more is sent); every
+    /// later call of the handles returns the failure ([`Error::FilterPanicked`],
+    /// [`Error::StoreFailed`]).
+    fn fail(&mut self, failure: Failure) {
+        match &failure {
+            Failure::Filter(message) => {
+                error!(panic = %message, "the datagram filter panicked: the node stops");
+            }
+            Failure::Store(reason) => {
+                error!(error = %reason, "cannot store the node's state: the node stops");
+            }
+        }
+        let _ = self.shared.failure.set(failure);
+        self.failed = true;
+    }
+
     fn on_datagram(&mut self, from: SocketAddr, bytes: &[u8]) {
         match self.by_addr.get(&from) {
             Some(&peer) => {
+                if let Some(heard) = self.heard.get_mut(&peer) {
+                    heard.last = Some(Instant::now());
+                    heard.datagrams += 1;
+                }
                 let now = self.now();
                 self.driver.handle_datagram(now, peer, bytes);
             }
@@ -223,6 +362,9 @@ where
                 let _ = reply.send(self.driver.connect(now, peer).map_err(Error::Link));
             }
             Command::Close { peer } => self.driver.close(now, peer),
+            Command::Peers { reply } => {
+                let _ = reply.send(self.peer_states());
+            }
             Command::Shutdown => {}
         }
     }
@@ -242,10 +384,12 @@ where
             Ok(()) => {
                 self.stats.requested += 1;
                 debug!(request = id, "requested");
+                let since = Instant::now();
                 self.state = State::Waiting {
                     id,
                     reply,
-                    since: Instant::now(),
+                    since,
+                    report: (since + REPORT_FIRST, REPORT_FIRST * 2),
                 };
             }
             Err(e) => {
@@ -342,12 +486,14 @@ where
             // Before the application acts under the fence: a restart numbers above it.
             let stored = store.entered(fence.generation());
             self.halt_on(stored);
-            if self.halted.is_some() {
+            if self.failed {
                 return;
             }
         }
         match std::mem::replace(&mut self.state, State::Idle) {
-            State::Waiting { id, reply, since } => {
+            State::Waiting {
+                id, reply, since, ..
+            } => {
                 self.stats.entered += 1;
                 self.stats.wait_ms += millis(since.elapsed());
                 let (lost, lost_rx) = watch::channel(None);
@@ -401,7 +547,7 @@ where
             State::Waiting { reply, .. } => {
                 self.stats.cancelled += 1;
                 let _ = self.driver.cancel(now);
-                let _ = reply.send(Err(Error::Shutdown));
+                let _ = reply.send(Err(self.shared.ended()));
             }
             State::Holding {
                 fence, lost, since, ..
@@ -412,28 +558,16 @@ where
         }
     }
 
-    /// Keeps the first failure to store: the node stops before it sends what the stored
-    /// state had to precede.
+    /// A failure to store ends the node before it sends what the stored state had to precede.
     fn halt_on(&mut self, stored: Result<(), StoreError>) {
         if let Err(e) = stored {
-            self.halted.get_or_insert(e);
-        }
-    }
-
-    /// The node could not store its state: it ends without sending anything more (a crash,
-    /// for its peers; restarted, it takes its last stored state), and a waiting request fails
-    /// with the reason.
-    fn halt(mut self, e: StoreError) {
-        tracing::error!(error = %e, "cannot store the node's state: node stopped");
-        self.stats.store_failed = true;
-        self.publish();
-        if let State::Waiting { reply, .. } = std::mem::replace(&mut self.state, State::Idle) {
-            let _ = reply.send(Err(Error::Store(e)));
+            self.stats.store_failed = true;
+            self.fail(Failure::Store(e.to_string()));
         }
     }
 
     /// Drains the driver's events, then its transmits, until neither has any; publishes the
-    /// counters. Nothing is sent once storing failed.
+    /// counters. Nothing is sent once the node failed ([`Task::fail`]).
     async fn flush(&mut self) {
         loop {
             let mut moved = false;
@@ -441,8 +575,8 @@ where
                 moved = true;
                 self.on_event(event);
             }
-            if self.halted.is_some() {
-                return;
+            if self.failed {
+                break;
             }
             while let Some(transmit) = self.driver.poll_transmit() {
                 moved = true;

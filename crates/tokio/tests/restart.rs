@@ -406,3 +406,25 @@ async fn a_state_directory_in_use_or_of_another_node_is_refused() {
     );
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+/// A node that cannot store what must precede a grant stops as a crash would, says why, and
+/// hands over no grant.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_that_cannot_store_its_state_stops_and_says_why() {
+    let root = scratch("unwritable");
+    let addrs = addresses(2);
+    let configs = ricart_agrawala::network(ricart_agrawala::Settings::new(2, 20)).unwrap();
+    let dir = |i: usize| root.join(format!("node-{i}"));
+    let hosts: Vec<Host> = (0..2)
+        .map(|i| Host::start(configs[i], &dir(i), addrs[i].1, &addrs))
+        .collect();
+    // The directory gone: the first entry's generation cannot be stored.
+    std::fs::remove_dir_all(dir(0)).unwrap();
+    let outcome = hosts[0].node.acquire_timeout(PATIENCE).await;
+    assert!(matches!(outcome, Err(Error::StoreFailed(_))), "{outcome:?}");
+    let again = hosts[0].node.acquire_timeout(PATIENCE).await;
+    assert!(matches!(again, Err(Error::StoreFailed(_))), "{again:?}");
+    assert!(hosts[0].node.stats().store_failed);
+    drop(hosts);
+    std::fs::remove_dir_all(&root).unwrap();
+}

@@ -283,9 +283,60 @@ pub struct Recovery {
     /// Enter only with the grants of a strict majority of the hosts, the node itself
     /// included.
     pub majority: bool,
+    /// The network's stated timing bounds, if given: the node then refuses settings that
+    /// break them (an exclusion too short for the lease, C4), instead of running unsafely.
+    pub bounds: Option<Bounds>,
+}
+
+/// The timing a network promises (`Settings::with_bounds` of both permission algorithms), in
+/// [the embedder's time unit](crate#timers): every REQUEST reaches a live host within
+/// `delivery` of its first sending, retransmissions included, and every host's clock runs
+/// within `drift_ppm` parts per million of real time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Bounds {
+    /// The delivery bound Δ.
+    pub delivery: u64,
+    /// The clock drift ρ, in parts per million (below 10^6).
+    pub drift_ppm: u32,
+}
+
+impl Bounds {
+    /// Delivery within `delivery`, clocks within `drift_ppm` parts per million.
+    pub const fn new(delivery: u64, drift_ppm: u32) -> Self {
+        Bounds {
+            delivery,
+            drift_ppm,
+        }
+    }
 }
 
 impl Recovery {
+    /// The least exclusion count [`Recovery::exclusion_safe`] accepts for this lease and
+    /// `bounds` (`None` without a lease, with no retransmission timeout, with a drift of 10^6
+    /// ppm or more, or past `u32::MAX` timeouts).
+    pub const fn least_safe_exclusion(&self, retransmit_after: u64, bounds: Bounds) -> Option<u32> {
+        const P: u128 = 1_000_000;
+        let Some(lease) = self.lease else {
+            return None;
+        };
+        let d = bounds.drift_ppm as u128;
+        if d >= P || retransmit_after == 0 {
+            return None;
+        }
+        // The least m with m·R·(P−d)·P ≥ (P+d)·(2L·P + Δ·(P−d)) (exclusion_safe).
+        let needed = (P + d) * (2 * lease as u128 * P + bounds.delivery as u128 * (P - d));
+        let per = retransmit_after as u128 * (P - d) * P;
+        let m = needed.div_ceil(per);
+        if m == 0 {
+            Some(1)
+        } else if m > u32::MAX as u128 {
+            None
+        } else {
+            Some(m as u32)
+        }
+    }
+
     /// Whether exclusion by timeout, with leases, keeps at most one holder acting at a time:
     /// `exclusion · retransmit_after ≥ (1 + ρ)·(2·lease/(1 − ρ) + delivery_bound)`, with every
     /// host's clock within a factor `1 ± ρ` of real time (`ρ = drift_ppm / 10^6`) and every
@@ -425,6 +476,23 @@ impl<T: Copy> Core<T> {
         }
         if recovery.exclusion == Some(0) {
             return bad("exclusion needs at least one retransmission timeout");
+        }
+        if let Some(bounds) = recovery.bounds {
+            if bounds.drift_ppm >= 1_000_000 {
+                return bad("the stated drift must be below 10^6 ppm");
+            }
+            if recovery.exclusion.is_some() && recovery.lease.is_none() {
+                return bad("exclusion without a lease can let two holders act (C4): give a lease");
+            }
+            if recovery.exclusion.is_some()
+                && !recovery.exclusion_safe(retransmit_after, bounds.delivery, bounds.drift_ppm)
+            {
+                return bad(
+                    "the exclusion is shorter than the stated bounds allow: exclusion · \
+                     retransmit_after must be at least (1 + ρ)·(2·lease/(1 − ρ) + delivery) (C4; \
+                     Recovery::least_safe_exclusion gives the least)",
+                );
+            }
         }
         let floor = u64::from(incarnation) << 32;
         Ok(Core {

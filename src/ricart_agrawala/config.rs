@@ -3,7 +3,7 @@
 
 use alloc::vec::Vec;
 
-use crate::permission::Recovery;
+use crate::permission::{Bounds, Recovery};
 use crate::{Error, NodeId};
 
 /// What every host of a network agrees on.
@@ -29,6 +29,7 @@ impl Settings {
                 lease: None,
                 exclusion: None,
                 majority: false,
+                bounds: None,
             },
         }
     }
@@ -50,6 +51,30 @@ impl Settings {
     pub const fn with_majority(mut self, on: bool) -> Self {
         self.recovery.majority = on;
         self
+    }
+
+    /// The network's stated timing bounds (requests delivered within `delivery_bound`,
+    /// clocks within `drift_ppm`): the node then refuses an exclusion the bounds make unsafe
+    /// (`Error::InvalidConfig` at `Node::new`, naming the bound; C4) instead of running with
+    /// it ([`Recovery::bounds`]).
+    pub const fn with_bounds(mut self, delivery_bound: u64, drift_ppm: u32) -> Self {
+        self.recovery.bounds = Some(Bounds::new(delivery_bound, drift_ppm));
+        self
+    }
+
+    /// Recovery for a network with these bounds: every entry leased for `lease`, a silent
+    /// peer excluded after the least number of retransmission timeouts that keeps one acting
+    /// holder ([`Recovery::least_safe_exclusion`]), and the bounds stated
+    /// ([`Settings::with_bounds`]). Where no exclusion is safe (no retransmission timeout, a
+    /// drift of 10^6 ppm) none is set, and `Node::new` refuses nothing more.
+    pub const fn with_recovery_for(self, lease: u64, delivery_bound: u64, drift_ppm: u32) -> Self {
+        let mut s = self
+            .with_lease(lease)
+            .with_bounds(delivery_bound, drift_ppm);
+        s.recovery.exclusion = s
+            .recovery
+            .least_safe_exclusion(s.retransmit_after, Bounds::new(delivery_bound, drift_ppm));
+        s
     }
 
     /// Whether the exclusion timeout outlasts every lease it could cut short, for REQUESTs

@@ -2,6 +2,7 @@
 //! `Event::Trust`) or by a host's own timeout, leases, majority mode and restarts under a new
 //! incarnation, in both permission algorithms (`docs/ALGORITHMS.md`, C1–C9).
 
+mod bounds;
 mod common;
 mod majority;
 mod properties;

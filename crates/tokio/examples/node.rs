@@ -148,13 +148,8 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         Algorithm::Ra => {
             let mut settings = ricart_agrawala::Settings::new(n, RETRANSMIT_MS);
             if recovery {
-                settings = settings.with_lease(args.lease_ms);
-                let m = least_safe(|m| {
-                    settings
-                        .with_exclusion(m)
-                        .exclusion_safe(DELIVERY_MS, DRIFT_PPM)
-                })?;
-                settings = settings.with_exclusion(m);
+                // A lease, the least safe exclusion, and the bounds stated (checked).
+                settings = settings.with_recovery_for(args.lease_ms, DELIVERY_MS, DRIFT_PPM);
             }
             let config = ricart_agrawala::network(settings)?.swap_remove(me.index());
             serve(&args, Node::with_state_dir(config, &dir)?).await
@@ -162,13 +157,8 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         Algorithm::LookAhead => {
             let mut settings = look_ahead::Settings::new(n, RETRANSMIT_MS);
             if recovery {
-                settings = settings.with_lease(args.lease_ms);
-                let m = least_safe(|m| {
-                    settings
-                        .with_exclusion(m)
-                        .exclusion_safe(DELIVERY_MS, DRIFT_PPM)
-                })?;
-                settings = settings.with_exclusion(m);
+                // A lease, the least safe exclusion, and the bounds stated (checked).
+                settings = settings.with_recovery_for(args.lease_ms, DELIVERY_MS, DRIFT_PPM);
             }
             let config = look_ahead::network(settings)?.swap_remove(me.index());
             serve(&args, Node::with_state_dir(config, &dir)?).await
@@ -204,13 +194,6 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
 /// one hop of every other (the peers' addresses reach each other directly).
 fn token_recovery(args: &Args) -> Recovery {
     Recovery::new(100, args.lease_ms, DELIVERY_MS, 1)
-}
-
-/// The least exclusion count `safe` accepts.
-fn least_safe(safe: impl Fn(u32) -> bool) -> Result<u32, String> {
-    (1..=1_000_000)
-        .find(|&m| safe(m))
-        .ok_or_else(|| "no exclusion count is safe for this lease".into())
 }
 
 async fn serve<P>(args: &Args, builder: Builder<P>) -> Result<(), Box<dyn std::error::Error>>

@@ -296,7 +296,13 @@ fn paced(settings: Settings) -> Settings {
 fn capacity_lost_to_a_corrupted_release_comes_back_while_two_requests_wait() {
     // Majority mode is left out: there the turnover is a claim that needs the token to stay a
     // claim wait, which the bouncing token does not (F11 says where that stands).
-    for r in [recovery(), Recovery::new(5, 30, 3, 8)] {
+    // Beacons every 5 with leases of 100: beacons go out all the time while the token
+    // bounces, and the watch must follow them one step at a time or re-arm at every arrival.
+    for r in [
+        recovery(),
+        Recovery::new(5, 30, 3, 8),
+        Recovery::new(5, 100, 3, 8),
+    ] {
         lost_release_case(r);
     }
 }
@@ -342,7 +348,11 @@ fn lost_release_case(r: Recovery) {
 /// asks); with the driver's settings and with beacons every 5.
 #[test]
 fn capacity_lost_to_a_corrupted_release_comes_back_in_majority_mode() {
-    for r in [recovery(), Recovery::new(5, 30, 3, 8)] {
+    for r in [
+        recovery(),
+        Recovery::new(5, 30, 3, 8),
+        Recovery::new(5, 100, 3, 8),
+    ] {
         lost_release_majority_case(r.with_majority(2), 2, &[(0, 1)]);
         lost_release_majority_case(r.with_majority(3), 3, &[(0, 1), (0, 2)]);
     }

@@ -373,8 +373,14 @@ fn lost_release_majority_case(r: Recovery, n: u32, edges: &[(u32, u32)]) {
     let trip = 2 * r.hop_bound;
     let bound = lease_bound(r) + trip + claim_wait + trip + r.hop_bound;
     let limit = lost + 20 * r.silence();
-    while net.counts.entries == entries && net.now < limit {
+    // One token at every step, held or in flight: a turnover makes the new generation only
+    // where the old one is.
+    let step = |net: &mut Net<Node>| {
         net.step();
+        assert!(net.tokens() <= 1, "{} tokens at {}", net.tokens(), net.now);
+    };
+    while net.counts.entries == entries && net.now < limit {
+        step(&mut net);
     }
     let first = net.now - lost;
     assert!(
@@ -395,7 +401,7 @@ fn lost_release_majority_case(r: Recovery, n: u32, edges: &[(u32, u32)]) {
     net.acting.remove(&x);
     net.feed(x, Event::Release);
     while status(&net, y) != Status::Critical && net.now < limit {
-        net.step();
+        step(&mut net);
     }
     let second = net.now - left;
     assert!(

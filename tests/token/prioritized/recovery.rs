@@ -296,8 +296,8 @@ fn paced(settings: Settings) -> Settings {
 fn capacity_lost_to_a_corrupted_release_comes_back_while_two_requests_wait() {
     // Majority mode is left out: there the turnover is a claim that needs the token to stay a
     // claim wait, which the bouncing token does not (F11 says where that stands).
-    // Beacons every 5 with leases of 100: beacons go out all the time while the token
-    // bounces, and the watch must follow them one step at a time or re-arm at every arrival.
+    // Beacons every 5 with leases of 100: the token bounces through many beacon windows
+    // before the turnover.
     for r in [
         recovery(),
         Recovery::new(5, 30, 3, 8),
@@ -392,7 +392,9 @@ fn lost_release_majority_case(r: Recovery, n: u32, edges: &[(u32, u32)]) {
         net.now
     );
     assert_eq!(net.counts.regenerated, 1, "one turnover");
-    let x = (0..2).find(|&i| status(&net, i) == Status::Critical).unwrap();
+    let x = (0..2)
+        .find(|&i| status(&net, i) == Status::Critical)
+        .unwrap();
     let y = 1 - x;
     assert_eq!(status(&net, y), Status::Waiting);
     // The other is served within a hop of the first leaving: the token is with one of them.

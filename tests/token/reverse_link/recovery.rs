@@ -588,7 +588,9 @@ mod majority {
     /// `actions` set.
     fn recovery_timer(actions: &[Action<Message>], kind: u64) -> Option<manet_mutex::TimerId> {
         actions.iter().find_map(|a| match a {
-            Action::SetTimer { timer, .. } if timer.0 >> 63 == 1 && timer.0 & 0xffff_ffff == kind => {
+            Action::SetTimer { timer, .. }
+                if timer.0 >> 63 == 1 && timer.0 & 0xffff_ffff == kind =>
+            {
                 Some(*timer)
             }
             _ => None,
@@ -646,7 +648,7 @@ mod majority {
         let mut v = node(None);
         feed(&mut v, Event::LinkUp(n(0)));
         let sent = Message::promise(Height::new(0, 0, n(2)), 0, (2 << 16) | 2, 2);
-        let Message::Promise(sealed, lane, _, voter) = sent.clone() else {
+        let Message::Promise(sealed, lane, _, voter) = sent else {
             unreachable!("a promise")
         };
         let changed = Message::Promise(sealed, lane, [(30 << 16) | 2; 3], voter);

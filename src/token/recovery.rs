@@ -241,7 +241,8 @@ pub(crate) struct Lane {
     /// The node may claim this token id lost: not before a restarted node heard of it (F4).
     pub(crate) may_claim: bool,
     /// The node's claim is a holder's turnover (F7 in majority mode, F9): its own token's
-    /// beacons do not void it.
+    /// beacons do not void it. With `claiming` false and a claim, the turnover won its majority
+    /// while the token was away and is made when it comes back with no grant since (F15).
     pub(crate) turnover: bool,
     /// The highest round the node made before it restarted ([`Config::restarted_after`]; 0
     /// otherwise): it makes only later ones.

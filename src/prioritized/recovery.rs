@@ -101,6 +101,35 @@ impl Recover for Node {
         self.token.is_none_or(|t| self.turnover_due(t))
     }
 
+    fn turnover_won(&mut self, _lane: u32, generation: u32) {
+        if self.token.is_some() {
+            // The token is here and, the claim still standing, the watch unbroken since the
+            // rebuild timer ran out.
+            self.make_turnover(generation);
+            return;
+        }
+        // The token is away: the claim stands, won, until the token comes back with no
+        // grant since (then it is made there) or the watch starts over (F15).
+        if let Some(l) = self.watch.as_mut().and_then(|w| w.lanes.first_mut()) {
+            l.turnover = true;
+        }
+    }
+
+    fn claim_heard(&mut self, _lane: u32) {
+        // Majority mode: another node's claim is under way. A turnover this node started now
+        // would outbid it, and the two would outbid each other for ever; the rebuild timer
+        // waits for it to be decided (a claim wait) on top of its lease bound (F15).
+        let Some(r) = self.watch.as_ref().filter(|w| w.quorum.is_some()) else {
+            return;
+        };
+        if self.quiet.is_none() {
+            return;
+        }
+        let after = r.recovery.lease_bound() + r.recovery.claim_wait();
+        self.overdue = false;
+        self.set(Timer::Rebuild, after);
+    }
+
     fn may_renumber(&self) -> bool {
         // Every unit not counted lost is back: no RELEASE of the old generation is owed.
         self.token
@@ -149,12 +178,35 @@ impl Node {
         }
         // Our own beacon on arrival raised the fence here; that is no grant.
         self.quiet = Some(self.grants.value);
+        let before = self.grants;
+        if let Some(generation) = self.won_turnover() {
+            // A turnover claim won while the token was away (majority mode, F15).
+            self.overdue = false;
+            self.make_turnover(generation);
+            return self.grants.generation() != before.generation();
+        }
         if !core::mem::take(&mut self.overdue) {
             return false;
         }
-        let before = self.grants;
         self.turn_over();
         self.grants.generation() != before.generation()
+    }
+
+    /// The generation of a turnover claim that won its majority while the token was away
+    /// (majority mode, F15), if one stands.
+    fn won_turnover(&self) -> Option<u32> {
+        let l = self.watch.as_ref()?.lanes.first()?;
+        l.claim.filter(|_| l.turnover && !l.claiming)
+    }
+
+    /// Make the turnover claim's `generation`, won, if the token is here, the turnover still
+    /// due and the generation above the token's; else drop the claim.
+    fn make_turnover(&mut self, generation: u32) {
+        let due = self.token.is_some_and(|t| self.turnover_due(t));
+        if !due || generation <= self.grants.generation() {
+            return self.drop_turnover_claim();
+        }
+        self.make(0, generation);
     }
 
     /// A beacon arrived: one step above the fence the watch knows is a beacon of the token
@@ -182,13 +234,13 @@ impl Node {
     }
 
     /// The token left this node: the watch goes on (its timer keeps running) from the fence
-    /// the token carries. A turnover claim running here is dropped: its maker no longer holds
-    /// the token, which may grant elsewhere meanwhile (F9).
+    /// the token carries. So does a turnover claim running here (majority mode): it is made
+    /// only where the token is, when it comes back with no grant since; a grant anywhere
+    /// meanwhile starts the watch over, which drops the claim (F15).
     pub(super) fn token_left(&mut self, fence: Fence) {
         if self.quiet.is_some() {
             self.quiet = Some(fence.value);
         }
-        self.drop_turnover_claim();
     }
 
     /// The token is gone (destroyed): nothing to watch.
@@ -244,9 +296,16 @@ impl Node {
         if watch.quorum.is_some() {
             // In majority mode a new generation needs a majority's promises like any claim,
             // or a part without the token could make the same round (F9); if the claim fails,
-            // the rebuild timer tries again.
+            // the rebuild timer tries again. A turnover claim already under way is left to
+            // end (F15): starting another would outbid it.
             let after = watch.recovery.lease_bound();
-            self.start_claim(0, true);
+            let running = watch.lanes.first().is_some_and(|l| l.turnover);
+            if let Some(generation) = self.won_turnover() {
+                return self.make_turnover(generation);
+            }
+            if !running {
+                self.start_claim(0, true);
+            }
             return self.set(Timer::Rebuild, after);
         }
         let Some(lane) = watch.lanes.first_mut() else {

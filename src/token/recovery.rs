@@ -241,7 +241,8 @@ pub(crate) struct Lane {
     /// The node may claim this token id lost: not before a restarted node heard of it (F4).
     pub(crate) may_claim: bool,
     /// The node's claim is a holder's turnover (F7 in majority mode, F9): its own token's
-    /// beacons do not void it.
+    /// beacons do not void it. With `claiming` false and a claim, the turnover won its majority
+    /// while the token was away and is made when it comes back with no grant since (F15).
     pub(crate) turnover: bool,
     /// The highest round the node made before it restarted ([`Config::restarted_after`]; 0
     /// otherwise): it makes only later ones.
@@ -518,11 +519,19 @@ pub(crate) trait Recover: TokenNode {
     /// `voter`'s promise of `ballot` for token `lane` (majority mode), sealed with the
     /// sender's `height` under a check word that covers [`promise_word`].
     fn promise_message(height: Height, lane: u32, ballot: u32, voter: u32) -> Self::Message;
-    /// Whether a claim that won its majority may still make its token: a holder's turnover
-    /// only while it is still due (F7). A claimer without the token always may.
+    /// Whether a claim (not a turnover) that won its majority may still make its token: a
+    /// claimer without the token always may.
     fn may_make(&mut self, _lane: u32) -> bool {
         true
     }
+    /// A holder's turnover claim for `generation` won its majority (majority mode, F9, F15):
+    /// the algorithm makes it where the token is and the turnover is still due, now or when
+    /// the token comes back with no grant since; never while the token is away. KRL makes no
+    /// turnover.
+    fn turnover_won(&mut self, _lane: u32, _generation: u32) {}
+    /// A claim that is news here was heard and passed on (majority mode): a turnover this
+    /// node would start meanwhile would only outbid it (F15). KRL makes no turnover.
+    fn claim_heard(&mut self, _lane: u32) {}
     /// Whether a token held here may move to a new generation now (F10): always for KRL; for
     /// the prioritized token only with every unit free, since a RELEASE granted under an
     /// older generation is void at a newer one (F7).
@@ -799,6 +808,7 @@ pub(crate) trait Recover: TokenNode {
         }
         // Wait for the claimer's token; if it never comes, claim in turn.
         self.set(Timer::Silent(lane), silence);
+        self.claim_heard(lane);
         // The promise (or refusal) first: it names its round under a check word, so the claim
         // that follows it over a link is within every receiver's reach (F13).
         self.promise(lane, claim);
@@ -1048,14 +1058,25 @@ pub(crate) trait Recover: TokenNode {
                 }
                 return;
             }
+            if turnover {
+                // Made only where the token is: now, or when it comes back with no grant
+                // since (F15).
+                return self.turnover_won(lane, generation);
+            }
             if !self.may_make(lane) {
                 return;
             }
         }
+        self.make(lane, generation);
+    }
+
+    /// Make token `lane` again in `generation` (a claim's, which won), report it and hold it.
+    fn make(&mut self, lane: u32, generation: u32) {
         let Some(l) = self.watch().and_then(|w| w.lanes.get_mut(lane as usize)) else {
             return;
         };
         l.claim = None;
+        l.turnover = false;
         let token = Fence::first_of(lane, generation);
         l.latest = token.value;
         self.out()

@@ -579,6 +579,119 @@ mod majority {
         assert!(claim(&mut forgetful, 0, 1).1);
     }
 
+    /// What `node` does with `event`.
+    fn feed(node: &mut Node, event: Event<Message>) -> Vec<Action<Message>> {
+        node.handle(event).unwrap().collect()
+    }
+
+    /// The recovery timer of kind `kind` for token id 0 (1: silence, 2: claim wait) that
+    /// `actions` set.
+    fn recovery_timer(actions: &[Action<Message>], kind: u64) -> Option<manet_mutex::TimerId> {
+        actions.iter().find_map(|a| match a {
+            Action::SetTimer { timer, .. }
+                if timer.0 >> 63 == 1 && timer.0 & 0xffff_ffff == kind =>
+            {
+                Some(*timer)
+            }
+            _ => None,
+        })
+    }
+
+    /// The rounds of the claims `actions` send.
+    fn claims_sent(actions: &[Action<Message>]) -> Vec<u32> {
+        actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Send {
+                    msg: Message::Claim(_, 0, g),
+                    ..
+                } => Some(g[0] >> 16),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// F13: a claimer that heard, while claiming, a voter's refusal naming a round it promised
+    /// (a promise of a round at or above the claim's) and did not win claims again at once,
+    /// above that round, when its claim wait ends, rather than after its next silence. Node 1
+    /// of the line 0–1–2 claims round 1; node 2 names its promise of round 5.
+    #[test]
+    fn a_refused_claimer_claims_above_the_named_round_when_its_claim_wait_ends() {
+        let mut v = node(None);
+        let armed = feed(&mut v, Event::LinkUp(n(0)));
+        let silent = recovery_timer(&armed, 1).expect("the silence timer");
+        let claimed = feed(&mut v, Event::Timeout(silent));
+        assert_eq!(claims_sent(&claimed), [1, 1], "round 1 to both neighbours");
+        let wait = recovery_timer(&claimed, 2).expect("the claim wait");
+        let refusal = Message::promise(Height::new(0, 0, n(2)), 0, (5 << 16) | 2, 2);
+        let heard = feed(
+            &mut v,
+            Event::Receive {
+                from: n(2),
+                msg: refusal,
+            },
+        );
+        assert!(claims_sent(&heard).is_empty());
+        let ended = feed(&mut v, Event::Timeout(wait));
+        assert_eq!(
+            claims_sent(&ended),
+            [6, 6],
+            "at once, one round above the refusal's: {ended:?}"
+        );
+    }
+
+    /// F13: a promise's ballot is under its check word. Every copy of the ballot changed alike
+    /// on the way (a round far ahead) fails the check word: the promise is refused as out of
+    /// range and neither counted nor passed on; the same promise intact is passed on.
+    #[test]
+    fn a_promise_whose_ballot_changed_on_the_way_fails_its_check_word() {
+        let mut v = node(None);
+        feed(&mut v, Event::LinkUp(n(0)));
+        let sent = Message::promise(Height::new(0, 0, n(2)), 0, (2 << 16) | 2, 2);
+        let Message::Promise(sealed, lane, _, voter) = sent else {
+            unreachable!("a promise")
+        };
+        let changed = Message::Promise(sealed, lane, [(30 << 16) | 2; 3], voter);
+        let actions = feed(
+            &mut v,
+            Event::Receive {
+                from: n(2),
+                msg: changed,
+            },
+        );
+        assert!(
+            actions.iter().any(|a| matches!(
+                a,
+                Action::Anomaly {
+                    kind: manet_mutex::Anomaly::OutOfRange,
+                    ..
+                }
+            )),
+            "{actions:?}"
+        );
+        assert!(
+            !actions.iter().any(|a| matches!(a, Action::Send { .. })),
+            "not passed on: {actions:?}"
+        );
+        let actions = feed(
+            &mut v,
+            Event::Receive {
+                from: n(2),
+                msg: sent,
+            },
+        );
+        assert!(
+            actions.iter().any(|a| matches!(
+                a,
+                Action::Send {
+                    msg: Message::Promise(..),
+                    ..
+                }
+            )),
+            "the intact promise is passed on: {actions:?}"
+        );
+    }
+
     #[test]
     fn majority_settings_and_ids_are_checked() {
         let edges = [(n(0), n(1))];
@@ -814,6 +927,57 @@ fn crashes_restarts_and_breaks_keep_the_fences_and_recover_case(
 /// `settings` with raises paced from 2 up to 16 time units (R15): messages take 1 to 3.
 fn paced(settings: Settings) -> Settings {
     settings.with_raise_pause(RaisePause::new(2, 16))
+}
+
+/// F12: a restarted node's raises jump only until it holds a token; from then on they are the
+/// paper's partial reversal. KRL on the star around node 1 (neighbours 0, 2 and 3; node 3
+/// and its leaf 4 lifted 50 levels, so that T7 does not trim node 3), the token at 0. Node 1 restarts at height zero, enters with the token, and the
+/// token goes back to node 0; then the link 0–1 breaks, so node 1 is a sink without a token:
+/// it raises one level above node 2, its lowest neighbour, not above node 3.
+#[test]
+fn a_restarted_node_that_held_a_token_raises_by_partial_reversal() {
+    let edges = [(1, 0), (1, 2), (1, 3), (3, 4)];
+    let settings = krl(1);
+    let e: Vec<_> = edges.iter().map(|&(a, b)| (NodeId(a), NodeId(b))).collect();
+    let lift = |x: Height| match x.id.0 {
+        3 | 4 => Height::new(x.h1 + 50, x.h2, x.id),
+        _ => x,
+    };
+    let nodes = network(5, &e, &[NodeId(0)], settings)
+        .unwrap()
+        .into_iter()
+        .map(|mut c| {
+            c.height = lift(c.height);
+            c.neighbors = c.neighbors.into_iter().map(lift).collect();
+            Node::new(c).unwrap()
+        })
+        .collect();
+    let mut net = Net::<Node>::of(nodes, &edges, settings);
+    net.run(50);
+    net.crash(1);
+    net.restart_forgetting(1, &[0, 2, 3]);
+    net.run(net.now + 10);
+    let node = |net: &Net<Node>, i: usize| net.nodes[i].clone().unwrap();
+    net.feed(1, Event::Request(CsRequest::ONE));
+    while net.counts.entries == 0 && net.now < 1_000 {
+        net.step();
+    }
+    assert_eq!(net.counts.entries, 1, "node 1 entered");
+    net.feed(0, Event::Request(CsRequest::ONE));
+    while net.counts.entries < 2 && net.now < 2_000 {
+        net.step();
+    }
+    assert_eq!(net.counts.entries, 2, "node 0 entered");
+    net.run(net.now + 10);
+    assert_eq!(node(&net, 1).tokens(), 0);
+    let (two, three) = (node(&net, 2).height(), node(&net, 3).height());
+    assert!(node(&net, 1).height() < two, "node 1 below its neighbours");
+    net.cut(0, 1);
+    let raised = node(&net, 1).height();
+    assert!(
+        raised.h1 == two.h1 + 1 && raised < three,
+        "node 1 raised to {raised:?}, neighbours {two:?} and {three:?}"
+    );
 }
 
 /// Issue 34, break 4 (`docs/ALGORITHMS.md`, F12): KRL on the line 0–4–1–2–3, the token at 0,

@@ -526,9 +526,12 @@ where
         if state.crashes_left > 0 {
             actions.push(Step::Crash(id));
         }
+        // A suspicion changes what a host waits for: only a waiting host's is a step (one
+        // that comes earlier takes effect at its request alike, less the REQUEST not sent).
+        let waiting = net.status(id) == Status::Waiting;
         for j in 0..self.hosts {
             let peer = NodeId(j);
-            if peer == id || net.node(id).excludes(peer) {
+            if !waiting || peer == id || net.node(id).excludes(peer) {
                 continue;
             }
             let across = net

@@ -264,9 +264,7 @@ impl Majority for manet_mutex::ricart_agrawala::Node {
 impl Majority for manet_mutex::look_ahead::Node {
     fn majority_hosts(hosts: u32, seed: u64) -> Vec<Self> {
         use manet_mutex::look_ahead::{Config, Node, Settings};
-        let settings = Settings::new(hosts, 1)
-            .with_seed(seed)
-            .with_majority(true);
+        let settings = Settings::new(hosts, 1).with_seed(seed).with_majority(true);
         (0..hosts)
             .map(|i| Node::new(Config::new(NodeId(i), settings)).expect("a valid configuration"))
             .collect()
@@ -351,7 +349,8 @@ where
             // A perfect detector for the drain (it merges, then trusts every live host and
             // suspects every crashed one); wrong suspicions are steps. Look-ahead's pairwise
             // consistency does not survive them: `safety` checks one live host inside.
-            let mut net = PermNet::with_nodes(H::majority_hosts(self.hosts, self.seed)).with_detector();
+            let mut net =
+                PermNet::with_nodes(H::majority_hosts(self.hosts, self.seed)).with_detector();
             net.mutual_exclusion = false;
             net
         } else {

@@ -790,10 +790,7 @@ impl<P: TokenHarness> TokenNet<P> {
         let Some(part) = self.parts().into_iter().find(|p| p.contains(&v)) else {
             return false;
         };
-        self.without_majority(&part)
-            && part
-                .iter()
-                .any(|w| self.nodes[w.index()].units_missing())
+        self.without_majority(&part) && part.iter().any(|w| self.nodes[w.index()].units_missing())
     }
 
     /// Whether a live node waits or is in the critical section.

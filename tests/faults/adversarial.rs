@@ -318,6 +318,7 @@ fn regression_v12_krl_phantom_request_after_corrupted_kinds_is_served() {
         ],
         selectors: Vec::new(),
         recovering: Recovering::Off,
+        majority: false,
     };
     reverse_link_network::run(&input);
 }
@@ -453,6 +454,7 @@ fn regression_v12_krl_a_repair_probe_changed_into_a_request_is_asked_for_again()
         ],
         selectors: Vec::new(),
         recovering: Recovering::Off,
+        majority: false,
     };
     reverse_link_network::run(&input);
 }
@@ -583,6 +585,7 @@ fn regression_v15_krl_a_link_whose_link_infos_were_corrupted_still_forms() {
         ],
         selectors: Vec::new(),
         recovering: Recovering::Off,
+        majority: false,
     };
     reverse_link_network::run(&input);
 }
@@ -772,6 +775,7 @@ fn regression_v16_krl_a_request_dropped_while_its_ack_is_lost_is_asked_for_again
         ],
         selectors: Vec::new(),
         recovering: Recovering::Off,
+        majority: false,
     };
     reverse_link_network::run(&input);
 }

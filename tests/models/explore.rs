@@ -31,6 +31,7 @@ pub fn explore<M>(
     let mut failures = Vec::new();
     for run in runs {
         let properties = run.model.properties();
+        let started = std::time::Instant::now();
         let checker = run
             .model
             .checker()
@@ -60,11 +61,12 @@ pub fn explore<M>(
             "bounded"
         };
         println!(
-            "{name} {} {}: {} unique states, depth {}, {extent}",
+            "{name} {} {}: {} unique states, depth {}, {extent}, {:.1} s",
             run.label,
             run.bounds,
             checker.unique_state_count(),
             checker.max_depth(),
+            started.elapsed().as_secs_f64(),
         );
         for (property, path) in discoveries {
             let last = path.last_state();

@@ -17,6 +17,18 @@
 //!   the frame check, and the receiver's codec drops the frame, which is the loss step (the
 //!   property tests and fuzz bodies flip bits, and count that the frame never decodes).
 //!
+//! - in the majority profiles (`with_majority(true)`, C7 in `docs/ALGORITHMS.md`; three hosts,
+//!   no exclusion by timeout): a crash of any host, up to a number of crashes; a partition of
+//!   the hosts in two, up to a number, only while every live host is in its remainder section
+//!   (so that no grant given before the split is used during it: the timed model's leases
+//!   cover that case, this one has no clock), and the merge, at which every host's detector
+//!   trusts every live peer again; and a failure detector's suspicion (`Event::Suspect`) of a
+//!   crashed host, or, while the network is split, of any host on the other side (a wrong
+//!   suspicion: the host is alive). *Safety* there is at most one live host in the critical
+//!   section, each host's own invariants (look-ahead's pairwise consistency does not hold
+//!   across wrong suspicions) and, after at most one crash, every entry admitted by the
+//!   protected resource (fences); the drain merges and lets the detectors catch up first.
+//!
 //! Properties, on every explored state: *safety* (`invariants::check_safety`: one host in the
 //! critical section, each host's own invariants, pairwise consistency of the sets; no valid
 //! event rejected) and *every waiting host enters* (`PermNet::drain`, a deterministic bounded
@@ -24,7 +36,7 @@
 
 use std::hash::{Hash, Hasher};
 
-use manet_mutex::{CsRequest, Event, NodeId, Status, TimerId};
+use manet_mutex::{CsRequest, Event, NodeId, Status, TimerId, Violation};
 use stateright::{Model, Property};
 
 use crate::explore::{explore, Run};
@@ -45,6 +57,12 @@ pub struct Bounds {
     pub corruptions: u8,
     /// Withdrawals of waiting requests (`Event::Cancel`).
     pub cancels: u8,
+    /// Majority mode (C7) with a failure detector: the crash, partition and suspicion steps.
+    pub majority: bool,
+    /// Crashes (majority profiles).
+    pub crashes: u8,
+    /// Partitions (majority profiles).
+    pub partitions: u8,
     /// The checker stops once it has generated this many states (a hard memory bound).
     pub states: usize,
 }
@@ -68,6 +86,9 @@ fn profiles(hosts: u32, modes: bool) -> Vec<(&'static str, Bounds)> {
         mode_changes: 0,
         corruptions: 0,
         cancels: 0,
+        majority: false,
+        crashes: 0,
+        partitions: 0,
         states: if deep() { 4_000_000 } else { 3_000_000 },
     };
     let mut profiles = vec![
@@ -139,6 +160,29 @@ fn profiles(hosts: u32, modes: bool) -> Vec<(&'static str, Bounds)> {
             },
         ));
     }
+    if hosts == 3 {
+        // Majority mode (C7): a crash (of the holder among others) that a perfect detector
+        // reports, and a split of the hosts in two with wrong suspicions across it, where
+        // only the side with a majority may enter.
+        let majority = Bounds {
+            majority: true,
+            ..base
+        };
+        profiles.push((
+            "majority, one crash",
+            Bounds {
+                crashes: 1,
+                ..majority
+            },
+        ));
+        profiles.push((
+            "majority, one partition",
+            Bounds {
+                partitions: 1,
+                ..majority
+            },
+        ));
+    }
     if deep() {
         profiles.push((
             "every fault",
@@ -190,6 +234,41 @@ pub enum Step {
     /// The i-th message in flight (sent by the first host to the second) changes into its
     /// `kind`-th other kind (`corrupt::kinds_of`).
     ChangeKind(usize, NodeId, NodeId, usize),
+    /// The host crashes (`PermNet::crash`).
+    Crash(NodeId),
+    /// The first host's detector suspects the second (`Event::Suspect`).
+    Suspect(NodeId, NodeId),
+    /// The hosts of the mask (bit `i` for host `i`) split from the rest (`PermNet::partition`).
+    Partition(u8),
+    /// The partition heals, and every detector trusts every live host again.
+    Merge,
+}
+
+/// The hosts a majority profile runs: the algorithm's own (`Host::build`) in majority mode.
+pub trait Majority: PermissionHarness {
+    /// `hosts` hosts in majority mode (look-ahead's sets seeded with `seed`), retransmitting
+    /// after 1.
+    fn majority_hosts(hosts: u32, seed: u64) -> Vec<Self>;
+}
+
+impl Majority for manet_mutex::ricart_agrawala::Node {
+    fn majority_hosts(hosts: u32, _seed: u64) -> Vec<Self> {
+        use manet_mutex::ricart_agrawala::{Config, Node, Settings};
+        let settings = Settings::new(hosts, 1).with_majority(true);
+        (0..hosts)
+            .map(|i| Node::new(Config::new(NodeId(i), settings)).expect("a valid configuration"))
+            .collect()
+    }
+}
+
+impl Majority for manet_mutex::look_ahead::Node {
+    fn majority_hosts(hosts: u32, seed: u64) -> Vec<Self> {
+        use manet_mutex::look_ahead::{Config, Node, Settings};
+        let settings = Settings::new(hosts, 1).with_seed(seed).with_majority(true);
+        (0..hosts)
+            .map(|i| Node::new(Config::new(NodeId(i), settings)).expect("a valid configuration"))
+            .collect()
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -202,6 +281,8 @@ pub struct State<H: PermissionHarness> {
     mode_changes_left: u8,
     corruptions_left: u8,
     cancels_left: u8,
+    crashes_left: u8,
+    partitions_left: u8,
 }
 
 /// Stateright identifies states by this hash alone. Hosts are hashed through their `Debug`
@@ -238,6 +319,13 @@ impl<H: PermissionHarness> Hash for State<H> {
             self.cancels_left,
         )
             .hash(hasher);
+        if self.net.detector {
+            // Majority profiles: who crashed, the sides, and what the resource admitted.
+            (&self.net.crashed, self.net.crashes, &self.net.sides).hash(hasher);
+            (self.crashes_left, self.partitions_left).hash(hasher);
+            format!("{:?}", self.net.fences).hash(hasher);
+            self.net.refused.len().hash(hasher);
+        }
     }
 }
 
@@ -250,14 +338,24 @@ pub struct PermModel<H> {
 
 impl<H> Model for PermModel<H>
 where
-    H: PermissionHarness + Send + Sync + 'static,
+    H: Majority + Send + Sync + 'static,
     H::Message: Send + Sync + 'static,
 {
     type State = State<H>;
     type Action = Step;
 
     fn init_states(&self) -> Vec<State<H>> {
-        let net = PermNet::new(self.hosts, self.seed).expect("the modelled systems are valid");
+        let net = if self.bounds.majority {
+            // A perfect detector for the drain (it merges, then trusts every live host and
+            // suspects every crashed one); wrong suspicions are steps. Look-ahead's pairwise
+            // consistency does not survive them: `safety` checks one live host inside.
+            let mut net =
+                PermNet::with_nodes(H::majority_hosts(self.hosts, self.seed)).with_detector();
+            net.mutual_exclusion = false;
+            net
+        } else {
+            PermNet::new(self.hosts, self.seed).expect("the modelled systems are valid")
+        };
         vec![State {
             net,
             requests_left: vec![self.bounds.requests_per_node; self.hosts as usize],
@@ -267,6 +365,8 @@ where
             mode_changes_left: self.bounds.mode_changes,
             corruptions_left: self.bounds.corruptions,
             cancels_left: self.bounds.cancels,
+            crashes_left: self.bounds.crashes,
+            partitions_left: self.bounds.partitions,
         }]
     }
 
@@ -322,6 +422,9 @@ where
                 Status::Waiting if state.cancels_left > 0 => actions.push(Step::Cancel(id)),
                 _ => {}
             }
+            if self.bounds.majority {
+                self.failure_actions(state, id, actions);
+            }
             if H::MODES && state.mode_changes_left > 0 {
                 for mode in [Mode::Doze, Mode::Wake, Mode::Disconnect, Mode::Reconnect] {
                     if node.clone().handle(mode.event()).is_ok() {
@@ -371,13 +474,30 @@ where
                 next.corruptions_left -= 1;
                 next.net.corrupt_as(i, Corruption::Kind(kind));
             }
+            Step::Crash(node) => {
+                next.crashes_left -= 1;
+                next.net.crash(node);
+            }
+            Step::Suspect(at, peer) => next.net.suspect(at, peer),
+            Step::Partition(mask) => {
+                next.partitions_left -= 1;
+                let side: Vec<_> = (0..self.hosts)
+                    .filter(|i| mask >> i & 1 == 1)
+                    .map(NodeId)
+                    .collect();
+                next.net.partition(&side);
+            }
+            Step::Merge => {
+                next.net.merge();
+                next.net.detect_all();
+            }
         }
         Some(next)
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
-            Property::always("safety", |_, s: &State<H>| s.net.check_safety().is_ok()),
+            Property::always("safety", |_, s: &State<H>| majority_safety(&s.net).is_ok()),
             // A model that explores nothing must fail: some host enters somewhere.
             Property::sometimes("a host enters", |_, s: &State<H>| {
                 s.net.nodes.iter().any(|n| n.status() == Status::Critical)
@@ -389,14 +509,91 @@ where
     }
 }
 
+impl<H> PermModel<H>
+where
+    H: Majority + Send + Sync + 'static,
+    H::Message: Send + Sync + 'static,
+{
+    /// A majority profile's failure steps at host `id`: its crash; its detector's suspicion of
+    /// a crashed peer, or of a peer across the partition; the partition (the first host's side
+    /// against the rest, only while every live host is in its remainder section) and the merge.
+    fn failure_actions(&self, state: &State<H>, id: NodeId, actions: &mut Vec<Step>) {
+        let net = &state.net;
+        if !net.live(id) {
+            return;
+        }
+        if state.crashes_left > 0 {
+            actions.push(Step::Crash(id));
+        }
+        // A suspicion changes what a host waits for: only a waiting host's is a step (one
+        // that comes earlier takes effect at its request alike, less the REQUEST not sent).
+        let waiting = net.status(id) == Status::Waiting;
+        for j in 0..self.hosts {
+            let peer = NodeId(j);
+            if !waiting || peer == id || net.node(id).excludes(peer) {
+                continue;
+            }
+            let across = net
+                .sides
+                .as_ref()
+                .is_some_and(|s| s[id.index()] != s[peer.index()]);
+            if !net.live(peer) || across {
+                actions.push(Step::Suspect(id, peer));
+            }
+        }
+        if id.0 != 0 {
+            return;
+        }
+        if net.sides.is_some() {
+            actions.push(Step::Merge);
+        } else if state.partitions_left > 0
+            && net
+                .live_hosts()
+                .iter()
+                .all(|&h| net.status(h) == Status::Remainder)
+        {
+            // Every split in two, each once: the sides without host 0.
+            let all = (1u8 << self.hosts) - 1;
+            actions.extend((1..all).filter(|m| m & 1 == 0).map(Step::Partition));
+        }
+    }
+}
+
+/// Safety: the algorithm's (`PermNet::check_safety`) and, where its mutual exclusion check is
+/// off (the majority profiles: wrong suspicions break look-ahead's pairwise consistency, not
+/// mutual exclusion), at most one live host in the critical section, and after at most one
+/// crash no entry refused by the protected resource.
+pub fn majority_safety<H: PermissionHarness>(net: &PermNet<H>) -> Result<(), Violation> {
+    net.check_safety()?;
+    if net.mutual_exclusion {
+        return Ok(());
+    }
+    let inside: Vec<NodeId> = net
+        .live_hosts()
+        .into_iter()
+        .filter(|&h| net.status(h) == Status::Critical)
+        .collect();
+    if inside.len() > 1 {
+        let detail = format!("{inside:?} in the critical section at once");
+        return Err(Violation::new("mutual-exclusion", None, detail));
+    }
+    if net.crashes <= 1 {
+        if let Some((host, fence)) = net.refused.first() {
+            let detail = format!("the resource refused {host:?}'s entry with {fence:?}");
+            return Err(Violation::new("fence-order", Some(*host), detail));
+        }
+    }
+    Ok(())
+}
+
 /// Replay `steps` (a counterexample's) from the model's initial state, checking safety after
 /// each, then the liveness drain: what a regression test of a model counterexample runs.
 pub fn replay<H>(model: &PermModel<H>, steps: &[Step]) -> Result<(), String>
 where
-    H: PermissionHarness + Send + Sync + 'static,
+    H: Majority + Send + Sync + 'static,
     H::Message: Send + Sync + 'static,
 {
-    let last = crate::explore::replay(model, steps, |state| state.net.check_safety())?;
+    let last = crate::explore::replay(model, steps, |state| majority_safety(&state.net))?;
     last.net.drain(DRAIN_ROUNDS).map_err(|v| v.to_string())
 }
 
@@ -428,13 +625,16 @@ pub enum Scope {
 /// fault profile of `scope`.
 pub fn check_profiles<H>(algorithm: &str, hosts: u32, seeds: &[u64], scope: Scope)
 where
-    H: PermissionHarness + Send + Sync + 'static,
+    H: Majority + Send + Sync + 'static,
     H::Message: Send + Sync + 'static,
 {
     let models = seeds.iter().flat_map(|&seed| {
         profiles(hosts, H::MODES)
             .into_iter()
             .filter(move |(label, _)| large(hosts, label) == (scope == Scope::Large))
+            // Majority mode from one seed: a majority-mode look-ahead host asks every peer it
+            // does not exclude (C7), so the seeded sets matter little there.
+            .filter(move |(_, bounds)| !bounds.majority || seed == 0)
             .map(move |(label, bounds)| {
                 let model = PermModel::<H> {
                     hosts,
@@ -452,7 +652,7 @@ where
 /// fail if there was one.
 pub fn check<H>(algorithm: &str, models: impl IntoIterator<Item = (String, PermModel<H>)>)
 where
-    H: PermissionHarness + Send + Sync + 'static,
+    H: Majority + Send + Sync + 'static,
     H::Message: Send + Sync + 'static,
 {
     let runs = models.into_iter().map(|(label, model)| Run {
@@ -463,9 +663,7 @@ where
     });
     explore(&format!("model_{algorithm}"), runs, |last: &State<H>| {
         // The reason, and a viewer page of the counterexample (the trace text names it).
-        let reason = last
-            .net
-            .check_safety()
+        let reason = majority_safety(&last.net)
             .and_then(|()| last.net.drain(DRAIN_ROUNDS))
             .err()
             .map(|v| v.to_string())

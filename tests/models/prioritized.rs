@@ -18,7 +18,7 @@ use crate::token_model::{
     TokenModel,
 };
 use manet_mutex::prioritized::{Message, Node, Policy, Settings};
-use manet_mutex::token::{Height, Neighbors, Sealed};
+use manet_mutex::token::{Height, Neighbors, Recovery, Sealed};
 use manet_mutex::{CsRequest, NodeId, Protocol};
 use manet_mutex_sim::Params;
 
@@ -213,6 +213,36 @@ fn check_faults(network: &str, n: usize, pairs: &[(u32, u32)]) {
 /// model's faults (issue 23; `docs/ALGORITHMS.md` F8): k = 1 with equal priorities and k = 2
 /// under maximum concurrency, one profile each.
 fn check_recovery(network: &str, n: usize, pairs: &[(u32, u32)], states: usize) {
+    let recovery = crate::token_model::model_recovery(n);
+    check_recovery_in(network, n, pairs, &[], states, recovery, "");
+}
+
+/// [`check_recovery`] in majority mode (`Recovery::with_majority` over all `n` nodes; F9, F13),
+/// the profiles `only` names: claims and turnovers are ballots that need promises from a
+/// strict majority, each promise persisted (`Action::Persist`) before it is sent and given back
+/// at a restart (`TokenNet::restart`); no round of the token is made twice
+/// (`round-made-twice`).
+fn check_majority(
+    network: &str,
+    n: usize,
+    pairs: &[(u32, u32)],
+    only: &[&str],
+    states: usize,
+    recovery: Recovery,
+) {
+    let recovery = recovery.with_majority(n as u32);
+    check_recovery_in(network, n, pairs, only, states, recovery, "majority ");
+}
+
+fn check_recovery_in(
+    network: &str,
+    n: usize,
+    pairs: &[(u32, u32)],
+    only: &[&str],
+    states: usize,
+    recovery: Recovery,
+    mode: &str,
+) {
     let bounds = Bounds::from_env(states, states * 4);
     let none = Failing::default();
     let profiles = [
@@ -250,7 +280,10 @@ fn check_recovery(network: &str, n: usize, pairs: &[(u32, u32)], states: usize) 
             },
         ),
     ];
-    let models = profiles.into_iter().flat_map(|(profile, failing)| {
+    let profiles = profiles
+        .into_iter()
+        .filter(|(profile, _)| only.is_empty() || only.contains(profile));
+    let models = profiles.flat_map(|(profile, failing)| {
         let configs = [
             ("k=1 equal", Settings::new(1, Policy::Equal)),
             (
@@ -259,7 +292,7 @@ fn check_recovery(network: &str, n: usize, pairs: &[(u32, u32)], states: usize) 
             ),
         ];
         configs.map(move |(label, settings)| {
-            let settings = settings.with_recovery(crate::token_model::model_recovery(n));
+            let settings = settings.with_recovery(recovery);
             let model = TokenModel::<Node> {
                 n,
                 edges: edges(pairs),
@@ -267,7 +300,7 @@ fn check_recovery(network: &str, n: usize, pairs: &[(u32, u32)], states: usize) 
                 requests: requests(settings.k, &[0]),
                 bounds: bounds.failing(failing),
             };
-            (format!("{label} {profile}"), model)
+            (format!("{label} {mode}{profile}"), model)
         })
     });
     crate::token_model::check("prioritized", network, models);
@@ -295,6 +328,79 @@ fn recovery_line_of_three_long() {
 #[ignore = "long: a bounded model, run by the long job (docs/verification.md)"]
 fn recovery_triangle() {
     check_recovery("triangle", 3, TRIANGLE, 1_500_000);
+}
+
+/// Majority mode (F9, F13) on a line of three, bounded at 60,000 generated states each: a
+/// crash of the holder (with a restart that gets its stored promises back), and a partition
+/// whose minority must not make the token (the drain keeps it standing for a while). Leases
+/// of 5, so that the rebuild timer (a lease bound) outlasts the claim wait (4): with the
+/// recovery profiles' leases of 2 the turnover never ends (`majority_line_of_three_short_leases`).
+#[test]
+fn majority_line_of_three() {
+    check_majority(
+        "line-3",
+        3,
+        LINE_3,
+        &["crash and restart", "partition and merge"],
+        60_000,
+        Recovery::new(1, 5, 1, 2).with_drift_ppm(0),
+    );
+}
+
+/// FAILS (a liveness finding of issue 34's models, not fixed here): majority mode with the
+/// recovery profiles' settings (`model_recovery`: leases of 2, so a rebuild timer of 2, and a
+/// claim wait of 4). Line 0 - 1 - 2, k = 1, node 0 holds the token: 0 asks and enters; 1
+/// asks, 0 sends it the token with no unit free; 0 crashes. 1 holds the token with its unit
+/// lost and a request waiting: its rebuild timer starts a turnover (`turn_over`), a claim with
+/// promises (F9), and re-arms itself for a lease bound; node 2 promises, but the rebuild timer
+/// fires before the claim wait ends and `turn_over` starts a new claim a round above, and so
+/// on for ever: node 1 starves (`starvation: [(n1, Waiting)]`, in the crash and the partition
+/// profiles alike). The same steps drain with leases of 5 (the rebuild timer outlasting the
+/// claim wait). Minimal steps: `Deliver(n0, n1), Request(n0, 1), Request(n1, 1),
+/// Deliver(n1, n0), Deliver(n0, n1), Crash(n0)` (`regression_a_turnover_claim_outlives_the_rebuild_timer`).
+#[test]
+#[ignore = "fails: a majority-mode turnover restarts its claim at every rebuild timer (issue 34 models finding)"]
+fn majority_line_of_three_short_leases() {
+    check_majority(
+        "line-3",
+        3,
+        LINE_3,
+        &["crash and restart", "partition and merge"],
+        60_000,
+        crate::token_model::model_recovery(3),
+    );
+}
+
+/// The finding of `majority_line_of_three_short_leases`, minimised: node 1 holds the token
+/// with the crashed node 0's unit lost and its own request waiting, and its turnover claim is
+/// restarted by every rebuild timer before its claim wait ends.
+#[test]
+#[ignore = "fails: a majority-mode turnover restarts its claim at every rebuild timer (issue 34 models finding)"]
+fn regression_a_turnover_claim_outlives_the_rebuild_timer() {
+    use crate::token_model::Step::*;
+    let settings = Settings::new(1, Policy::Equal)
+        .with_recovery(crate::token_model::model_recovery(3).with_majority(3));
+    let model = TokenModel::<Node> {
+        n: 3,
+        edges: edges(LINE_3),
+        params: Params::new(settings, vec![NodeId(0)]),
+        requests: requests(1, &[0]),
+        bounds: Bounds::from_env(1, 1).failing(Failing {
+            crashes: 1,
+            ..Failing::default()
+        }),
+    };
+    let (n0, n1) = (NodeId(0), NodeId(1));
+    let one = CsRequest::ONE;
+    let steps = [
+        Deliver(n0, n1),
+        Request(n0, one),
+        Request(n1, one),
+        Deliver(n1, n0),
+        Deliver(n0, n1),
+        Crash(n0),
+    ];
+    crate::token_model::replay(&model, &steps).unwrap();
 }
 
 const LINE_3: &[(u32, u32)] = &[(0, 1), (1, 2)];

@@ -150,6 +150,26 @@ fn check_faults(network: &str, n: usize, pairs: &[(u32, u32)], only: &[&str], fo
 /// faults (issue 23; `docs/ALGORITHMS.md` F8), one profile each; `only` keeps the profiles so
 /// named (all if empty).
 fn check_recovery(network: &str, n: usize, pairs: &[(u32, u32)], only: &[&str], states: usize) {
+    check_recovery_in(network, n, pairs, only, states, false);
+}
+
+/// [`check_recovery`] in majority mode (`Recovery::with_majority` over all `n` nodes; F9, F13):
+/// claims are ballots that need promises from a strict majority, and every promise is persisted
+/// (`Action::Persist`) before it is sent; a restart gives the node its stored promises back
+/// (`TokenNet::restart`). Checks, besides the recovery profiles' properties, that no round of a
+/// token id is made twice (`round-made-twice`).
+fn check_majority(network: &str, n: usize, pairs: &[(u32, u32)], only: &[&str], states: usize) {
+    check_recovery_in(network, n, pairs, only, states, true);
+}
+
+fn check_recovery_in(
+    network: &str,
+    n: usize,
+    pairs: &[(u32, u32)],
+    only: &[&str],
+    states: usize,
+    majority: bool,
+) {
     let bounds = Bounds::from_env(states, states * 4);
     let none = Failing::default();
     let profiles = [
@@ -191,7 +211,13 @@ fn check_recovery(network: &str, n: usize, pairs: &[(u32, u32)], only: &[&str], 
         .into_iter()
         .filter(|(profile, _)| only.is_empty() || only.contains(profile));
     let models = profiles.map(|(profile, failing)| {
-        let settings = Settings::new(1).with_recovery(crate::token_model::model_recovery(n));
+        let recovery = crate::token_model::model_recovery(n);
+        let (recovery, mode) = if majority {
+            (recovery.with_majority(n as u32), "majority ")
+        } else {
+            (recovery, "")
+        };
+        let settings = Settings::new(1).with_recovery(recovery);
         let model = TokenModel::<Node> {
             n,
             edges: edges(pairs),
@@ -199,7 +225,7 @@ fn check_recovery(network: &str, n: usize, pairs: &[(u32, u32)], only: &[&str], 
             requests: vec![CsRequest::ONE],
             bounds: bounds.failing(failing),
         };
-        (format!("KRL k=1 {profile}"), model)
+        (format!("KRL k=1 {mode}{profile}"), model)
     });
     crate::token_model::check("reverse_link", network, models);
 }
@@ -227,6 +253,28 @@ fn recovery_line_of_three_long() {
 #[ignore = "long: a bounded model, run by the long job (docs/verification.md)"]
 fn recovery_triangle() {
     check_recovery("triangle", 3, TRIANGLE, &[], 1_500_000);
+}
+
+/// Majority mode (F9, F13) on a line of three, bounded at 60,000 generated states each: a
+/// crash of the holder (and a restart that gets its stored promises back) leaves a majority
+/// that must claim the token with promises, a crash of the middle node leaves none on either
+/// side; a partition; timers fired at will (claims at any time).
+#[test]
+fn majority_line_of_three() {
+    check_majority(
+        "line-3",
+        3,
+        LINE_3,
+        &["crash and restart", "partition and merge", "timers at will"],
+        60_000,
+    );
+}
+
+/// Majority mode on a triangle, where the two nodes of a split's bigger side talk to each
+/// other directly: the partition, bounded at 60,000 generated states.
+#[test]
+fn majority_triangle() {
+    check_majority("triangle", 3, TRIANGLE, &["partition and merge"], 60_000);
 }
 
 const LINE_3: &[(u32, u32)] = &[(0, 1), (1, 2)];

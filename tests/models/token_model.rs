@@ -370,6 +370,9 @@ fn hash_recovery<P: Fingerprint, H: Hasher>(net: &Net<P>, hasher: &mut H) {
     )
         .hash(hasher);
     (&net.former, &net.made, &net.acting, net.joined).hash(hasher);
+    // Majority mode: the rounds made (a second one is a violation) and each node's stored
+    // promises (a restart gives them back).
+    (&net.rounds, &net.persisted).hash(hasher);
     let lanes = net.nodes.first().map_or(0, |n| n.lanes());
     for lane in 0..lanes {
         net.fences

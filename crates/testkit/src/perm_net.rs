@@ -102,6 +102,9 @@ pub trait PermissionHarness:
 
     /// The highest incarnation of `peer` the host has seen.
     fn peer_incarnation(&self, peer: NodeId) -> u32;
+
+    /// The host as built from its configuration, in majority mode (`with_majority(true)`).
+    fn in_majority_mode(&self) -> Self;
 }
 
 impl PermissionHarness for ricart_agrawala::Node {
@@ -125,6 +128,12 @@ impl PermissionHarness for ricart_agrawala::Node {
 
     fn peer_incarnation(&self, peer: NodeId) -> u32 {
         ricart_agrawala::Node::peer_incarnation(self, peer)
+    }
+
+    fn in_majority_mode(&self) -> Self {
+        let settings = self.settings().with_majority(true);
+        ricart_agrawala::Node::new(ricart_agrawala::Config::new(self.id(), settings))
+            .expect("the configuration it ran with, in majority mode")
     }
 }
 
@@ -169,6 +178,12 @@ impl PermissionHarness for look_ahead::Node {
 
     fn peer_incarnation(&self, peer: NodeId) -> u32 {
         look_ahead::Node::peer_incarnation(self, peer)
+    }
+
+    fn in_majority_mode(&self) -> Self {
+        let settings = self.settings().with_majority(true);
+        look_ahead::Node::new(look_ahead::Config::new(self.id(), settings))
+            .expect("the configuration it ran with, in majority mode")
     }
 }
 

@@ -244,6 +244,7 @@ pub fn reverse_link_input_with(
                     faults,
                     selectors: Vec::new(),
                     recovering,
+                    majority: false,
                 }
             },
         )
@@ -277,6 +278,7 @@ pub fn prioritized_input_with(
                     faults,
                     selectors: Vec::new(),
                     recovering,
+                    majority: false,
                 }
             },
         )
@@ -501,7 +503,12 @@ pub fn permission_input_with(
         any::<u64>(),
         permission_schedule(0..250, profile),
     )
-        .prop_map(|(hosts, seed, ops)| permission_network::Input { hosts, seed, ops })
+        .prop_map(|(hosts, seed, ops)| permission_network::Input {
+            hosts,
+            seed,
+            ops,
+            majority: false,
+        })
 }
 
 /// The property tests' case count, one convention for every test: `PROPTEST_CASES` if set

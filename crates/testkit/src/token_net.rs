@@ -157,6 +157,12 @@ pub trait TokenHarness:
         1
     }
 
+    /// Whether the node holds the token with units missing from it (lent out, or lost with
+    /// a crashed holder; never for KRL, the default).
+    fn units_missing(&self) -> bool {
+        false
+    }
+
     /// The ids of the tokens the node holds (the default: id 0 if it holds a token).
     fn token_lanes(&self) -> Vec<u32> {
         if self.holds_token() {
@@ -400,6 +406,10 @@ impl TokenHarness for prioritized::Node {
 
     fn acting_units(&self) -> u32 {
         self.held()
+    }
+
+    fn units_missing(&self) -> bool {
+        self.available().is_some_and(|t| t < self.settings().k)
     }
 
     fn is_claim(msg: &prioritized::Message) -> bool {

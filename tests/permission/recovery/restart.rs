@@ -226,6 +226,7 @@ fn regression_a_restarted_host_takes_no_record_of_its_old_incarnation_for_causal
             Deliver(135),
             Request(0),
         ],
+        majority: false,
     };
     permission_network::run::<la::Node>(&input);
 }

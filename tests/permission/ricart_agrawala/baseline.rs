@@ -307,6 +307,7 @@ fn v14_schedule_keeps_exclusion() {
         hosts: 102,
         seed: 0,
         ops,
+        majority: false,
     };
     let net = permission_network::play::<Node>(&input);
     resource_accepts_every_entry(&net).unwrap();

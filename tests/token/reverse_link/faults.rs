@@ -271,6 +271,7 @@ mod findings {
             }],
             selectors: Vec::new(),
             recovering: Recovering::AtWill,
+            majority: false,
         };
         let mut net = reverse_link_network::play_schedule(&input);
         assert_eq!(net.failures.fired, 1);

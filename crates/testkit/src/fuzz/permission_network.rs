@@ -28,6 +28,10 @@ pub struct Input {
     /// The steps, in order.
     #[arbitrary(with = crate::fuzz::sized_vec)]
     pub ops: Vec<PermissionOp>,
+    /// Majority mode (`with_majority(true)`, C7; issue 34): decoded after the steps (false
+    /// past the end of the input, so a reproducer recorded before decodes with it only if it
+    /// had bytes to spare; [`run_as_recorded`] turns it off).
+    pub majority: bool,
 }
 
 /// Build the system `input` describes and play its steps
@@ -41,6 +45,7 @@ pub fn run<H: PermissionHarness>(input: &Input) {
 pub fn run_as_recorded<H: PermissionHarness>(input: &Input) {
     run::<H>(&Input {
         ops: input.ops.iter().map(|op| op.recorded()).collect(),
+        majority: false,
         ..input.clone()
     });
 }
@@ -60,5 +65,11 @@ pub fn play_schedule<H: PermissionHarness>(input: &Input) -> PermNet<H> {
 
 fn build<H: PermissionHarness>(input: &Input) -> PermNet<H> {
     let hosts = 2 + u32::from(input.hosts % 4);
-    PermNet::<H>::new(hosts, input.seed).unwrap_or_else(|e| panic!("{hosts} hosts must build: {e}"))
+    let net = PermNet::<H>::new(hosts, input.seed)
+        .unwrap_or_else(|e| panic!("{hosts} hosts must build: {e}"));
+    if input.majority {
+        PermNet::with_nodes(net.nodes.iter().map(H::in_majority_mode).collect())
+    } else {
+        net
+    }
 }

@@ -23,7 +23,7 @@ use manet_mutex_sim::Params;
 use super::token_network::{token_network_entry_points, NetworkInput, Recovering};
 use super::Topology;
 use crate::schedule::{TimedFault, TokenOp};
-use crate::{harness_recovery, TokenNet};
+use crate::{harness_majority, harness_recovery, TokenNet};
 
 /// The frozen layout of the input's fields before its faults.
 #[derive(Arbitrary)]
@@ -38,7 +38,13 @@ struct Layout {
 }
 
 impl Layout {
-    fn with(self, faults: Vec<TimedFault>, selectors: Vec<u8>, recovering: Recovering) -> Input {
+    fn with(
+        self,
+        faults: Vec<TimedFault>,
+        selectors: Vec<u8>,
+        recovering: Recovering,
+        majority: bool,
+    ) -> Input {
         let Layout {
             topology,
             resources,
@@ -57,6 +63,7 @@ impl Layout {
             faults,
             selectors,
             recovering,
+            majority,
         }
     }
 }
@@ -87,6 +94,9 @@ pub struct Input {
     pub selectors: Vec<u8>,
     /// Whether the network runs recovery, and how its timers fire.
     pub recovering: Recovering,
+    /// With recovery, in majority mode ([`harness_majority`]: claims need a majority's
+    /// promises, F9): bit 0 of the byte after the one that selects recovery.
+    pub majority: bool,
 }
 
 impl Input {
@@ -107,7 +117,12 @@ impl NetworkInput for Input {
         let mut settings =
             Settings::new(self.k(), policy).with_aging_step(1 + u64::from(self.aging % 3));
         if self.recovering.on() {
-            settings = settings.with_recovery(harness_recovery(graph.n()));
+            let recovery = if self.majority {
+                harness_majority(graph.n())
+            } else {
+                harness_recovery(graph.n())
+            };
+            settings = settings.with_recovery(recovery);
         }
         let holder = NodeId(u32::from(self.holder) % graph.n() as u32);
         let params = Params::new(settings, vec![holder]);

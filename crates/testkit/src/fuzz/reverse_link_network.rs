@@ -22,7 +22,7 @@ use manet_mutex_sim::Params;
 use super::token_network::{token_network_entry_points, NetworkInput, Recovering};
 use super::Topology;
 use crate::schedule::{TimedFault, TokenOp};
-use crate::{harness_recovery, TokenNet};
+use crate::{harness_majority, harness_recovery, TokenNet};
 
 /// The frozen layout of the input's fields before its faults.
 #[derive(Arbitrary)]
@@ -35,7 +35,13 @@ struct Layout {
 }
 
 impl Layout {
-    fn with(self, faults: Vec<TimedFault>, selectors: Vec<u8>, recovering: Recovering) -> Input {
+    fn with(
+        self,
+        faults: Vec<TimedFault>,
+        selectors: Vec<u8>,
+        recovering: Recovering,
+        majority: bool,
+    ) -> Input {
         let Layout {
             topology,
             tokens,
@@ -50,6 +56,7 @@ impl Layout {
             faults,
             selectors,
             recovering,
+            majority,
         }
     }
 }
@@ -76,6 +83,9 @@ pub struct Input {
     pub selectors: Vec<u8>,
     /// Whether the network runs recovery, and how its timers fire.
     pub recovering: Recovering,
+    /// With recovery, in majority mode ([`harness_majority`]: claims need a majority's
+    /// promises, F9): bit 0 of the byte after the one that selects recovery.
+    pub majority: bool,
 }
 
 impl NetworkInput for Input {
@@ -87,7 +97,12 @@ impl NetworkInput for Input {
         let k = 1 + self.tokens as u32 % (graph.n() as u32 - 1);
         let mut settings = Settings::new(k).with_forwarding(self.forwarding);
         if self.recovering.on() {
-            settings = settings.with_recovery(harness_recovery(graph.n()));
+            let recovery = if self.majority {
+                harness_majority(graph.n())
+            } else {
+                harness_recovery(graph.n())
+            };
+            settings = settings.with_recovery(recovery);
         }
         let params = Params::first_nodes(settings, k);
         let net = TokenNet::new(graph, &params)

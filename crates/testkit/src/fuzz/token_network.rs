@@ -55,14 +55,18 @@ impl Recovering {
 /// mode's byte.
 pub(crate) fn faults_and_mode(
     u: &mut Unstructured<'_>,
-) -> arbitrary::Result<(Vec<TimedFault>, Vec<u8>, Recovering)> {
+) -> arbitrary::Result<(Vec<TimedFault>, Vec<u8>, Recovering, bool)> {
     let faults: Vec<Selectable> = sized_vec(u)?;
     let mode = Recovering::from_byte(u8::arbitrary(u)?);
+    // Majority mode (issue 34): bit 0 of the byte after the mode's (0 past the end, so every
+    // input recorded before decodes without it unless it had bytes to spare).
+    let majority = u8::arbitrary(u)? & 1 == 1;
     let selectors = faults.iter().map(|f| f.selector).collect();
     Ok((
         faults.into_iter().map(|f| f.timed).collect(),
         selectors,
         mode,
+        majority,
     ))
 }
 
@@ -166,8 +170,9 @@ macro_rules! token_network_entry_points {
         impl<'a> arbitrary::Arbitrary<'a> for Input {
             fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Self> {
                 let layout = Layout::arbitrary(u)?;
-                let (faults, selectors, recovering) = super::token_network::faults_and_mode(u)?;
-                Ok(layout.with(faults, selectors, recovering))
+                let (faults, selectors, recovering, majority) =
+                    super::token_network::faults_and_mode(u)?;
+                Ok(layout.with(faults, selectors, recovering, majority))
             }
 
             fn size_hint(depth: usize) -> (usize, Option<usize>) {

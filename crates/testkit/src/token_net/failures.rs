@@ -734,7 +734,11 @@ impl<P: TokenHarness> TokenNet<P> {
         let stuck: Vec<_> = self
             .live_nodes()
             .into_iter()
-            .filter(|&v| self.status(v) != Status::Remainder && !self.unclaimable(v))
+            .filter(|&v| {
+                self.status(v) != Status::Remainder
+                    && !self.unclaimable(v)
+                    && !self.short_of_units(v)
+            })
             .map(|v| (v, self.status(v)))
             .collect();
         if !stuck.is_empty() {
@@ -775,6 +779,18 @@ impl<P: TokenHarness> TokenNet<P> {
                 || part
                     .iter()
                     .all(|w| (0..lanes).all(|lane| !self.nodes[w.index()].may_claim(lane))))
+    }
+
+    /// Whether `v`'s part, in majority mode, has no majority and holds the token with units
+    /// missing (checked once the part's own holders have left: the missing units are held
+    /// outside the part or were lost): only a new generation would free them, and such a
+    /// part makes none (F9), so its requests may wait until the partition heals (found by
+    /// the majority-mode models: a prioritized holder cut off alone with no unit free).
+    fn short_of_units(&self, v: NodeId) -> bool {
+        let Some(part) = self.parts().into_iter().find(|p| p.contains(&v)) else {
+            return false;
+        };
+        self.without_majority(&part) && part.iter().any(|w| self.nodes[w.index()].units_missing())
     }
 
     /// Whether a live node waits or is in the critical section.

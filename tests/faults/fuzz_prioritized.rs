@@ -32,12 +32,10 @@ fn prioritized_network_keeps_every_invariant() {
 }
 
 /// The seeded inputs as decoded, majority mode where the byte after their recovery byte says
-/// so (issue 34). FAILS, not fixed yet: seed 699 fails its drain (`schedule/token.rs`),
-/// likely the turnover livelock the models found (`tests/models/prioritized.rs`,
-/// `majority_line_of_three_short_leases`: `harness_recovery`'s rebuild timer, a lease bound,
-/// is also shorter than its claim wait), not triaged further.
+/// so (issue 34). Seed 699 failed its drain before F15 (the turnover livelock the models found,
+/// `tests/models/prioritized.rs`, `majority_line_of_three_short_leases`: `harness_recovery`'s
+/// rebuild timer, a lease bound, is shorter than its claim wait); it passes since.
 #[test]
-#[ignore = "fails: seed 699 fails its drain in majority mode (issue 34 fuzz finding, not triaged)"]
 fn prioritized_network_in_majority_mode_keeps_every_invariant() {
     let ran = crate::seeded::run(
         "prioritized_network",

@@ -358,8 +358,10 @@ fn majority_line_of_three() {
 /// profiles alike). The same steps drain with leases of 5 (the rebuild timer outlasting the
 /// claim wait). Minimal steps: `Deliver(n0, n1), Request(n0, 1), Request(n1, 1),
 /// Deliver(n1, n0), Deliver(n0, n1), Crash(n0)` (`regression_a_turnover_claim_outlives_the_rebuild_timer`).
+///
+/// Found by this profile on the code before F15; F15's "the rebuild timer no longer restarts
+/// a running turnover claim" (merged from the break-3 work at the same time) fixes it.
 #[test]
-#[ignore = "fails: a majority-mode turnover restarts its claim at every rebuild timer (issue 34 models finding)"]
 fn majority_line_of_three_short_leases() {
     check_majority(
         "line-3",
@@ -374,8 +376,8 @@ fn majority_line_of_three_short_leases() {
 /// The finding of `majority_line_of_three_short_leases`, minimised: node 1 holds the token
 /// with the crashed node 0's unit lost and its own request waiting, and its turnover claim is
 /// restarted by every rebuild timer before its claim wait ends.
+/// It failed before F15 and passes since.
 #[test]
-#[ignore = "fails: a majority-mode turnover restarts its claim at every rebuild timer (issue 34 models finding)"]
 fn regression_a_turnover_claim_outlives_the_rebuild_timer() {
     use crate::token_model::Step::*;
     let settings = Settings::new(1, Policy::Equal)

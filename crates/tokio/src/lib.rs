@@ -22,6 +22,10 @@
 //! # }
 //! ```
 //!
+//! For a node per process that survives `kill -9` and a restart with the same command line,
+//! build it with [`Node::with_state_dir`]; `examples/node.rs` is such a program
+//! (`cargo run -p manet-mutex-tokio --example node -- --id 0 --peers 0=…,1=…,2=…`).
+//!
 //! # Design
 //!
 //! [`Builder::spawn`] starts one task per node. The task owns the

@@ -78,6 +78,14 @@ pub enum Event<M> {
     /// A failure detector trusts `peer` again after a [`Suspect`](Event::Suspect): the node
     /// counts it again (permission algorithms).
     Trust(NodeId),
+    /// The host leaves the system for good (`docs/ALGORITHMS.md`, L1–L4): this node object
+    /// takes no further requests, and a host that comes back is a restart (a new
+    /// incarnation). Only in the remainder section (release or cancel first). What the node
+    /// does so that nobody waits for it: a token algorithm hands every token it holds to a
+    /// neighbour; a permission algorithm tells every host that it is gone (look-ahead: its
+    /// DISCONNECT). The node reports [`Report::Left`] once nothing it holds is needed by
+    /// another host; the embedder may stop it then, and should keep driving it until then.
+    Leave,
     /// The protected resource refused `fence` because it had admitted `newest`, a later fence
     /// of the same unit or `fence` itself (token algorithms with recovery). It happens when a
     /// newer generation of the token was made and used, then lost (its maker crashed, or is cut
@@ -113,6 +121,7 @@ impl<M> Event<M> {
             Event::Suspect(_) => "Suspect",
             Event::Trust(_) => "Trust",
             Event::Refused { .. } => "Refused",
+            Event::Leave => "Leave",
         }
     }
 }
@@ -290,6 +299,10 @@ pub enum Report {
     PeerExcluded(NodeId),
     /// The node counts `peer` again ([`Event::Trust`], or a valid message from it).
     PeerReadmitted(NodeId),
+    /// The node left ([`Event::Leave`]): nothing it holds is needed by another host any
+    /// more (its tokens were handed over and acknowledged, or its departure announced), so
+    /// the embedder may stop it.
+    Left,
 }
 
 #[cfg(test)]

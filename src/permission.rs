@@ -391,6 +391,9 @@ const fn generation_for(seen: u64, host: NodeId, hosts: u32) -> u64 {
 struct PeerState {
     /// Excluded: not waited for, not counted, not asked (only probed).
     excluded: bool,
+    /// It left (a LEAVE of its current incarnation, L2): excluded, not even probed, and
+    /// readmitted only by a REQUEST of a later incarnation or by `Trust`.
+    departed: bool,
     /// The highest incarnation seen in its REQUESTs.
     incarnation: u32,
     /// Consecutive timeouts of its timer counted towards exclusion.
@@ -451,6 +454,8 @@ pub(crate) struct Core<T> {
     lease: Option<TimerId>,
     /// One slot per host (the own slot unused).
     peers: alloc::vec::Vec<PeerState>,
+    /// This host left ([`crate::Event::Leave`]): it never requests again (L2).
+    pub(crate) left: bool,
 }
 
 impl<T: Copy> Core<T> {
@@ -512,6 +517,7 @@ impl<T: Copy> Core<T> {
             entry_fence: 0,
             lease: None,
             peers: alloc::vec![PeerState::default(); hosts as usize],
+            left: false,
         })
     }
 
@@ -630,6 +636,11 @@ impl<T: Copy> Core<T> {
         ticket
     }
 
+    /// The number of the last request made (its incarnation in the high half).
+    pub(crate) fn last_seq(&self) -> u64 {
+        self.seq
+    }
+
     /// Give the open request a new number, keeping its priority: a REPLY to an earlier round
     /// must differ from one to the new round in more than one field. Every grant of the
     /// earlier number is void; the caller asks again. Look-ahead does this after a
@@ -680,9 +691,15 @@ impl<T: Copy> Core<T> {
     }
 
     /// Whether to send the open request to `peer` at all: every peer that is not excluded,
-    /// and excluded ones only as probes.
+    /// and excluded ones only as probes (never one that left: it is gone, L2).
     pub(crate) fn asks(&self, peer: NodeId) -> bool {
-        !self.is_excluded(peer) || self.probes()
+        let state = self.peer(peer);
+        !state.excluded || (self.probes() && !state.departed)
+    }
+
+    /// Whether `peer` left (L2).
+    pub(crate) fn has_departed(&self, peer: NodeId) -> bool {
+        self.peer(peer).departed
     }
 
     /// Enter the critical section once every REPLY is in (and, in majority mode, a majority
@@ -715,6 +732,7 @@ impl<T: Copy> Core<T> {
         let seen = self.fence_seen >> 32;
         let floor = self
             .excluded()
+            .filter(|&p| !self.has_departed(p))
             .map(|p| generation_for(seen, p, self.hosts))
             .fold(seen, u64::max);
         let generation = generation_for(floor, self.id, self.hosts);
@@ -883,7 +901,9 @@ impl<T: Copy> Core<T> {
         let Some(state) = self.peer_mut(peer) else {
             return Heard::default();
         };
-        let excluded = state.excluded;
+        // A host that left is readmitted by nothing it sent before leaving (late copies of
+        // its REQUESTs and REPLYs), only by a later incarnation (L2).
+        let excluded = state.excluded && !state.departed;
         if !counts {
             return Heard {
                 excluded,
@@ -920,6 +940,15 @@ impl<T: Copy> Core<T> {
     /// was excluded already. The caller then probes it if waiting ([`Core::probes`]) and
     /// tries to enter.
     pub(crate) fn exclude<M>(&mut self, peer: NodeId, out: &mut Outbox<M>) -> bool {
+        let excluded = self.set_excluded(peer, out);
+        if excluded {
+            self.bump = true;
+        }
+        excluded
+    }
+
+    /// [`Core::exclude`] but for the new fence generation.
+    fn set_excluded<M>(&mut self, peer: NodeId, out: &mut Outbox<M>) -> bool {
         match self.peer_mut(peer) {
             Some(state) if !state.excluded => {
                 state.excluded = true;
@@ -932,7 +961,6 @@ impl<T: Copy> Core<T> {
         // and its REQUEST readmits it. (Look-ahead must drop it: the REPLY would move this
         // node into the peer's `Status_set` while the peer sits in this node's.)
         self.deferred.remove(peer);
-        self.bump = true;
         out.push(Action::Report(Report::PeerExcluded(peer)));
         true
     }
@@ -941,12 +969,37 @@ impl<T: Copy> Core<T> {
     /// was not excluded. The caller then asks it if waiting without its grant.
     pub(crate) fn readmit<M>(&mut self, peer: NodeId, out: &mut Outbox<M>) -> bool {
         match self.peer_mut(peer) {
-            Some(state) if state.excluded => state.excluded = false,
+            Some(state) if state.excluded && !state.departed => state.excluded = false,
             _ => return false,
         }
         self.waits.resolve(peer, out);
         out.push(Action::Report(Report::PeerReadmitted(peer)));
         true
+    }
+
+    /// `peer` left (a valid LEAVE of its current incarnation, L2): exclude it for good (not
+    /// probed; readmitted only by a later incarnation or by [`Core::trust`]). Returns
+    /// whether it was counted until now. The caller then tries to enter.
+    pub(crate) fn depart<M>(&mut self, peer: NodeId, out: &mut Outbox<M>) -> bool {
+        // No new fence generation (C6 needs one only where the chain of fences is cut): the
+        // host left outside the critical section, and its LEAVE carries the highest fence it
+        // saw, as its REPLYs would (L2).
+        let excluded = self.set_excluded(peer, out);
+        if let Some(state) = self.peer_mut(peer) {
+            state.departed = true;
+        }
+        // Not probed either: stop a probe timer that was running.
+        self.waits.resolve(peer, out);
+        excluded
+    }
+
+    /// The application trusts `peer` again ([`crate::Event::Trust`]): whatever it did
+    /// before, even a LEAVE, it is readmitted. Returns whether it was excluded.
+    pub(crate) fn trust<M>(&mut self, peer: NodeId, out: &mut Outbox<M>) -> bool {
+        if let Some(state) = self.peer_mut(peer) {
+            state.departed = false;
+        }
+        self.readmit(peer, out)
     }
 
     /// Whether a waiting node must ask `peer` now: it is not excluded and has not granted the
@@ -975,6 +1028,8 @@ impl<T: Copy> Core<T> {
             core::cmp::Ordering::Greater => {
                 state.incarnation = claimed;
                 state.granted = false;
+                // A restart after a LEAVE is a return (L2): the caller readmits it.
+                state.departed = false;
                 self.deferred.remove(from);
                 self.bump = true;
                 Incarnation::New

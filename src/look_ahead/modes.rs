@@ -21,7 +21,7 @@
 use super::message::{Announcement, Message};
 use super::node::{Mode, Node};
 use super::sets::Relation;
-use crate::{Anomaly, Error, NodeId, Status};
+use crate::{Action, Anomaly, Error, NodeId, Report, Status};
 
 /// Which announcement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,6 +117,23 @@ impl Node {
         self.in_remainder("Disconnect")?;
         self.announce(Kind::Disconnect);
         self.s.mode = Mode::Disconnected;
+        Ok(())
+    }
+
+    /// Leave for good (L3): a DISCONNECT (unless already disconnected, which told every host
+    /// already), from a host awake or dozing in its remainder section, and the node never
+    /// reconnects; reported as [`Report::Left`] at once.
+    pub(super) fn leave(&mut self) -> Result<(), Error> {
+        self.in_mode("Leave", &[Mode::Normal, Mode::Dozing, Mode::Disconnected])?;
+        self.in_remainder("Leave")?;
+        if self.s.mode != Mode::Disconnected {
+            // A dozing host is in its remainder section with every peer in its Info_set: it
+            // may announce as an awake one would.
+            self.announce(Kind::Disconnect);
+            self.s.mode = Mode::Disconnected;
+        }
+        self.s.core.left = true;
+        self.out.push(Action::Report(Report::Left));
         Ok(())
     }
 

@@ -628,6 +628,24 @@ impl crate::node::Buffered for Node {
 
     fn step(&mut self, event: Event<Message>) -> Result<(), Error> {
         self.out.clear();
+        if self.s.core.left
+            && matches!(
+                event,
+                Event::Request(_)
+                    | Event::Leave
+                    | Event::Doze
+                    | Event::Wake
+                    | Event::Disconnect
+                    | Event::Reconnect
+            )
+        {
+            // A host that left never asks again: a return is a restart (a failure detector's
+            // Suspect and Trust still apply, harmlessly) (L3).
+            return Err(Error::WrongMode {
+                event: event.name(),
+                mode: "left",
+            });
+        }
         crate::node::check_local(&event, self.s.core.status, None)?;
         // Every fallible handler validates before it mutates, so an `Err` leaves state alone.
         let result = match event {
@@ -648,6 +666,7 @@ impl crate::node::Buffered for Node {
             Event::Wake => self.wake(),
             Event::Disconnect => self.disconnect(),
             Event::Reconnect => self.reconnect(),
+            Event::Leave => self.leave(),
             Event::Cancel => {
                 self.cancel();
                 Ok(())

@@ -43,6 +43,18 @@ pub enum Message {
         /// The highest fence the sender has seen (`docs/ALGORITHMS.md`, F1).
         fence: FenceCopies,
     },
+    /// The sender left the system for good ([`crate::Event::Leave`]; `docs/ALGORITHMS.md`,
+    /// L2): nobody waits for it any more, and only a REQUEST of a later incarnation counts
+    /// it again. Build one with [`Message::leave`].
+    Leave {
+        /// The sender's last request number (its incarnation in the high half), so a LEAVE
+        /// of an incarnation that has restarted since is recognisably stale.
+        seq: u64,
+        /// A check word over `seq`: a copy with it corrupted is dropped, like a lost one.
+        check: u64,
+        /// The highest fence the sender has seen (`docs/ALGORITHMS.md`, F1).
+        fence: FenceCopies,
+    },
 }
 
 impl Message {
@@ -70,10 +82,24 @@ impl Message {
         }
     }
 
+    /// A LEAVE of a sender whose last request number is `seq`, that has seen fences up to
+    /// `fence`.
+    // Hidden: the workspace's test kit and tests build messages with it; not stable API.
+    #[doc(hidden)]
+    pub fn leave(seq: u64, fence: u64) -> Message {
+        Message::Leave {
+            seq,
+            check: Self::leave_check(seq),
+            fence: Fence::new(0, fence).into(),
+        }
+    }
+
     /// The fence the message carries, as it travelled.
     pub(crate) fn fence(&self) -> FenceCopies {
         match *self {
-            Message::Request { fence, .. } | Message::Reply { fence, .. } => fence,
+            Message::Request { fence, .. }
+            | Message::Reply { fence, .. }
+            | Message::Leave { fence, .. } => fence,
         }
     }
 
@@ -84,8 +110,11 @@ impl Message {
         let variant = match self {
             Message::Request { .. } => 0,
             Message::Reply { .. } => 1,
+            Message::Leave { .. } => 2,
         };
-        let (Message::Request { check, .. } | Message::Reply { check, .. }) = &mut self;
+        let (Message::Request { check, .. }
+        | Message::Reply { check, .. }
+        | Message::Leave { check, .. }) = &mut self;
         *check ^= crate::seal::kind_tag(DOMAIN, variant);
         self
     }
@@ -96,6 +125,14 @@ impl Message {
     pub fn request_check(ts: Timestamp, seq: u64) -> u64 {
         const KIND: u64 = 0x7269_6361_2d72_6571; // "rica-req"
         check_word(KIND, [ts.clock, u64::from(ts.id.0), seq])
+    }
+
+    /// The check word of a LEAVE's number ([`check_word`]).
+    // Hidden: the workspace's test kit and tests build messages with it; not stable API.
+    #[doc(hidden)]
+    pub fn leave_check(seq: u64) -> u64 {
+        const KIND: u64 = 0x7269_6361_2d6c_6561; // "rica-lea"
+        check_word(KIND, [seq])
     }
 
     /// The check word of a REPLY's fields ([`check_word`]).

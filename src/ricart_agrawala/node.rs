@@ -4,7 +4,7 @@ use super::message::Message;
 use super::{Config, Settings};
 use crate::node::Outbox;
 use crate::permission::{Core, Decision, Expiry, Heard, Incarnation, Ticket, Timestamp};
-use crate::{Anomaly, Error, Event, NodeId, Protocol, Severity, Status};
+use crate::{Action, Anomaly, Error, Event, NodeId, Protocol, Report, Severity, Status};
 
 /// A Ricart–Agrawala node. `Clone` and `PartialEq` (which compares state) let tests snapshot
 /// it.
@@ -71,6 +71,17 @@ impl Node {
     /// Whether `peer` is excluded.
     pub fn is_excluded(&self, peer: NodeId) -> bool {
         self.s.is_excluded(peer)
+    }
+
+    /// Whether `peer` left ([`Event::Leave`]; excluded until a later incarnation of it asks,
+    /// or [`Event::Trust`]).
+    pub fn has_departed(&self, peer: NodeId) -> bool {
+        self.s.has_departed(peer)
+    }
+
+    /// Whether this host left ([`Event::Leave`]).
+    pub fn has_left(&self) -> bool {
+        self.s.left
     }
 
     /// This host's incarnation ([`Config::with_incarnation`]).
@@ -155,27 +166,51 @@ impl Node {
         }
     }
 
-    /// Readmit `peer` (trusted again, or heard from): a waiting node without its grant for the
-    /// current number asks it now and waits for it, which keeps safety when the suspicion was
-    /// wrong.
-    fn readmit(&mut self, peer: NodeId) {
-        if self.rejoin(peer) {
-            // Its grant, if it gave one, counts again (majority mode).
-            self.s.try_enter(&mut self.out);
-        }
-    }
-
-    /// [`Node::readmit`] without trying to enter: returns whether `peer` was excluded.
+    /// Readmit `peer` (heard from again): a waiting node without its grant for the current
+    /// number asks it now and waits for it, which keeps safety when the suspicion was wrong.
+    /// Returns whether `peer` was excluded; the caller tries to enter.
     fn rejoin(&mut self, peer: NodeId) -> bool {
         if !self.s.readmit(peer, &mut self.out) {
             return false;
         }
+        self.readmit_asks(peer);
+        true
+    }
+
+    /// `peer` was just readmitted: a waiting node without its grant asks it now.
+    fn readmit_asks(&mut self, peer: NodeId) {
         if self.s.must_ask(peer) {
             if let Some(ticket) = self.s.open {
                 self.ask(peer, ticket);
             }
         }
-        true
+    }
+
+    /// Leave for good (L2): only in the remainder section; every host is told, so nobody
+    /// waits for this one again, and the node reports [`Report::Left`] at once (nothing it
+    /// holds is needed: it owes no REPLY outside the critical section).
+    fn leave(&mut self) -> Result<(), Error> {
+        if self.s.status != Status::Remainder {
+            return Err(Error::WrongMode {
+                event: "Leave",
+                mode: if self.s.status == Status::Waiting {
+                    "waiting for the critical section"
+                } else {
+                    "in the critical section"
+                },
+            });
+        }
+        self.s.left = true;
+        for peer in self.s.peers() {
+            self.tell_gone(peer);
+        }
+        self.out.push(Action::Report(Report::Left));
+        Ok(())
+    }
+
+    fn tell_gone(&mut self, peer: NodeId) {
+        let msg = Message::leave(self.s.last_seq(), self.s.fence_seen);
+        self.out.send(peer, msg);
     }
 
     /// After a gap (C9), readmit every excluded peer but `from`.
@@ -263,6 +298,24 @@ impl Node {
                         self.s.replied(from);
                     }
                 }
+                if self.s.left {
+                    // Its copy of our LEAVE was lost (or it has not got it yet): tell it again.
+                    self.tell_gone(from);
+                }
+            }
+            Message::Leave { seq, check, .. } if check == Message::leave_check(seq) => {
+                match self.s.incarnation_check(from, seq) {
+                    // A LEAVE of an incarnation that has restarted since: it is back.
+                    Incarnation::Old => self.out.anomaly(from, Anomaly::Stale),
+                    // Its current (or a newer) incarnation left: nobody waits for it now.
+                    Incarnation::Current | Incarnation::New => {
+                        // Gone first, so that hearing it (which may close a gap, C9)
+                        // readmits everyone but it.
+                        self.s.depart(from, &mut self.out);
+                        self.heard(from);
+                        self.s.try_enter(&mut self.out);
+                    }
+                }
             }
             // A deferral notice (C9): the peer has the request and is alive; it grants nothing.
             Message::Reply {
@@ -305,6 +358,24 @@ impl crate::node::Buffered for Node {
 
     fn step(&mut self, event: Event<Message>) -> Result<(), Error> {
         self.out.clear();
+        if self.s.left
+            && matches!(
+                event,
+                Event::Request(_)
+                    | Event::Leave
+                    | Event::Doze
+                    | Event::Wake
+                    | Event::Disconnect
+                    | Event::Reconnect
+            )
+        {
+            // A host that left never asks again: a return is a restart (a failure detector's
+            // Suspect and Trust still apply, harmlessly) (L2).
+            return Err(Error::WrongMode {
+                event: event.name(),
+                mode: "left",
+            });
+        }
         crate::node::check_local(&event, self.s.status, None)?;
         match event {
             Event::Request(_) => self.request(),
@@ -318,8 +389,13 @@ impl crate::node::Buffered for Node {
             }
             Event::Trust(peer) => {
                 self.check_peer("Trust", peer)?;
-                self.readmit(peer);
+                if self.s.trust(peer, &mut self.out) {
+                    self.readmit_asks(peer);
+                    // Its grant, if it gave one, counts again (majority mode).
+                    self.s.try_enter(&mut self.out);
+                }
             }
+            Event::Leave => self.leave()?,
             other => return Err(Error::Unsupported(other.name())),
         }
         Ok(())

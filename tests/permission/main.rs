@@ -2,6 +2,7 @@
 //! properties and the routed simulator.
 
 mod fixtures;
+mod leave;
 mod look_ahead;
 mod recovery;
 mod ricart_agrawala;

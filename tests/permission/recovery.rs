@@ -3,7 +3,7 @@
 //! incarnation, in both permission algorithms (`docs/ALGORITHMS.md`, C1–C9).
 
 mod bounds;
-mod common;
+pub(crate) mod common;
 mod majority;
 mod properties;
 mod regression;

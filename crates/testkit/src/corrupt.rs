@@ -446,6 +446,14 @@ impl Fields for ricart_agrawala::Message {
                 .chain([Slot::U64(seq, SKEW_LIMIT), Slot::U64(check, u64::MAX)])
                 .chain(fence(f))
                 .collect(),
+            M::Leave {
+                seq,
+                check,
+                fence: f,
+            } => [Slot::U64(seq, SKEW_LIMIT), Slot::U64(check, u64::MAX)]
+                .into_iter()
+                .chain(fence(f))
+                .collect(),
             // A kind this crate does not know yet: no field it can name.
             _ => Vec::new(),
         }

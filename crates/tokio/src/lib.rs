@@ -100,7 +100,16 @@
 //! [`Error::Busy`]).
 //! [`Node::shutdown`] releases or withdraws what the node holds and sends what that produces
 //! once; it does not wait for acknowledgements, so a token algorithm's token may still be
-//! lost with the node (recovery, where configured, regenerates it).
+//! lost with the node (recovery, where configured, regenerates it), and the peers of a
+//! permission host wait for it until recovery excludes it: as a crash. To go without leaving
+//! anyone waiting, [`Node::leave`] (which dropping every handle does too).
+//!
+//! **Leaving and joining**: [`Node::leave`] leaves for good (`docs/ALGORITHMS.md`, L1–L4).
+//! A host that was not running when the others started (or left and comes back) joins by
+//! starting: a permission host must be one of the network's hosts with its address in every
+//! peer's map (the others' recovery excludes it while it is absent and its first request
+//! counts it again); a token node needs only a neighbour that hears it (its hellos form the
+//! links). A host coming back after it left is a restart: give it its state directory.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -175,7 +184,28 @@ pub enum Error {
     /// [`Lost::Shutdown`]). Every later call returns it instead of [`Error::Shutdown`].
     #[error("the datagram filter panicked: {0}")]
     FilterPanicked(String),
+    /// The node is leaving or has left ([`Node::leave`], or every handle dropped): it takes
+    /// no request any more.
+    #[error("the node has left")]
+    Left,
+    /// [`Node::leave`] gave up waiting for the core to say it left ([`Report::Left`]
+    /// within [`LEAVE_WAIT`]: a token node that could hand its tokens to nobody, or whose
+    /// neighbours never acknowledged them); the node stopped anyway, as a crash would, and
+    /// the others' recovery (where configured) takes over what it held.
+    ///
+    /// [`Report::Left`]: manet_mutex::Report::Left
+    #[error("the node stopped before its leave completed (nothing acknowledged its hand-over)")]
+    LeaveIncomplete,
 }
+
+/// How long [`Node::leave`] waits for the core's [`Report::Left`](manet_mutex::Report::Left)
+/// before it stops the node anyway ([`Error::LeaveIncomplete`]).
+pub const LEAVE_WAIT: Duration = Duration::from_secs(10);
+
+/// How long a node that left keeps running before its task ends: it answers the requests of
+/// peers that missed its departure (a permission host's LEAVE lost: it tells them again) and
+/// forwards what reaches it (a token node).
+pub const LEAVE_LINGER: Duration = Duration::from_secs(1);
 
 /// What is wrong with a peer map ([`Error::Peers`], checked by [`Builder::spawn`] against
 /// the core's network before anything starts).
@@ -415,6 +445,9 @@ enum Command {
     Peers {
         reply: oneshot::Sender<Vec<PeerState>>,
     },
+    Leave {
+        reply: oneshot::Sender<Result<(), Error>>,
+    },
     Shutdown,
 }
 
@@ -428,8 +461,9 @@ struct Grant {
 
 /// A node of the lock: a handle on its task ([`Node::builder`] to make one).
 ///
-/// Dropping the handle does not stop the task while guards live; it ends when the handle and
-/// every guard are gone, or at [`Node::shutdown`].
+/// Dropping the handle does not stop the task while guards live. When the handle and every
+/// guard are gone, the node leaves as [`Node::leave`] does, in the background (the task
+/// ends after it left, or with the runtime); [`Node::shutdown`] stops it at once instead.
 #[derive(Debug)]
 pub struct Node {
     id: NodeId,
@@ -626,6 +660,36 @@ impl Node {
         let mut stats = *self.shared.stats.lock().unwrap_or_else(|e| e.into_inner());
         stats.timeouts = self.shared.timeouts.load(Ordering::Relaxed);
         stats
+    }
+
+    /// Leaves the network for good, so that nobody waits for this node again, and stops it:
+    /// a waiting request is withdrawn (its `acquire` returns [`Error::Left`]), a held lock
+    /// released (its guard's [`Guard::lost`] says [`Lost::Shutdown`]); then the core leaves
+    /// ([`Event::Leave`](manet_mutex::Event::Leave), `docs/ALGORITHMS.md` L1–L4): a
+    /// Ricart–Agrawala host tells every host it is gone, a look-ahead host disconnects, a
+    /// token node hands its tokens to a neighbour and waits for their acknowledgement. Once
+    /// the core reports it left, the node lingers [`LEAVE_LINGER`] (answering whoever missed
+    /// the news), then its task ends. Returns when the task has ended.
+    ///
+    /// [`Error::LeaveIncomplete`] if the core did not report it left within [`LEAVE_WAIT`]
+    /// (the node stopped anyway); [`Error::Core`] if the core refused to leave (the node
+    /// keeps running); [`Error::Shutdown`] (or the failure) if the task had ended already.
+    /// Started again later, the node is a restart: build it with [`Node::with_state_dir`]
+    /// (or a new incarnation), as after a crash.
+    pub async fn leave(&self) -> Result<(), Error> {
+        let (reply, done) = oneshot::channel();
+        self.tx
+            .send(Command::Leave { reply })
+            .map_err(|_| self.shared.ended())?;
+        let outcome = done.await.map_err(|_| self.shared.ended())?;
+        if let Err(Error::Core(e)) = outcome {
+            return Err(Error::Core(e));
+        }
+        let task = self.task.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(task) = task {
+            let _ = task.await;
+        }
+        outcome
     }
 
     /// Stops the node: a waiting request is withdrawn (its `acquire` returns

@@ -15,7 +15,9 @@ use tracing::{debug, error, info, warn};
 
 use crate::filter::{Direction, Filter, Verdict};
 use crate::store::{Store, StoreError};
-use crate::{Command, Error, Failure, Grant, Lost, PeerState, Shared, Stats};
+use crate::{
+    Command, Error, Failure, Grant, Lost, PeerState, Shared, Stats, LEAVE_LINGER, LEAVE_WAIT,
+};
 
 /// The largest datagram read (UDP's limit).
 const MAX_DATAGRAM: usize = 65_536;
@@ -76,6 +78,17 @@ where
     /// The filter panicked or storing failed ([`Task::fail`]): the task ends as a crash
     /// would, and nothing more is sent.
     failed: bool,
+    /// The node is leaving ([`Command::Leave`], or every handle dropped).
+    leaving: Option<Leaving>,
+    /// Commands may still come (some handle or guard lives).
+    commanded: bool,
+}
+
+/// A leave under way: whom to tell, whether the core said it left, and when the task ends.
+struct Leaving {
+    reply: Option<oneshot::Sender<Result<(), Error>>>,
+    left: bool,
+    until: Instant,
 }
 
 impl<P> Task<P>
@@ -113,6 +126,8 @@ where
             published: Vec::new(),
             heard,
             failed: false,
+            leaving: None,
+            commanded: true,
         }
     }
 
@@ -150,12 +165,27 @@ where
                     None => std::future::pending().await,
                 }
             };
+            let until = self.leaving.as_ref().map(|l| l.until);
+            let leave_ends = async {
+                match until {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 biased;
-                command = self.rx.recv() => match command {
-                    Some(Command::Shutdown) | None => break,
+                command = self.rx.recv(), if self.commanded => match command {
+                    Some(Command::Shutdown) => break,
                     Some(command) => self.on_command(command),
+                    None => {
+                        // Every handle and guard is gone: leave, in the background.
+                        self.commanded = false;
+                        if self.leaving.is_none() {
+                            self.leave(None);
+                        }
+                    }
                 },
+                () = leave_ends => break,
                 received = self.socket.recv_from(&mut buf) => match received {
                     Ok((len, from)) => {
                         self.stats.datagrams_received += 1;
@@ -180,6 +210,58 @@ where
         match self.failed {
             true => error!("node stopped after a failure"),
             false => info!("node stopped"),
+        }
+        if let Some(Leaving { reply, left, .. }) = self.leaving.take() {
+            let outcome = if self.failed {
+                Err(self.shared.ended())
+            } else if left {
+                Ok(())
+            } else {
+                warn!("stopped before the leave completed");
+                Err(Error::LeaveIncomplete)
+            };
+            if let Some(reply) = reply {
+                let _ = reply.send(outcome);
+            }
+        }
+    }
+
+    /// Withdraw or release what the node has, then leave: the core's `Leave`; the task ends
+    /// [`LEAVE_LINGER`] after the core's `Left`, or at [`LEAVE_WAIT`] without it.
+    fn leave(&mut self, reply: Option<oneshot::Sender<Result<(), Error>>>) {
+        if self.leaving.is_some() {
+            if let Some(reply) = reply {
+                let _ = reply.send(Err(Error::Left));
+            }
+            return;
+        }
+        self.stop_request(Error::Left);
+        let now = self.now();
+        match self.driver.core_event(now, manet_mutex::Event::Leave) {
+            Ok(()) => {
+                info!("leaving");
+                self.leaving = Some(Leaving {
+                    reply,
+                    left: false,
+                    until: Instant::now() + LEAVE_WAIT,
+                });
+            }
+            Err(e) => {
+                warn!(error = %e, "the core refused to leave");
+                match reply {
+                    Some(reply) => {
+                        let _ = reply.send(Err(Error::Core(e)));
+                    }
+                    // Nobody to tell and nobody to serve: stop now.
+                    None => {
+                        self.leaving = Some(Leaving {
+                            reply: None,
+                            left: false,
+                            until: Instant::now(),
+                        })
+                    }
+                }
+            }
         }
     }
 
@@ -365,6 +447,7 @@ where
             Command::Peers { reply } => {
                 let _ = reply.send(self.peer_states());
             }
+            Command::Leave { reply } => self.leave(Some(reply)),
             Command::Shutdown => {}
         }
     }
@@ -376,6 +459,10 @@ where
         request: CsRequest,
         reply: oneshot::Sender<Result<Grant, Error>>,
     ) {
+        if self.leaving.is_some() {
+            let _ = reply.send(Err(Error::Left));
+            return;
+        }
         if !matches!(self.state, State::Idle) {
             let _ = reply.send(Err(Error::Busy));
             return;
@@ -457,6 +544,10 @@ where
                     // The round is the generation's high half (F4): made before its beacons go.
                     let stored = store.made((fence.generation() >> 16) as u16);
                     self.halt_on(stored);
+                }
+                if let (Report::Left, Some(leaving)) = (report, &mut self.leaving) {
+                    leaving.left = true;
+                    leaving.until = Instant::now() + LEAVE_LINGER;
                 }
                 match report {
                     Report::TokenRegenerated { .. } => self.stats.regenerated += 1,
@@ -541,13 +632,19 @@ where
 
     /// The node stops: withdraw or release what it has.
     fn stop(&mut self) {
+        let ended = self.shared.ended();
+        self.stop_request(ended);
+    }
+
+    /// Withdraw the waiting request (its `acquire` ends with `error`) or release the lock.
+    fn stop_request(&mut self, error: Error) {
         let now = self.now();
         match std::mem::replace(&mut self.state, State::Idle) {
             State::Idle => {}
             State::Waiting { reply, .. } => {
                 self.stats.cancelled += 1;
                 let _ = self.driver.cancel(now);
-                let _ = reply.send(Err(self.shared.ended()));
+                let _ = reply.send(Err(error));
             }
             State::Holding {
                 fence, lost, since, ..

@@ -275,27 +275,58 @@ where
     /// The frame check comes first, so that corruption is told from forgery.
     #[cfg(feature = "auth")]
     fn authentic<'b>(&mut self, bytes: &'b [u8]) -> Option<&'b [u8]> {
+        match self.unwrap_tag(bytes) {
+            Ok(frame) => Some(frame),
+            Err(Untagged::Malformed) => {
+                self.stats.dropped_malformed += 1;
+                None
+            }
+            Err(Untagged::Checksum) => {
+                self.stats.dropped_checksum += 1;
+                None
+            }
+            Err(Untagged::Forged) => {
+                self.stats.dropped_auth += 1;
+                None
+            }
+        }
+    }
+
+    /// The frame inside `bytes` if its tag is right (or there is no key), counting nothing.
+    #[cfg(feature = "auth")]
+    fn unwrap_tag<'b>(&self, bytes: &'b [u8]) -> Result<&'b [u8], Untagged> {
         let Some(key) = &self.key else {
-            return Some(bytes);
+            return Ok(bytes);
         };
-        let Some(split) = bytes
+        let split = bytes
             .len()
             .checked_sub(TAG_LEN + crate::codec::CHECK_LEN + 1)
-        else {
-            self.stats.dropped_malformed += 1;
-            return None;
-        };
+            .ok_or(Untagged::Malformed)?;
         let (frame, tag) = bytes.split_at(split + crate::codec::CHECK_LEN + 1);
         let (checked, check) = frame.split_at(split + 1);
         if crate::codec::frame_check(checked) != check {
-            self.stats.dropped_checksum += 1;
-            return None;
+            return Err(Untagged::Checksum);
         }
         if !key.verify(frame, tag) {
-            self.stats.dropped_auth += 1;
+            return Err(Untagged::Forged);
+        }
+        Ok(frame)
+    }
+
+    /// The sender a datagram from an address the embedder cannot map yet names, if it is a
+    /// valid discovery hello (its tag right, with a key) and this node runs discovery: how
+    /// an embedder learns a new neighbour's address from its hellos, with no static map.
+    /// Changes nothing and counts nothing; hand the datagram to
+    /// [`Driver::handle_datagram`] once the address is mapped.
+    pub fn hello_sender(&self, bytes: &[u8]) -> Option<NodeId> {
+        self.discovery.as_ref()?;
+        #[cfg(feature = "auth")]
+        let bytes = self.unwrap_tag(bytes).ok()?;
+        if bytes.first() != Some(&discovery::WIRE_VERSION) {
             return None;
         }
-        Some(frame)
+        let sender = Hello::decode(bytes).ok()?.sender();
+        (sender != self.id).then_some(sender)
     }
 
     /// A datagram that does not decode: corruption (its check fails) or malformed.
@@ -735,4 +766,16 @@ mod tests {
             while k.poll_transmit().is_some() {}
         }
     }
+}
+
+/// Why a datagram's authentication tag did not unwrap.
+#[cfg(feature = "auth")]
+#[derive(Debug, Clone, Copy)]
+enum Untagged {
+    /// Too short to hold a frame and a tag.
+    Malformed,
+    /// The frame's own check failed: corruption.
+    Checksum,
+    /// The tag is wrong: forgery (or another key).
+    Forged,
 }

@@ -25,6 +25,10 @@ const MAX_DATAGRAM: usize = 65_536;
 /// The first report of a waiting request's silent peers comes this long after the request;
 /// each next one after twice the interval before, up to [`REPORT_MAX`].
 const REPORT_FIRST: Duration = Duration::from_secs(1);
+/// The most peer addresses a node learns from hellos (beyond its map): the memory a stream of
+/// hellos from ever new addresses can take is bounded.
+const MAX_LEARNED: usize = 1024;
+
 /// The longest interval between two reports of a waiting request.
 const REPORT_MAX: Duration = Duration::from_secs(60);
 
@@ -82,6 +86,8 @@ where
     leaving: Option<Leaving>,
     /// Commands may still come (some handle or guard lives).
     commanded: bool,
+    /// Peer addresses learnt from hellos so far (at most [`MAX_LEARNED`]).
+    learned: usize,
 }
 
 /// A leave under way: whom to tell, whether the core said it left, and when the task ends.
@@ -128,6 +134,7 @@ where
             failed: false,
             leaving: None,
             commanded: true,
+            learned: 0,
         }
     }
 
@@ -392,10 +399,22 @@ where
                 let now = self.now();
                 self.driver.handle_datagram(now, peer, bytes);
             }
-            None => {
-                self.stats.unknown_sender += 1;
-                debug!(%from, len = bytes.len(), "datagram from an unknown address dropped");
-            }
+            None => match self.driver.hello_sender(bytes) {
+                // A node that was not in the map (it joined later, or nobody configured it)
+                // says hello: its address is learnt, as a broadcast network's neighbours are.
+                Some(peer) if !self.peers.contains_key(&peer) && self.learned < MAX_LEARNED => {
+                    self.learned += 1;
+                    info!(peer = peer.0, %from, "address learnt from a hello");
+                    self.peers.insert(peer, from);
+                    self.by_addr.insert(from, peer);
+                    self.heard.insert(peer, Heard::default());
+                    self.on_datagram(from, bytes);
+                }
+                _ => {
+                    self.stats.unknown_sender += 1;
+                    debug!(%from, len = bytes.len(), "datagram from an unknown address dropped");
+                }
+            },
         }
     }
 

@@ -124,3 +124,43 @@ async fn leaving_while_waiting_withdraws_the_request_with_left() {
         node.shutdown().await;
     }
 }
+
+/// A KRL node that nobody's map names joins a running network: its hellos teach the others
+/// its address, the links form, and it takes the lock; the others keep entering.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn krl_a_node_nobody_knows_joins_by_its_hellos_and_takes_the_lock() {
+    use manet_mutex::reverse_link;
+    let cores: Vec<_> = reverse_link::network(4, &[], &[NodeId(0)], reverse_link::Settings::new(1))
+        .unwrap()
+        .into_iter()
+        .map(|c| reverse_link::Node::new(c).unwrap())
+        .collect();
+    let (sockets, addrs) = sockets(4);
+    let mut cores = cores.into_iter();
+    let mut sockets = sockets.into_iter();
+    let first: Vec<Node> = (0..3)
+        .map(|_| {
+            Node::builder(cores.next().unwrap())
+                .socket(sockets.next().unwrap())
+                .peers(addrs[..3].iter().copied())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    all_enter(&first, 2).await;
+    let joiner = Node::builder(cores.next().unwrap())
+        .socket(sockets.next().unwrap())
+        .peers(addrs[..3].iter().copied())
+        .spawn()
+        .unwrap();
+    let guard = joiner.acquire_timeout(PATIENCE).await.unwrap();
+    drop(guard);
+    all_enter(&first, 2).await;
+    for node in first.iter().chain([&joiner]) {
+        assert_eq!(
+            node.stats().entered,
+            if node.id() == NodeId(3) { 1 } else { 4 }
+        );
+        node.shutdown().await;
+    }
+}

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use manet_mutex::codec::Wire;
 use manet_mutex::driver::{Algorithm, Config};
-use manet_mutex::{discovery, NodeId};
+use manet_mutex::{discovery, Event, NodeId};
 use tokio::sync::mpsc;
 use tracing::Instrument;
 
@@ -56,6 +56,8 @@ pub struct Builder<P> {
     filter: Option<Filter>,
     /// The durable state ([`Node::with_state_dir`]).
     store: Option<Store>,
+    /// Hosts that have not started yet ([`Builder::joining`]).
+    joining: Vec<NodeId>,
 }
 
 impl<P: std::fmt::Debug> std::fmt::Debug for Builder<P> {
@@ -91,6 +93,7 @@ where
             config: None,
             filter: None,
             store: None,
+            joining: Vec::new(),
         }
     }
 
@@ -155,6 +158,21 @@ where
         self
     }
 
+    /// Hosts of a permission algorithm's network that have not started yet and will join
+    /// later (default: none): the node does not wait for them until they ask
+    /// (`docs/ALGORITHMS.md`, L5: each starts excluded, as after
+    /// [`Event::Suspect`](manet_mutex::Event::Suspect), and its first request counts it
+    /// again, before this node answers it). Give it to the hosts running when the joiners
+    /// are not, **never to a joiner itself**: a joiner must wait for everyone, or two joiners
+    /// that each took the other for absent could both enter. Every joiner still needs its
+    /// address in the map. [`Error::Core`] at [`Builder::spawn`] for the node's own id, an
+    /// id outside the network or a token algorithm (a token node joins by its hellos and
+    /// needs nothing of the others).
+    pub fn joining(mut self, hosts: impl IntoIterator<Item = NodeId>) -> Self {
+        self.joining.extend(hosts);
+        self
+    }
+
     /// Where discovery's hellos go (default [`Broadcast::Peers`]).
     pub fn broadcast(mut self, broadcast: Broadcast) -> Self {
         self.broadcast = broadcast;
@@ -187,7 +205,9 @@ where
             config,
             filter,
             store,
+            joining,
         } = self;
+        let mut core = core;
         let id = core.id();
         let own = match &socket {
             Some(socket) => socket.local_addr()?,
@@ -202,6 +222,10 @@ where
             false => None,
         };
         check_peers(&core, own, &peers, named)?;
+        for &host in &joining {
+            // Before anything runs: excluded from the start, its report is nobody's news.
+            core.handle(Event::Suspect(host))?.for_each(drop);
+        }
         peers.remove(&id);
         if let Some(store) = &store {
             // Link epochs above every earlier incarnation's (each used fewer than 2^32).

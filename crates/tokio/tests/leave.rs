@@ -164,3 +164,103 @@ async fn krl_a_node_nobody_knows_joins_by_its_hellos_and_takes_the_lock() {
         node.shutdown().await;
     }
 }
+
+/// Hosts 0–2 start with host 3 named as joining (`Builder::joining`), so they do not wait
+/// for it; host 3 starts later (asking everyone) and takes the lock, and everyone keeps
+/// entering. Without `joining` the first three would wait for host 3 from their first
+/// request on (`without_joining_the_others_wait_for_the_host_not_started`).
+async fn a_late_host_joins_and_takes_the_lock<P>(mut cores: Vec<P>, joining: bool)
+where
+    P: manet_mutex::driver::Algorithm + Send + 'static,
+    P::Message: manet_mutex::codec::Wire + Send,
+{
+    let (mut sockets, addrs) = sockets(cores.len());
+    // Bound, so its address is known, but not running yet.
+    let (late, late_socket) = (cores.pop().unwrap(), sockets.pop().unwrap());
+    let mut nodes: Vec<Node> = cores
+        .into_iter()
+        .zip(sockets)
+        .map(|(core, socket)| {
+            let builder = Node::builder(core)
+                .socket(socket)
+                .peers(addrs.iter().copied());
+            match joining {
+                true => builder.joining([NodeId(3)]),
+                false => builder,
+            }
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    if !joining {
+        let waited = nodes[0].acquire_timeout(Duration::from_millis(500)).await;
+        assert!(matches!(waited, Err(Error::Timeout)), "{waited:?}");
+        return;
+    }
+    all_enter(&nodes, 2).await;
+    // The joiner itself names nobody as joining: it waits for everyone.
+    nodes.push(
+        Node::builder(late)
+            .socket(late_socket)
+            .peers(addrs.iter().copied())
+            .spawn()
+            .unwrap(),
+    );
+    drop(nodes[3].acquire_timeout(PATIENCE).await.unwrap());
+    all_enter(&nodes, 2).await;
+    for node in &nodes {
+        node.shutdown().await;
+    }
+}
+
+fn ra_cores(n: u32) -> Vec<ricart_agrawala::Node> {
+    ricart_agrawala::network(ricart_agrawala::Settings::new(n, 20))
+        .unwrap()
+        .into_iter()
+        .map(|c| ricart_agrawala::Node::new(c).unwrap())
+        .collect()
+}
+
+/// Look-ahead hosts; the last (the joiner) asks everyone, as a joiner must (L5).
+fn la_cores(n: u32) -> Vec<look_ahead::Node> {
+    let mut configs = look_ahead::network(look_ahead::Settings::new(n, 20)).unwrap();
+    let last = configs.pop().unwrap();
+    let everyone = (0..n - 1).map(NodeId).collect();
+    configs.push(last.with_info_set(everyone));
+    configs
+        .into_iter()
+        .map(|c| look_ahead::Node::new(c).unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ricart_agrawala_a_late_host_joins_and_takes_the_lock() {
+    a_late_host_joins_and_takes_the_lock(ra_cores(4), true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn look_ahead_a_late_host_joins_and_takes_the_lock() {
+    a_late_host_joins_and_takes_the_lock(la_cores(4), true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_joining_the_others_wait_for_the_host_not_started() {
+    a_late_host_joins_and_takes_the_lock(ra_cores(4), false).await;
+}
+
+#[tokio::test]
+async fn joining_names_another_host_of_a_permission_network() {
+    for bad in [NodeId(0), NodeId(7)] {
+        let (mut sockets, addrs) = sockets(3);
+        let err = Node::builder(ra_cores(3).remove(0))
+            .socket(sockets.remove(0))
+            .peers(addrs.iter().copied())
+            .joining([bad])
+            .spawn()
+            .unwrap_err();
+        assert!(
+            matches!(err, Error::Core(manet_mutex::Error::NotAPeer { .. })),
+            "{err}"
+        );
+    }
+}

@@ -208,6 +208,13 @@
 #define MANET_MUTEX_CORE_TRUST 6
 
 /**
+ * Every algorithm: the host leaves for good, from its remainder section (a token node hands
+ * its tokens to a neighbour; a permission host tells every host it is gone). Keep driving
+ * the node until `MANET_MUTEX_EVENT_LEFT`, then free it.
+ */
+#define MANET_MUTEX_CORE_LEAVE 7
+
+/**
  * An event of a kind this version does not know (a newer crate's): skip it.
  */
 #define MANET_MUTEX_EVENT_UNKNOWN 0
@@ -287,6 +294,12 @@
  * `MANET_MUTEX_SEVERITY_SUSPECT`): corruption, forgery or a contract broken.
  */
 #define MANET_MUTEX_EVENT_ANOMALY 14
+
+/**
+ * The node left (`MANET_MUTEX_CORE_LEAVE`): nothing it holds is needed by another host; it
+ * may be freed (driven a little longer, it answers whoever missed its departure).
+ */
+#define MANET_MUTEX_EVENT_LEFT 15
 
 /**
  * An anomaly of a kind this version does not know.
@@ -819,7 +832,8 @@ int32_t manet_mutex_refused(struct manet_mutex_node *node,
 /**
  * Another application event for the core at `now_us`: a `MANET_MUTEX_CORE_*` code
  * (look-ahead's `DOZE`, `WAKE`, `DISCONNECT`, `RECONNECT`; the permission algorithms'
- * `SUSPECT` and `TRUST` of `peer`; `peer` is ignored by the others).
+ * `SUSPECT` and `TRUST` of `peer`; every algorithm's `LEAVE`; `peer` is ignored by the
+ * others).
  * `MANET_MUTEX_ERR_WRONG_ALGORITHM` where the algorithm does not take it.
  */
 int32_t manet_mutex_core_event(struct manet_mutex_node *node,

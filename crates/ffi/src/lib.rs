@@ -160,6 +160,10 @@ pub const MANET_MUTEX_CORE_RECONNECT: u32 = 4;
 pub const MANET_MUTEX_CORE_SUSPECT: u32 = 5;
 /// Permission algorithms: `peer` is trusted again.
 pub const MANET_MUTEX_CORE_TRUST: u32 = 6;
+/// Every algorithm: the host leaves for good, from its remainder section (a token node hands
+/// its tokens to a neighbour; a permission host tells every host it is gone). Keep driving
+/// the node until `MANET_MUTEX_EVENT_LEFT`, then free it.
+pub const MANET_MUTEX_CORE_LEAVE: u32 = 7;
 
 // ---- Events ----
 
@@ -199,6 +203,9 @@ pub const MANET_MUTEX_EVENT_NEIGHBOUR_DOWN: u32 = 13;
 /// The core ignored a suspect input from `peer` (`anomaly` says what; `severity` is
 /// `MANET_MUTEX_SEVERITY_SUSPECT`): corruption, forgery or a contract broken.
 pub const MANET_MUTEX_EVENT_ANOMALY: u32 = 14;
+/// The node left (`MANET_MUTEX_CORE_LEAVE`): nothing it holds is needed by another host; it
+/// may be freed (driven a little longer, it answers whoever missed its departure).
+pub const MANET_MUTEX_EVENT_LEFT: u32 = 15;
 
 /// An anomaly of a kind this version does not know.
 pub const MANET_MUTEX_ANOMALY_UNKNOWN: u32 = 0;
@@ -740,7 +747,8 @@ pub extern "C" fn manet_mutex_refused(
 
 /// Another application event for the core at `now_us`: a `MANET_MUTEX_CORE_*` code
 /// (look-ahead's `DOZE`, `WAKE`, `DISCONNECT`, `RECONNECT`; the permission algorithms'
-/// `SUSPECT` and `TRUST` of `peer`; `peer` is ignored by the others).
+/// `SUSPECT` and `TRUST` of `peer`; every algorithm's `LEAVE`; `peer` is ignored by the
+/// others).
 /// `MANET_MUTEX_ERR_WRONG_ALGORITHM` where the algorithm does not take it.
 #[no_mangle]
 pub extern "C" fn manet_mutex_core_event(
@@ -766,6 +774,7 @@ pub extern "C" fn manet_mutex_core_event(
                         MANET_MUTEX_CORE_RECONNECT => Event::Reconnect,
                         MANET_MUTEX_CORE_SUSPECT => Event::Suspect(NodeId(peer)),
                         MANET_MUTEX_CORE_TRUST => Event::Trust(NodeId(peer)),
+                        MANET_MUTEX_CORE_LEAVE => Event::Leave,
                         _ => return Err(unknown()),
                     };
                     $d.core_event(now_us, e).map_err(from_core)
@@ -978,6 +987,7 @@ pub(crate) fn event_of(event: &DriverEvent) -> ManetMutexEvent {
                 e.kind = MANET_MUTEX_EVENT_PEER_READMITTED;
                 e.peer = p.0;
             }
+            Report::Left => e.kind = MANET_MUTEX_EVENT_LEFT,
             _ => e.kind = MANET_MUTEX_EVENT_UNKNOWN,
         },
         DriverEvent::LinkUp(p) => {

@@ -204,6 +204,7 @@ fn every_driver_event_maps_to_its_own_kind_with_its_fields() {
             MANET_MUTEX_EVENT_NEIGHBOUR_DOWN,
         ),
         (anomaly, MANET_MUTEX_EVENT_ANOMALY),
+        (DriverEvent::Report(Report::Left), MANET_MUTEX_EVENT_LEFT),
     ];
     let mut kinds: Vec<u32> = cases.iter().map(|(_, k)| *k).collect();
     kinds.sort_unstable();
@@ -226,7 +227,9 @@ fn every_driver_event_maps_to_its_own_kind_with_its_fields() {
         if has_fence {
             assert_eq!((e.fence_lane, e.fence_value), (2, 77), "{event:?}");
         } else {
-            assert_eq!(e.peer, 5 * u32::from(*kind != MANET_MUTEX_EVENT_PERSIST));
+            // Persist and Left name no peer.
+            let named = ![MANET_MUTEX_EVENT_PERSIST, MANET_MUTEX_EVENT_LEFT].contains(kind);
+            assert_eq!(e.peer, 5 * u32::from(named), "{event:?}");
         }
     }
     let e = event_of(&cases[0].0);
@@ -350,6 +353,39 @@ fn core_events_reach_the_core_and_its_refusals_keep_their_codes() {
         MANET_MUTEX_OK
     );
     assert_eq!(manet_mutex_request(node, 5, 1, 0), MANET_MUTEX_OK);
+    assert_eq!(manet_mutex_free(node), MANET_MUTEX_OK);
+}
+
+/// `MANET_MUTEX_CORE_LEAVE`: refused while a request waits, then taken from the remainder
+/// section, which reports `MANET_MUTEX_EVENT_LEFT`; a request afterwards is a wrong mode.
+#[test]
+fn leave_reaches_the_core_and_reports_left() {
+    let node = create(&options(MANET_MUTEX_RICART_AGRAWALA, 0, 3)).unwrap();
+    assert_eq!(manet_mutex_request(node, 1, 1, 0), MANET_MUTEX_OK);
+    assert_eq!(
+        manet_mutex_core_event(node, 2, MANET_MUTEX_CORE_LEAVE, 0),
+        MANET_MUTEX_ERR_WRONG_MODE
+    );
+    assert_eq!(manet_mutex_cancel(node, 3), MANET_MUTEX_OK);
+    drain(node);
+    assert_eq!(
+        manet_mutex_core_event(node, 4, MANET_MUTEX_CORE_LEAVE, 0),
+        MANET_MUTEX_OK
+    );
+    let mut kinds = Vec::new();
+    loop {
+        let mut e = ManetMutexEvent::default();
+        // SAFETY: a live handle and a valid out-pointer.
+        match unsafe { manet_mutex_poll_event(node, &mut e) } {
+            MANET_MUTEX_OK => kinds.push(e.kind),
+            _ => break,
+        }
+    }
+    assert!(kinds.contains(&MANET_MUTEX_EVENT_LEFT), "{kinds:?}");
+    assert_eq!(
+        manet_mutex_request(node, 5, 1, 0),
+        MANET_MUTEX_ERR_WRONG_MODE
+    );
     assert_eq!(manet_mutex_free(node), MANET_MUTEX_OK);
 }
 

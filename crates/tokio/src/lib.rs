@@ -105,11 +105,12 @@
 //! anyone waiting, [`Node::leave`] (which dropping every handle does too).
 //!
 //! **Leaving and joining**: [`Node::leave`] leaves for good (`docs/ALGORITHMS.md`, L1–L4).
-//! A host that was not running when the others started (or left and comes back) joins by
-//! starting: a permission host must be one of the network's hosts with its address in every
-//! peer's map (the others' recovery excludes it while it is absent and its first request
-//! counts it again); a token node needs only a neighbour that hears it (its hellos form the
-//! links). A host coming back after it left is a restart: give it its state directory.
+//! A host that was not running when the others started joins by starting: a token node
+//! needs only a neighbour that hears it (its hellos form the links, and the others learn its
+//! address from them); a permission host must be one of the network's hosts with its
+//! address in every peer's map, named by the running ones as [joining](Builder::joining) (or
+//! excluded by their recovery while it is absent), and its first request counts it again.
+//! A host coming back after it left is a restart: give it its state directory.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

@@ -16,7 +16,7 @@
 //!   not a violation; a holder still inside when a later generation is admitted is fenced off
 //!   (`superseded`). Each node process reports under a life of its own, so a restarted node's
 //!   reports start over instead of being taken for duplicates. Prints one `ENTER` line per
-//!   entry admitted, and `RESOURCE ...` at SIGTERM.
+//!   entry admitted, one `LEAVE` line per entry ended, and `RESOURCE ...` at SIGTERM.
 //! * `mesh-node tell`: one control line to the resource (`crashed N`: the harness killed node
 //!   N's process).
 //! * `mesh-node links`: the link changes of an ns-2 trace under a radio range, for the
@@ -580,6 +580,7 @@ impl Checker {
     /// `node` is no longer inside: its units are free.
     fn leave(&mut self, node: usize) -> Option<Holding> {
         let h = self.inside.remove(&node)?;
+        println!("LEAVE node={node}");
         if h.acting {
             self.held -= u64::from(h.units);
         }

@@ -33,9 +33,9 @@ and prints one line per algorithm; exits 1 if any run failed, 2 on a bad option.
   --k K               krl/krlf: K tokens (nodes 0..K-1 hold one each at start); prioritized:
                       K resources; the resource has K units (default 1; ra and look-ahead: 1)
   --want H            prioritized: resources per request, 1..K (default 1)
-  --crash N|holder    kill -9 node N, or the node the resource last admitted an entry for
-                      (the holder, or the one that held last), --crash-at seconds in; the
-                      resource is told, and its entry (if inside) ends there
+  --crash N|holder    kill -9 node N, or a holder: the node the resource admitted last, at a
+                      moment it is inside (from --crash-at seconds in); the resource is told,
+                      and the killed node's entry (if inside) ends there
   --crash-at S        when to kill, s into the run (default 3)
   --restart MS        with --crash: start the killed node again MS ms after the kill, with the
                       same command line (its --state-dir, kept by every node): it must make
@@ -359,7 +359,9 @@ for alg in "${ALGLIST[@]}"; do
     if [ -n "$CRASH" ] && [ -z "$crashed" ] &&
       awk -v a="$start" -v b="$now" -v c="$CRASH_AT" 'BEGIN { exit !(b - a >= c) }'; then
       victim=$CRASH
-      [ "$CRASH" = holder ] && victim=$(sed -n 's/^ENTER node=\([0-9]*\) .*/\1/p' "$WORK/res.out" | tail -1)
+      # holder: the last node the resource admitted that has not left (wait for one).
+      [ "$CRASH" != holder ] || victim=$(awk -F'[ =]' '/^ENTER/ { inside[$3] = 1; last = $3 }
+        /^LEAVE/ { delete inside[$3] } END { if (last in inside) print last }' "$WORK/res.out")
       if [ -n "$victim" ]; then
         kill -9 "${NODES[$victim]}" 2>/dev/null || true
         { wait "${NODES[$victim]}"; } 2>/dev/null || true # (no "Killed" line from the shell)

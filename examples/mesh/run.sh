@@ -352,16 +352,20 @@ for alg in "${ALGLIST[@]}"; do
         done_count=$((done_count + 1))
       fi
     done
-    [ "$done_count" = "$N" ] && [ -z "$restart_due" ] && break
+    # Done when every node required is, with the kill (and restart) asked for made.
+    [ "$done_count" = "$N" ] && [ -z "$restart_due" ] && { [ -z "$CRASH" ] || [ -n "$crashed" ]; } && break
     now=$(date +%s.%N)
     # --crash: SIGKILL node CRASH (or the last node admitted) CRASH_AT s in, holding or
     # waiting, whatever it was doing; the resource is told.
     if [ -n "$CRASH" ] && [ -z "$crashed" ] &&
       awk -v a="$start" -v b="$now" -v c="$CRASH_AT" 'BEGIN { exit !(b - a >= c) }'; then
       victim=$CRASH
-      # holder: the last node the resource admitted that has not left (wait for one).
-      [ "$CRASH" != holder ] || victim=$(awk -F'[ =]' '/^ENTER/ { inside[$3] = 1; last = $3 }
-        /^LEAVE/ { delete inside[$3] } END { if (last in inside) print last }' "$WORK/res.out")
+      # holder: the last node the resource admitted that has not left (waited for up to 1 s;
+      # then the last node admitted: with a short --hold nobody may be inside when polled).
+      [ "$CRASH" != holder ] || victim=$(awk -F'[ =]' -v late="$(awk -v a="$start" -v b="$now" \
+        -v c="$CRASH_AT" 'BEGIN { print (b - a >= c + 1) }')" '/^ENTER/ { inside[$3] = 1; last = $3 }
+        /^LEAVE/ { delete inside[$3] } END { if (last in inside || (late && last != "")) print last }' \
+        "$WORK/res.out")
       if [ -n "$victim" ]; then
         kill -9 "${NODES[$victim]}" 2>/dev/null || true
         { wait "${NODES[$victim]}"; } 2>/dev/null || true # (no "Killed" line from the shell)
@@ -403,7 +407,9 @@ for alg in "${ALGLIST[@]}"; do
   if [ -z "$entries" ]; then result="FAIL(no resource verdict)"
   elif [ "$viol" != 0 ]; then result="FAIL(violations)"
   elif [ -n "$short" ]; then result="FAIL(short:$short)"
-  elif [ "$refused" -gt "$allowed" ]; then result="FAIL(refused $refused > $allowed allowed)"; fi
+  elif [ "$refused" -gt "$allowed" ]; then result="FAIL(refused $refused > $allowed allowed)"
+  elif [ -n "$CRASH" ] && [ -z "$crashed" ]; then result="FAIL(no kill: the run ended first)"
+  elif [ -n "$RESTART" ] && [ -z "$restarted" ]; then result="FAIL(not restarted before the end)"; fi
   [ "$result" = ok ] || FAIL=1
   printf '%-12s %8s %9.1f %7s %7s %6s %4s %5s %5s %5s %9s %9s %s\n' "$alg" "${entries:-?}" \
     "$(awk -v e="${entries:-0}" -v t="$elapsed" 'BEGIN { print e / t }')" "${viol:-?}" "$refused" \

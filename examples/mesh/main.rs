@@ -975,3 +975,101 @@ fn main() -> Outcome {
         Command::Delay(a) => delay_queue(a),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn checker(k: u32, distinct: bool, permission: bool) -> Checker {
+        Checker::new(&ResourceArgs {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            k,
+            distinct,
+            permission,
+        })
+    }
+
+    /// A restarted node's reports start over under its new life: taken, not dropped as
+    /// duplicates; the killed life's late reports are dropped.
+    #[test]
+    fn a_restarted_node_starts_its_reports_over() {
+        let mut c = checker(1, false, false);
+        assert_eq!(c.fresh(2, 100, 1), (true, true));
+        c.enter(2, 100, Fence::new(0, 5), 1);
+        assert_eq!(c.fresh(2, 100, 1), (false, true), "a duplicate");
+        c.crashed(2);
+        assert_eq!(c.crashed_inside, 1);
+        assert_eq!(c.fresh(2, 100, 2), (false, false), "the killed life's");
+        assert_eq!(c.fresh(2, 200, 1), (true, true), "the new life's first");
+        c.enter(2, 200, Fence::new(0, 6), 1);
+        assert_eq!((c.entries, c.restarts, c.violations), (2, 1, 0));
+        // A restart the harness did not announce: the old life's entry ends all the same.
+        assert_eq!(c.fresh(2, 300, 1), (true, true));
+        assert_eq!((c.restarts, c.crashed_inside), (2, 2));
+        assert!(c.inside.is_empty());
+    }
+
+    /// An older generation is refused as stale and a holder of it superseded; a second
+    /// holder of the same generation is a violation.
+    #[test]
+    fn stale_grants_are_refused_and_counted() {
+        let mut c = checker(1, false, false);
+        c.enter(0, 1, Fence::new(0, 3), 1);
+        c.enter(1, 1, Fence::new(0, Fence::first_of(0, 1).value + 1), 1);
+        assert_eq!((c.superseded, c.held), (1, 1));
+        c.leave(0);
+        c.enter(0, 1, Fence::new(0, 4), 1);
+        assert_eq!((c.stale, c.violations, c.entries), (1, 0, 2));
+        c.leave(0);
+        c.enter(2, 1, Fence::new(0, Fence::first_of(0, 1).value + 2), 1);
+        // Two holders of one generation, and two units held of one.
+        assert_eq!(c.violations, 2);
+    }
+
+    /// Prioritized h-out-of-k: fences out of grant order are admitted, more than k units held
+    /// is a violation, a repeated fence too.
+    #[test]
+    fn h_out_of_k_counts_units() {
+        let mut c = checker(3, true, false);
+        c.enter(0, 1, Fence::new(0, 8), 2);
+        c.enter(1, 1, Fence::new(0, 6), 1);
+        assert_eq!((c.violations, c.max_held), (0, 3));
+        c.leave(1);
+        c.enter(2, 1, Fence::new(0, 10), 2);
+        assert_eq!(c.violations, 1, "4 units of 3");
+        c.leave(2);
+        c.enter(3, 1, Fence::new(0, 8), 1);
+        assert_eq!(c.violations, 2, "fence 8 twice");
+    }
+
+    /// KRL with k tokens: one lane per token, one holder each.
+    #[test]
+    fn one_holder_per_token() {
+        let mut c = checker(2, false, false);
+        c.enter(0, 1, Fence::new(0, 1), 1);
+        c.enter(1, 1, Fence::new(1, 1), 1);
+        assert_eq!((c.violations, c.max_held), (0, 2));
+        c.enter(2, 1, Fence::new(1, 2), 1);
+        // Two holders of token 1, and three units held of two.
+        assert_eq!(c.violations, 2);
+    }
+
+    /// A fence refused below one admitted for a permission host killed since: the cost of
+    /// its crash (C6), not a violation.
+    #[test]
+    fn permission_refusals_after_a_crash() {
+        let mut c = checker(1, false, true);
+        assert_eq!(c.fresh(1, 10, 1), (true, true));
+        c.enter(1, 10, Fence::new(0, 9), 1);
+        c.crashed(1);
+        c.enter(0, 1, Fence::new(0, 7), 1);
+        assert_eq!((c.after_crash, c.violations), (1, 0));
+    }
+
+    #[test]
+    fn diameter_of_the_connected_parts() {
+        let up: BTreeSet<(u32, u32)> = [(0, 1), (1, 2), (3, 4)].into();
+        assert_eq!(graph_diameter(5, &up), 2);
+        assert_eq!(graph_diameter(5, &BTreeSet::new()), 0);
+    }
+}

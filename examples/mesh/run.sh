@@ -40,6 +40,8 @@ and prints one line per algorithm; exits 1 if any run failed, 2 on a bad option.
   --restart MS        with --crash: start the killed node again MS ms after the kill, with the
                       same command line (its --state-dir, kept by every node): it must make
                       its --entries again (default: no restart; its entries are not required)
+  --kills N           with --restart: N kills, each --crash-at s after the last restart
+                      (default 1)
   --max-refused R     grants the resource may refuse (stale tokens, C6 after a crash) before
                       the run fails; default below
   --raise-pause P     token algorithms: height raises paced, MIN-MAX ms or off (default
@@ -104,6 +106,7 @@ probe() {
 ALGS=krl,krlf,prioritized,look-ahead,ra N=5 ENTRIES=50 THINK=20 HOLD=2 LOSS=5 DUP=2
 TRACE="" RADIUS=300 FROM=0 DURATION=120 SPEEDUP=4 TIMEOUT=60 RECOVERY=0 CRASH="" CLEANUP=0
 BROADCAST=0 AUTH=0 DELAY="" PAUSE="" DIAMETER="" K=1 WANT=1 CRASH_AT=3 RESTART="" MAX_REFUSED=""
+KILLS=1
 BIN=${MESH_NODE:-${CARGO_TARGET_DIR:-target}/release/mesh-node}
 bad() { echo "run.sh: $*" >&2; echo "(examples/mesh/run.sh --help lists the options)" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -113,7 +116,7 @@ while [ $# -gt 0 ]; do
     --recovery) RECOVERY=1 ;; --cleanup) CLEANUP=1 ;; --broadcast) BROADCAST=1 ;; --auth) AUTH=1 ;;
     --algorithms | --nodes | --entries | --think | --hold | --loss | --dup | --delay | --trace | \
       --radius | --from | --duration | --speedup | --timeout | --crash | --crash-at | --restart | \
-      --raise-pause | --diameter | --k | --want | --max-refused)
+      --raise-pause | --diameter | --k | --want | --max-refused | --kills)
       [ $# -ge 2 ] || bad "$1 needs a value"
       case $1 in
         --algorithms) ALGS=$2 ;; --nodes) N=$2 ;; --entries) ENTRIES=$2 ;; --think) THINK=$2 ;;
@@ -122,6 +125,7 @@ while [ $# -gt 0 ]; do
         --speedup) SPEEDUP=$2 ;; --timeout) TIMEOUT=$2 ;; --crash) CRASH=$2 ;;
         --crash-at) CRASH_AT=$2 ;; --restart) RESTART=$2 ;; --raise-pause) PAUSE=$2 ;;
         --diameter) DIAMETER=$2 ;; --k) K=$2 ;; --want) WANT=$2 ;; --max-refused) MAX_REFUSED=$2 ;;
+        --kills) KILLS=$2 ;;
       esac
       shift ;;
     *) bad "unknown option $1" ;;
@@ -137,7 +141,7 @@ uint() { # name value [min [max]]
 num() { [[ "$2" =~ ^[0-9]+(\.[0-9]+)?$ ]] || bad "$1 wants a number, not '$2'"; }
 uint --nodes "$N" 2 200; uint --entries "$ENTRIES" 1; uint --think "$THINK"; uint --hold "$HOLD"
 uint --loss "$LOSS" 0 100; uint --dup "$DUP" 0 100; uint --timeout "$TIMEOUT" 1
-uint --k "$K" 1; uint --want "$WANT" 1 "$K"; uint --crash-at "$CRASH_AT"
+uint --k "$K" 1; uint --want "$WANT" 1 "$K"; uint --crash-at "$CRASH_AT"; uint --kills "$KILLS" 1
 num --radius "$RADIUS"; num --from "$FROM"; num --duration "$DURATION"; num --speedup "$SPEEDUP"
 [[ ! "$SPEEDUP" =~ ^0+(\.0+)?$ ]] || bad "--speedup must be above 0"
 [ -z "$DIAMETER" ] || uint --diameter "$DIAMETER" 1
@@ -158,6 +162,7 @@ if [ -n "$RESTART" ]; then
   uint --restart "$RESTART"
   [ -n "$CRASH" ] || bad "--restart starts a killed node again: give --crash too"
 fi
+[ "$KILLS" = 1 ] || [ -n "$RESTART" ] || bad "--kills $KILLS: more than one kill needs --crash and --restart"
 [ -z "$TRACE" ] || [ -r "$TRACE" ] || bad "--trace $TRACE: no such file"
 [ -z "$PAUSE" ] || [[ "$PAUSE" =~ ^(off|[0-9]+-[0-9]+)$ ]] || bad "--raise-pause MIN-MAX or off, not $PAUSE"
 if [ -n "$DELAY" ]; then
@@ -341,7 +346,11 @@ for alg in "${ALGLIST[@]}"; do
   sleep 0.2
   start=$(date +%s.%N)
   for ((i = 0; i < N; i++)); do start_node "$i" "$WORK/n$i.out"; done
-  crashed="" killed_at="" restarted="" restart_due=""
+  # Kills made, the last node killed, when the next kill is due (s into the run), a restart
+  # due (epoch s), restarts made per node, and one note per kill.
+  kills=0 crashed="" next_kill=$CRASH_AT restart_due="" KNOTES=()
+  RESTARTS=()
+  for ((i = 0; i < N; i++)); do RESTARTS[i]=0; done
   deadline=$(($(date +%s) + TIMEOUT))
   while [ "$(date +%s)" -lt "$deadline" ]; do
     done_count=0
@@ -352,34 +361,38 @@ for alg in "${ALGLIST[@]}"; do
         done_count=$((done_count + 1))
       fi
     done
-    # Done when every node required is, with the kill (and restart) asked for made.
-    [ "$done_count" = "$N" ] && [ -z "$restart_due" ] && { [ -z "$CRASH" ] || [ -n "$crashed" ]; } && break
+    # Done when every node required is, with the kills (and restarts) asked for made.
+    [ "$done_count" = "$N" ] && [ -z "$restart_due" ] && { [ -z "$CRASH" ] || [ "$kills" = "$KILLS" ]; } && break
     now=$(date +%s.%N)
-    # --crash: SIGKILL node CRASH (or the last node admitted) CRASH_AT s in, holding or
-    # waiting, whatever it was doing; the resource is told.
-    if [ -n "$CRASH" ] && [ -z "$crashed" ] &&
-      awk -v a="$start" -v b="$now" -v c="$CRASH_AT" 'BEGIN { exit !(b - a >= c) }'; then
+    since=$(awk -v a="$start" -v b="$now" 'BEGIN { printf "%.3f", b - a }')
+    # --crash: SIGKILL node CRASH (or a holder) --crash-at s in (and as long after each
+    # restart, --kills times), holding or waiting, whatever it was doing; the resource is told.
+    if [ -n "$CRASH" ] && [ "$kills" -lt "$KILLS" ] && [ -z "$restart_due" ] &&
+      awk -v a="$since" -v c="$next_kill" 'BEGIN { exit !(a >= c) }'; then
       victim=$CRASH
       # holder: the last node the resource admitted that has not left (waited for up to 1 s;
       # then the last node admitted: with a short --hold nobody may be inside when polled).
-      [ "$CRASH" != holder ] || victim=$(awk -F'[ =]' -v late="$(awk -v a="$start" -v b="$now" \
-        -v c="$CRASH_AT" 'BEGIN { print (b - a >= c + 1) }')" '/^ENTER/ { inside[$3] = 1; last = $3 }
+      [ "$CRASH" != holder ] || victim=$(awk -F'[ =]' -v late="$(awk -v a="$since" -v c="$next_kill" \
+        'BEGIN { print (a >= c + 1) }')" '/^ENTER/ { inside[$3] = 1; last = $3 }
         /^LEAVE/ { delete inside[$3] } END { if (last in inside || (late && last != "")) print last }' \
         "$WORK/res.out")
       if [ -n "$victim" ]; then
         kill -9 "${NODES[$victim]}" 2>/dev/null || true
         { wait "${NODES[$victim]}"; } 2>/dev/null || true # (no "Killed" line from the shell)
         killed_at=$(date +%s.%N)
-        crashed=$victim
+        crashed=$victim kills=$((kills + 1))
         ip netns exec mm-res "$BIN" tell --to "$RES_ADDR:$RES_PORT" "crashed $victim" 9>&- ||
           echo "($alg: the resource was not told of the kill)" >&2
+        KNOTES+=("node $victim at $(awk -v a="$start" -v b="$killed_at" 'BEGIN { printf "%.1f", b - a }') s")
         [ -z "$RESTART" ] || restart_due=$(awk -v a="$killed_at" -v r="$RESTART" 'BEGIN { printf "%.3f", a + r / 1000 }')
       fi
     fi
     # --restart: the killed node again, same command line, same state directory.
     if [ -n "$restart_due" ] && awk -v a="$restart_due" -v b="$now" 'BEGIN { exit !(b >= a) }'; then
-      start_node "$crashed" "$WORK/n$crashed.r1.out"
-      restarted=$(date +%s.%N) restart_due=""
+      RESTARTS[crashed]=$((RESTARTS[crashed] + 1))
+      start_node "$crashed" "$WORK/n$crashed.r${RESTARTS[crashed]}.out"
+      restart_due=""
+      next_kill=$(awk -v a="$start" -v b="$(date +%s.%N)" -v c="$CRASH_AT" 'BEGIN { printf "%.3f", b - a + c }')
     fi
     sleep 0.1
   done
@@ -408,21 +421,23 @@ for alg in "${ALGLIST[@]}"; do
   elif [ "$viol" != 0 ]; then result="FAIL(violations)"
   elif [ -n "$short" ]; then result="FAIL(short:$short)"
   elif [ "$refused" -gt "$allowed" ]; then result="FAIL(refused $refused > $allowed allowed)"
-  elif [ -n "$CRASH" ] && [ -z "$crashed" ]; then result="FAIL(no kill: the run ended first)"
-  elif [ -n "$RESTART" ] && [ -z "$restarted" ]; then result="FAIL(not restarted before the end)"; fi
+  elif [ -n "$CRASH" ] && [ "$kills" != "$KILLS" ]; then result="FAIL(killed $kills of $KILLS: the run ended first)"
+  elif [ -n "$restart_due" ]; then result="FAIL(not restarted before the end)"; fi
   [ "$result" = ok ] || FAIL=1
   printf '%-12s %8s %9.1f %7s %7s %6s %4s %5s %5s %5s %9s %9s %s\n' "$alg" "${entries:-?}" \
     "$(awk -v e="${entries:-0}" -v t="$elapsed" 'BEGIN { print e / t }')" "${viol:-?}" "$refused" \
     "$(rget superseded)" "$(rget max_held)" "$(sum lost)" "$(sum regenerated)" "$(sum excluded)" \
     "$(sum datagrams_out)" "$(sum datagrams_in)" "$result"
-  if [ -n "$crashed" ]; then
-    note="node $crashed killed with SIGKILL at $(awk -v a="$start" -v b="$killed_at" 'BEGIN { printf "%.1f", b - a }') s"
-    note="$note (inside: $(rget crashed_inside)); next entry of another node $(rget stall_s) s later"
-    if [ -n "$restarted" ]; then
-      note="$note; restarted $(awk -v a="$killed_at" -v b="$restarted" 'BEGIN { printf "%.1f", b - a }') s after the kill"
-      note="$note, $(grep -ho 'entries=[0-9]*' "$WORK/n$crashed.r1.out" | head -1 | sed 's/entries=//' || true) entries since"
-    elif [ -n "$RESTART" ]; then
-      note="$note; not restarted before the run ended"
+  if [ "$kills" -gt 0 ]; then
+    note="killed with SIGKILL: $(IFS=,; echo "${KNOTES[*]}" | sed 's/,/, /g') (inside: $(rget crashed_inside));"
+    note="$note longest from a kill to the next entry of another node: $(rget stall_s) s"
+    if [ -n "$RESTART" ]; then
+      made=""
+      for ((i = 0; i < N; i++)); do
+        [ "${RESTARTS[i]}" = 0 ] ||
+          made="$made, node $i: ${RESTARTS[i]}x, $(grep -ho '^DONE.* entries=[0-9]*' "${OUT[$i]}" | sed 's/.*entries=//' || true) entries after the last"
+      done
+      note="$note; restarted ${RESTART} ms after each kill$made"
     fi
     echo "  ($note)"
   fi

@@ -42,6 +42,8 @@ and prints one line per algorithm; exits 1 if any run failed, 2 on a bad option.
                       its --entries again (default: no restart; its entries are not required)
   --kills N           with --restart: N kills, each --crash-at s after the last restart
                       (default 1)
+  --no-state          nodes keep no state directory, so a restart is not safe (to see what
+                      the state directory buys: kill and restart node 0, KRL's first holder)
   --max-refused R     grants the resource may refuse (stale tokens, C6 after a crash) before
                       the run fails; default below
   --raise-pause P     token algorithms: height raises paced, MIN-MAX ms or off (default
@@ -57,7 +59,8 @@ and prints one line per algorithm; exits 1 if any run failed, 2 on a bad option.
 
 Verdict, per algorithm: FAIL on a fence violation or more than K units held at once (the
 resource), a live node short of its entries (a killed node not restarted is excused), no
-verdict from the resource, or more refused grants than allowed. A refused grant is one the
+verdict from the resource, a kill or restart asked for that the run ended before, or more
+refused grants than allowed. A refused grant is one the
 lock gave but the resource's fences refused: a token of an older generation than one admitted
 (recovery made it again while the old copy lived), or, for the permission algorithms, a fence
 at or below one admitted for a node killed since (C6). Allowed: 0 without --trace (every pair
@@ -106,7 +109,7 @@ probe() {
 ALGS=krl,krlf,prioritized,look-ahead,ra N=5 ENTRIES=50 THINK=20 HOLD=2 LOSS=5 DUP=2
 TRACE="" RADIUS=300 FROM=0 DURATION=120 SPEEDUP=4 TIMEOUT=60 RECOVERY=0 CRASH="" CLEANUP=0
 BROADCAST=0 AUTH=0 DELAY="" PAUSE="" DIAMETER="" K=1 WANT=1 CRASH_AT=3 RESTART="" MAX_REFUSED=""
-KILLS=1
+KILLS=1 STATE=1
 BIN=${MESH_NODE:-${CARGO_TARGET_DIR:-target}/release/mesh-node}
 bad() { echo "run.sh: $*" >&2; echo "(examples/mesh/run.sh --help lists the options)" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -114,6 +117,7 @@ while [ $# -gt 0 ]; do
     -h | --help) usage; exit 0 ;;
     --probe) probe; exit ;;
     --recovery) RECOVERY=1 ;; --cleanup) CLEANUP=1 ;; --broadcast) BROADCAST=1 ;; --auth) AUTH=1 ;;
+    --no-state) STATE=0 ;;
     --algorithms | --nodes | --entries | --think | --hold | --loss | --dup | --delay | --trace | \
       --radius | --from | --duration | --speedup | --timeout | --crash | --crash-at | --restart | \
       --raise-pause | --diameter | --k | --want | --max-refused | --kills)
@@ -336,10 +340,12 @@ for alg in "${ALGLIST[@]}"; do
   NODES=() OUT=()
   # Node i's process, started with the same command line each time; its output to $2.
   start_node() {
+    STATE_DIR=()
+    [ "$STATE" = 0 ] || STATE_DIR=(--state-dir "$WORK/state/$alg/n$1")
     ip netns exec "mm-n$1" "$BIN" node --id "$1" --algorithm "$alg" --peers "$PEERS" \
       --resource "$RES_ADDR:$RES_PORT" --entries "$ENTRIES" --think "$THINK" --hold "$HOLD" \
-      --state-dir "$WORK/state/$alg/n$1" --diameter "$DIAMETER" --k "$K" --want "$WANT" \
-      $rec ${EXTRA[@]+"${EXTRA[@]}"} >"$2" 2>"${2%.out}.err" 9>&- &
+      --diameter "$DIAMETER" --k "$K" --want "$WANT" $rec ${STATE_DIR[@]+"${STATE_DIR[@]}"} \
+      ${EXTRA[@]+"${EXTRA[@]}"} >"$2" 2>"${2%.out}.err" 9>&- &
     NODES[$1]=$! OUT[$1]=$2
     PIDS+=($!)
   }

@@ -8,7 +8,14 @@
 //!
 //! and the same with `--id 1` and `--id 2` in two more terminals. Each node takes the lock
 //! `--entries` times (holding it `--hold-ms`, pausing `--think-ms` between), printing the fence
-//! of each entry, then keeps answering its peers until Ctrl-C (a graceful stop) or a kill.
+//! of each entry, then keeps answering its peers until Ctrl-C or a kill.
+//!
+//! - **Leaving**: Ctrl-C, or `--leave` once the entries are made, leaves the network
+//!   (`Node::leave`: a permission host tells every host it is gone, a token node hands its
+//!   token to a neighbour), so the others keep entering without it and without recovery.
+//! - **Joining**: start the hosts that run first with `--joining 3,4` naming the ids kept
+//!   for hosts that start later (permission algorithms); start the joiners without it. A
+//!   token node joins by its hellos and needs nothing.
 //!
 //! - **Restarts are safe with the same command line**: the node keeps its durable state in
 //!   `--state-dir` (default `manet-mutex-state/node-<id>`; `Node::with_state_dir`).
@@ -76,6 +83,13 @@ struct Args {
     /// Where the node keeps its durable state (default: manet-mutex-state/node-<id>).
     #[arg(long)]
     state_dir: Option<PathBuf>,
+    /// Leave the network once the entries are made, instead of serving until Ctrl-C.
+    #[arg(long)]
+    leave: bool,
+    /// Permission algorithms: ids of hosts that start later; this node does not wait for
+    /// them until they ask. Never give it to a joiner itself.
+    #[arg(long, value_delimiter = ',')]
+    joining: Vec<u32>,
 }
 
 fn parse_peer(s: &str) -> Result<(NodeId, SocketAddr), String> {
@@ -107,6 +121,17 @@ fn check(args: &Args) -> Result<(), String> {
     }
     if args.lease_ms == 0 {
         return Err("--lease-ms must be at least 1".into());
+    }
+    if !args.joining.is_empty() && matches!(args.algorithm, Algorithm::Krl | Algorithm::Prioritized)
+    {
+        return Err("--joining is for ra and look-ahead: a token node joins by its hellos".into());
+    }
+    if let Some(bad) = args
+        .joining
+        .iter()
+        .find(|&&j| j == args.id || j as usize >= args.peers.len())
+    {
+        return Err(format!("--joining {bad}: not another node of --peers"));
     }
     Ok(())
 }
@@ -202,7 +227,11 @@ where
     P::Message: manet_mutex::codec::Wire + Send,
 {
     let me = args.peers[args.id as usize].1;
-    let node = builder.bind(me).peers(args.peers.iter().copied()).spawn()?;
+    let node = builder
+        .bind(me)
+        .peers(args.peers.iter().copied())
+        .joining(args.joining.iter().map(|&j| NodeId(j)))
+        .spawn()?;
     println!("node {} listening on {}", args.id, node.local_addr());
     let work = async {
         for i in 0..args.entries {
@@ -223,6 +252,9 @@ where
             drop(guard);
             tokio::time::sleep(Duration::from_millis(args.think_ms)).await;
         }
+        if args.leave {
+            return Ok(());
+        }
         println!(
             "node {}: {} entries made; serving the peers until Ctrl-C",
             args.id, args.entries
@@ -233,7 +265,15 @@ where
         outcome = work => outcome,
         _ = tokio::signal::ctrl_c() => Ok(()),
     };
-    node.shutdown().await;
+    // Leave, so that nobody waits for this node; if the core cannot (a token node with no
+    // neighbour to take its token), stop anyway: recovery, where on, takes over.
+    match node.leave().await {
+        Ok(()) => println!("node {}: left the network", args.id),
+        Err(e) => {
+            println!("node {}: stopping without a complete leave: {e}", args.id);
+            node.shutdown().await;
+        }
+    }
     let stats = node.stats();
     println!(
         "node {}: stopped; entered {}, datagrams {} in, {} out",

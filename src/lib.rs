@@ -210,7 +210,8 @@
 //!   that unit, and so is the `now` that [`timers::Timers`] takes. `retransmit_after` must be
 //!   positive ([`Error::InvalidConfig`]).
 //! - One timer runs per peer whose REPLY the node awaits (`outstanding()`), and, with exclusion
-//!   by timeout, per excluded peer it probes while waiting (`probed()`); with a lease, one
+//!   by timeout (and, in look-ahead's majority mode, for a peer whose DISCONNECT it applied),
+//!   per excluded peer it probes while waiting (`probed()`); with a lease, one
 //!   more: the lease while inside, and while waiting the age of the grants collected. Every
 //!   `SetTimer` names a fresh [`TimerId`], numbered per node (key timers by node and id).
 //!   Asking a peer again cancels its old timer first (asking under a new number after a

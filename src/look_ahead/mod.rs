@@ -53,7 +53,7 @@
 //!   request is answered, as on `Release` (a reconnection announced on `Release` is announced
 //!   then too); the sets move only as those REPLYs move them, and REPLYs to the withdrawn
 //!   request grant nothing.
-//! - Failures (`docs/ALGORITHMS.md`, C1–C9; the guarantees: the crate's
+//! - Failures (`docs/ALGORITHMS.md`, C1–C10; the guarantees: the crate's
 //!   [failure model](crate#failure-model)), in every mode and section. `Suspect(peer)`
 //!   excludes `peer` as if it had sent a DISCONNECT the host applied: into `Status_set`, its
 //!   wait ended, not asked (its copy of this host's announcements says `absent`), its deferred
@@ -72,7 +72,9 @@
 //!   too, a deferred REQUEST is answered with a deferral notice (a REPLY numbered 0, which
 //!   grants nothing) unless the host is inside past its lease, and a peer heard again after a
 //!   silence makes the host count every peer's silence afresh and readmit every excluded peer
-//!   not away (C9). A host restarted with empty
+//!   not away (C9); a host whose DISCONNECT it applied is probed while it waits, and its
+//!   grant of a number issued after that DISCONNECT readmits it (C10: its RECONNECT may have
+//!   been lost, and without its grant there may be no majority). A host restarted with empty
 //!   state must be built with a larger [`Config::with_incarnation`]: it asks everyone, numbers
 //!   its requests above its old ones, seals its announcements with its incarnation (a peer
 //!   that has not yet seen one of its REQUESTs drops them, like corrupted ones), and applies

@@ -225,10 +225,14 @@ impl Node {
         } else if self.s.settings.recovery.majority {
             // Majority mode counts grants: a host that dozes is still asked (it answers), and
             // one that leaves is excluded, so it does not count, and absent, so that only a
-            // message of a later epoch readmits it (C7).
+            // message of a later epoch, or an answer to a probe sent since, readmits it (C7,
+            // C10).
             self.s.sets.set(from, Relation::Status);
             if kind == Kind::Disconnect {
-                self.s.peers[from.index()].absent = true;
+                let open = self.s.core.open.map_or(0, |t| t.seq);
+                let view = &mut self.s.peers[from.index()];
+                view.absent = true;
+                view.left_at = open;
                 self.exclude(from);
             }
         } else {

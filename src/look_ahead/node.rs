@@ -66,6 +66,10 @@ pub(super) struct PeerView {
     /// requests: the peer's `seen` may be a record of an earlier incarnation of this host,
     /// whose epochs counted from 0 as well, so its announcements are not applied (C5).
     pub(super) may_know_an_old_us: bool,
+    /// Majority mode: the number of the request that was open when the peer's DISCONNECT was
+    /// applied (0: none was). Only a REPLY granting a later number was sent after the peer
+    /// left, so only such a REPLY to a probe readmits it (C10).
+    pub(super) left_at: u64,
 }
 
 impl PeerView {
@@ -210,8 +214,9 @@ impl Node {
         self.peer(peer).absent
     }
 
-    /// The excluded peers the node probes while it waits (it excludes by its own timeout,
-    /// so only a probe's answer tells it a peer is back), in id order.
+    /// The excluded peers the node probes while it waits, in id order: every excluded peer if
+    /// it excludes by its own timeout (C3), and in majority mode every peer whose DISCONNECT
+    /// it applied (C10); only a probe's answer tells it such a peer is back.
     pub fn probed(&self) -> impl Iterator<Item = NodeId> + '_ {
         self.s.core.waits.probed()
     }
@@ -249,6 +254,21 @@ impl Node {
         self.s.peers[peer.index()].absent || self.s.core.is_excluded(peer)
     }
 
+    /// Whether the excluded `peer` is probed while the host waits: when the host excludes by
+    /// its own timeout (C3), and in majority mode when it is excluded for its DISCONNECT
+    /// (C10): its RECONNECT may have been lost, and without its grant there may be no
+    /// majority, so the host would wait for ever without asking the one host that can end it.
+    fn probes(&self, peer: NodeId) -> bool {
+        self.s.core.probes()
+            || (self.s.settings.recovery.majority && self.s.peers[peer.index()].absent)
+    }
+
+    /// Whether a REPLY of `peer` granting `ticket` was sent after the peer left: `peer`'s
+    /// DISCONNECT was applied before `ticket`'s number was issued (C10).
+    fn granted_since_it_left(&self, peer: NodeId, ticket: Ticket) -> bool {
+        ticket.seq > self.s.peers[peer.index()].left_at
+    }
+
     fn peer(&self, peer: NodeId) -> PeerView {
         match self.s.peers.get(peer.index()) {
             Some(view) if peer != self.s.core.id => *view,
@@ -283,7 +303,7 @@ impl Node {
         let majority = self.s.settings.recovery.majority;
         for peer in self.s.core.peers() {
             let asks = if self.s.core.is_excluded(peer) {
-                self.s.core.probes()
+                self.probes(peer)
             } else if again && self.s.core.waits.contains(peer) {
                 // Still waited for (in `Status_set` after its RECONNECT, say): the new number
                 // goes to it now, not only with its next retransmission.
@@ -324,7 +344,7 @@ impl Node {
     pub(super) fn exclude(&mut self, peer: NodeId) {
         if self.s.core.exclude(peer, &mut self.out) {
             self.s.sets.set(peer, Relation::Status);
-            if self.s.core.status == Status::Waiting && self.s.core.probes() {
+            if self.s.core.status == Status::Waiting && self.probes(peer) {
                 self.s.core.probe_later(peer, &mut self.out);
             }
             self.s.core.try_enter(&mut self.out);
@@ -450,6 +470,17 @@ impl Node {
     fn timeout(&mut self, timer: crate::TimerId) {
         match self.s.core.timeout(timer, &mut self.out) {
             Expiry::Nothing => {}
+            Expiry::Probe(peer, ticket)
+                if self.s.peers[peer.index()].absent
+                    && !self.granted_since_it_left(peer, ticket)
+                    && !self.s.core.quorum() =>
+            {
+                // The peer left while this number was open: a REPLY to it cannot tell a
+                // grant sent since from one sent before, and without a majority the host
+                // needs one sent since (C10). Ask everyone under a new number; the peer is
+                // probed with it.
+                self.renew();
+            }
             Expiry::Ask(peer, ticket) | Expiry::Probe(peer, ticket) => self.ask(peer, ticket),
             Expiry::Exclude(peer) => self.exclude(peer),
             Expiry::Refresh => self.renew(),
@@ -612,6 +643,19 @@ impl Node {
         }
         // It answered a request of this incarnation: its records of us are of this one.
         self.s.peers[from.index()].may_know_an_old_us = false;
+        if self.s.settings.recovery.majority && self.s.peers[from.index()].absent {
+            if self.granted_since_it_left(from, ticket) {
+                // A probe's answer, sent after the peer left (C10): it is back, though its
+                // RECONNECT never came. Readmitted (not absent), its grant counts.
+                self.s.peers[from.index()].absent = false;
+                self.rejoin(from);
+            } else {
+                // A REPLY it may have sent before leaving (late, or to a probe of a number
+                // open when it left): it readmits nothing and ends no probe. The next probe
+                // goes a timeout from now, under a new number if there is still no majority.
+                self.s.core.probe_later(from, &mut self.out);
+            }
+        }
         // The replier keeps us in its Info_set; unless we still owe it a REPLY (which will move
         // us into its Status_set), it moves into our Status_set.
         if !self.s.core.deferred.contains(from) {

@@ -33,11 +33,13 @@ fn look_ahead_network_keeps_every_invariant() {
 }
 
 /// The seeded inputs as decoded, majority mode where their byte after the steps says so
-/// (issue 34). FAILS, not fixed yet: seed 1780 (2 hosts, majority mode) starves host 0 in
-/// the drain (`liveness: starvation: [n0] after 256 drain rounds`), not triaged (a look-ahead
-/// core bug or a drain that owes too much in majority mode).
+/// (issue 34). Seed 1780 (2 hosts, majority mode) starved host 0 in the drain: host 1's
+/// DISCONNECT excluded it, its RECONNECT was lost to a corrupted kind, and an excluded host
+/// was never asked, so host 0 never had a majority. Passes since C10 (`docs/ALGORITHMS.md`):
+/// in majority mode a host that left is probed while the host waits, and an answer to a
+/// number issued after its DISCONNECT was applied readmits it
+/// (`in_majority_mode_a_host_whose_reconnect_was_lost_is_probed_and_readmitted`).
 #[test]
-#[ignore = "fails: seed 1780 starves in majority mode (issue 34 fuzz finding, not triaged)"]
 fn look_ahead_network_in_majority_mode_keeps_every_invariant() {
     let ran = crate::seeded::run(
         "look_ahead_network",

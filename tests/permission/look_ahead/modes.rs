@@ -526,3 +526,92 @@ fn an_announcement_with_any_field_corrupted_is_dropped_like_a_lost_one() {
         assert_ignored(&mut host, 1, Message::Disconnect(bad), Anomaly::OutOfRange);
     }
 }
+
+/// Two hosts in majority mode (each needs the other's grant).
+fn majority_pair() -> PermNet<Node> {
+    let settings = manet_mutex::look_ahead::Settings::new(2, 50).with_majority(true);
+    let nodes = (0..2)
+        .map(|i| Node::new(manet_mutex::look_ahead::Config::new(NodeId(i), settings)).unwrap())
+        .collect();
+    PermNet::with_nodes(nodes).checked()
+}
+
+fn is_reconnect(f: &manet_mutex_testkit::Flight<Message>) -> bool {
+    matches!(f.msg, Message::Reconnect(_))
+}
+
+/// C10 (fuzz seed 1780 of `look_ahead_network_in_majority_mode_keeps_every_invariant`,
+/// reduced): in majority mode host 1's DISCONNECT excludes it at host 0; its RECONNECT is
+/// lost. Host 0 then asks: without host 1's grant there is no majority, and host 1, excluded,
+/// was never asked, so host 0 waited for ever. It now probes host 1, whose answer (to a
+/// number issued after its DISCONNECT was applied) readmits it and counts.
+#[test]
+fn in_majority_mode_a_host_whose_reconnect_was_lost_is_probed_and_readmitted() {
+    let mut net = majority_pair();
+    net.apply(NodeId(1), Event::Disconnect).unwrap();
+    net.deliver_all(100).unwrap();
+    assert!(net.node(NodeId(0)).is_absent(NodeId(1)));
+    assert!(net.node(NodeId(0)).is_excluded(NodeId(1)));
+    net.apply(NodeId(1), Event::Reconnect).unwrap();
+    let lost = net.in_flight.iter().position(is_reconnect).unwrap();
+    net.lose(lost);
+    net.request(NodeId(0));
+    assert_eq!(
+        net.node(NodeId(0)).probed().collect::<Vec<_>>(),
+        [NodeId(1)],
+        "the host that left is probed"
+    );
+    assert_eq!(
+        net.node(NodeId(0)).outstanding().count(),
+        0,
+        "not waited for"
+    );
+    net.deliver_all(100).unwrap();
+    assert_eq!(net.status(NodeId(0)), Status::Critical);
+    assert!(!net.node(NodeId(0)).is_absent(NodeId(1)));
+    assert!(!net.node(NodeId(0)).is_excluded(NodeId(1)));
+    assert!(net
+        .reports
+        .contains(&(NodeId(0), manet_mutex::Report::PeerReadmitted(NodeId(1)))));
+    net.release(NodeId(0));
+    net.request(NodeId(1));
+    net.settle(50).unwrap();
+    assert_eq!(net.entries.len(), 2, "{:?}", net.entries);
+}
+
+/// C10: a REPLY of the host that left, to the number that was open when its DISCONNECT was
+/// applied, may have been sent before it left: it readmits nothing and its grant does not
+/// count. The probe that follows, still without a majority, renumbers the request; the
+/// answer to the new number readmits host 1.
+#[test]
+fn in_majority_mode_a_reply_to_a_number_open_when_its_sender_left_readmits_nothing() {
+    let mut net = majority_pair();
+    net.request(NodeId(0));
+    net.deliver_where(is_request); // host 1 grants; the REPLY stays in flight
+    net.apply(NodeId(1), Event::Disconnect).unwrap();
+    net.deliver_where(|f| matches!(f.msg, Message::Disconnect(_)));
+    assert!(net.node(NodeId(0)).is_absent(NodeId(1)));
+    // The late REPLY: a grant of host 1's given before it left.
+    net.deliver_where(|f| matches!(f.msg, Message::Reply { .. }));
+    assert_eq!(net.status(NodeId(0)), Status::Waiting);
+    assert!(net.node(NodeId(0)).is_absent(NodeId(1)));
+    assert!(net.node(NodeId(0)).is_excluded(NodeId(1)));
+    assert!(!net.node(NodeId(0)).has_quorum());
+    assert_eq!(
+        net.node(NodeId(0)).probed().collect::<Vec<_>>(),
+        [NodeId(1)],
+        "still probed"
+    );
+    // Host 1 comes back; its RECONNECT is lost.
+    net.apply(NodeId(1), Event::Reconnect).unwrap();
+    let lost = net.in_flight.iter().position(is_reconnect).unwrap();
+    net.lose(lost);
+    assert!(net.in_flight.is_empty());
+    let before = net.node(NodeId(0)).timestamp();
+    let timer = net.timers[0][0];
+    net.fire(NodeId(0), timer);
+    assert_eq!(net.node(NodeId(0)).timestamp(), before, "same priority");
+    net.deliver_all(100).unwrap();
+    assert_eq!(net.status(NodeId(0)), Status::Critical);
+    assert!(!net.node(NodeId(0)).is_absent(NodeId(1)));
+}

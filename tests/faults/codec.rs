@@ -683,7 +683,7 @@ fn bodies_no_message_encodes_to_are_malformed() {
     for f in past_last(5) {
         assert_eq!(decode::<look_ahead::Message>(&f), Err(malformed));
     }
-    for f in past_last(2) {
+    for f in past_last(3) {
         assert_eq!(decode::<ricart_agrawala::Message>(&f), Err(malformed));
     }
     // A variant index beyond u32.

@@ -636,6 +636,29 @@ impl<T: Copy> Core<T> {
         ticket
     }
 
+    /// A host that left never asks again (L1): a return is a restart. `Request`, `Leave`
+    /// and the mode events are refused; a failure detector's `Suspect` and `Trust` still
+    /// apply, harmlessly.
+    pub(crate) fn check_not_left<M>(&self, event: &crate::Event<M>) -> Result<(), Error> {
+        use crate::Event;
+        let refused = matches!(
+            event,
+            Event::Request(_)
+                | Event::Leave
+                | Event::Doze
+                | Event::Wake
+                | Event::Disconnect
+                | Event::Reconnect
+        );
+        if self.left && refused {
+            return Err(Error::WrongMode {
+                event: event.name(),
+                mode: "left",
+            });
+        }
+        Ok(())
+    }
+
     /// The number of the last request made (its incarnation in the high half).
     pub(crate) fn last_seq(&self) -> u64 {
         self.seq

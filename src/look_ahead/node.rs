@@ -672,24 +672,7 @@ impl crate::node::Buffered for Node {
 
     fn step(&mut self, event: Event<Message>) -> Result<(), Error> {
         self.out.clear();
-        if self.s.core.left
-            && matches!(
-                event,
-                Event::Request(_)
-                    | Event::Leave
-                    | Event::Doze
-                    | Event::Wake
-                    | Event::Disconnect
-                    | Event::Reconnect
-            )
-        {
-            // A host that left never asks again: a return is a restart (a failure detector's
-            // Suspect and Trust still apply, harmlessly) (L3).
-            return Err(Error::WrongMode {
-                event: event.name(),
-                mode: "left",
-            });
-        }
+        self.s.core.check_not_left(&event)?;
         crate::node::check_local(&event, self.s.core.status, None)?;
         // Every fallible handler validates before it mutates, so an `Err` leaves state alone.
         let result = match event {

@@ -358,24 +358,7 @@ impl crate::node::Buffered for Node {
 
     fn step(&mut self, event: Event<Message>) -> Result<(), Error> {
         self.out.clear();
-        if self.s.left
-            && matches!(
-                event,
-                Event::Request(_)
-                    | Event::Leave
-                    | Event::Doze
-                    | Event::Wake
-                    | Event::Disconnect
-                    | Event::Reconnect
-            )
-        {
-            // A host that left never asks again: a return is a restart (a failure detector's
-            // Suspect and Trust still apply, harmlessly) (L2).
-            return Err(Error::WrongMode {
-                event: event.name(),
-                mode: "left",
-            });
-        }
+        self.s.check_not_left(&event)?;
         crate::node::check_local(&event, self.s.status, None)?;
         match event {
             Event::Request(_) => self.request(),

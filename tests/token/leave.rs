@@ -519,3 +519,35 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_token_that_comes_to_a_left_node_for_an_orphaned_request_is_passed_on() {
+    // A square 0 - 1 - 2 - 3 - 0, the token at 0. 2's REQUEST goes through 1, which queues
+    // it and asks 0; then the link 1 - 2 fails: 2 reroutes, and 1's queue is empty while its
+    // REQUEST still stands at 0. 1 leaves and reports Left at once (L4's uncovered case);
+    // the token 0 sends it is passed on in the same step, and 2 is served.
+    let square = [(n(0), n(1)), (n(1), n(2)), (n(2), n(3)), (n(3), n(0))];
+    let settings = reverse_link::Settings::new(1);
+    let mut net =
+        TokenNet::<reverse_link::Node>::with_edges(4, &square, &[n(0)], settings).unwrap();
+    net.request(n(0), CsRequest::ONE);
+    net.request(n(2), CsRequest::ONE);
+    let via = net.node(n(2)).next().unwrap();
+    let other = if via == n(1) { n(3) } else { n(1) };
+    assert!(net.deliver(n(2), via));
+    assert!(net.deliver(via, n(0)));
+    assert_eq!(net.node(via).queue().collect::<Vec<_>>(), [n(2)]);
+    net.fail(via, n(2));
+    assert_eq!(net.node(via).queue().count(), 0);
+    net.apply(via, Event::Leave).unwrap();
+    assert_eq!(lefts(&net, via), 1, "nothing queued, nothing held");
+    net.release(n(0));
+    net.run(1_000).unwrap();
+    assert!(!net.node(via).holds_token(), "never keeps a token");
+    assert_eq!(
+        net.status(n(2)),
+        Status::Critical,
+        "served through {other:?}"
+    );
+    assert_eq!(lefts(&net, via), 1);
+}

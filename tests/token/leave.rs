@@ -139,7 +139,7 @@ fn the_krl_leave_step_sends_the_token_first_then_the_risen_height() {
         .last
         .iter()
         .filter_map(|a| match a {
-            Action::Send { to, msg } => Some((*to, msg.clone())),
+            Action::Send { to, msg } => Some((*to, *msg)),
             _ => None,
         })
         .collect();
@@ -328,7 +328,7 @@ fn a_handed_over_token_keeps_its_fence_and_generation_under_recovery() {
     let fence = net.node(n(0)).held_tokens().next().unwrap();
     net.apply(n(0), Event::Leave).unwrap();
     let handed = net.last.iter().find_map(|a| match a {
-        Action::Send { msg, .. } if msg.is_token() => Some(msg.clone()),
+        Action::Send { msg, .. } if msg.is_token() => Some(*msg),
         _ => None,
     });
     net.run(1_000).ok();

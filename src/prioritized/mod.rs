@@ -29,7 +29,9 @@
 //! # Events and actions
 //! `Request` (`resources` in `1..=k`; `priority` used as the [`Policy`] says), `Release`,
 //! `Cancel` (a waiting node withdraws; a waiting holder serves the rest of its queue),
-//! `Receive`, `LinkUp` and `LinkDown`, and with recovery ([`Settings::with_recovery`]: lost
+//! `Receive`, `LinkUp` and `LinkDown`, `Leave` (in the remainder section: the node hands the
+//! token to a neighbour, forwards what still reaches it and reports `Report::Left` once it holds
+//! nothing; `docs/ALGORITHMS.md`, L4), and with recovery ([`Settings::with_recovery`]: lost
 //! tokens made again, entries leased, a crashed holder's units freed by a new generation;
 //! `docs/ALGORITHMS.md`, F7) `Timeout`; any other event is
 //! [`Error::Unsupported`](crate::Error::Unsupported). Without recovery the node sets no

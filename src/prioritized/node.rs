@@ -6,7 +6,10 @@ use crate::token::height::Height;
 use crate::token::links::{Links, TokenNode};
 use crate::token::neighbors::Neighbors;
 use crate::token::recovery::{Recover, Watch};
-use crate::{Anomaly, CsRequest, Error, Event, Fence, NodeId, Protocol, Severity, Status};
+use crate::token::Departure;
+use crate::{
+    Action, Anomaly, CsRequest, Error, Event, Fence, NodeId, Protocol, Report, Severity, Status,
+};
 
 use super::Message;
 use super::{Config, Settings};
@@ -55,6 +58,8 @@ pub struct Node {
     /// The rebuild timer ran out while the token was away: a turnover is due when it comes
     /// back with no grant since (F11).
     pub(super) overdue: bool,
+    /// Whether the node is leaving, or has left (`Event::Leave`, L4).
+    departure: Departure,
     pub(super) outbox: Outbox<Message>,
 }
 
@@ -88,6 +93,7 @@ impl Node {
             }),
             quiet: None,
             overdue: false,
+            departure: Departure::Staying,
             outbox: Outbox::default(),
         })
     }
@@ -95,6 +101,17 @@ impl Node {
     /// Shared settings.
     pub fn settings(&self) -> Settings {
         self.settings
+    }
+
+    /// Whether the node accepted [`Event::Leave`] (L4): it takes no further request, keeps
+    /// neither the token nor released resources, and answers what still reaches it.
+    pub fn leaving(&self) -> bool {
+        self.departure.gone()
+    }
+
+    /// Whether the node reported [`Report::Left`] (L4).
+    pub fn has_left(&self) -> bool {
+        self.departure == Departure::Left
     }
 
     /// Whether the node holds the token.
@@ -211,6 +228,50 @@ impl Node {
             None => self.forward_release(r, 0, self.entry_generation),
         }
     }
+
+    /// `Leave` (L4), in the remainder section: hand the token over, then rise above every
+    /// neighbour so that routes (and RELEASEs, which go to the lowest neighbour) move away
+    /// from this node. Requests queued here stay: the node relays for them.
+    fn leave(&mut self) {
+        self.departure = Departure::Leaving;
+        self.hand_over();
+        self.links.rise_to_leave(&mut self.outbox);
+    }
+
+    /// A leaving node keeps no token (L4): it serves the requests queued here first (the
+    /// requesters' direction, with the REQUEST for the rest that brings it back), and
+    /// otherwise goes to the lowest member of `N` with its count, its news of lost
+    /// resources and its fence unchanged. With no member of `N` it stays until a link
+    /// joins it.
+    fn hand_over(&mut self) {
+        if self.token.is_none() {
+            return;
+        }
+        self.serve();
+        if let Some(to) = self.links.neighbors.lowest() {
+            self.give_token(to, crate::queue::Priority::new(0, 0));
+        }
+    }
+
+    /// What every event of a leaving node ends with (L4): hand over what it holds, and report
+    /// `Left` once, when it holds neither the token nor released resources, the token it
+    /// sent is acknowledged and no request is queued here.
+    fn leave_progress(&mut self) {
+        if !self.departure.gone() {
+            return;
+        }
+        self.hand_over();
+        if self.departure == Departure::Leaving
+            && self.token.is_none()
+            && self.backlog == 0
+            && self.backlog_lost == 0
+            && self.queue.is_empty()
+            && self.links.all_acked()
+        {
+            self.departure = Departure::Left;
+            self.outbox.push(Action::Report(Report::Left));
+        }
+    }
 }
 
 impl crate::node::Buffered for Node {
@@ -220,8 +281,10 @@ impl crate::node::Buffered for Node {
 
     fn step(&mut self, event: Event<Message>) -> Result<(), Error> {
         crate::node::check_local(&event, self.status, Some(self.settings.k))?;
+        self.departure.check(&event, self.status)?;
         match event {
             Event::Request(req) => self.request(req),
+            Event::Leave => self.leave(),
             Event::Release => self.release(),
             Event::Cancel => self.cancel(),
             Event::Receive { from, msg } => self.receive(from, msg),
@@ -242,6 +305,7 @@ impl crate::node::Buffered for Node {
             Event::Refused { fence, newest } => self.on_refused(fence, newest)?,
             other => return Err(Error::Unsupported(other.name())),
         }
+        self.leave_progress();
         self.arm();
         Ok(())
     }

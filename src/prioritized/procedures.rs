@@ -102,25 +102,9 @@ impl Node {
                 self.links.neighbors.get(front).is_some(),
                 "{front:?} queued unlinked"
             );
-            // The recipient will adopt this height (TOKEN handler); until it acknowledges,
-            // nothing it says about its height is recorded.
-            if !self.links.token_sent(front) {
+            if !self.give_token(front, granted) {
                 continue;
             }
-            self.token = None;
-            let grants = core::mem::replace(&mut self.grants, Fence::new(0, 0));
-            let lost = core::mem::take(&mut self.lost);
-            self.token_left(grants);
-            self.outbox.send(
-                front,
-                Message::Token {
-                    available: Resources::new(t),
-                    lost: Resources::new(lost),
-                    priority: granted,
-                    height: self.links.height.into(),
-                    fence: grants.into(),
-                },
-            );
             if let Some(priority) = rest {
                 // So that the token comes back for the rest of the queue.
                 self.outbox.send(
@@ -133,6 +117,35 @@ impl Node {
             }
             return;
         }
+    }
+
+    /// Send the token held here to `to` (granted at `granted`) with its count, its news of
+    /// lost resources and its fence; false (and nothing changed) without the token or a link
+    /// to `to`.
+    pub(super) fn give_token(&mut self, to: NodeId, granted: Priority) -> bool {
+        let Some(t) = self.token else {
+            return false;
+        };
+        // The recipient will adopt this height (TOKEN handler); until it acknowledges,
+        // nothing it says about its height is recorded.
+        if !self.links.token_sent(to) {
+            return false;
+        }
+        self.token = None;
+        let grants = core::mem::replace(&mut self.grants, Fence::new(0, 0));
+        let lost = core::mem::take(&mut self.lost);
+        self.token_left(grants);
+        self.outbox.send(
+            to,
+            Message::Token {
+                available: Resources::new(t),
+                lost: Resources::new(lost),
+                priority: granted,
+                height: self.links.height.into(),
+                fence: grants.into(),
+            },
+        );
+        true
     }
 
     /// forwardRelease: send RELEASE(r) towards the token (the lowest neighbour), with the

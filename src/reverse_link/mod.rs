@@ -22,8 +22,11 @@
 //! # Events and actions
 //! `Request` (one resource; `priority` is ignored), `Release`, `Cancel` (a waiting node
 //! withdraws; the REQUEST already sent still fetches a token, kept or passed on as any idle
-//! one), `Receive`, `LinkUp` and
-//! `LinkDown`; any other event is [`Error::Unsupported`](crate::Error::Unsupported), except
+//! one), `Receive`, `LinkUp`,
+//! `LinkDown` and `Leave` (in the remainder section: the node hands every token it holds to a
+//! neighbour, relays what still reaches it and reports `Report::Left` once it holds nothing;
+//! `docs/ALGORITHMS.md`, L4; a second `Leave`, or a `Request` after it, is
+//! [`Error::WrongMode`](crate::Error::WrongMode)); any other event is [`Error::Unsupported`](crate::Error::Unsupported), except
 //! `Timeout` with an idle pause, a raise pause ([`Settings::with_raise_pause`]) or recovery.
 //! Without them the node sets no timers: it moves on messages and
 //! the link layer's reports alone. It emits `Send` (to a linked neighbour),

@@ -9,8 +9,10 @@ use crate::token::height::{Height, Sealed};
 use crate::token::links::{LinkMessages, Links, Take, TokenNode};
 use crate::token::neighbors::{Neighbors, Said};
 use crate::token::recovery::{promise_word, Recover, Watch};
+use crate::token::Departure;
 use crate::{
-    Action, Anomaly, Error, Event, Fence, FenceCopies, NodeId, Protocol, Severity, Status, TimerId,
+    Action, Anomaly, Error, Event, Fence, FenceCopies, NodeId, Protocol, Report, Severity, Status,
+    TimerId,
 };
 
 /// A KRL (or KRLF) node. `Clone` and `PartialEq` (which compares state) let tests snapshot it.
@@ -32,6 +34,8 @@ pub struct Node {
     pausing: bool,
     /// Recovery's state ([`Settings::recovery`]), `None` without it.
     pub(super) watch: Option<Watch>,
+    /// Whether the node is leaving, or has left (`Event::Leave`, L4).
+    departure: Departure,
     pub(super) outbox: Outbox<Message>,
 }
 
@@ -62,8 +66,20 @@ impl Node {
                 let (made, promises) = (config.made_up_to, config.promises.as_deref());
                 Watch::new(r, config.settings.k, config.restarted, made, promises)
             }),
+            departure: Departure::Staying,
             outbox: Outbox::default(),
         })
+    }
+
+    /// Whether the node accepted [`Event::Leave`] (L4): it takes no further request, keeps
+    /// no token and answers what still reaches it.
+    pub fn leaving(&self) -> bool {
+        self.departure.gone()
+    }
+
+    /// Whether the node reported [`Report::Left`] (L4).
+    pub fn has_left(&self) -> bool {
+        self.departure == Departure::Left
     }
 
     /// Tokens held.
@@ -495,6 +511,52 @@ impl Node {
         }
     }
 
+    /// `Leave` (L4), in the remainder section: hand every token over, then rise above every
+    /// neighbour so that routes move away from this node. Requests queued here stay: the node
+    /// relays for them (a token that comes for them is passed on), so nobody waits on it.
+    fn on_leave(&mut self) {
+        self.departure = Departure::Leaving;
+        self.hand_over();
+        self.links.rise_to_leave(&mut self.outbox);
+    }
+
+    /// A leaving node keeps no token (L4): tokens serve the requests queued here first (the
+    /// requesters' direction), and the rest go to the lowest member of `N`, each with its
+    /// fence (id and generation) unchanged. With no member of `N` they stay until a link
+    /// joins it.
+    fn hand_over(&mut self) {
+        if !self.holds_token() {
+            return;
+        }
+        if !self.queue.is_empty() {
+            self.serve();
+        }
+        while self.holds_token() {
+            let Some(to) = self.links.neighbors.lowest() else {
+                return;
+            };
+            self.send_token(to);
+        }
+    }
+
+    /// What every event of a leaving node ends with (L4): hand over what it holds, and report
+    /// `Left` once, when it holds no token, every token it sent is acknowledged and no
+    /// request is queued here.
+    fn leave_progress(&mut self) {
+        if !self.departure.gone() {
+            return;
+        }
+        self.hand_over();
+        if self.departure == Departure::Leaving
+            && !self.holds_token()
+            && self.queue.is_empty()
+            && self.links.all_acked()
+        {
+            self.departure = Departure::Left;
+            self.outbox.push(Action::Report(Report::Left));
+        }
+    }
+
     /// LowerHeight, told to the neighbours now above us (as in the paper).
     fn lower_height(&mut self) {
         self.links.lower(|n, new| n.height > new, &mut self.outbox);
@@ -544,10 +606,15 @@ impl crate::node::Buffered for Node {
         self.outbox.clear();
         // Each request is for one token.
         crate::node::check_local(&event, self.status, None)?;
+        self.departure.check(&event, self.status)?;
         match event {
             Event::Request(_) => {
                 self.lowered_on_link_info = false;
                 self.on_request();
+            }
+            Event::Leave => {
+                self.lowered_on_link_info = false;
+                self.on_leave();
             }
             Event::Release => {
                 self.lowered_on_link_info = false;
@@ -601,6 +668,7 @@ impl crate::node::Buffered for Node {
             }
             other => return Err(Error::Unsupported(other.name())),
         }
+        self.leave_progress();
         self.arm();
         Ok(())
     }

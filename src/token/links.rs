@@ -314,6 +314,22 @@ impl Links {
         }
     }
 
+    /// A leaving node (L4) rises one level above every member of `N` (a full reversal, as a
+    /// restarted node's, F12), told to all of them: every link now points away from it, so
+    /// routes that went through it move to other neighbours where there are any. Nothing if
+    /// `N` is empty or the top of the range is reached.
+    pub(crate) fn rise_to_leave<M: LinkMessages>(&mut self, out: &mut Outbox<M>) {
+        if let Some(risen) = height::jump(self.height, self.neighbors.heights()) {
+            self.height = risen;
+            self.announce(|_| true, out);
+        }
+    }
+
+    /// No token sent from here waits for its acknowledgement (L4).
+    pub(crate) fn all_acked(&self) -> bool {
+        self.neighbors.entries().all(|n| n.unacked == 0)
+    }
+
     /// A node far above every neighbour comes down to one level above them (T7).
     pub(crate) fn trim<M: LinkMessages>(&mut self, out: &mut Outbox<M>) {
         if let Some(trimmed) = height::trim(self.height, self.neighbors.heights()) {

@@ -4,6 +4,7 @@
 
 mod cancel;
 mod initial_restart;
+mod leave;
 mod long_minority;
 mod majority_partitions;
 mod prioritized;

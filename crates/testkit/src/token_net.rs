@@ -103,6 +103,12 @@ pub trait TokenHarness:
     /// Whether this node holds a token.
     fn holds_token(&self) -> bool;
 
+    /// Whether this node accepted `Event::Leave` (L4): it takes no request any more, so the
+    /// drain does not ask it.
+    fn leaving(&self) -> bool {
+        false
+    }
+
     /// Whether `msg` carries a token.
     fn is_token(msg: &Self::Message) -> bool;
 
@@ -238,6 +244,10 @@ impl TokenHarness for reverse_link::Node {
         reverse_link::Node::holds_token(self)
     }
 
+    fn leaving(&self) -> bool {
+        reverse_link::Node::leaving(self)
+    }
+
     fn is_token(msg: &reverse_link::Message) -> bool {
         msg.is_token()
     }
@@ -359,6 +369,10 @@ impl TokenHarness for prioritized::Node {
 
     fn holds_token(&self) -> bool {
         prioritized::Node::holds_token(self)
+    }
+
+    fn leaving(&self) -> bool {
+        prioritized::Node::leaving(self)
     }
 
     fn is_token(msg: &prioritized::Message) -> bool {
@@ -1060,7 +1074,7 @@ impl<P: TokenHarness> TokenNet<P> {
         if self.corrupted || self.asymmetric {
             for i in 0..self.nodes.len() {
                 let node = NodeId(i as u32);
-                if self.status(node) == Status::Remainder {
+                if self.status(node) == Status::Remainder && !self.nodes[i].leaving() {
                     self.request(node, CsRequest::ONE);
                 }
             }

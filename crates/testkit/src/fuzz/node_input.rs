@@ -52,6 +52,7 @@ pub(super) enum Local {
     Wake,
     Disconnect,
     Reconnect,
+    Leave,
 }
 
 impl Local {
@@ -73,6 +74,7 @@ impl Local {
             Local::Wake => Event::Wake,
             Local::Disconnect => Event::Disconnect,
             Local::Reconnect => Event::Reconnect,
+            Local::Leave => Event::Leave,
         }
     }
 }

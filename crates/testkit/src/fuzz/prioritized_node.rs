@@ -140,6 +140,15 @@ fn consistent(node: &Node, actions: &[Action<Message>]) -> Result<(), String> {
     {
         return Err(format!("queues {q:?}, which is not in N"));
     }
+    if node.leaving() && node.holds_token() && !node.neighbors().is_empty() {
+        return Err("a leaving node kept a token with a neighbour to hand it to (L4)".into());
+    }
+    let left = actions
+        .iter()
+        .any(|a| matches!(a, Action::Report(manet_mutex::Report::Left)));
+    if left && (node.holds_token() || !node.has_left()) {
+        return Err("reported Left holding a token, or without leaving (L4)".into());
+    }
     for action in actions {
         match action {
             Action::Send { to, msg } => {
@@ -173,5 +182,11 @@ pub fn run(input: &Input) {
     let Ok(node) = Node::new(config) else {
         return;
     };
-    drive_token_node(node, input.events.iter().map(|e| e.event()), k, consistent);
+    drive_token_node(
+        node,
+        input.events.iter().map(|e| e.event()),
+        k,
+        Node::leaving,
+        consistent,
+    );
 }

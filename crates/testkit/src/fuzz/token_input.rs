@@ -43,11 +43,13 @@ pub(super) fn neighbor_heights(neighbors: &[(Peer, Coord, Coord)]) -> Vec<Height
 
 /// Feed a token node its events and check them ([`drive`]). Local misuse is what a token
 /// algorithm whose requests may ask for `1..=max_resources` refuses: token algorithms have no
-/// timers or host modes, so those events are unsupported.
+/// timers or host modes, so those events are unsupported; `Leave` is taken once, in the
+/// remainder section, and no `Request` after it (L4; `leaving` reads the node's state).
 pub(super) fn drive_token_node<P>(
     node: P,
     events: impl IntoIterator<Item = Event<P::Message>>,
     max_resources: u32,
+    leaving: impl Fn(&P) -> bool,
     consistent: impl Fn(&P, &[Action<P::Message>]) -> Result<(), String>,
 ) where
     P: Protocol + Clone + PartialEq + core::fmt::Debug,
@@ -56,8 +58,12 @@ pub(super) fn drive_token_node<P>(
         let status = node.status();
         match event {
             Event::Request(r) => {
-                status != Status::Remainder || r.resources == 0 || r.resources > max_resources
+                status != Status::Remainder
+                    || r.resources == 0
+                    || r.resources > max_resources
+                    || leaving(node)
             }
+            Event::Leave => status != Status::Remainder || leaving(node),
             Event::Release => status != Status::Critical,
             Event::Receive { .. } | Event::LinkUp(_) | Event::LinkDown(_) => false,
             _ => true,

@@ -54,6 +54,8 @@ pub struct Failures {
     pub turnovers: u32,
     /// Tokens of an older generation destroyed ([`Report::TokenDestroyed`]).
     pub destroyed: u32,
+    /// Nodes that reported [`Report::Left`] (L4).
+    pub left: u32,
     /// `LeaseExpired` actions.
     pub lease_ends: u32,
     /// Entries whose fence the protected resource refused: their generation was older than
@@ -79,6 +81,7 @@ impl AddAssign for Failures {
         self.regenerated += o.regenerated;
         self.turnovers += o.turnovers;
         self.destroyed += o.destroyed;
+        self.left += o.left;
         self.lease_ends += o.lease_ends;
         self.refused += o.refused;
         self.renumbered += o.renumbered;
@@ -288,6 +291,23 @@ impl<P: TokenHarness> TokenNet<P> {
             }
             Report::TokenDestroyed { .. } => {
                 self.failures.destroyed += 1;
+                Ok(())
+            }
+            Report::Left => {
+                // L4: once, and only with no token held here.
+                let again = self.reports[..self.reports.len() - 1].contains(&(at, Report::Left));
+                if again
+                    || self.nodes[at.index()].holds_token()
+                    || !self.nodes[at.index()].leaving()
+                {
+                    let detail = format!(
+                        "reported Left (again: {again}) holding a token: {}, leaving: {}",
+                        self.nodes[at.index()].holds_token(),
+                        self.nodes[at.index()].leaving()
+                    );
+                    return Err(Violation::new("leave", Some(at), detail));
+                }
+                self.failures.left += 1;
                 Ok(())
             }
             other => Err(contract(
@@ -689,7 +709,7 @@ impl<P: TokenHarness> TokenNet<P> {
     /// Every live node in the remainder section asks for one unit.
     fn ask_everyone(&mut self) {
         for v in self.live_nodes() {
-            if self.status(v) == Status::Remainder {
+            if self.status(v) == Status::Remainder && !self.nodes[v.index()].leaving() {
                 self.request(v, CsRequest::ONE);
             }
         }

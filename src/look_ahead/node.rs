@@ -221,6 +221,11 @@ impl Node {
         self.s.core.waits.probed()
     }
 
+    /// Whether this host left ([`Event::Leave`]).
+    pub fn has_left(&self) -> bool {
+        self.s.core.left
+    }
+
     /// Whether `peer` is excluded ([`Event::Suspect`], or the host's own timeout): treated as
     /// if it had sent a DISCONNECT (in `Status_set`, neither asked nor waited for, and told
     /// `absent` in this host's announcements) until it is readmitted.

@@ -41,5 +41,5 @@ fn every_message_kind_of_every_algorithm_has_fields() {
     assert_eq!(every_kind_has_fields::<reverse_link::Message>(2000), 8);
     assert_eq!(every_kind_has_fields::<prioritized::Message>(2000), 10);
     assert_eq!(every_kind_has_fields::<look_ahead::Message>(2000), 5);
-    assert_eq!(every_kind_has_fields::<ricart_agrawala::Message>(2000), 2);
+    assert_eq!(every_kind_has_fields::<ricart_agrawala::Message>(2000), 3);
 }

@@ -113,7 +113,9 @@ fn misuse(node: &Node, event: &Event<Message>) -> bool {
         Event::Receive { .. } | Event::Timeout(_) => false,
         Event::Doze | Event::Disconnect => mode != Mode::Normal || !remainder,
         Event::Wake => mode != Mode::Dozing,
-        Event::Reconnect => mode == Mode::Dozing,
+        Event::Reconnect => mode == Mode::Dozing || node.has_left(),
+        // Leaving for good (L3): from the remainder section, once, in any mode.
+        Event::Leave => !remainder || node.has_left(),
         _ => true,
     }
 }

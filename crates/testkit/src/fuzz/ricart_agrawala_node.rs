@@ -42,11 +42,16 @@ pub struct Input {
 }
 
 /// Only the application's misuse is an error; Ricart–Agrawala has no host modes or links.
+/// A host that left takes no request (L1).
 fn misuse(node: &Node, event: &Event<Message>) -> bool {
     match event {
-        Event::Request(r) => node.status() != Status::Remainder || r.resources != 1,
+        Event::Request(r) => {
+            node.status() != Status::Remainder || r.resources != 1 || node.has_left()
+        }
         Event::Release => node.status() != Status::Critical,
         Event::Receive { .. } | Event::Timeout(_) => false,
+        // Leaving for good (L2): from the remainder section, once.
+        Event::Leave => node.status() != Status::Remainder || node.has_left(),
         _ => true,
     }
 }

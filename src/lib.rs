@@ -247,6 +247,11 @@
 //! | `Doze`, `Wake`, `Disconnect`, `Reconnect` | `Unsupported` | by mode ([table](look_ahead#driving-contract)) | `Unsupported` |
 //! | `Cancel` | in `Waiting` | in `Waiting` | in `Waiting` |
 //! | `Suspect(peer)`, `Trust(peer)` | `Unsupported` | always; `peer` another host | always; `peer` another host |
+//! | `Leave` | in `Remainder`, once | in `Remainder`, once, in any mode | in `Remainder`, once |
+//!
+//! After `Leave` a node takes no `Request` (nor another `Leave`, nor a look-ahead mode
+//! event): [`WrongMode`](Error::WrongMode) with mode `"left"`; it reports
+//! [`Report::Left`] once nothing it holds is needed (`docs/ALGORITHMS.md`, L1–L5).
 //!
 //! Otherwise the node returns, for `Request` outside `Remainder`,
 //! [`AlreadyRequested(status)`](Error::AlreadyRequested); for a bad `resources`,
@@ -269,7 +274,7 @@
 //! | action | [`reverse_link`] | [`prioritized`] | [`look_ahead`] | [`ricart_agrawala`] |
 //! | --- | --- | --- | --- | --- |
 //! | `Send` to | a linked neighbour | a linked neighbour | any host | any host |
-//! | messages | REQUEST, TOKEN, LinkInfo, Probe, TokenAck (recovery: Beacon, Claim; majority mode: Promise) | TOKEN, REQUEST, UPDATE, RELEASE, LINK, Probe, TokenAck (recovery: Beacon, Claim; majority mode: Promise) | REQUEST, REPLY, DOZE, DISCONNECT, RECONNECT | REQUEST, REPLY |
+//! | messages | REQUEST, TOKEN, LinkInfo, Probe, TokenAck (recovery: Beacon, Claim; majority mode: Promise) | TOKEN, REQUEST, UPDATE, RELEASE, LINK, Probe, TokenAck (recovery: Beacon, Claim; majority mode: Promise) | REQUEST, REPLY, DOZE, DISCONNECT, RECONNECT | REQUEST, REPLY, LEAVE |
 //! | `EnterCritical { resources, fence }` | 1; `fence` lane: the token's id | `h`, the request's `resources`; lane 0 | 1; lane 0 | 1; lane 0 |
 //! | `SetTimer`, `CancelTimer` | with an idle pause, a raise pause or recovery, else never | with a raise pause or recovery, else never | yes | yes |
 //! | `LeaseExpired` | with recovery | with recovery | with a lease | with a lease |

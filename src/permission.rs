@@ -1001,19 +1001,18 @@ impl<T: Copy> Core<T> {
     }
 
     /// `peer` left (a valid LEAVE of its current incarnation, L2): exclude it for good (not
-    /// probed; readmitted only by a later incarnation or by [`Core::trust`]). Returns
-    /// whether it was counted until now. The caller then tries to enter.
-    pub(crate) fn depart<M>(&mut self, peer: NodeId, out: &mut Outbox<M>) -> bool {
+    /// probed; readmitted only by a later incarnation or by [`Core::trust`]). The caller
+    /// then tries to enter.
+    pub(crate) fn depart<M>(&mut self, peer: NodeId, out: &mut Outbox<M>) {
         // No new fence generation (C6 needs one only where the chain of fences is cut): the
         // host left outside the critical section, and its LEAVE carries the highest fence it
         // saw, as its REPLYs would (L2).
-        let excluded = self.set_excluded(peer, out);
+        self.set_excluded(peer, out);
         if let Some(state) = self.peer_mut(peer) {
             state.departed = true;
         }
-        // Not probed either: stop a probe timer that was running.
+        // Not probed either: stop the probe timer of a peer excluded before it left.
         self.waits.resolve(peer, out);
-        excluded
     }
 
     /// The application trusts `peer` again ([`crate::Event::Trust`]): whatever it did

@@ -78,3 +78,24 @@ impl Topology {
         graph
     }
 }
+
+/// A token node's leave after one step (L4): a leaving node with a neighbour keeps no token,
+/// and `Left` is reported only by a node that left and holds none.
+fn check_leave<M>(
+    leaving: bool,
+    has_left: bool,
+    holds_token: bool,
+    has_neighbour: bool,
+    actions: &[manet_mutex::Action<M>],
+) -> core::result::Result<(), String> {
+    if leaving && holds_token && has_neighbour {
+        return Err("a leaving node kept a token with a neighbour to hand it to (L4)".into());
+    }
+    let left = actions
+        .iter()
+        .any(|a| matches!(a, manet_mutex::Action::Report(manet_mutex::Report::Left)));
+    if left && (holds_token || !has_left) {
+        return Err("reported Left holding a token, or without leaving (L4)".into());
+    }
+    Ok(())
+}

@@ -140,15 +140,13 @@ fn consistent(node: &Node, actions: &[Action<Message>]) -> Result<(), String> {
     {
         return Err(format!("queues {q:?}, which is not in N"));
     }
-    if node.leaving() && node.holds_token() && !node.neighbors().is_empty() {
-        return Err("a leaving node kept a token with a neighbour to hand it to (L4)".into());
-    }
-    let left = actions
-        .iter()
-        .any(|a| matches!(a, Action::Report(manet_mutex::Report::Left)));
-    if left && (node.holds_token() || !node.has_left()) {
-        return Err("reported Left holding a token, or without leaving (L4)".into());
-    }
+    crate::fuzz::check_leave(
+        node.leaving(),
+        node.has_left(),
+        node.holds_token(),
+        !node.neighbors().is_empty(),
+        actions,
+    )?;
     for action in actions {
         match action {
             Action::Send { to, msg } => {
